@@ -1,0 +1,203 @@
+#pragma once
+// Kafka wire primitives and the two "IO" visitors every message definition is
+// written against. A message describes its fields once, in a template
+//   template <class IO> void Serde(IO& io, int16_t version);
+// and the same code decodes (WireReader) and encodes (WireWriter), so the two
+// directions cannot drift. Flexible versions (KIP-482) switch strings, bytes
+// and arrays to compact (unsigned-varint length + 1) forms and add a tagged
+// field section after every struct; the IO knows which form is in use.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/bytes.h"
+
+namespace strata::protocol {
+
+using Uuid = std::array<uint8_t, 16>;
+
+// A records field (Produce request, Fetch response). On decode `view` points
+// into the request buffer (which outlives the decoded request and may be
+// rewritten in place); on encode `view` is written. `null` = length -1.
+struct RecordsField {
+  MutableByteView view;
+  Bytes owned;  // optional backing storage for `view`
+  bool null = false;
+  void Own(Bytes b) {
+    owned = std::move(b);
+    view = MutableByteView(owned.data(), owned.size());
+    null = false;
+  }
+};
+
+// Unknown tagged fields are skipped on decode and never emitted on encode.
+
+// Decoder. Errors are sticky: after the first failure every read returns a
+// zero value and ok() is false, so message code needs no checks per field.
+class WireReader {
+ public:
+  static constexpr bool kDecoding = true;
+  WireReader(MutableByteView data, bool flexible) : data_(data), flexible_(flexible) {}
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  bool flexible() const { return flexible_; }
+  void set_flexible(bool f) { flexible_ = f; }
+  size_t position() const { return pos_; }
+  size_t remaining() const { return data_.size() - pos_; }
+
+  void i8(int8_t& v);
+  void i16(int16_t& v);
+  void i32(int32_t& v);
+  void i64(int64_t& v);
+  void u16(uint16_t& v);
+  void u32(uint32_t& v);
+  void boolean(bool& v);
+  void f64(double& v);
+  void uuid(Uuid& v);
+  void uvarint(uint32_t& v);
+  void varint(int32_t& v);
+  void varlong(int64_t& v);
+
+  void str(std::string& v);
+  void nullable_str(std::optional<std::string>& v);
+  void bytes(Bytes& v);
+  void nullable_bytes(std::optional<Bytes>& v);
+  void records(RecordsField& v);
+  // Always int16-length, even in flexible versions (request header client_id).
+  void legacy_nullable_str(std::optional<std::string>& v);
+
+  template <typename T, typename F>
+  void array(std::vector<T>& v, F&& each) {
+    int32_t n = array_length();
+    if (n < 0) {
+      if (ok()) fail("non-nullable array is null");
+      return;
+    }
+    fill(v, n, each);
+  }
+  template <typename T, typename F>
+  void nullable_array(std::optional<std::vector<T>>& v, F&& each) {
+    int32_t n = array_length();
+    if (n < 0) {
+      v.reset();
+      return;
+    }
+    v.emplace();
+    fill(*v, n, each);
+  }
+  // Arrays of primitives.
+  void array(std::vector<int32_t>& v) {
+    array(v, [this](int32_t& e) { i32(e); });
+  }
+  void array(std::vector<int64_t>& v) {
+    array(v, [this](int64_t& e) { i64(e); });
+  }
+  void array(std::vector<std::string>& v) {
+    array(v, [this](std::string& e) { str(e); });
+  }
+
+  // The tagged-field section; a no-op in non-flexible versions.
+  void tagged_fields();
+
+  void fail(std::string message);
+
+ private:
+  bool need(size_t n);
+  int32_t array_length();
+  int32_t length(bool compact_nullable_allowed);
+  template <typename T, typename F>
+  void fill(std::vector<T>& v, int32_t n, F&& each) {
+    // Every element takes at least one byte: bounds allocation by input size.
+    if (static_cast<size_t>(n) > remaining()) {
+      fail("array length beyond request size");
+      return;
+    }
+    v.clear();
+    v.resize(n);
+    for (auto& e : v) {
+      each(e);
+      if (!ok()) return;
+    }
+  }
+
+  MutableByteView data_;
+  size_t pos_ = 0;
+  bool flexible_;
+  std::string error_;
+};
+
+// Encoder appending to a byte buffer.
+class WireWriter {
+ public:
+  static constexpr bool kDecoding = false;
+  WireWriter(Bytes& out, bool flexible) : out_(out), flexible_(flexible) {}
+
+  bool ok() const { return true; }
+  bool flexible() const { return flexible_; }
+  void set_flexible(bool f) { flexible_ = f; }
+
+  void i8(const int8_t& v) { put(uint8_t(v)); }
+  void i16(const int16_t& v);
+  void i32(const int32_t& v);
+  void i64(const int64_t& v);
+  void u16(const uint16_t& v) { i16(int16_t(v)); }
+  void u32(const uint32_t& v) { i32(int32_t(v)); }
+  void boolean(const bool& v) { put(v ? 1 : 0); }
+  void f64(const double& v);
+  void uuid(const Uuid& v) { out_.insert(out_.end(), v.begin(), v.end()); }
+  void uvarint(const uint32_t& v);
+  void varint(const int32_t& v);
+  void varlong(const int64_t& v);
+
+  void str(const std::string& v);
+  void nullable_str(const std::optional<std::string>& v);
+  void bytes(const Bytes& v);
+  void nullable_bytes(const std::optional<Bytes>& v);
+  void records(const RecordsField& v);
+  void legacy_nullable_str(const std::optional<std::string>& v);
+
+  template <typename T, typename F>
+  void array(std::vector<T>& v, F&& each) {
+    length(static_cast<int32_t>(v.size()));
+    for (auto& e : v) each(e);
+  }
+  template <typename T, typename F>
+  void nullable_array(std::optional<std::vector<T>>& v, F&& each) {
+    if (!v) {
+      length(-1);
+      return;
+    }
+    array(*v, each);
+  }
+  void array(std::vector<int32_t>& v) {
+    array(v, [this](int32_t& e) { i32(e); });
+  }
+  void array(std::vector<int64_t>& v) {
+    array(v, [this](int64_t& e) { i64(e); });
+  }
+  void array(std::vector<std::string>& v) {
+    array(v, [this](std::string& e) { str(e); });
+  }
+
+  void tagged_fields() {
+    if (flexible_) put(0);
+  }
+  void fail(const std::string&) {}
+
+  // Length prefix: int32/int16 in classic versions, uvarint(n+1) when flexible.
+  void length(int32_t n);
+
+ private:
+  void put(uint8_t b) { out_.push_back(b); }
+  Bytes& out_;
+  bool flexible_;
+};
+
+// Unsigned varint helpers for record parsing and tests.
+size_t PutUvarint(Bytes& out, uint32_t v);
+
+}  // namespace strata::protocol

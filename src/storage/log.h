@@ -1,0 +1,133 @@
+#pragma once
+// Log: one partition's segmented log in Kafka's on-disk layout
+// (<dir>/<20-digit base offset>.log/.index/.timeindex, leader-epoch-checkpoint,
+// <offset>.snapshot producer state). Owns offset assignment, producer
+// idempotence checks, rolling, indexes, retention, and crash recovery.
+//
+// Thread-safety: every public method is safe to call from any thread; an
+// internal mutex serialises appends, reads take it only briefly to pick the
+// segment and then read file ranges (bytes below the log end never change).
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/clock.h"
+#include "base/result.h"
+
+namespace strata::storage {
+
+// Topic-level settings the log obeys (Kafka topic config names in comments).
+struct LogConfig {
+  int64_t segment_bytes = 1073741824;     // segment.bytes
+  int64_t segment_ms = 604800000;         // segment.ms
+  int64_t segment_index_bytes = 10485760; // segment.index.bytes
+  int32_t index_interval_bytes = 4096;    // index.interval.bytes
+  int64_t retention_ms = 604800000;       // retention.ms (-1 = forever)
+  int64_t retention_bytes = -1;           // retention.bytes (-1 = unlimited)
+  int64_t flush_messages = INT64_MAX;     // flush.messages
+  int64_t flush_ms = INT64_MAX;           // flush.ms
+  int32_t max_message_bytes = 1048588;    // max.message.bytes
+  bool message_timestamp_log_append = false;  // message.timestamp.type=LogAppendTime
+  bool cleanup_delete = true;             // cleanup.policy contains "delete"
+};
+
+// What the caller knows about the batches it hands to Append (from
+// protocol::ValidateBatches); the log trusts these values.
+struct BatchInfo {
+  int32_t size = 0;               // bytes of this batch within the buffer
+  int32_t record_count = 0;       // lastOffsetDelta + 1
+  int64_t max_timestamp = -1;
+  int32_t offset_delta_of_max_timestamp = 0;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t base_sequence = -1;
+  bool transactional = false;
+};
+
+struct AppendResult {
+  int64_t base_offset = -1;   // offset of the first record appended
+  int64_t last_offset = -1;
+  int64_t log_append_time = -1;  // -1 unless LogAppendTime
+  int64_t log_start_offset = 0;
+  bool duplicate = false;     // an idempotent retry: offsets are the original ones
+};
+
+// Bytes read from the log: whole batches, first one containing the fetch offset.
+struct ReadResult {
+  Bytes records;
+  int64_t log_start_offset = 0;
+  int64_t log_end_offset = 0;
+};
+
+struct TimestampOffset {
+  int64_t timestamp = -1;
+  int64_t offset = -1;
+};
+
+class Log {
+ public:
+  virtual ~Log() = default;
+
+  // Opens or creates the log in `dir` (named <topic>-<partition>), running
+  // recovery: segments past the last clean shutdown are scanned batch by batch,
+  // a torn or corrupt tail is truncated (logged), bad indexes are rebuilt, and
+  // producer state is reloaded from the newest snapshot plus the tail.
+  static Result<std::unique_ptr<Log>> Open(const std::filesystem::path& dir, const LogConfig& config,
+                                           Clock* clock);
+
+  // Appends one or more validated batches (`batches` holds them back to back;
+  // `infos` describes each). Assigns offsets, stamps `leader_epoch`, applies
+  // LogAppendTime if configured, checks producer sequences (a duplicate of one
+  // of the last 5 batches returns the original offsets with duplicate=true and
+  // writes nothing), rolls segments and maintains indexes. Errors:
+  // kOutOfOrderSequence, kInvalidProducerEpoch, kUnknownProducerId, kIoError.
+  virtual Result<AppendResult> Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
+                                      int32_t leader_epoch) = 0;
+
+  // Reads from `offset` up to `max_bytes` of whole batches, never past
+  // `max_offset` (exclusive; the high watermark). When `min_one_batch` the
+  // first batch is returned even if bigger than max_bytes. Returns kOutOfRange
+  // when offset < log start or offset > log end.
+  virtual Result<ReadResult> Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
+                                  bool min_one_batch) const = 0;
+
+  virtual int64_t log_start_offset() const = 0;
+  virtual int64_t log_end_offset() const = 0;  // next offset to be assigned
+
+  // Earliest offset whose timestamp >= ts (ListOffsets by time); nullopt when none.
+  virtual std::optional<TimestampOffset> OffsetForTimestamp(int64_t ts) const = 0;
+  // Largest timestamp in the log and the offset carrying it (ListOffsets -3).
+  virtual TimestampOffset MaxTimestamp() const = 0;
+
+  // OffsetForLeaderEpoch: {epoch, end offset} of the largest epoch <= `epoch`
+  // from leader-epoch-checkpoint; {-1,-1} when unknown.
+  virtual std::pair<int32_t, int64_t> EndOffsetForEpoch(int32_t epoch) const = 0;
+  virtual int32_t latest_epoch() const = 0;
+
+  // DeleteRecords: moves the log start offset up (persisted), deleting whole
+  // segments below it. kOutOfRange if offset > log end.
+  virtual Status DeleteRecordsBefore(int64_t offset) = 0;
+
+  // Applies retention.ms / retention.bytes and segment.ms rolling; returns the
+  // number of segments deleted. Never deletes the active segment.
+  virtual Result<int> EnforceRetention() = 0;
+
+  virtual void UpdateConfig(const LogConfig& config) = 0;
+
+  // fsyncs what was appended (also done per flush.messages/flush.ms).
+  virtual Status Flush() = 0;
+  // Flushes, writes a producer snapshot and marks a clean shutdown.
+  virtual Status Close() = 0;
+  // Closes and removes the directory (topic deletion).
+  virtual Status Delete() = 0;
+
+  virtual std::filesystem::path dir() const = 0;
+  virtual int64_t size_bytes() const = 0;
+  virtual int segment_count() const = 0;
+};
+
+}  // namespace strata::storage
