@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The "test" command: installs every dependency (apt, pip, Maven), builds the
+# release and ASan/UBSan configurations, and runs every test: unit tests under
+# both, bounded fuzzing of the decoders, and the integration suite with real
+# Kafka clients and Kafka's own tools against a real broker process.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+step() { echo; echo "=== $* ($(( $(date +%s) - start ))s)"; }
+
+step "dependencies"
+scripts/install-build-deps.sh
+scripts/install-test-deps.sh
+
+step "build: release"
+scripts/build.sh release
+step "unit tests (release)"
+ctest --test-dir build --output-on-failure
+
+step "build: asan+ubsan"
+scripts/build.sh asan
+step "unit tests (asan+ubsan)"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure
+
+step "fuzzing (bounded)"
+scripts/build.sh fuzz
+scripts/fuzz.sh 30
+
+step "integration tests (real clients against build/strata)"
+STRATA_BIN="$(pwd)/build/strata" python3 -m pytest -q tests/integration
+
+step "done in $(( $(date +%s) - start ))s"

@@ -1,0 +1,130 @@
+#include "broker/broker.h"
+
+#include <fmt/format.h>
+
+#include "base/log.h"
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/implemented.h"
+#include "protocol/api_key.h"
+#include "protocol/crc32c.h"
+#include "protocol/request_registry.h"
+
+namespace strata::broker {
+
+namespace {
+auto Log() { return log::Get("broker"); }
+}  // namespace
+
+Broker::Broker(config::BrokerConfig config, Clock* clock)
+    : config_(std::move(config)), clock_(clock) {}
+
+Broker::~Broker() {
+  Stop();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  if (topics_) topics_->Shutdown();
+}
+
+Status Broker::Start() {
+  std::filesystem::path dir(config_.log_dir());
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return MakeError(Errc::kIoError, fmt::format("log.dirs {}: {}", dir.string(), ec.message()));
+  STRATA_ASSIGN_OR_RETURN(store_, cluster::OpenEmbeddedMetadataStore(dir));
+  topics_ = std::make_unique<TopicManager>(config_, *store_, clock_);
+  STRATA_RETURN_IF_ERROR(topics_->Start());
+  producer_ids_ = std::make_unique<ProducerIdAllocator>(*store_);
+  context_ = std::make_unique<BrokerContext>(
+      BrokerContext{config_, *store_, *topics_, notifier_, *producer_ids_, clock_});
+
+  const auto& listener = config_.listeners().front();
+  net::ServerOptions options;
+  options.host = listener.host;
+  options.port = listener.port;
+  options.max_request_bytes = static_cast<int32_t>(config_.GetLong("socket.request.max.bytes"));
+  server_ = std::make_unique<net::Server>(io_, options, *this);
+  STRATA_RETURN_IF_ERROR(server_->Start());
+  const auto& advertised = config_.advertised_listeners().front();
+  context_->advertised_host = advertised.host;
+  context_->advertised_port = advertised.port != 0 ? advertised.port : server_->bound_port();
+
+  work_ = std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
+      io_.get_executor());
+  asio::co_spawn(io_, PeriodicTasks(), asio::detached);
+  int threads = static_cast<int>(config_.GetLong("num.network.threads"));
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
+  Log()->info("node {} cluster {} listening on {}:{} (data in {}, crc32c {}, {} threads)",
+              config_.node_id(), store_->cluster_id(), listener.host, server_->bound_port(),
+              config_.log_dir(), protocol::Crc32cHardware() ? "hardware" : "software", threads);
+  return Status::Ok();
+}
+
+void Broker::Wait() {
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void Broker::Stop() {
+  if (server_) server_->Stop();
+  work_.reset();
+  io_.stop();
+}
+
+asio::awaitable<void> Broker::PeriodicTasks() {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  int64_t check_ms = config_.GetLong("log.retention.check.interval.ms");
+  int64_t next_retention = clock_->MonotonicMs() + check_ms;
+  for (;;) {
+    timer.expires_after(std::chrono::milliseconds(1000));
+    co_await timer.async_wait(asio::use_awaitable);
+    topics_->FlushAll();
+    if (clock_->MonotonicMs() >= next_retention) {
+      int deleted = topics_->EnforceRetention();
+      if (deleted > 0) Log()->info("retention deleted {} segments", deleted);
+      next_retention = clock_->MonotonicMs() + check_ms;
+    }
+  }
+}
+
+bool Broker::IsFlexibleRequest(int16_t api_key, int16_t api_version) const {
+  return protocol::RequestIsFlexible(api_key, api_version);
+}
+
+asio::awaitable<Result<std::optional<Bytes>>> Broker::Handle(net::Request& request) {
+  int16_t key = request.header.api_key;
+  int16_t version = request.header.api_version;
+  BrokerContext& ctx = *context_;
+  if (key == static_cast<int16_t>(protocol::ApiKey::kApiVersions)) {
+    co_return HandleApiVersions(ctx, request);  // answers unsupported versions itself
+  }
+  const protocol::ApiRange* api = protocol::FindApi(key);
+  if (api == nullptr || !IsImplementedApi(key) || version < api->min || version > api->max) {
+    co_return MakeError(Errc::kUnsupported,
+                        fmt::format("unsupported API {} ({}) version {}", key,
+                                    protocol::ApiKeyName(key), version));
+  }
+  using protocol::ApiKey;
+  switch (static_cast<ApiKey>(key)) {
+    case ApiKey::kProduce: co_return HandleProduce(ctx, request);
+    case ApiKey::kFetch: co_return co_await HandleFetch(ctx, request);
+    case ApiKey::kMetadata: co_return HandleMetadata(ctx, request);
+    case ApiKey::kListOffsets: co_return HandleListOffsets(ctx, request);
+    case ApiKey::kCreateTopics: co_return HandleCreateTopics(ctx, request);
+    case ApiKey::kDeleteTopics: co_return HandleDeleteTopics(ctx, request);
+    case ApiKey::kCreatePartitions: co_return HandleCreatePartitions(ctx, request);
+    case ApiKey::kDescribeConfigs: co_return HandleDescribeConfigs(ctx, request);
+    case ApiKey::kAlterConfigs: co_return HandleAlterConfigs(ctx, request);
+    case ApiKey::kIncrementalAlterConfigs: co_return HandleIncrementalAlterConfigs(ctx, request);
+    case ApiKey::kDescribeCluster: co_return HandleDescribeCluster(ctx, request);
+    case ApiKey::kDeleteRecords: co_return HandleDeleteRecords(ctx, request);
+    case ApiKey::kOffsetForLeaderEpoch: co_return HandleOffsetForLeaderEpoch(ctx, request);
+    case ApiKey::kInitProducerId: co_return HandleInitProducerId(ctx, request);
+    default:
+      co_return MakeError(Errc::kUnsupported,
+                          fmt::format("API {} ({}) is not implemented", key, protocol::ApiKeyName(key)));
+  }
+}
+
+}  // namespace strata::broker

@@ -1,0 +1,53 @@
+#pragma once
+// Broker: one Kafka broker process. Owns the metadata store, the topics and
+// their logs, the network server and the background tasks (retention, flush),
+// and dispatches each request to its API handler.
+#include <asio.hpp>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "broker/append_notifier.h"
+#include "broker/broker_context.h"
+#include "broker/topic_manager.h"
+#include "cluster/metadata_store.h"
+#include "config/broker_config.h"
+#include "net/server.h"
+
+namespace strata::broker {
+
+class Broker : public net::RequestHandler {
+ public:
+  explicit Broker(config::BrokerConfig config, Clock* clock = Clock::Real());
+  ~Broker() override;
+
+  // Opens metadata and logs (recovery), binds the listener, starts threads.
+  Status Start();
+  // Blocks until Stop() (from a signal handler thread or another thread).
+  void Wait();
+  void Stop();
+
+  uint16_t port() const { return server_ ? server_->bound_port() : 0; }
+
+  bool IsFlexibleRequest(int16_t api_key, int16_t api_version) const override;
+  asio::awaitable<Result<std::optional<Bytes>>> Handle(net::Request& request) override;
+
+ private:
+  asio::awaitable<void> PeriodicTasks();
+
+  config::BrokerConfig config_;
+  Clock* clock_;
+  asio::io_context io_;
+  std::unique_ptr<cluster::MetadataStore> store_;
+  std::unique_ptr<TopicManager> topics_;
+  AppendNotifier notifier_;
+  std::unique_ptr<ProducerIdAllocator> producer_ids_;
+  std::unique_ptr<BrokerContext> context_;
+  std::unique_ptr<net::Server> server_;
+  std::vector<std::thread> threads_;
+  std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+};
+
+}  // namespace strata::broker

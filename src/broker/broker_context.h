@@ -1,0 +1,28 @@
+#pragma once
+// BrokerContext: what every API handler may use. Owned by Broker; handlers
+// borrow it for the duration of one request.
+#include <string>
+
+#include "base/clock.h"
+#include "broker/append_notifier.h"
+#include "broker/producer_id_allocator.h"
+#include "broker/topic_manager.h"
+#include "cluster/metadata_store.h"
+#include "config/broker_config.h"
+
+namespace strata::broker {
+
+struct BrokerContext {
+  const config::BrokerConfig& config;
+  cluster::MetadataStore& store;
+  TopicManager& topics;
+  AppendNotifier& notifier;
+  ProducerIdAllocator& producer_ids;
+  Clock* clock;
+  // What Metadata/DescribeCluster tell clients (the bound port when the
+  // listener asked for port 0).
+  std::string advertised_host;
+  int32_t advertised_port = 0;
+};
+
+}  // namespace strata::broker

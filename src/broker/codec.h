@@ -1,0 +1,29 @@
+#pragma once
+// Decoding requests and encoding responses for handlers, so each handler only
+// deals with its message structs.
+#include "base/result.h"
+#include "net/server.h"
+#include "protocol/header.h"
+#include "protocol/message.h"
+
+namespace strata::broker {
+
+template <class Req>
+Result<Req> DecodeRequest(net::Request& request) {
+  return protocol::Decode<Req>(request.body, request.header.api_version, request.flexible);
+}
+
+// Response header v1 when the request was flexible, v0 otherwise.
+template <class Resp>
+Bytes EncodeResponse(const net::Request& request, Resp& response) {
+  Bytes out;
+  out.reserve(256);
+  protocol::WriteResponseHeader(out, request.header.correlation_id, request.flexible);
+  protocol::WireWriter writer(out, request.flexible);
+  response.Serde(writer, request.header.api_version);
+  return out;
+}
+
+using HandlerResult = Result<std::optional<Bytes>>;
+
+}  // namespace strata::broker

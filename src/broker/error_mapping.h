@@ -1,0 +1,15 @@
+#pragma once
+// The one place internal error codes become Kafka error codes.
+#include "base/result.h"
+#include "protocol/error_code.h"
+
+namespace strata::broker {
+
+// For produce: storage/validation errors as Kafka codes. Unknown outcomes are
+// REQUEST_TIMED_OUT, never UNKNOWN_SERVER_ERROR (KAFKA-14034).
+protocol::ErrorCode ProduceErrorCode(Errc errc);
+
+// For reads and admin paths.
+protocol::ErrorCode GenericErrorCode(Errc errc);
+
+}  // namespace strata::broker

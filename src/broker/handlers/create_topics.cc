@@ -1,0 +1,87 @@
+// CreateTopics (19): validated creation (names, partitions, replication
+// factor, configs), validate_only, manual assignments on this broker, and the
+// v5+ echo of the resulting configs.
+#include <set>
+
+#include "broker/config_entries.h"
+#include "broker/handlers/handlers.h"
+#include "broker/topic_creation.h"
+#include "protocol/error_code.h"
+#include "protocol/messages/create_topics.h"
+
+namespace strata::broker {
+
+namespace {
+
+using protocol::CreateTopicsRequest;
+using protocol::CreateTopicsResponse;
+using protocol::ErrorCode;
+
+void SetError(CreateTopicsResponse::Topic& out, ErrorCode code, std::string message) {
+  out.error_code = Code(code);
+  out.error_message = std::move(message);
+}
+
+void CreateOne(BrokerContext& ctx, CreateTopicsRequest::Topic& in, bool validate_only,
+               CreateTopicsResponse::Topic& out) {
+  std::map<std::string, std::string> configs;
+  for (const auto& c : in.configs) {
+    if (!c.value) {
+      SetError(out, ErrorCode::kInvalidConfig, "Null value not supported for topic config " + c.name);
+      return;
+    }
+    configs[c.name] = *c.value;
+  }
+  int32_t partitions = in.num_partitions;
+  int16_t rf = in.replication_factor;
+  if (!in.assignments.empty()) {
+    if (partitions != -1 || rf != -1) {
+      SetError(out, ErrorCode::kInvalidRequest,
+               "Both numPartitions or replicationFactor and replicasAssignments were set.");
+      return;
+    }
+    for (const auto& a : in.assignments) {
+      for (int32_t b : a.broker_ids) {
+        if (b != ctx.config.node_id()) {
+          SetError(out, ErrorCode::kInvalidReplicaAssignment, "Unknown broker id " + std::to_string(b));
+          return;
+        }
+      }
+    }
+    partitions = static_cast<int32_t>(in.assignments.size());
+    rf = static_cast<int16_t>(in.assignments.front().broker_ids.size());
+  }
+  auto result = CreateTopicChecked(ctx, in.name, partitions, rf, configs, validate_only);
+  if (result.error != ErrorCode::kNone) {
+    SetError(out, result.error, result.message);
+    return;
+  }
+  out.topic_id = result.id;
+  out.num_partitions = result.partitions;
+  out.replication_factor = result.replication_factor;
+  out.configs.emplace();
+  for (const auto& e : TopicConfigEntries(ctx.config, configs)) {
+    out.configs->push_back({e.name, e.value, e.read_only, static_cast<int8_t>(e.source), e.sensitive});
+  }
+}
+
+}  // namespace
+
+HandlerResult HandleCreateTopics(BrokerContext& ctx, net::Request& request) {
+  STRATA_ASSIGN_OR_RETURN(CreateTopicsRequest req, DecodeRequest<CreateTopicsRequest>(request));
+  std::map<std::string, int> seen;
+  for (const auto& t : req.topics) ++seen[t.name];
+  CreateTopicsResponse resp;
+  for (auto& topic : req.topics) {
+    auto& out = resp.topics.emplace_back();
+    out.name = topic.name;
+    if (seen[topic.name] > 1) {
+      SetError(out, ErrorCode::kInvalidRequest, "Duplicate topic name in the request.");
+      continue;
+    }
+    CreateOne(ctx, topic, req.validate_only, out);
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::broker

@@ -1,0 +1,127 @@
+// Fetch (1): reads whole batches from each requested partition (the first
+// one containing the fetch offset; at least one batch even past max_bytes,
+// KIP-74) and long-polls up to max_wait_ms for min_bytes, woken early by
+// produce. Fetch sessions (KIP-227) are declined with session id 0, which
+// every client handles by sending full fetches.
+#include <chrono>
+
+#include "broker/error_mapping.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/error_code.h"
+#include "protocol/messages/fetch.h"
+
+namespace strata::broker {
+
+namespace {
+
+using protocol::ErrorCode;
+using protocol::FetchRequest;
+using protocol::FetchResponse;
+
+constexpr int32_t kLeaderEpoch = 0;
+
+// Reads one partition into `out`, spending `budget` bytes; returns the log
+// end offset seen (-1 when the partition is unreadable).
+int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, const FetchRequest::Partition& in,
+                      bool first_data, int32_t& budget, FetchResponse::Partition& out) {
+  out.partition_index = in.partition;
+  out.records.null = false;
+  auto log = ctx.topics.GetLog({topic, in.partition});
+  if (!log) {
+    out.error_code = Code(ErrorCode::kUnknownTopicOrPartition);
+    return -1;
+  }
+  if (in.current_leader_epoch > kLeaderEpoch) {
+    out.error_code = Code(ErrorCode::kUnknownLeaderEpoch);
+    return -1;
+  }
+  int64_t log_start = log->log_start_offset();
+  int64_t high_watermark = log->log_end_offset();  // single replica: HW = LEO
+  out.high_watermark = high_watermark;
+  out.last_stable_offset = high_watermark;
+  out.log_start_offset = log_start;
+  if (in.fetch_offset < log_start || in.fetch_offset > high_watermark) {
+    out.error_code = Code(ErrorCode::kOffsetOutOfRange);
+    return -1;
+  }
+  if (in.fetch_offset == high_watermark || (budget <= 0 && !first_data)) return high_watermark;
+  int32_t max_bytes = std::max(std::min(in.partition_max_bytes, budget), 0);
+  auto read = log->Read(in.fetch_offset, max_bytes, high_watermark, /*min_one_batch=*/first_data);
+  if (!read.ok()) {
+    out.error_code = Code(GenericErrorCode(read.error().code));
+    return -1;
+  }
+  budget -= static_cast<int32_t>(read->records.size());
+  out.records.Own(std::move(read->records));
+  return high_watermark;
+}
+
+// Builds the response; returns the record bytes it holds and whether any
+// partition has an error.
+FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, int64_t& bytes, bool& errors,
+                      std::vector<int64_t>& end_offsets) {
+  FetchResponse resp;
+  end_offsets.clear();
+  int32_t budget = req.max_bytes > 0 ? req.max_bytes : INT32_MAX;
+  bytes = 0;
+  errors = false;
+  for (const auto& topic : req.topics) {
+    auto& out_topic = resp.responses.emplace_back();
+    out_topic.topic = topic.topic;
+    for (const auto& partition : topic.partitions) {
+      auto& out = out_topic.partitions.emplace_back();
+      int32_t before = budget;
+      end_offsets.push_back(ReadPartition(ctx, topic.topic, partition, bytes == 0, budget, out));
+      bytes += before - budget;
+      errors |= out.error_code != 0;
+    }
+  }
+  return resp;
+}
+
+// True when any requested partition grew since `end_offsets` were seen.
+bool HasNewData(BrokerContext& ctx, const FetchRequest& req, const std::vector<int64_t>& end_offsets) {
+  size_t i = 0;
+  for (const auto& topic : req.topics) {
+    for (const auto& p : topic.partitions) {
+      auto log = ctx.topics.GetLog({topic.topic, p.partition});
+      if (log && log->log_end_offset() > end_offsets[i]) return true;
+      ++i;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& request) {
+  auto decoded = DecodeRequest<FetchRequest>(request);
+  if (!decoded.ok()) co_return decoded.take_error();
+  FetchRequest& req = decoded.value();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(req.max_wait_ms, 0));
+  std::vector<TopicPartition> partitions;
+  for (const auto& t : req.topics) {
+    for (const auto& p : t.partitions) partitions.push_back({t.topic, p.partition});
+  }
+  std::vector<int64_t> end_offsets;
+  for (;;) {
+    int64_t bytes = 0;
+    bool errors = false;
+    FetchResponse resp = ReadAll(ctx, req, bytes, errors, end_offsets);
+    auto now = std::chrono::steady_clock::now();
+    if (bytes >= req.min_bytes || errors || now >= deadline || partitions.empty()) {
+      co_return std::optional<Bytes>(EncodeResponse(request, resp));
+    }
+    auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
+    if (!HasNewData(ctx, req, end_offsets)) {
+      auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      co_await ctx.notifier.Wait(waiter, remaining);
+    }
+    ctx.notifier.Unregister(waiter);
+    if (std::chrono::steady_clock::now() >= deadline && !HasNewData(ctx, req, end_offsets)) {
+      co_return std::optional<Bytes>(EncodeResponse(request, resp));
+    }
+  }
+}
+
+}  // namespace strata::broker

@@ -1,0 +1,30 @@
+#pragma once
+// One function per Kafka API; each decodes its request, does the work, and
+// returns the encoded response (nullopt = no response). A decode failure is
+// returned as an error, which closes the connection with a log line (Kafka's
+// behaviour for malformed requests).
+#include <asio.hpp>
+
+#include "broker/broker_context.h"
+#include "broker/codec.h"
+#include "net/server.h"
+
+namespace strata::broker {
+
+HandlerResult HandleApiVersions(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleProduce(BrokerContext& ctx, net::Request& request);
+asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleListOffsets(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleCreateTopics(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDeleteTopics(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleCreatePartitions(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDescribeConfigs(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleAlterConfigs(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleIncrementalAlterConfigs(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request);
+
+}  // namespace strata::broker

@@ -1,0 +1,96 @@
+// Metadata (3): brokers (just this one), cluster id, controller (this broker)
+// and topics. Unknown topics are auto-created when both the request and
+// auto.create.topics.enable allow it, so they come back usable at once.
+#include "broker/handlers/handlers.h"
+#include "broker/topic_creation.h"
+#include "broker/topic_validation.h"
+#include "protocol/error_code.h"
+#include "protocol/messages/metadata.h"
+
+namespace strata::broker {
+
+namespace {
+
+using protocol::ErrorCode;
+using protocol::MetadataRequest;
+using protocol::MetadataResponse;
+
+MetadataResponse::Topic DescribeTopic(BrokerContext& ctx, const TopicInfo& info) {
+  MetadataResponse::Topic t;
+  t.name = info.record.name;
+  t.topic_id = info.record.id;
+  t.is_internal = info.record.internal;
+  int32_t node = ctx.config.node_id();
+  for (int32_t p = 0; p < info.record.partitions; ++p) {
+    MetadataResponse::Partition& part = t.partitions.emplace_back();
+    part.partition_index = p;
+    part.leader_id = node;
+    part.leader_epoch = 0;
+    part.replica_nodes = {node};
+    part.isr_nodes = {node};
+  }
+  return t;
+}
+
+MetadataResponse::Topic LookupOrCreate(BrokerContext& ctx, const std::string& name, bool auto_create) {
+  if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info);
+  MetadataResponse::Topic t;
+  t.name = name;
+  if (InvalidTopicNameReason(name)) {
+    t.error_code = Code(ErrorCode::kInvalidTopicException);
+    return t;
+  }
+  if (!auto_create) {
+    t.error_code = Code(ErrorCode::kUnknownTopicOrPartition);
+    return t;
+  }
+  auto created = CreateTopicChecked(ctx, name, -1, -1, {}, false);
+  if (created.error != ErrorCode::kNone && created.error != ErrorCode::kTopicAlreadyExists) {
+    t.error_code = Code(created.error == ErrorCode::kInvalidReplicationFactor
+                            ? ErrorCode::kLeaderNotAvailable
+                            : created.error);
+    return t;
+  }
+  if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info);
+  t.error_code = Code(ErrorCode::kLeaderNotAvailable);
+  return t;
+}
+
+}  // namespace
+
+HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
+  STRATA_ASSIGN_OR_RETURN(MetadataRequest req, DecodeRequest<MetadataRequest>(request));
+  int16_t version = request.header.api_version;
+  MetadataResponse resp;
+  resp.brokers.push_back({ctx.config.node_id(), ctx.advertised_host, ctx.advertised_port, std::nullopt});
+  resp.cluster_id = ctx.store.cluster_id();
+  resp.controller_id = ctx.config.node_id();
+
+  bool all_topics = !req.topics.has_value() || (version == 0 && req.topics->empty());
+  if (all_topics) {
+    for (const auto& record : ctx.topics.ListTopics()) {
+      if (auto info = ctx.topics.GetTopicInfo(record.name)) resp.topics.push_back(DescribeTopic(ctx, *info));
+    }
+  } else {
+    bool auto_create = ctx.config.GetBool("auto.create.topics.enable") &&
+                       (version < 4 || req.allow_auto_topic_creation);
+    for (const auto& topic : *req.topics) {
+      if (topic.name.has_value()) {
+        resp.topics.push_back(LookupOrCreate(ctx, *topic.name, auto_create));
+        continue;
+      }
+      // v10+: lookup by topic id.
+      MetadataResponse::Topic t;
+      t.topic_id = topic.topic_id;
+      t.error_code = Code(ErrorCode::kUnknownTopicId);
+      for (const auto& record : ctx.topics.ListTopics()) {
+        if (record.id != topic.topic_id) continue;
+        if (auto info = ctx.topics.GetTopicInfo(record.name)) t = DescribeTopic(ctx, *info);
+      }
+      resp.topics.push_back(std::move(t));
+    }
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::broker

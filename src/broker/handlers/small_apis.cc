@@ -1,0 +1,111 @@
+// The small APIs: DescribeCluster (60), DeleteRecords (21),
+// OffsetForLeaderEpoch (23), InitProducerId (22).
+#include "base/log.h"
+#include "broker/error_mapping.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/error_code.h"
+#include "protocol/messages/delete_records.h"
+#include "protocol/messages/describe_cluster.h"
+#include "protocol/messages/init_producer_id.h"
+#include "protocol/messages/offset_for_leader_epoch.h"
+
+namespace strata::broker {
+
+using protocol::ErrorCode;
+
+HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request) {
+  using protocol::DescribeClusterRequest;
+  STRATA_ASSIGN_OR_RETURN(DescribeClusterRequest req, DecodeRequest<DescribeClusterRequest>(request));
+  protocol::DescribeClusterResponse resp;
+  resp.endpoint_type = req.endpoint_type;
+  resp.cluster_id = ctx.store.cluster_id();
+  resp.controller_id = ctx.config.node_id();
+  resp.brokers.push_back({ctx.config.node_id(), ctx.advertised_host, ctx.advertised_port, std::nullopt});
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request) {
+  using protocol::DeleteRecordsRequest;
+  STRATA_ASSIGN_OR_RETURN(DeleteRecordsRequest req, DecodeRequest<DeleteRecordsRequest>(request));
+  protocol::DeleteRecordsResponse resp;
+  for (const auto& topic : req.topics) {
+    auto& out_topic = resp.topics.emplace_back();
+    out_topic.name = topic.name;
+    for (const auto& p : topic.partitions) {
+      auto& out = out_topic.partitions.emplace_back();
+      out.partition_index = p.partition_index;
+      auto log = ctx.topics.GetLog({topic.name, p.partition_index});
+      if (!log) {
+        out.error_code = Code(ErrorCode::kUnknownTopicOrPartition);
+        out.low_watermark = -1;
+        continue;
+      }
+      int64_t offset = p.offset == -1 ? log->log_end_offset() : p.offset;
+      if (offset < 0 || offset > log->log_end_offset()) {
+        out.error_code = Code(ErrorCode::kOffsetOutOfRange);
+        out.low_watermark = -1;
+        continue;
+      }
+      Status st = offset > log->log_start_offset() ? log->DeleteRecordsBefore(offset) : Status::Ok();
+      if (!st.ok()) out.error_code = Code(GenericErrorCode(st.error().code));
+      out.low_watermark = log->log_start_offset();
+    }
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request) {
+  using protocol::OffsetForLeaderEpochRequest;
+  STRATA_ASSIGN_OR_RETURN(OffsetForLeaderEpochRequest req,
+                          DecodeRequest<OffsetForLeaderEpochRequest>(request));
+  protocol::OffsetForLeaderEpochResponse resp;
+  for (const auto& topic : req.topics) {
+    auto& out_topic = resp.topics.emplace_back();
+    out_topic.topic = topic.topic;
+    for (const auto& p : topic.partitions) {
+      auto& out = out_topic.partitions.emplace_back();
+      out.partition = p.partition;
+      auto log = ctx.topics.GetLog({topic.topic, p.partition});
+      if (!log) {
+        out.error_code = Code(ErrorCode::kUnknownTopicOrPartition);
+        continue;
+      }
+      if (p.current_leader_epoch > 0) {
+        out.error_code = Code(ErrorCode::kUnknownLeaderEpoch);
+        continue;
+      }
+      auto [epoch, end_offset] = log->EndOffsetForEpoch(p.leader_epoch);
+      if (epoch < 0 && log->latest_epoch() < 0) {
+        // Empty log: no epoch recorded yet; the log end is the answer.
+        epoch = 0;
+        end_offset = log->log_end_offset();
+      }
+      out.leader_epoch = epoch;
+      out.end_offset = end_offset;
+    }
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request) {
+  using protocol::InitProducerIdRequest;
+  STRATA_ASSIGN_OR_RETURN(InitProducerIdRequest req, DecodeRequest<InitProducerIdRequest>(request));
+  protocol::InitProducerIdResponse resp;
+  if (req.transactional_id) {
+    log::Get("broker")->warn("InitProducerId for transactional id '{}' refused: transactions are "
+                             "not supported yet", *req.transactional_id);
+    resp.error_code = Code(ErrorCode::kInvalidRequest);
+    return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
+  // A fresh id (epoch 0) is valid for both new producers and KIP-360 bumps.
+  auto id = ctx.producer_ids.Next();
+  if (!id.ok()) {
+    resp.error_code = Code(ErrorCode::kCoordinatorNotAvailable);
+  } else {
+    resp.producer_id = id.value();
+    resp.producer_epoch = 0;
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::broker

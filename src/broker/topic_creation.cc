@@ -1,0 +1,77 @@
+#include "broker/topic_creation.h"
+
+#include <fmt/format.h>
+
+#include "broker/topic_validation.h"
+
+namespace strata::broker {
+
+using protocol::ErrorCode;
+
+namespace {
+constexpr int32_t kMaxPartitions = 100000;
+constexpr int32_t kLiveBrokers = 1;
+}  // namespace
+
+TopicCreationResult CreateTopicChecked(BrokerContext& ctx, const std::string& name,
+                                       int32_t num_partitions, int16_t replication_factor,
+                                       const std::map<std::string, std::string>& configs,
+                                       bool validate_only) {
+  TopicCreationResult r;
+  if (auto reason = InvalidTopicNameReason(name)) {
+    r.error = ErrorCode::kInvalidTopicException;
+    r.message = *reason;
+    return r;
+  }
+  if (num_partitions == -1) num_partitions = static_cast<int32_t>(ctx.config.GetLong("num.partitions"));
+  if (replication_factor == -1) {
+    replication_factor = static_cast<int16_t>(ctx.config.GetLong("default.replication.factor"));
+  }
+  r.partitions = num_partitions;
+  r.replication_factor = replication_factor;
+  if (num_partitions <= 0 || num_partitions > kMaxPartitions) {
+    r.error = ErrorCode::kInvalidPartitions;
+    r.message = fmt::format("Number of partitions must be larger than 0 (and at most {}), got {}",
+                            kMaxPartitions, num_partitions);
+    return r;
+  }
+  if (replication_factor <= 0) {
+    r.error = ErrorCode::kInvalidReplicationFactor;
+    r.message = "Replication factor must be larger than 0.";
+    return r;
+  }
+  if (replication_factor > kLiveBrokers) {
+    r.error = ErrorCode::kInvalidReplicationFactor;
+    r.message = fmt::format("Unable to replicate the partition {} time(s): The target replication "
+                            "factor of {} cannot be reached because only {} broker(s) are registered.",
+                            replication_factor, replication_factor, kLiveBrokers);
+    return r;
+  }
+  if (auto reason = InvalidTopicConfigReason(configs)) {
+    r.error = ErrorCode::kInvalidConfig;
+    r.message = *reason;
+    return r;
+  }
+  if (ctx.topics.GetTopicInfo(name)) {
+    r.error = ErrorCode::kTopicAlreadyExists;
+    r.message = "Topic '" + name + "' already exists.";
+    return r;
+  }
+  if (validate_only) return r;
+  cluster::TopicRecord record;
+  record.name = name;
+  record.partitions = num_partitions;
+  record.replication_factor = replication_factor;
+  record.configs = configs;
+  auto created = ctx.topics.CreateTopic(std::move(record));
+  if (!created.ok()) {
+    r.error = created.error().code == Errc::kAlreadyExists ? ErrorCode::kTopicAlreadyExists
+                                                           : ErrorCode::kKafkaStorageError;
+    r.message = created.error().message;
+    return r;
+  }
+  r.id = created->id;
+  return r;
+}
+
+}  // namespace strata::broker

@@ -1,0 +1,183 @@
+#include "broker/topic_manager.h"
+
+#include <fmt/format.h>
+
+#include "base/log.h"
+#include "broker/topic_validation.h"
+
+namespace strata::broker {
+
+namespace {
+auto Log() { return log::Get("broker"); }
+}  // namespace
+
+TopicManager::TopicManager(const config::BrokerConfig& config, cluster::MetadataStore& store,
+                           Clock* clock)
+    : config_(config), store_(store), clock_(clock) {}
+
+TopicManager::~TopicManager() = default;
+
+std::filesystem::path TopicManager::PartitionDir(const TopicPartition& tp) const {
+  return std::filesystem::path(config_.log_dir()) / tp.ToString();
+}
+
+Status TopicManager::Start() {
+  for (const auto& topic : store_.ListTopics()) {
+    STRATA_RETURN_IF_ERROR(OpenPartitions(topic, 0, topic.partitions));
+  }
+  Log()->info("opened {} partition logs", logs_.size());
+  return Status::Ok();
+}
+
+void TopicManager::Shutdown() {
+  std::unique_lock lock(mu_);
+  for (auto& [tp, log] : logs_) {
+    Status st = log->Close();
+    if (!st.ok()) Log()->error("closing {}: {}", tp.ToString(), st.error().message);
+  }
+  logs_.clear();
+}
+
+void TopicManager::PublishTopicInfo(const cluster::TopicRecord& record) {
+  auto info = std::make_shared<TopicInfo>();
+  info->record = record;
+  info->log_config = ResolveLogConfig(config_, record.configs);
+  info->min_insync_replicas = static_cast<int32_t>(config::ToLong(EffectiveTopicConfig(
+      config_, record.configs, *config::FindTopicConfig("min.insync.replicas"))));
+  std::unique_lock lock(mu_);
+  infos_[record.name] = std::move(info);
+}
+
+std::shared_ptr<const TopicInfo> TopicManager::GetTopicInfo(const std::string& name) const {
+  std::shared_lock lock(mu_);
+  auto it = infos_.find(name);
+  return it == infos_.end() ? nullptr : it->second;
+}
+
+Status TopicManager::OpenPartitions(const cluster::TopicRecord& topic, int32_t from, int32_t to) {
+  storage::LogConfig log_config = ResolveLogConfig(config_, topic.configs);
+  for (int32_t p = from; p < to; ++p) {
+    TopicPartition tp{topic.name, p};
+    auto opened = storage::Log::Open(PartitionDir(tp), log_config, clock_);
+    if (!opened.ok()) {
+      return MakeError(opened.error().code,
+                       fmt::format("opening log {}: {}", tp.ToString(), opened.error().message));
+    }
+    std::shared_ptr<storage::Log> log = std::move(opened).value();
+    std::unique_lock lock(mu_);
+    logs_[tp] = std::move(log);
+  }
+  cluster::TopicRecord published = topic;
+  published.partitions = to;
+  PublishTopicInfo(published);
+  return Status::Ok();
+}
+
+Result<cluster::TopicRecord> TopicManager::CreateTopic(cluster::TopicRecord topic) {
+  std::lock_guard admin(admin_mu_);
+  STRATA_ASSIGN_OR_RETURN(cluster::TopicRecord created, store_.CreateTopic(std::move(topic)));
+  Status st = OpenPartitions(created, 0, created.partitions);
+  if (!st.ok()) {
+    Log()->error("topic {} created but its logs failed to open: {}", created.name,
+                 st.error().message);
+    return st.take_error();
+  }
+  Log()->info("created topic {} with {} partitions", created.name, created.partitions);
+  return created;
+}
+
+Status TopicManager::DeleteTopic(const std::string& name) {
+  std::lock_guard admin(admin_mu_);
+  auto topic = store_.GetTopic(name);
+  if (!topic) return MakeError(Errc::kNotFound, "topic '" + name + "' not found");
+  STRATA_RETURN_IF_ERROR(store_.DeleteTopic(name));
+  std::vector<std::shared_ptr<storage::Log>> removed;
+  {
+    std::unique_lock lock(mu_);
+    for (int32_t p = 0; p < topic->partitions; ++p) {
+      auto it = logs_.find({name, p});
+      if (it == logs_.end()) continue;
+      removed.push_back(std::move(it->second));
+      logs_.erase(it);
+    }
+    infos_.erase(name);
+  }
+  for (auto& log : removed) {
+    Status st = log->Delete();
+    if (!st.ok()) Log()->error("deleting log {}: {}", log->dir().string(), st.error().message);
+  }
+  Log()->info("deleted topic {}", name);
+  return Status::Ok();
+}
+
+Status TopicManager::AddPartitions(const std::string& name, int32_t total) {
+  std::lock_guard admin(admin_mu_);
+  auto topic = store_.GetTopic(name);
+  if (!topic) return MakeError(Errc::kNotFound, "topic '" + name + "' not found");
+  STRATA_RETURN_IF_ERROR(store_.SetPartitionCount(name, total));
+  int32_t old = topic->partitions;
+  topic->partitions = total;
+  Log()->info("topic {}: partitions {} -> {}", name, old, total);
+  return OpenPartitions(*topic, old, total);
+}
+
+Status TopicManager::SetTopicConfigs(const std::string& name,
+                                     std::map<std::string, std::string> configs) {
+  std::lock_guard admin(admin_mu_);
+  auto topic = store_.GetTopic(name);
+  if (!topic) return MakeError(Errc::kNotFound, "topic '" + name + "' not found");
+  storage::LogConfig log_config = ResolveLogConfig(config_, configs);
+  STRATA_RETURN_IF_ERROR(store_.SetTopicConfigs(name, configs));
+  topic->configs = std::move(configs);
+  PublishTopicInfo(*topic);
+  std::shared_lock lock(mu_);
+  for (int32_t p = 0; p < topic->partitions; ++p) {
+    auto it = logs_.find({name, p});
+    if (it != logs_.end()) it->second->UpdateConfig(log_config);
+  }
+  return Status::Ok();
+}
+
+std::shared_ptr<storage::Log> TopicManager::GetLog(const TopicPartition& tp) const {
+  std::shared_lock lock(mu_);
+  auto it = logs_.find(tp);
+  return it == logs_.end() ? nullptr : it->second;
+}
+
+std::optional<cluster::TopicRecord> TopicManager::GetTopic(const std::string& name) const {
+  return store_.GetTopic(name);
+}
+
+std::vector<cluster::TopicRecord> TopicManager::ListTopics() const { return store_.ListTopics(); }
+
+int TopicManager::EnforceRetention() {
+  std::vector<std::pair<TopicPartition, std::shared_ptr<storage::Log>>> logs;
+  {
+    std::shared_lock lock(mu_);
+    logs.assign(logs_.begin(), logs_.end());
+  }
+  int deleted = 0;
+  for (auto& [tp, log] : logs) {
+    auto n = log->EnforceRetention();
+    if (!n.ok()) {
+      Log()->warn("retention on {} failed: {}", tp.ToString(), n.error().message);
+      continue;
+    }
+    deleted += n.value();
+  }
+  return deleted;
+}
+
+void TopicManager::FlushAll() {
+  std::vector<std::shared_ptr<storage::Log>> logs;
+  {
+    std::shared_lock lock(mu_);
+    for (auto& [_, log] : logs_) logs.push_back(log);
+  }
+  for (auto& log : logs) {
+    Status st = log->Flush();
+    if (!st.ok()) Log()->warn("flush {} failed: {}", log->dir().string(), st.error().message);
+  }
+}
+
+}  // namespace strata::broker

@@ -1,0 +1,74 @@
+#pragma once
+// TopicManager: the broker's topics and the open Log of each partition. It
+// applies topic admin (create, delete, add partitions, alter configs) to both
+// the MetadataStore and the local logs, and runs periodic retention.
+//
+// Thread-safety: safe from any thread. Logs are shared_ptr so a fetch that
+// holds one keeps it valid while the topic is deleted concurrently.
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "broker/topic_partition.h"
+#include "cluster/metadata_store.h"
+#include "config/broker_config.h"
+#include "storage/log.h"
+
+namespace strata::broker {
+
+// A topic's record plus its resolved storage settings, cached so the produce
+// path does not re-resolve configs per request. Immutable once published.
+struct TopicInfo {
+  cluster::TopicRecord record;
+  storage::LogConfig log_config;
+  int32_t min_insync_replicas = 1;
+};
+
+class TopicManager {
+ public:
+  TopicManager(const config::BrokerConfig& config, cluster::MetadataStore& store, Clock* clock);
+  ~TopicManager();
+
+  // Opens the logs of every topic in the store (running recovery).
+  Status Start();
+  // Closes every log cleanly (flush, producer snapshots).
+  void Shutdown();
+
+  // Creates the topic in the store and its partition logs.
+  Result<cluster::TopicRecord> CreateTopic(cluster::TopicRecord topic);
+  Status DeleteTopic(const std::string& name);
+  Status AddPartitions(const std::string& name, int32_t total);
+  Status SetTopicConfigs(const std::string& name, std::map<std::string, std::string> configs);
+
+  std::shared_ptr<storage::Log> GetLog(const TopicPartition& tp) const;
+  std::optional<cluster::TopicRecord> GetTopic(const std::string& name) const;
+  // Cached topic view; nullptr if the topic does not exist.
+  std::shared_ptr<const TopicInfo> GetTopicInfo(const std::string& name) const;
+  std::vector<cluster::TopicRecord> ListTopics() const;
+
+  // Applies retention to every log; returns segments deleted.
+  int EnforceRetention();
+  // Flushes logs whose flush.ms has elapsed (Log handles its own policy).
+  void FlushAll();
+
+ private:
+  Status OpenPartitions(const cluster::TopicRecord& topic, int32_t from, int32_t to);
+  std::filesystem::path PartitionDir(const TopicPartition& tp) const;
+  void PublishTopicInfo(const cluster::TopicRecord& record);  // caller holds no lock
+
+  const config::BrokerConfig& config_;
+  cluster::MetadataStore& store_;
+  Clock* clock_;
+  std::mutex admin_mu_;  // serialises topic admin operations
+  mutable std::shared_mutex mu_;
+  std::unordered_map<TopicPartition, std::shared_ptr<storage::Log>, TopicPartitionHash> logs_;
+  std::unordered_map<std::string, std::shared_ptr<const TopicInfo>> infos_;
+};
+
+}  // namespace strata::broker

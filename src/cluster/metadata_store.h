@@ -1,0 +1,65 @@
+#pragma once
+// MetadataStore: the cluster's durable metadata (cluster id, topics with their
+// ids, partition counts and config overrides, producer-id blocks). The
+// embedded backend keeps it in a local file for a single broker; an etcd
+// backend will implement the same interface for clusters, so brokers never
+// depend on where metadata lives.
+//
+// Thread-safety: all methods are safe to call concurrently.
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace strata::cluster {
+
+using TopicId = std::array<uint8_t, 16>;
+
+struct TopicRecord {
+  std::string name;
+  TopicId id{};
+  int32_t partitions = 1;
+  int16_t replication_factor = 1;
+  std::map<std::string, std::string> configs;  // overrides only
+  bool internal = false;
+};
+
+class MetadataStore {
+ public:
+  virtual ~MetadataStore() = default;
+
+  virtual std::string cluster_id() const = 0;
+
+  // kAlreadyExists if a topic with that name exists. Assigns a random id.
+  virtual Result<TopicRecord> CreateTopic(TopicRecord topic) = 0;
+  // kNotFound if absent.
+  virtual Status DeleteTopic(const std::string& name) = 0;
+  virtual std::optional<TopicRecord> GetTopic(const std::string& name) const = 0;
+  virtual std::vector<TopicRecord> ListTopics() const = 0;
+  // Only grows (kInvalidArgument otherwise).
+  virtual Status SetPartitionCount(const std::string& name, int32_t partitions) = 0;
+  // Replaces the topic's config overrides.
+  virtual Status SetTopicConfigs(const std::string& name,
+                                 std::map<std::string, std::string> configs) = 0;
+
+  // Reserves `count` producer ids; returns the first. Never returns an id twice,
+  // across restarts.
+  virtual Result<int64_t> AllocateProducerIds(int64_t count) = 0;
+};
+
+// Opens (or initialises) the embedded store kept under `dir`.
+Result<std::unique_ptr<MetadataStore>> OpenEmbeddedMetadataStore(const std::filesystem::path& dir);
+
+// Random 16-byte ids; never all zeros (Kafka reserves the zero UUID).
+TopicId RandomTopicId();
+// Kafka's text form of a UUID: URL-safe base64 without padding (22 chars).
+std::string UuidToBase64(const TopicId& id);
+
+}  // namespace strata::cluster

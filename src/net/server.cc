@@ -1,0 +1,133 @@
+#include "net/server.h"
+
+#include <fmt/format.h>
+
+#include "base/log.h"
+#include "protocol/api_key.h"
+#include "protocol/wire.h"
+
+namespace strata::net {
+
+namespace {
+auto Log() { return log::Get("net"); }
+constexpr int32_t kMinFrame = 8;  // api key, version, correlation id
+}  // namespace
+
+Server::Server(asio::io_context& io, ServerOptions options, RequestHandler& handler)
+    : io_(io), options_(std::move(options)), handler_(handler), acceptor_(io) {}
+
+Status Server::Start() {
+  asio::error_code ec;
+  auto address = asio::ip::make_address(options_.host, ec);
+  if (ec) {
+    // A host name: resolve it once at start-up.
+    asio::ip::tcp::resolver resolver(io_);
+    auto results = resolver.resolve(options_.host, std::to_string(options_.port), ec);
+    if (ec || results.empty()) {
+      return MakeError(Errc::kIoError, fmt::format("cannot resolve {}: {}", options_.host, ec.message()));
+    }
+    address = results.begin()->endpoint().address();
+  }
+  asio::ip::tcp::endpoint endpoint(address, options_.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return MakeError(Errc::kIoError, fmt::format("cannot listen on {}:{}: {}", options_.host,
+                                                 options_.port, ec.message()));
+  }
+  bound_port_ = acceptor_.local_endpoint().port();
+  asio::co_spawn(io_, AcceptLoop(), asio::detached);
+  return Status::Ok();
+}
+
+void Server::Stop() {
+  asio::post(io_, [this] {
+    asio::error_code ec;
+    acceptor_.close(ec);
+  });
+}
+
+asio::awaitable<void> Server::AcceptLoop() {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(io_),
+                                                        asio::experimental::as_tuple(asio::use_awaitable));
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
+      Log()->warn("accept failed: {}", ec.message());
+      continue;
+    }
+    asio::error_code opt_ec;
+    socket.set_option(asio::ip::tcp::no_delay(true), opt_ec);
+    auto executor = socket.get_executor();
+    asio::co_spawn(executor, Session(std::move(socket)), asio::detached);
+  }
+}
+
+asio::awaitable<void> Server::Session(asio::ip::tcp::socket socket) {
+  std::string peer = "unknown";
+  asio::error_code ec;
+  auto remote = socket.remote_endpoint(ec);
+  if (!ec) peer = fmt::format("{}:{}", remote.address().to_string(), remote.port());
+  ++open_connections_;
+  try {
+    while (co_await ServeOne(socket, peer)) {
+    }
+  } catch (const asio::system_error& e) {
+    if (e.code() != asio::error::eof && e.code() != asio::error::connection_reset &&
+        e.code() != asio::error::operation_aborted) {
+      Log()->info("connection {} closed: {}", peer, e.code().message());
+    }
+  } catch (const std::exception& e) {
+    // Last-resort guard: one bad connection must never take the broker down.
+    Log()->error("connection {} closed after unexpected error: {}", peer, e.what());
+  }
+  socket.close(ec);
+  --open_connections_;
+}
+
+// Reads, handles and answers one request. Returns false to close.
+asio::awaitable<bool> Server::ServeOne(asio::ip::tcp::socket& socket, const std::string& peer) {
+  uint8_t size_buf[4];
+  co_await asio::async_read(socket, asio::buffer(size_buf), asio::use_awaitable);
+  int32_t size = static_cast<int32_t>(LoadBE32(size_buf));
+  if (size < kMinFrame || size > options_.max_request_bytes) {
+    Log()->warn("closing connection {}: request size {} outside [{}, {}] (socket.request.max.bytes)",
+                peer, size, kMinFrame, options_.max_request_bytes);
+    co_return false;
+  }
+  Request req;
+  req.peer = peer;
+  req.frame.resize(static_cast<size_t>(size));
+  co_await asio::async_read(socket, asio::buffer(req.frame), asio::use_awaitable);
+
+  int16_t key = static_cast<int16_t>(LoadBE16(req.frame.data()));
+  int16_t version = static_cast<int16_t>(LoadBE16(req.frame.data() + 2));
+  req.flexible = handler_.IsFlexibleRequest(key, version);
+  protocol::WireReader reader(MutableByteView(req.frame), req.flexible);
+  protocol::ReadRequestHeader(reader, req.header);
+  if (!reader.ok()) {
+    Log()->warn("closing connection {}: malformed {} v{} request header: {}", peer,
+                protocol::ApiKeyName(key), version, reader.error());
+    co_return false;
+  }
+  req.body = MutableByteView(req.frame).subspan(reader.position());
+
+  auto result = co_await handler_.Handle(req);
+  if (!result.ok()) {
+    Log()->warn("closing connection {}: {} v{} (correlation id {}): {}", peer,
+                protocol::ApiKeyName(key), version, req.header.correlation_id,
+                result.error().message);
+    co_return false;
+  }
+  if (!result.value().has_value()) co_return true;  // acks=0
+  const Bytes& payload = *result.value();
+  uint8_t out_size[4];
+  StoreBE32(out_size, static_cast<uint32_t>(payload.size()));
+  std::array<asio::const_buffer, 2> buffers{asio::buffer(out_size), asio::buffer(payload)};
+  co_await asio::async_write(socket, buffers, asio::use_awaitable);
+  co_return true;
+}
+
+}  // namespace strata::net

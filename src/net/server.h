@@ -1,0 +1,79 @@
+#pragma once
+// Server: accepts Kafka-protocol TCP connections and runs one coroutine per
+// connection that reads size-prefixed request frames, hands each to the
+// RequestHandler, and writes the response. Requests on one connection are
+// processed strictly one at a time, in order, as Kafka does (a connection is
+// "muted" while its request is in flight), so responses never reorder.
+//
+// Threading: one asio::io_context run by N threads; each connection lives on
+// its own strand, so its coroutine never runs on two threads at once. The
+// handler's state must therefore be thread-safe across connections.
+#include <asio.hpp>
+#include <asio/experimental/as_tuple.hpp>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/bytes.h"
+#include "base/result.h"
+#include "protocol/header.h"
+
+namespace strata::net {
+
+// One decoded request frame. `body` points into `frame` (owned here) and may
+// be rewritten in place by the handler (produce offsets).
+struct Request {
+  protocol::RequestHeader header;
+  bool flexible = false;
+  Bytes frame;
+  MutableByteView body;
+  std::string peer;  // "ip:port", for log lines
+};
+
+// What a connection does with a request. Implemented by the broker.
+class RequestHandler {
+ public:
+  virtual ~RequestHandler() = default;
+  // Whether (key, version) uses the flexible request header (v2).
+  virtual bool IsFlexibleRequest(int16_t api_key, int16_t api_version) const = 0;
+  // Returns the response payload (response header + body, without the size
+  // prefix), or nullopt for no response (acks=0 produce). An error return
+  // closes the connection (logged by the server).
+  virtual asio::awaitable<Result<std::optional<Bytes>>> Handle(Request& request) = 0;
+};
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 9092;
+  int32_t max_request_bytes = 104857600;  // socket.request.max.bytes
+};
+
+class Server {
+ public:
+  Server(asio::io_context& io, ServerOptions options, RequestHandler& handler);
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts accepting. Fails (kIoError) if the address is unusable.
+  Status Start();
+  // Stops accepting; open connections close when the io_context stops.
+  void Stop();
+  uint16_t bound_port() const { return bound_port_; }
+  int64_t connections() const { return open_connections_.load(); }
+
+ private:
+  asio::awaitable<void> AcceptLoop();
+  asio::awaitable<void> Session(asio::ip::tcp::socket socket);
+  asio::awaitable<bool> ServeOne(asio::ip::tcp::socket& socket, const std::string& peer);
+
+  asio::io_context& io_;
+  ServerOptions options_;
+  RequestHandler& handler_;
+  asio::ip::tcp::acceptor acceptor_;
+  uint16_t bound_port_ = 0;
+  std::atomic<int64_t> open_connections_{0};
+};
+
+}  // namespace strata::net

@@ -1,0 +1,31 @@
+#pragma once
+// Small per-partition state files that Kafka keeps per log directory but
+// Strata keeps inside the partition directory (Kafka ignores unknown files):
+//   strata-log-start-offset   "0\n<log start offset>\n" (version line, value),
+//                             rewritten atomically when DeleteRecords or
+//                             retention moves the log start.
+//   strata-clean-shutdown     empty marker written by Close() and removed by
+//                             Open(); its absence means the active segment
+//                             must be recovered.
+//
+// Thread-safety: stateless functions.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+#include "base/result.h"
+
+namespace strata::storage {
+
+inline constexpr std::string_view kLogStartOffsetFile = "strata-log-start-offset";
+inline constexpr std::string_view kCleanShutdownFile = "strata-clean-shutdown";
+
+// nullopt when the file is missing; kCorrupt when malformed.
+Result<std::optional<int64_t>> ReadLogStartOffset(const std::filesystem::path& dir);
+Status WriteLogStartOffset(const std::filesystem::path& dir, int64_t offset);
+
+bool HasCleanShutdownMarker(const std::filesystem::path& dir);
+Status WriteCleanShutdownMarker(const std::filesystem::path& dir);
+Status RemoveCleanShutdownMarker(const std::filesystem::path& dir);
+
+}  // namespace strata::storage

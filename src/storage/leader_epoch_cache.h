@@ -1,0 +1,58 @@
+#pragma once
+// LeaderEpochCache: the partition's (leader epoch -> first offset) history,
+// persisted as <dir>/leader-epoch-checkpoint in Kafka's checkpoint text
+// format: a version line "0", a count line, then one "epoch startOffset" line
+// per entry. Every change rewrites the file (tmp, fsync, rename).
+//
+// Thread-safety: none; the owning Log's mutex serialises all calls.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+
+namespace strata::storage {
+
+inline constexpr std::string_view kLeaderEpochCheckpoint = "leader-epoch-checkpoint";
+
+struct EpochEntry {
+  int32_t epoch = 0;
+  int64_t start_offset = 0;
+  bool operator==(const EpochEntry&) const = default;
+};
+
+class LeaderEpochCache {
+ public:
+  // Loads <dir>/leader-epoch-checkpoint (missing = empty; malformed = kCorrupt).
+  static Result<LeaderEpochCache> Load(const std::filesystem::path& dir);
+
+  // Records that `epoch` starts at `start_offset` when it is newer than the
+  // latest epoch (entries never go backwards). Persists on change.
+  Status Assign(int32_t epoch, int64_t start_offset);
+  // Drops entries starting at or after `end_offset` (log truncated there).
+  Status TruncateFromEnd(int64_t end_offset);
+  // Drops entries wholly below `start_offset`; the epoch covering it is kept
+  // with its start moved up to `start_offset` (as Kafka does).
+  Status TruncateFromStart(int64_t start_offset);
+
+  // Kafka's OffsetsForLeaderEpoch answer: {largest epoch <= requested, start
+  // offset of the next higher epoch or log_end_offset for the latest};
+  // {-1, -1} when unknown.
+  std::pair<int32_t, int64_t> EndOffsetFor(int32_t epoch, int64_t log_end_offset) const;
+  // -1 when empty.
+  int32_t latest_epoch() const { return entries_.empty() ? -1 : entries_.back().epoch; }
+  const std::vector<EpochEntry>& entries() const { return entries_; }
+
+  static Result<std::vector<EpochEntry>> Parse(std::string_view text);
+  std::string Format() const;
+
+ private:
+  Status Persist() const;
+
+  std::filesystem::path path_;
+  std::vector<EpochEntry> entries_;  // epochs and start offsets increasing
+};
+
+}  // namespace strata::storage

@@ -1,0 +1,278 @@
+#include "storage/log_impl.h"
+
+#include <fmt/format.h>
+
+#include "base/log.h"
+#include "storage/checkpoints.h"
+
+namespace strata::storage {
+
+namespace fs = std::filesystem;
+using protocol::BatchHeader;
+
+LogImpl::LogImpl(fs::path dir, const LogConfig& config, Clock* clock)
+    : dir_(std::move(dir)), label_(dir_.filename().string()), clock_(clock), config_(config) {}
+
+Result<std::unique_ptr<Log>> Log::Open(const fs::path& dir, const LogConfig& config, Clock* clock) {
+  STRATA_ASSIGN_OR_RETURN(auto log, LogImpl::Load(dir, config, clock));
+  return std::unique_ptr<Log>(std::move(log));
+}
+
+int64_t LogImpl::segment_bytes_limit() const {
+  // Index positions are 32-bit, as in Kafka where segment.bytes is an int.
+  return std::min<int64_t>(config_.segment_bytes, INT32_MAX);
+}
+
+Status LogImpl::SplitBatches(MutableByteView batches, const std::vector<BatchInfo>& infos,
+                             std::vector<MutableByteView>* views,
+                             std::vector<BatchHeader>* headers) const {
+  size_t pos = 0;
+  for (const BatchInfo& info : infos) {
+    if (info.size < protocol::kBatchHeaderSize || batches.size() - pos < size_t(info.size)) {
+      return MakeError(Errc::kInvalidArgument,
+                       fmt::format("batch info size {} does not fit the buffer", info.size));
+    }
+    MutableByteView view = batches.subspan(pos, size_t(info.size));
+    STRATA_ASSIGN_OR_RETURN(BatchHeader h, protocol::ParseBatchHeader(view));
+    if (h.size_in_bytes() != info.size || h.last_offset_delta < 0) {
+      return MakeError(Errc::kInvalidArgument,
+                       fmt::format("batch length {} disagrees with info size {}",
+                                   h.size_in_bytes(), info.size));
+    }
+    if (info.size > config_.max_message_bytes) {
+      return MakeError(Errc::kTooLarge, fmt::format("batch of {} bytes exceeds max.message.bytes {}",
+                                                    info.size, config_.max_message_bytes));
+    }
+    views->push_back(view);
+    headers->push_back(h);
+    pos += size_t(info.size);
+  }
+  if (pos != batches.size()) {
+    return MakeError(Errc::kInvalidArgument, "batch infos do not cover the buffer");
+  }
+  if (int64_t(pos) > segment_bytes_limit()) {
+    return MakeError(Errc::kTooLarge, fmt::format("append of {} bytes exceeds segment.bytes", pos));
+  }
+  return Status::Ok();
+}
+
+Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
+                                     int32_t leader_epoch) {
+  std::lock_guard lock(mu_);
+  if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
+  if (infos.empty()) return MakeError(Errc::kInvalidArgument, "no batches to append");
+  const int64_t now = clock_->NowMs();
+  std::vector<MutableByteView> views;
+  std::vector<BatchHeader> headers;
+  STRATA_RETURN_IF_ERROR(SplitBatches(batches, infos, &views, &headers));
+
+  // Assign offsets and check producer sequences before touching the disk.
+  int64_t next = leo_.load();
+  int64_t records = 0;
+  ProducerStateManager::Staged staged;
+  for (BatchHeader& h : headers) {
+    h.base_offset = next;
+    next = h.last_offset() + 1;
+    records += h.last_offset_delta + 1;
+    if (!h.idempotent()) continue;
+    ProducerBatch pb = ProducerBatch::FromHeader(h);
+    if (auto dup = producers_.FindDuplicate(pb)) {
+      AppendResult r;
+      r.base_offset = dup->first_offset;
+      r.last_offset = dup->last_offset;
+      r.log_append_time = config_.message_timestamp_log_append ? dup->timestamp : -1;
+      r.log_start_offset = log_start_.load();
+      r.duplicate = true;
+      return r;
+    }
+    STRATA_RETURN_IF_ERROR(producers_.Validate(pb, &staged));
+  }
+
+  if (ShouldRoll(int64_t(batches.size()), next - 1, now)) STRATA_RETURN_IF_ERROR(RollLocked());
+  for (size_t i = 0; i < views.size(); ++i) {
+    protocol::SetBaseOffset(views[i], headers[i].base_offset);
+    protocol::SetPartitionLeaderEpoch(views[i], leader_epoch);
+    headers[i].partition_leader_epoch = leader_epoch;
+    if (config_.message_timestamp_log_append) {
+      protocol::SetLogAppendTime(views[i], now);
+      headers[i].max_timestamp = now;
+      headers[i].attributes = static_cast<int16_t>(headers[i].attributes | 0x8);
+    }
+  }
+  if (leader_epoch >= 0 && leader_epoch > epochs_.latest_epoch()) {
+    STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, leo_.load()));
+  }
+
+  Segment& seg = active();
+  const uint64_t size_before = seg.size();
+  Status written = seg.Append(batches, headers, config_.index_interval_bytes);
+  if (!written.ok() && seg.size() == size_before) return written.take_error();  // nothing reached the log
+  if (size_before == 0) seg.set_first_append_ms(now);
+  producers_.Commit(std::move(staged));
+  leo_.store(next);
+  if (!written.ok()) {
+    // The batches are in the log but an index write failed: keep them (a
+    // retry is answered as a duplicate) and force recovery on next Open.
+    io_failed_ = true;
+    log::Get("storage")->error("{}: index write failed after append at {}: {}", label_,
+                               headers.front().base_offset, written.error().message);
+    return written.take_error();
+  }
+
+  AppendResult result;
+  result.base_offset = headers.front().base_offset;
+  result.last_offset = next - 1;
+  result.log_append_time = config_.message_timestamp_log_append ? now : -1;
+  result.log_start_offset = log_start_.load();
+  STRATA_RETURN_IF_ERROR(MaybeFlushLocked(records, now));
+  return result;
+}
+
+bool LogImpl::ShouldRoll(int64_t append_bytes, int64_t max_offset, int64_t now) const {
+  const Segment& seg = active();
+  if (seg.size() == 0) return false;
+  return int64_t(seg.size()) > segment_bytes_limit() - append_bytes ||
+         now - seg.first_append_ms() > config_.segment_ms || seg.IndexFull() ||
+         max_offset - seg.base_offset() > INT32_MAX;
+}
+
+Status LogImpl::RollLocked() {
+  Segment& old = active();
+  if (old.size() == 0) return Status::Ok();
+  const int64_t base = leo_.load();
+  STRATA_RETURN_IF_ERROR(old.OnBecomeInactive());
+  // Rolled segments are made durable here, so after a crash only the active
+  // segment needs a recovery scan.
+  STRATA_RETURN_IF_ERROR(old.Flush());
+  STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, base, config_.segment_index_bytes));
+  segments_[base] = std::move(seg);
+  STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, base));
+  STRATA_RETURN_IF_ERROR(
+      ProducerStateManager::PruneSnapshots(dir_, log_start_.load(), base, kKeptSnapshots));
+  log::Get("storage")->info("{}: rolled new segment at offset {} ({} segments)", label_, base,
+                            segments_.size());
+  return Status::Ok();
+}
+
+Result<ReadResult> LogImpl::Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
+                                 bool min_one_batch) const {
+  ReadResult result;
+  std::shared_ptr<Segment> seg;
+  uint64_t limit = 0;
+  uint64_t from = 0;
+  {
+    std::lock_guard lock(mu_);
+    result.log_start_offset = log_start_.load();
+    result.log_end_offset = leo_.load();
+    if (offset < result.log_start_offset || offset > result.log_end_offset) {
+      return MakeError(Errc::kOutOfRange,
+                       fmt::format("{}: offset {} outside [{}, {}]", label_, offset,
+                                   result.log_start_offset, result.log_end_offset));
+    }
+    if (offset == result.log_end_offset || offset >= max_offset) return result;
+    auto it = segments_.upper_bound(offset);
+    if (it != segments_.begin()) --it;
+    while (it != segments_.end() && it->second->next_offset() <= offset) ++it;
+    if (it == segments_.end()) return result;
+    seg = it->second;
+    limit = seg->size();
+    from = seg->IndexPosition(offset);
+  }
+  STRATA_ASSIGN_OR_RETURN(auto first, seg->FindBatch(offset, from, limit));
+  if (!first) return result;
+  // Whole batches from the one containing `offset`, within max_bytes (the
+  // first regardless when min_one_batch). As in Kafka, a batch reaching
+  // max_offset (the high watermark) is left out entirely.
+  const uint64_t start = first->first;
+  uint64_t end = start;
+  STRATA_RETURN_IF_ERROR(seg->ForEachBatch(start, limit, [&](const BatchHeader& h, uint64_t pos) {
+    if (h.last_offset() >= max_offset) return false;
+    uint64_t next_end = pos + uint64_t(h.size_in_bytes());
+    bool fits = int64_t(next_end - start) <= int64_t(max_bytes);
+    if (!fits && !(min_one_batch && end == start)) return false;
+    end = next_end;
+    return fits;
+  }));
+  if (end > start) {
+    STRATA_ASSIGN_OR_RETURN(result.records, seg->Read(start, size_t(end - start)));
+  }
+  return result;
+}
+
+Status LogImpl::FlushLocked() {
+  STRATA_RETURN_IF_ERROR(active().Flush());
+  unflushed_records_ = 0;
+  last_flush_ms_ = clock_->NowMs();
+  return Status::Ok();
+}
+
+Status LogImpl::MaybeFlushLocked(int64_t records, int64_t now) {
+  unflushed_records_ += records;
+  if (unflushed_records_ >= config_.flush_messages || now - last_flush_ms_ >= config_.flush_ms) {
+    return FlushLocked();
+  }
+  return Status::Ok();
+}
+
+Status LogImpl::Flush() {
+  std::lock_guard lock(mu_);
+  return FlushLocked();
+}
+
+Status LogImpl::Close() {
+  std::lock_guard lock(mu_);
+  if (closed_) return Status::Ok();
+  closed_ = true;
+  STRATA_RETURN_IF_ERROR(active().OnBecomeInactive());
+  STRATA_RETURN_IF_ERROR(FlushLocked());
+  const int64_t leo = leo_.load();
+  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, leo));
+  STRATA_RETURN_IF_ERROR(
+      ProducerStateManager::PruneSnapshots(dir_, log_start_.load(), leo, kKeptSnapshots));
+  if (io_failed_) return Status::Ok();  // leave the log to be recovered
+  return WriteCleanShutdownMarker(dir_);
+}
+
+Status LogImpl::Delete() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  segments_.clear();
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+  if (ec) {
+    return MakeError(Errc::kIoError, fmt::format("remove {}: {}", dir_.string(), ec.message()));
+  }
+  log::Get("storage")->info("{}: deleted log directory", label_);
+  return Status::Ok();
+}
+
+void LogImpl::UpdateConfig(const LogConfig& config) {
+  std::lock_guard lock(mu_);
+  config_ = config;
+  for (auto& [base, seg] : segments_) seg->set_max_index_bytes(config.segment_index_bytes);
+}
+
+std::pair<int32_t, int64_t> LogImpl::EndOffsetForEpoch(int32_t epoch) const {
+  std::lock_guard lock(mu_);
+  return epochs_.EndOffsetFor(epoch, leo_.load());
+}
+
+int32_t LogImpl::latest_epoch() const {
+  std::lock_guard lock(mu_);
+  return epochs_.latest_epoch();
+}
+
+int64_t LogImpl::size_bytes() const {
+  std::lock_guard lock(mu_);
+  int64_t total = 0;
+  for (const auto& [base, seg] : segments_) total += int64_t(seg->size());
+  return total;
+}
+
+int LogImpl::segment_count() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int>(segments_.size());
+}
+
+}  // namespace strata::storage

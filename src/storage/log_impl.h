@@ -1,0 +1,107 @@
+#pragma once
+// LogImpl: the Log implementation. Owns the ordered map of segments (the last
+// one is active), the log start / end offsets, producer state, the leader
+// epoch cache and the flush policy. Its methods are split by concern:
+//   log_impl.cc        append, read, roll, flush, close
+//   log_load.cc        Open: segment loading, recovery, producer state rebuild
+//   log_retention.cc   retention, DeleteRecords, segment deletion
+//   log_timestamps.cc  ListOffsets by timestamp / max timestamp
+//
+// Thread-safety: one mutex guards all state. Read holds it only to pick the
+// segment and the index position; it then preads without it (bytes below a
+// size observed under the lock never change, and a segment's fds outlive its
+// deletion while a reader holds its shared_ptr). The offsets are atomics so
+// that their getters need no lock.
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "storage/leader_epoch_cache.h"
+#include "storage/log.h"
+#include "storage/producer_state.h"
+#include "storage/segment.h"
+
+namespace strata::storage {
+
+class LogImpl final : public Log {
+ public:
+  // Snapshots kept besides those Kafka would need (newest first).
+  static constexpr size_t kKeptSnapshots = 3;
+
+  static Result<std::unique_ptr<LogImpl>> Load(const std::filesystem::path& dir,
+                                               const LogConfig& config, Clock* clock);
+  // Does not flush or mark a clean shutdown: an un-Closed log is recovered
+  // like a crash on the next Open.
+  ~LogImpl() override = default;
+
+  Result<AppendResult> Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
+                              int32_t leader_epoch) override;
+  Result<ReadResult> Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
+                          bool min_one_batch) const override;
+  int64_t log_start_offset() const override { return log_start_.load(); }
+  int64_t log_end_offset() const override { return leo_.load(); }
+  std::optional<TimestampOffset> OffsetForTimestamp(int64_t ts) const override;
+  TimestampOffset MaxTimestamp() const override;
+  std::pair<int32_t, int64_t> EndOffsetForEpoch(int32_t epoch) const override;
+  int32_t latest_epoch() const override;
+  Status DeleteRecordsBefore(int64_t offset) override;
+  Result<int> EnforceRetention() override;
+  void UpdateConfig(const LogConfig& config) override;
+  Status Flush() override;
+  Status Close() override;
+  Status Delete() override;
+  std::filesystem::path dir() const override { return dir_; }
+  int64_t size_bytes() const override;
+  int segment_count() const override;
+
+ private:
+  using SegmentMap = std::map<int64_t, std::shared_ptr<Segment>>;
+
+  LogImpl(std::filesystem::path dir, const LogConfig& config, Clock* clock);
+
+  // log_load.cc
+  Status LoadLocked();
+  Status RemoveStrayFiles();
+  Status OpenSegments();
+  Status RecoverSegments(bool clean);
+  Status FixLogStartAfterLoad();
+  Status LoadProducerState();
+
+  // log_impl.cc
+  Status SplitBatches(MutableByteView batches, const std::vector<BatchInfo>& infos,
+                      std::vector<MutableByteView>* views,
+                      std::vector<protocol::BatchHeader>* headers) const;
+  bool ShouldRoll(int64_t append_bytes, int64_t max_offset, int64_t now) const;
+  Status RollLocked();
+  Status FlushLocked();
+  Status MaybeFlushLocked(int64_t records, int64_t now);
+
+  // log_retention.cc
+  Result<int> DeleteSegmentsBelowLocked(int64_t offset);
+  Status DeleteFirstSegmentLocked(const char* reason);
+  Status MoveLogStartLocked(int64_t offset);
+
+  Segment& active() const { return *segments_.rbegin()->second; }
+  int64_t segment_bytes_limit() const;
+
+  const std::filesystem::path dir_;
+  const std::string label_;  // dir name, for log lines
+  Clock* const clock_;
+  mutable std::mutex mu_;
+  LogConfig config_;
+  SegmentMap segments_;
+  std::atomic<int64_t> log_start_{0};
+  std::atomic<int64_t> leo_{0};
+  ProducerStateManager producers_;
+  LeaderEpochCache epochs_;
+  int64_t unflushed_records_ = 0;
+  int64_t last_flush_ms_ = 0;
+  bool closed_ = false;
+  bool io_failed_ = false;  // a write failed half-way; the next Open must recover
+};
+
+}  // namespace strata::storage

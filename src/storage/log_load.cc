@@ -1,0 +1,206 @@
+// LogImpl loading (Log::Open): files, segments, recovery, producer state.
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "base/log.h"
+#include "storage/checkpoints.h"
+#include "storage/log_impl.h"
+#include "storage/recovery.h"
+
+namespace strata::storage {
+
+namespace fs = std::filesystem;
+using protocol::BatchHeader;
+
+Result<std::unique_ptr<LogImpl>> LogImpl::Load(const fs::path& dir, const LogConfig& config,
+                                               Clock* clock) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return MakeError(Errc::kIoError, fmt::format("mkdir {}: {}", dir.string(), ec.message()));
+  std::unique_ptr<LogImpl> log(new LogImpl(dir, config, clock));
+  STRATA_RETURN_IF_ERROR(log->LoadLocked());
+  return log;
+}
+
+Status LogImpl::LoadLocked() {
+  std::lock_guard lock(mu_);
+  auto logger = log::Get("storage");
+  const bool clean = HasCleanShutdownMarker(dir_);
+  STRATA_RETURN_IF_ERROR(RemoveStrayFiles());
+
+  auto epochs = LeaderEpochCache::Load(dir_);
+  if (!epochs.ok()) {
+    if (epochs.error().code != Errc::kCorrupt) return epochs.take_error();
+    // The cache only speeds up OffsetsForLeaderEpoch; start over from the log.
+    logger->warn("{}: ignoring leader-epoch-checkpoint: {}", label_, epochs.error().message);
+    STRATA_RETURN_IF_ERROR(RemoveFile(dir_ / kLeaderEpochCheckpoint));
+    epochs = LeaderEpochCache::Load(dir_);
+    if (!epochs.ok()) return epochs.take_error();
+  }
+  epochs_ = std::move(*epochs);
+
+  auto start = ReadLogStartOffset(dir_);
+  if (!start.ok()) {
+    if (start.error().code != Errc::kCorrupt) return start.take_error();
+    logger->warn("{}: ignoring {}", label_, start.error().message);
+  }
+  log_start_.store(start.ok() && start->has_value() ? **start : 0);
+
+  STRATA_RETURN_IF_ERROR(OpenSegments());
+  STRATA_RETURN_IF_ERROR(RecoverSegments(clean));
+  STRATA_RETURN_IF_ERROR(FixLogStartAfterLoad());
+  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(leo_.load()));
+  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromStart(log_start_.load()));
+  STRATA_RETURN_IF_ERROR(LoadProducerState());
+
+  // segment.ms for the active segment counts from its first batch's
+  // timestamp when it has one (Kafka's choice), else from now.
+  const int64_t now = clock_->NowMs();
+  Segment& seg = active();
+  if (seg.size() > 0) {
+    STRATA_ASSIGN_OR_RETURN(auto first, seg.HeaderAt(0, seg.size()));
+    seg.set_first_append_ms(first && first->max_timestamp >= 0 ? first->max_timestamp : now);
+  }
+  last_flush_ms_ = now;
+  STRATA_RETURN_IF_ERROR(RemoveCleanShutdownMarker(dir_));
+  logger->info("{}: opened log [{}, {}) in {} segments ({} shutdown)", label_, log_start_.load(),
+               leo_.load(), segments_.size(), clean ? "clean" : "unclean");
+  return Status::Ok();
+}
+
+// Leftovers of interrupted atomic writes, and index files whose .log is gone.
+Status LogImpl::RemoveStrayFiles() {
+  std::error_code ec;
+  for (const auto& ent : fs::directory_iterator(dir_, ec)) {
+    std::string name = ent.path().filename().string();
+    bool stray = name.ends_with(".tmp");
+    for (std::string_view suffix : {kIndexSuffix, kTimeIndexSuffix}) {
+      if (auto base = ParseOffsetFileName(name, suffix)) {
+        stray = stray || !fs::exists(dir_ / OffsetFileName(*base, kLogSuffix));
+      }
+    }
+    if (stray) STRATA_RETURN_IF_ERROR(RemoveFile(ent.path()));
+  }
+  if (ec) return MakeError(Errc::kIoError, fmt::format("list {}: {}", dir_.string(), ec.message()));
+  return Status::Ok();
+}
+
+Status LogImpl::OpenSegments() {
+  std::error_code ec;
+  for (const auto& ent : fs::directory_iterator(dir_, ec)) {
+    auto base = ParseOffsetFileName(ent.path().filename().string(), kLogSuffix);
+    if (!base) continue;
+    STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Open(dir_, *base, config_.segment_index_bytes));
+    segments_[*base] = std::move(seg);
+  }
+  if (ec) return MakeError(Errc::kIoError, fmt::format("list {}: {}", dir_.string(), ec.message()));
+  if (segments_.empty()) {
+    const int64_t base = log_start_.load();
+    STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, base, config_.segment_index_bytes));
+    segments_[base] = std::move(seg);
+    STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  }
+  return Status::Ok();
+}
+
+// Segments are trusted when their indexes pass the sanity checks and their
+// tail (from the last index entry) is a clean, CRC-valid run of batches; the
+// active segment is always rescanned after an unclean shutdown (rolled
+// segments were fsynced at roll). A truncated segment drops every later one.
+Status LogImpl::RecoverSegments(bool clean) {
+  auto logger = log::Get("storage");
+  int64_t min_offset = segments_.begin()->first;
+  Status epoch_status;
+  auto on_batch = [&](const BatchHeader& h) {
+    if (h.partition_leader_epoch >= 0 && h.partition_leader_epoch > epochs_.latest_epoch() &&
+        epoch_status.ok()) {
+      epoch_status = epochs_.Assign(h.partition_leader_epoch, h.base_offset);
+    }
+  };
+  for (auto it = segments_.begin(); it != segments_.end(); ++it) {
+    Segment& seg = *it->second;
+    const bool last = std::next(it) == segments_.end();
+    bool recover = last && !clean;
+    if (!recover) {
+      Status st = seg.CheckIndexes();
+      if (st.ok()) st = seg.LoadTail();
+      if (!st.ok()) {
+        logger->warn("{}: rebuilding indexes of segment {}: {}", label_, seg.base_offset(),
+                     st.error().message);
+        recover = true;
+      }
+    }
+    if (recover) {
+      STRATA_ASSIGN_OR_RETURN(
+          SegmentRecovery r,
+          RecoverSegment(seg, min_offset, config_.index_interval_bytes, label_, on_batch));
+      STRATA_RETURN_IF_ERROR(epoch_status);
+      if (r.truncated_bytes > 0 && !last) {
+        for (auto later = std::next(it); later != segments_.end();) {
+          logger->warn("{}: deleting segment {} after the truncation point", label_, later->first);
+          STRATA_RETURN_IF_ERROR(later->second->DeleteFiles());
+          later = segments_.erase(later);
+        }
+        STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+      }
+    }
+    min_offset = seg.next_offset();
+  }
+  leo_.store(active().next_offset());
+  return Status::Ok();
+}
+
+Status LogImpl::FixLogStartAfterLoad() {
+  const int64_t first_base = segments_.begin()->first;
+  int64_t start = log_start_.load();
+  if (start > leo_.load()) {
+    // The tail the log start pointed into was lost: start afresh there, as
+    // Kafka does when the log start offset passes the log end.
+    log::Get("storage")->warn("{}: log start {} is past the recovered end {}; emptying the log",
+                              label_, start, leo_.load());
+    while (!segments_.empty()) {
+      STRATA_RETURN_IF_ERROR(segments_.begin()->second->DeleteFiles());
+      segments_.erase(segments_.begin());
+    }
+    STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, start, config_.segment_index_bytes));
+    segments_[start] = std::move(seg);
+    leo_.store(start);
+    STRATA_RETURN_IF_ERROR(ProducerStateManager::PruneSnapshots(dir_, start, start, 0));
+    return SyncDir(dir_);
+  }
+  if (start < first_base) {
+    log_start_.store(first_base);
+    STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, first_base));
+  }
+  STRATA_ASSIGN_OR_RETURN(int deleted, DeleteSegmentsBelowLocked(log_start_.load()));
+  (void)deleted;
+  return Status::Ok();
+}
+
+// Newest snapshot at or below the log end, then a replay of the batches after it.
+Status LogImpl::LoadProducerState() {
+  const int64_t leo = leo_.load();
+  const int64_t start = log_start_.load();
+  STRATA_RETURN_IF_ERROR(
+      ProducerStateManager::PruneSnapshots(dir_, 0, leo, std::numeric_limits<size_t>::max()));
+  STRATA_ASSIGN_OR_RETURN(auto snapshot, producers_.LoadNewestSnapshot(dir_, leo));
+  const int64_t from = snapshot ? std::max(*snapshot, start) : start;
+  int64_t replayed = 0;
+  for (const auto& [base, seg] : segments_) {
+    if (seg->next_offset() <= from) continue;
+    STRATA_RETURN_IF_ERROR(seg->ForEachBatch(
+        seg->IndexPosition(from), seg->size(), [&](const BatchHeader& h, uint64_t) {
+          if (h.base_offset >= from && h.idempotent()) {
+            producers_.Replay(ProducerBatch::FromHeader(h));
+            ++replayed;
+          }
+          return true;
+        }));
+  }
+  log::Get("storage")->info("{}: producer state: {} producers from snapshot {} + {} batches",
+                            label_, producers_.size(), snapshot ? *snapshot : -1, replayed);
+  return Status::Ok();
+}
+
+}  // namespace strata::storage

@@ -1,0 +1,94 @@
+// LogImpl retention: retention.ms / retention.bytes, segment.ms rolling of an
+// idle active segment, DeleteRecords, and the log start offset bookkeeping.
+#include <fmt/format.h>
+
+#include "base/log.h"
+#include "storage/checkpoints.h"
+#include "storage/log_impl.h"
+
+namespace strata::storage {
+
+Status LogImpl::DeleteFirstSegmentLocked(const char* reason) {
+  auto first = segments_.begin();
+  log::Get("storage")->info("{}: deleting segment {} ({} bytes): {}", label_, first->first,
+                            first->second->size(), reason);
+  STRATA_RETURN_IF_ERROR(first->second->DeleteFiles());
+  segments_.erase(first);
+  return Status::Ok();
+}
+
+// Deletes non-active segments wholly below `offset` (the next segment starts
+// at or before it).
+Result<int> LogImpl::DeleteSegmentsBelowLocked(int64_t offset) {
+  int deleted = 0;
+  while (segments_.size() > 1 && std::next(segments_.begin())->first <= offset) {
+    STRATA_RETURN_IF_ERROR(DeleteFirstSegmentLocked("below the log start offset"));
+    ++deleted;
+  }
+  if (deleted > 0) STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  return deleted;
+}
+
+// Persists a higher log start offset and trims what hangs off it.
+Status LogImpl::MoveLogStartLocked(int64_t offset) {
+  if (offset <= log_start_.load()) return Status::Ok();
+  STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, offset));
+  log_start_.store(offset);
+  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromStart(offset));
+  return ProducerStateManager::PruneSnapshots(dir_, offset, leo_.load(), kKeptSnapshots);
+}
+
+Status LogImpl::DeleteRecordsBefore(int64_t offset) {
+  std::lock_guard lock(mu_);
+  if (offset > leo_.load()) {
+    return MakeError(Errc::kOutOfRange, fmt::format("{}: delete records before {} past log end {}",
+                                                    label_, offset, leo_.load()));
+  }
+  if (offset <= log_start_.load()) return Status::Ok();
+  STRATA_RETURN_IF_ERROR(MoveLogStartLocked(offset));
+  log::Get("storage")->info("{}: log start offset moved to {} by DeleteRecords", label_, offset);
+  STRATA_ASSIGN_OR_RETURN(int deleted, DeleteSegmentsBelowLocked(offset));
+  (void)deleted;
+  return Status::Ok();
+}
+
+Result<int> LogImpl::EnforceRetention() {
+  std::lock_guard lock(mu_);
+  if (closed_) return 0;
+  const int64_t now = clock_->NowMs();
+  const Segment& current = active();
+  if (current.size() > 0 && now - current.first_append_ms() > config_.segment_ms) {
+    STRATA_RETURN_IF_ERROR(RollLocked());
+  }
+  if (unflushed_records_ > 0 && now - last_flush_ms_ >= config_.flush_ms) {
+    STRATA_RETURN_IF_ERROR(FlushLocked());
+  }
+  if (!config_.cleanup_delete) return 0;
+
+  int deleted = 0;
+  // retention.ms: oldest first, while the segment's newest record is too old.
+  while (config_.retention_ms >= 0 && segments_.size() > 1) {
+    STRATA_ASSIGN_OR_RETURN(int64_t largest, segments_.begin()->second->LargestTimestamp());
+    if (now - largest <= config_.retention_ms) break;
+    STRATA_RETURN_IF_ERROR(DeleteFirstSegmentLocked("retention.ms"));
+    ++deleted;
+  }
+  // retention.bytes: drop whole oldest segments while the rest still exceeds it.
+  if (config_.retention_bytes >= 0) {
+    int64_t total = 0;
+    for (const auto& [base, seg] : segments_) total += int64_t(seg->size());
+    int64_t excess = total - config_.retention_bytes;
+    while (segments_.size() > 1 && excess - int64_t(segments_.begin()->second->size()) >= 0) {
+      excess -= int64_t(segments_.begin()->second->size());
+      STRATA_RETURN_IF_ERROR(DeleteFirstSegmentLocked("retention.bytes"));
+      ++deleted;
+    }
+  }
+  if (deleted > 0) {
+    STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+    STRATA_RETURN_IF_ERROR(MoveLogStartLocked(segments_.begin()->first));
+  }
+  return deleted;
+}
+
+}  // namespace strata::storage

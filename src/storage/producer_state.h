@@ -1,0 +1,108 @@
+#pragma once
+// ProducerStateManager: per-producer-id idempotence state (epoch, the last 5
+// batches' sequence/offset ranges, open transaction) and its persistence as
+// Kafka producer snapshots, <dir>/<20-digit offset>.snapshot, in
+// ProducerStateManager's format version 1:
+//   version int16 = 1 | crc uint32 (CRC-32C of everything after it) |
+//   entries int32 count, then per producer:
+//     producerId int64 | epoch int16 | lastSequence int32 | lastOffset int64 |
+//     offsetDelta int32 | timestamp int64 | coordinatorEpoch int32 |
+//     currentTxnFirstOffset int64
+// A snapshot named N holds the state after every batch below offset N. As in
+// Kafka only each producer's LAST batch is persisted; the older retry window
+// is rebuilt by replaying the batches after the snapshot.
+//
+// Thread-safety: none; the owning Log's mutex serialises all calls.
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "base/result.h"
+#include "protocol/record_batch.h"
+
+namespace strata::storage {
+
+inline constexpr std::string_view kSnapshotSuffix = ".snapshot";
+
+// One appended batch as the producer state sees it.
+struct ProducerBatch {
+  int64_t producer_id = -1;
+  int16_t epoch = -1;
+  int32_t first_seq = -1;
+  int32_t last_seq = -1;
+  int64_t first_offset = -1;
+  int64_t last_offset = -1;
+  int64_t max_timestamp = -1;
+  bool transactional = false;
+  bool control = false;
+
+  static ProducerBatch FromHeader(const protocol::BatchHeader& h);
+};
+
+struct ProducerBatchMeta {
+  int32_t first_seq = -1;
+  int32_t last_seq = -1;
+  int64_t first_offset = -1;
+  int64_t last_offset = -1;
+  int64_t timestamp = -1;
+};
+
+struct ProducerEntry {
+  static constexpr size_t kMaxBatches = 5;  // Kafka's retry window
+  int16_t epoch = -1;
+  std::deque<ProducerBatchMeta> batches;  // oldest first
+  int32_t coordinator_epoch = -1;
+  int64_t last_timestamp = -1;
+  int64_t current_txn_first_offset = -1;
+};
+
+class ProducerStateManager {
+ public:
+  // Producer entries touched by an append that is being validated.
+  using Staged = std::map<int64_t, ProducerEntry>;
+
+  // The original batch if `b` retries one of its producer's last 5 batches
+  // (same epoch, same first and last sequence).
+  std::optional<ProducerBatchMeta> FindDuplicate(const ProducerBatch& b) const;
+  // Checks `b` against the committed state overlaid with `staged` and, when
+  // acceptable, records it in `staged`. kInvalidProducerEpoch for an old
+  // epoch, kOutOfOrderSequence for a gap or a new epoch not starting at 0.
+  Status Validate(const ProducerBatch& b, Staged* staged) const;
+  // Makes staged entries the committed state.
+  void Commit(Staged&& staged);
+  // Applies `b` without checks (recovery replay, like Kafka's replication origin).
+  void Replay(const ProducerBatch& b);
+
+  // Writes <dir>/<offset>.snapshot (tmp + fsync + rename).
+  Status WriteSnapshot(const std::filesystem::path& dir, int64_t offset) const;
+  // Replaces the state with the newest readable snapshot at or below
+  // `max_offset`, returning its offset; nullopt (empty state) when none.
+  // Unreadable snapshots are deleted with a warning.
+  Result<std::optional<int64_t>> LoadNewestSnapshot(const std::filesystem::path& dir,
+                                                    int64_t max_offset);
+  // Snapshot offsets in `dir`, ascending.
+  static std::vector<int64_t> ListSnapshots(const std::filesystem::path& dir);
+  // Deletes snapshots above `max_offset`, below `min_offset`, and all but the
+  // `keep` newest.
+  static Status PruneSnapshots(const std::filesystem::path& dir, int64_t min_offset,
+                               int64_t max_offset, size_t keep);
+
+  // Encoding, exposed for tests.
+  Bytes EncodeSnapshot() const;
+  Status DecodeSnapshot(ByteView data);
+
+  void Clear() { producers_.clear(); }
+  const ProducerEntry* Get(int64_t producer_id) const;
+  size_t size() const { return producers_.size(); }
+
+ private:
+  static void Apply(const ProducerBatch& b, ProducerEntry* entry);
+
+  std::unordered_map<int64_t, ProducerEntry> producers_;
+};
+
+}  // namespace strata::storage

@@ -1,0 +1,135 @@
+// ProducerStateManager snapshot format and LeaderEpochCache.
+#include "storage/producer_state.h"
+
+#include <gtest/gtest.h>
+
+#include "protocol/crc32c.h"
+#include "storage/file.h"
+#include "storage/leader_epoch_cache.h"
+#include "storage/test_util.h"
+
+namespace strata::storage {
+namespace {
+
+ProducerBatch Batch(int64_t pid, int16_t epoch, int32_t first_seq, int32_t last_seq,
+                    int64_t first_offset, int64_t last_offset, int64_t ts) {
+  ProducerBatch b;
+  b.producer_id = pid;
+  b.epoch = epoch;
+  b.first_seq = first_seq;
+  b.last_seq = last_seq;
+  b.first_offset = first_offset;
+  b.last_offset = last_offset;
+  b.max_timestamp = ts;
+  return b;
+}
+
+TEST(ProducerStateTest, SnapshotBytesFollowKafkaLayout) {
+  ProducerStateManager psm;
+  psm.Replay(Batch(7, 2, 0, 4, 100, 104, 5555));
+  psm.Replay(Batch(7, 2, 5, 6, 110, 111, 6666));
+  Bytes data = psm.EncodeSnapshot();
+  ASSERT_EQ(data.size(), 6u + 4 + 46);
+  EXPECT_EQ(LoadBE16(&data[0]), 1);  // version
+  EXPECT_EQ(LoadBE32(&data[2]), protocol::Crc32c(&data[6], data.size() - 6));
+  EXPECT_EQ(LoadBE32(&data[6]), 1u);  // entry count
+  const uint8_t* e = &data[10];
+  EXPECT_EQ(LoadBE64(e), 7u);                 // producerId
+  EXPECT_EQ(LoadBE16(e + 8), 2);              // epoch
+  EXPECT_EQ(LoadBE32(e + 10), 6u);            // lastSequence
+  EXPECT_EQ(LoadBE64(e + 14), 111u);          // lastOffset
+  EXPECT_EQ(LoadBE32(e + 22), 1u);            // offsetDelta
+  EXPECT_EQ(LoadBE64(e + 26), 6666u);         // timestamp
+  EXPECT_EQ(LoadBE32(e + 34), 0xffffffffu);   // coordinatorEpoch -1
+  EXPECT_EQ(LoadBE64(e + 38), ~uint64_t(0));  // no open transaction
+
+  ProducerStateManager loaded;
+  ASSERT_TRUE(loaded.DecodeSnapshot(data).ok());
+  const ProducerEntry* entry = loaded.Get(7);
+  ASSERT_NE(entry, nullptr);
+  ASSERT_EQ(entry->batches.size(), 1u);  // only the last batch is persisted
+  EXPECT_EQ(entry->batches[0].first_seq, 5);
+  EXPECT_EQ(entry->batches[0].first_offset, 110);
+  EXPECT_EQ(entry->epoch, 2);
+  EXPECT_EQ(loaded.EncodeSnapshot(), data);
+}
+
+TEST(ProducerStateTest, SnapshotDecodeRejectsDamage) {
+  ProducerStateManager psm;
+  psm.Replay(Batch(1, 0, INT32_MAX - 1, 1, 0, 3, 10));  // 4 records, wraps
+  Bytes data = psm.EncodeSnapshot();
+  ProducerStateManager loaded;
+  ASSERT_TRUE(loaded.DecodeSnapshot(data).ok());
+  EXPECT_EQ(loaded.Get(1)->batches[0].first_seq, INT32_MAX - 1);
+  Bytes bad_crc = data;
+  bad_crc.back() ^= 1;
+  EXPECT_EQ(loaded.DecodeSnapshot(bad_crc).error().code, Errc::kCorrupt);
+  Bytes bad_version = data;
+  bad_version[1] = 2;
+  EXPECT_FALSE(loaded.DecodeSnapshot(bad_version).ok());
+  Bytes short_data(data.begin(), data.end() - 1);
+  EXPECT_FALSE(loaded.DecodeSnapshot(short_data).ok());
+}
+
+TEST(ProducerStateTest, TransactionalBatchOpensTransactionUntilMarker) {
+  ProducerStateManager psm;
+  ProducerBatch b = Batch(9, 0, 0, 0, 40, 40, 1);
+  b.transactional = true;
+  psm.Replay(b);
+  EXPECT_EQ(psm.Get(9)->current_txn_first_offset, 40);
+  ProducerBatch marker = Batch(9, 0, -1, -1, 41, 41, 2);
+  marker.control = true;
+  psm.Replay(marker);
+  EXPECT_EQ(psm.Get(9)->current_txn_first_offset, -1);
+  EXPECT_EQ(psm.Get(9)->batches.size(), 1u);
+}
+
+class LeaderEpochCacheTest : public testing::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    std::filesystem::create_directories(dir_);
+  }
+  std::string FileText() {
+    auto data = ReadWholeFile(dir_ / "leader-epoch-checkpoint");
+    return data.ok() ? std::string(data->begin(), data->end()) : "<missing>";
+  }
+};
+
+TEST_F(LeaderEpochCacheTest, AssignPersistsAndReloads) {
+  auto cache = LeaderEpochCache::Load(dir_);
+  ASSERT_TRUE(cache.ok());
+  EXPECT_EQ(cache->latest_epoch(), -1);
+  ASSERT_TRUE(cache->Assign(0, 0).ok());
+  ASSERT_TRUE(cache->Assign(0, 10).ok());  // same epoch, later offset: no change
+  ASSERT_TRUE(cache->Assign(3, 25).ok());
+  EXPECT_EQ(FileText(), "0\n2\n0 0\n3 25\n");
+  auto reloaded = LeaderEpochCache::Load(dir_);
+  ASSERT_TRUE(reloaded.ok());
+  EXPECT_EQ(reloaded->entries(), (std::vector<EpochEntry>{{0, 0}, {3, 25}}));
+}
+
+TEST_F(LeaderEpochCacheTest, TruncationFromBothEnds) {
+  auto cache = LeaderEpochCache::Load(dir_);
+  ASSERT_TRUE(cache->Assign(1, 0).ok());
+  ASSERT_TRUE(cache->Assign(2, 10).ok());
+  ASSERT_TRUE(cache->Assign(4, 20).ok());
+  ASSERT_TRUE(cache->TruncateFromEnd(20).ok());
+  EXPECT_EQ(FileText(), "0\n2\n1 0\n2 10\n");
+  ASSERT_TRUE(cache->TruncateFromStart(15).ok());
+  EXPECT_EQ(FileText(), "0\n1\n2 15\n");
+  EXPECT_EQ(cache->EndOffsetFor(2, 30), (std::pair<int32_t, int64_t>{2, 30}));
+  EXPECT_EQ(cache->EndOffsetFor(1, 30), (std::pair<int32_t, int64_t>{1, 15}));
+}
+
+TEST_F(LeaderEpochCacheTest, MalformedCheckpointIsCorrupt) {
+  for (const char* text : {"1\n0\n", "0\n2\n1 0\n", "0\n1\n1 x\n", "0\n2\n3 5\n2 9\n"}) {
+    EXPECT_FALSE(LeaderEpochCache::Parse(text).ok()) << text;
+  }
+  auto ok = LeaderEpochCache::Parse("0\n2\n1 0\n5 100\n");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->size(), 2u);
+}
+
+}  // namespace
+}  // namespace strata::storage

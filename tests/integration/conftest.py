@@ -1,0 +1,309 @@
+"""pytest fixtures that run a broker process for black-box tests.
+
+`broker` (one per test module) and `broker_factory(**config)` (per test, with extra config)
+start the Strata binary ($STRATA_BIN, default build/strata) as
+    strata serve --config FILE [--set key=value ...]
+on a free loopback port with a fresh data dir, stderr captured to a file, and stop it at
+teardown (SIGTERM, then SIGKILL). With STRATA_TEST_AGAINST_KAFKA=1 the same fixtures start a
+real single-node KRaft Apache Kafka from tests/integration/kafka-tools/target/lib instead,
+so the suite itself can be checked against the reference implementation.
+
+When a test fails, the broker's stderr written during that test is attached to the report.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kit  # noqa: E402
+
+STRATA_BIN = os.environ.get("STRATA_BIN", str(kit.REPO_ROOT / "build" / "strata"))
+START_TIMEOUT = 20.0
+KAFKA_START_TIMEOUT = 90.0
+STOP_TIMEOUT = 20.0
+
+_live_brokers: list["Broker"] = []
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+KAFKA_LOG4J2 = """\
+status = error
+appender.console.type = Console
+appender.console.name = STDERR
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = STDERR
+logger.kafka.name = org.apache.kafka
+logger.kafka.level = warn
+logger.state.name = state.change.logger
+logger.state.level = warn
+"""
+
+
+class Broker:
+    """One broker process under test: Strata, or Apache Kafka in self-check mode.
+
+    Attributes: port, bootstrap ("127.0.0.1:PORT"), data_dir (its log.dirs), config (dict),
+    log_path (captured stdout+stderr of every start, appended). Not thread-safe.
+    """
+
+    def __init__(self, workdir: Path, config: dict | None = None, set_args: dict | None = None):
+        self.workdir = workdir
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.kafka = kit.against_kafka()
+        self.port = free_port()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.data_dir = workdir / "data"
+        self.data_dir.mkdir(exist_ok=True)
+        self.log_path = workdir / "broker.stderr.log"
+        self.config_path = workdir / ("server.properties" if self.kafka else "strata.properties")
+        self.config = {
+            "node.id": "1",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "log.dirs": str(self.data_dir),
+            "num.partitions": "1",
+            "auto.create.topics.enable": "false",
+        }
+        if self.kafka:
+            self._add_kafka_config()
+        self.config.update({k: str(v) for k, v in (config or {}).items()})
+        self.set_args = {k: str(v) for k, v in (set_args or {}).items()}
+        self.proc: subprocess.Popen | None = None
+        self._log_file = None
+        self.start_log_offset = 0  # size of log_path when the current process started
+        self._formatted = False
+
+    def _add_kafka_config(self) -> None:
+        cport = free_port()
+        self.config.update({
+            "process.roles": "broker,controller",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{cport}",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "controller.quorum.bootstrap.servers": f"127.0.0.1:{cport}",
+            "offsets.topic.replication.factor": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+        })
+
+    # ---- lifecycle -------------------------------------------------------------------
+
+    def _write_config(self) -> None:
+        lines = ["# written by tests/integration/conftest.py"]
+        lines += [f"{k}={v}" for k, v in self.config.items()]
+        self.config_path.write_text("\n".join(lines) + "\n")
+
+    def _command(self) -> list[str]:
+        if not self.kafka:
+            cmd = [STRATA_BIN, "serve", "--config", str(self.config_path)]
+            for k, v in self.set_args.items():
+                cmd += ["--set", f"{k}={v}"]
+            return cmd
+        log4j = self.workdir / "log4j2.properties"
+        log4j.write_text(KAFKA_LOG4J2)
+        return ["java", "-Xmx1g", "-XX:+UseG1GC", f"-Dlog4j2.configurationFile={log4j}",
+                "-cp", f"{kit.KAFKA_LIB}/*", "kafka.Kafka", str(self.config_path)]
+
+    def _format_kafka_storage(self) -> None:
+        cluster_id = subprocess.run(
+            ["java", "-cp", f"{kit.KAFKA_LIB}/*", "kafka.tools.StorageTool", "random-uuid"],
+            check=True, capture_output=True, text=True).stdout.strip()
+        r = subprocess.run(
+            ["java", "-cp", f"{kit.KAFKA_LIB}/*", "kafka.tools.StorageTool", "format",
+             "-t", cluster_id, "-c", str(self.config_path), "--standalone"],
+            capture_output=True, text=True)
+        assert r.returncode == 0, f"kafka storage format failed:\n{r.stdout}\n{r.stderr}"
+        self._formatted = True
+
+    def start(self) -> None:
+        assert self.proc is None, "broker already running"
+        if self.set_args and self.kafka:
+            self.config.update(self.set_args)  # Kafka has no --set; fold into the file
+        self._write_config()
+        if self.kafka and not self._formatted:
+            self._format_kafka_storage()
+        if not self.kafka and not os.access(STRATA_BIN, os.X_OK):
+            pytest.fail(f"broker binary {STRATA_BIN} not found (set STRATA_BIN)")
+        self.start_log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        self._log_file = open(self.log_path, "ab")
+        self._log_file.write(f"==== start {time.strftime('%H:%M:%S')}: {' '.join(self._command())}\n"
+                             .encode())
+        self._log_file.flush()
+        self.proc = subprocess.Popen(self._command(), stdout=self._log_file, stderr=self._log_file,
+                                     stdin=subprocess.DEVNULL, cwd=self.workdir)
+        _live_brokers.append(self)
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.time() + (KAFKA_START_TIMEOUT if self.kafka else START_TIMEOUT)
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"broker exited with {self.proc.returncode} during start-up:\n"
+                                     f"{self.log_tail()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise AssertionError(f"broker did not accept connections on {self.port}:\n"
+                                     f"{self.log_tail()}")
+            time.sleep(0.05)
+        if self.kafka:  # Kafka accepts before it can serve metadata; wait until it can
+            a = kit.admin(self.bootstrap)
+            while not a.list_topics(timeout=10).brokers:
+                assert time.time() < deadline, "kafka never listed a broker"
+                time.sleep(0.2)
+
+    def _reap(self) -> None:
+        if self in _live_brokers:
+            _live_brokers.remove(self)
+        self.proc = None
+        if self._log_file:
+            self._log_file.close()
+            self._log_file = None
+
+    def stop(self) -> int | None:
+        """SIGTERM, wait, then SIGKILL. Returns the exit code (None if it had to be killed)."""
+        if self.proc is None:
+            return None
+        rc = None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._reap()
+        return rc
+
+    def kill9(self) -> None:
+        if self.proc is None:
+            return
+        self.proc.kill()
+        self.proc.wait()
+        self._reap()
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    # ---- inspection ------------------------------------------------------------------
+
+    def log_text(self, since_start: bool = False) -> str:
+        if not self.log_path.exists():
+            return ""
+        with open(self.log_path, "rb") as f:
+            if since_start:
+                f.seek(self.start_log_offset)
+            return f.read().decode(errors="replace")
+
+    def log_tail(self, max_bytes: int = 20000) -> str:
+        text = self.log_text()
+        return text[-max_bytes:]
+
+    def partition_dir(self, topic: str, partition: int) -> Path:
+        return self.data_dir / f"{topic}-{partition}"
+
+
+def _make_broker(tmp_root: Path, config=None, set_args=None) -> Broker:
+    b = Broker(tmp_root / f"broker-{uuid.uuid4().hex[:8]}", config, set_args)
+    b.start()
+    return b
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    """A broker with default config shared by the tests of one module (use fresh topics)."""
+    b = _make_broker(tmp_path_factory.mktemp("broker"))
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+def broker_factory(tmp_path):
+    """broker_factory(config=None, set_args=None, **config) -> a started Broker of this test.
+
+    Keys may be given as a dict (`config={"log.segment.bytes": 1048576}`) or keywords with
+    underscores for dots (`log_segment_bytes=1048576`). All are stopped at teardown.
+    """
+    made: list[Broker] = []
+
+    def make(config: dict | None = None, set_args: dict | None = None, **kw) -> Broker:
+        cfg = dict(config or {})
+        cfg.update({k.replace("_", "."): v for k, v in kw.items()})
+        b = _make_broker(tmp_path, cfg, set_args)
+        made.append(b)
+        return b
+
+    yield make
+    for b in made:
+        b.stop()
+
+
+@pytest.fixture
+def kafka_mode() -> bool:
+    return kit.against_kafka()
+
+
+# ---- attach broker stderr to failing tests --------------------------------------------
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item.stash[_log_marks] = {id(b): (b, b.log_path.stat().st_size if b.log_path.exists() else 0)
+                              for b in _live_brokers}
+
+
+_log_marks = pytest.StashKey[dict]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    marks = item.stash.get(_log_marks, {})
+    seen = set()
+    for b in list(_live_brokers) + [m[0] for m in marks.values()]:
+        if id(b) in seen or not b.log_path.exists():
+            continue
+        seen.add(id(b))
+        start = marks.get(id(b), (b, 0))[1]
+        with open(b.log_path, "rb") as f:
+            f.seek(start)
+            text = f.read().decode(errors="replace")
+        if len(text) > 30000:
+            text = "...\n" + text[-30000:]
+        report.sections.append((f"broker stderr ({b.bootstrap}, {b.log_path})", text))
+
+
+def pytest_report_header(config):
+    if kit.against_kafka():
+        return f"brokers: real Apache Kafka from {kit.KAFKA_LIB} (STRATA_TEST_AGAINST_KAFKA=1)"
+    return f"brokers: Strata {STRATA_BIN}"
