@@ -5,6 +5,7 @@
 #include <snappy.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <climits>
@@ -20,6 +21,7 @@ constexpr size_t kXerialHeaderSize = 16;  // magic + version + compatible versio
 constexpr size_t kXerialChunk = 32 * 1024;  // the Java client's block size
 constexpr int kZstdLevel = 3;               // Kafka's default level
 constexpr int kZstdMinWindowLog = 23;
+constexpr int kZstdMaxWindowLog = 27;  // zstd's own default limit
 constexpr size_t kZstdKeepCtxBytes = 16u << 20;
 
 Error Corrupt(Compression codec, std::string_view what) {
@@ -272,7 +274,7 @@ using ZstdDctx = std::unique_ptr<ZSTD_DCtx, ZstdDctxFree>;
 // allocated up front, so without this a tiny frame could claim 128 MiB.
 int ZstdWindowLogMax(size_t max_output) {
   int log = kZstdMinWindowLog;
-  while (log < ZSTD_WINDOWLOG_LIMIT_DEFAULT && (size_t{1} << log) < max_output) ++log;
+  while (log < kZstdMaxWindowLog && (size_t{1} << log) < max_output) ++log;
   return log;
 }
 

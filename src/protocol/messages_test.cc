@@ -241,7 +241,8 @@ void Fill(FetchRequest& m, int16_t v, bool) {
   for (const char* name : {"a", "bb"}) {
     FetchRequest::Topic t{.topic = name};
     for (int32_t i = 0; i < 2; ++i) {
-      FetchRequest::Partition p{.partition = i, .fetch_offset = 100 + i, .partition_max_bytes = 1048576};
+      FetchRequest::Partition p{
+          .partition = i, .fetch_offset = 100 + i, .partition_max_bytes = 1048576};
       if (v >= 9) p.current_leader_epoch = 8;
       if (v >= 12) p.last_fetched_epoch = 7;
       if (v >= 5) p.log_start_offset = 10;
@@ -774,8 +775,8 @@ void RoundTripAllVersions() {
   for (int16_t v = Req::kMinVersion; v <= Req::kMaxVersion; ++v) {
     const bool flex = IsFlexible<Req>(v);
     for (bool nulls : {false, true}) {
-      SCOPED_TRACE(::testing::Message() << "api " << Req::kApiKey << " v" << v
-                                        << (nulls ? " nulls" : " values"));
+      SCOPED_TRACE(::testing::Message()
+                   << "api " << Req::kApiKey << " v" << v << (nulls ? " nulls" : " values"));
       Req req;
       Fill(req, v, nulls);
       auto dreq = RoundTrip(req, v, flex);
@@ -788,11 +789,15 @@ void RoundTripAllVersions() {
   }
 }
 
-TEST(MessagesRoundTrip, ApiVersions) { RoundTripAllVersions<ApiVersionsRequest, ApiVersionsResponse>(); }
+TEST(MessagesRoundTrip, ApiVersions) {
+  RoundTripAllVersions<ApiVersionsRequest, ApiVersionsResponse>();
+}
 TEST(MessagesRoundTrip, Produce) { RoundTripAllVersions<ProduceRequest, ProduceResponse>(); }
 TEST(MessagesRoundTrip, Metadata) { RoundTripAllVersions<MetadataRequest, MetadataResponse>(); }
 TEST(MessagesRoundTrip, Fetch) { RoundTripAllVersions<FetchRequest, FetchResponse>(); }
-TEST(MessagesRoundTrip, ListOffsets) { RoundTripAllVersions<ListOffsetsRequest, ListOffsetsResponse>(); }
+TEST(MessagesRoundTrip, ListOffsets) {
+  RoundTripAllVersions<ListOffsetsRequest, ListOffsetsResponse>();
+}
 TEST(MessagesRoundTrip, CreateTopics) {
   RoundTripAllVersions<CreateTopicsRequest, CreateTopicsResponse>();
 }
@@ -828,12 +833,16 @@ TEST(MessagesRoundTrip, FindCoordinator) {
 }
 TEST(MessagesRoundTrip, JoinGroup) { RoundTripAllVersions<JoinGroupRequest, JoinGroupResponse>(); }
 TEST(MessagesRoundTrip, Heartbeat) { RoundTripAllVersions<HeartbeatRequest, HeartbeatResponse>(); }
-TEST(MessagesRoundTrip, LeaveGroup) { RoundTripAllVersions<LeaveGroupRequest, LeaveGroupResponse>(); }
+TEST(MessagesRoundTrip, LeaveGroup) {
+  RoundTripAllVersions<LeaveGroupRequest, LeaveGroupResponse>();
+}
 TEST(MessagesRoundTrip, SyncGroup) { RoundTripAllVersions<SyncGroupRequest, SyncGroupResponse>(); }
 TEST(MessagesRoundTrip, DescribeGroups) {
   RoundTripAllVersions<DescribeGroupsRequest, DescribeGroupsResponse>();
 }
-TEST(MessagesRoundTrip, ListGroups) { RoundTripAllVersions<ListGroupsRequest, ListGroupsResponse>(); }
+TEST(MessagesRoundTrip, ListGroups) {
+  RoundTripAllVersions<ListGroupsRequest, ListGroupsResponse>();
+}
 TEST(MessagesRoundTrip, OffsetCommit) {
   RoundTripAllVersions<OffsetCommitRequest, OffsetCommitResponse>();
 }
@@ -972,11 +981,11 @@ TEST(MessagesGolden, ProduceRequestV3HeaderAndBody) {
   WireWriter w(out, false);
   WriteRequestHeader(w, h);
   r.Serde(w, 3);
-  Bytes want = Hex(
-      "0000 0003 00000007 0006 636c69656e74"  // header v1
-      "ffff ffff 00007530"                     // txn id null, acks -1, timeout
-      "00000001 0001 74"                       // 1 topic "t"
-      "00000001 00000000 00000003 aabbcc");    // partition 0, 3 record bytes
+  Bytes want =
+      Hex("0000 0003 00000007 0006 636c69656e74"  // header v1
+          "ffff ffff 00007530"                    // txn id null, acks -1, timeout
+          "00000001 0001 74"                      // 1 topic "t"
+          "00000001 00000000 00000003 aabbcc");   // partition 0, 3 record bytes
   EXPECT_EQ(out, want);
 
   WireReader rd(MutableByteView(want), false);
@@ -1016,17 +1025,17 @@ TEST(MessagesGolden, FetchResponseV12) {
   t.partitions.push_back(std::move(q));
   r.responses.push_back(std::move(t));
 
-  Bytes want = Hex(
-      "00000005 0000 0000002a"  // throttle, error, session id
-      "02 02 74 03"             // 1 topic "t", 2 partitions
-      // partition 1
-      "00000001 0000 0000000000000064 000000000000005a 0000000000000000"
-      "02 0000000000000007 0000000000000050 00"  // 1 aborted txn + its tags
-      "ffffffff 04 aabbcc 00"                    // preferred replica, records, tags
-      // partition 2: null aborted list, null records
-      "00000002 0001 0000000000000000 ffffffffffffffff ffffffffffffffff"
-      "00 ffffffff 00 00"
-      "00 00");  // topic tags, response tags
+  Bytes want =
+      Hex("00000005 0000 0000002a"  // throttle, error, session id
+          "02 02 74 03"             // 1 topic "t", 2 partitions
+          // partition 1
+          "00000001 0000 0000000000000064 000000000000005a 0000000000000000"
+          "02 0000000000000007 0000000000000050 00"  // 1 aborted txn + its tags
+          "ffffffff 04 aabbcc 00"                    // preferred replica, records, tags
+          // partition 2: null aborted list, null records
+          "00000002 0001 0000000000000000 ffffffffffffffff ffffffffffffffff"
+          "00 ffffffff 00 00"
+          "00 00");  // topic tags, response tags
   EXPECT_EQ(EncodeAt(r, 12, true), want);
 
   auto d = Decode<FetchResponse>(MutableByteView(want), 12, true);
@@ -1096,14 +1105,13 @@ TEST(RequestRegistry, DecodeRequestBodyErrors) {
 template <class... Ms>
 struct Requests {};
 using AllRequests =
-    Requests<ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest,
-             OffsetCommitRequest, OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest,
-             HeartbeatRequest, LeaveGroupRequest, SyncGroupRequest, DescribeGroupsRequest,
-             ListGroupsRequest, ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
-             DeleteRecordsRequest, InitProducerIdRequest, OffsetForLeaderEpochRequest,
-             DescribeConfigsRequest, AlterConfigsRequest, CreatePartitionsRequest,
-             DeleteGroupsRequest, IncrementalAlterConfigsRequest, OffsetDeleteRequest,
-             DescribeClusterRequest>;
+    Requests<ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, OffsetCommitRequest,
+             OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest, HeartbeatRequest,
+             LeaveGroupRequest, SyncGroupRequest, DescribeGroupsRequest, ListGroupsRequest,
+             ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DeleteRecordsRequest,
+             InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest,
+             AlterConfigsRequest, CreatePartitionsRequest, DeleteGroupsRequest,
+             IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeClusterRequest>;
 
 // Every strict prefix of a valid body must be rejected as corrupt.
 template <class M>

@@ -51,8 +51,8 @@ using AllRequests =
 
 template <class... Ms>
 std::vector<ApiRange> BuildRanges(RequestList<Ms...>) {
-  std::vector<ApiRange> v{ApiRange{Ms::kApiKey, Ms::kMinVersion, Ms::kMaxVersion,
-                                   Ms::kFirstFlexible}...};
+  std::vector<ApiRange> v{
+      ApiRange{Ms::kApiKey, Ms::kMinVersion, Ms::kMaxVersion, Ms::kFirstFlexible}...};
   std::sort(v.begin(), v.end(), [](const ApiRange& a, const ApiRange& b) { return a.key < b.key; });
   return v;
 }

@@ -102,6 +102,8 @@ class LogImpl final : public Log {
   int64_t last_flush_ms_ = 0;
   bool closed_ = false;
   bool io_failed_ = false;  // a write failed half-way; the next Open must recover
+  bool fresh_ = false;      // Open found no segment (for the open log line)
+  std::string producer_load_note_;
 };
 
 }  // namespace strata::storage

@@ -1,5 +1,6 @@
 // LogImpl loading (Log::Open): files, segments, recovery, producer state.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <limits>
 
@@ -64,8 +65,9 @@ Status LogImpl::LoadLocked() {
   }
   last_flush_ms_ = now;
   STRATA_RETURN_IF_ERROR(RemoveCleanShutdownMarker(dir_));
-  logger->info("{}: opened log [{}, {}) in {} segments ({} shutdown)", label_, log_start_.load(),
-               leo_.load(), segments_.size(), clean ? "clean" : "unclean");
+  logger->info("{}: opened log [{}, {}) in {} segments ({}); {}", label_, log_start_.load(),
+               leo_.load(), segments_.size(),
+               fresh_ ? "new" : (clean ? "clean shutdown" : "recovered"), producer_load_note_);
   return Status::Ok();
 }
 
@@ -95,7 +97,8 @@ Status LogImpl::OpenSegments() {
     segments_[*base] = std::move(seg);
   }
   if (ec) return MakeError(Errc::kIoError, fmt::format("list {}: {}", dir_.string(), ec.message()));
-  if (segments_.empty()) {
+  fresh_ = segments_.empty();
+  if (fresh_) {
     const int64_t base = log_start_.load();
     STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, base, config_.segment_index_bytes));
     segments_[base] = std::move(seg);
@@ -122,28 +125,37 @@ Status LogImpl::RecoverSegments(bool clean) {
     Segment& seg = *it->second;
     const bool last = std::next(it) == segments_.end();
     bool recover = last && !clean;
+    std::string why;
     if (!recover) {
       Status st = seg.CheckIndexes();
       if (st.ok()) st = seg.LoadTail();
       if (!st.ok()) {
-        logger->warn("{}: rebuilding indexes of segment {}: {}", label_, seg.base_offset(),
-                     st.error().message);
+        why = st.error().message;
         recover = true;
       }
     }
-    if (recover) {
-      STRATA_ASSIGN_OR_RETURN(
-          SegmentRecovery r,
-          RecoverSegment(seg, min_offset, config_.index_interval_bytes, label_, on_batch));
-      STRATA_RETURN_IF_ERROR(epoch_status);
-      if (r.truncated_bytes > 0 && !last) {
-        for (auto later = std::next(it); later != segments_.end();) {
-          logger->warn("{}: deleting segment {} after the truncation point", label_, later->first);
-          STRATA_RETURN_IF_ERROR(later->second->DeleteFiles());
-          later = segments_.erase(later);
-        }
-        STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+    if (!recover) {
+      min_offset = seg.next_offset();
+      continue;
+    }
+    STRATA_ASSIGN_OR_RETURN(
+        SegmentRecovery r,
+        RecoverSegment(seg, min_offset, config_.index_interval_bytes, dir_.string(), on_batch));
+    STRATA_RETURN_IF_ERROR(epoch_status);
+    // A truncation was already logged (one line); otherwise say why we rescanned.
+    if (r.truncated_bytes == 0 && !why.empty()) {
+      logger->warn("{}: rebuilt indexes of segment {}: {}", label_, seg.base_offset(), why);
+    }
+    if (r.truncated_bytes > 0 && !last) {
+      std::vector<int64_t> dropped;
+      for (auto later = std::next(it); later != segments_.end();) {
+        dropped.push_back(later->first);
+        STRATA_RETURN_IF_ERROR(later->second->DeleteFiles());
+        later = segments_.erase(later);
       }
+      logger->warn("{}: deleted {} segments after the truncation point (bases {})", label_,
+                   dropped.size(), fmt::join(dropped, ","));
+      STRATA_RETURN_IF_ERROR(SyncDir(dir_));
     }
     min_offset = seg.next_offset();
   }
@@ -198,8 +210,8 @@ Status LogImpl::LoadProducerState() {
           return true;
         }));
   }
-  log::Get("storage")->info("{}: producer state: {} producers from snapshot {} + {} batches",
-                            label_, producers_.size(), snapshot ? *snapshot : -1, replayed);
+  producer_load_note_ = fmt::format("{} producers from snapshot {} + {} batches",
+                                    producers_.size(), snapshot ? *snapshot : -1, replayed);
   return Status::Ok();
 }
 

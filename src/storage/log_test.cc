@@ -1,6 +1,9 @@
 // Log append/read/roll/index/reopen behaviour.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "storage/file.h"
 #include "storage/log.h"
 #include "storage/offset_index.h"
@@ -329,6 +332,45 @@ TEST_F(LogTest, CloseRejectsAppendsAndDeleteRemovesDir) {
   EXPECT_EQ(r.error().code, Errc::kShuttingDown);
   ASSERT_TRUE(log->Delete().ok());
   EXPECT_FALSE(std::filesystem::exists(dir_));
+}
+
+TEST_F(LogTest, ReadsRunConcurrentlyWithAppendsAndRolls) {
+  LogConfig config;
+  config.segment_bytes = 4000;
+  config.index_interval_bytes = 300;
+  auto log = OpenLog(config);
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0};
+  std::atomic<int> reads{0};
+  auto reader = [&](uint32_t seed) {
+    while (!done.load()) {
+      int64_t end = log->log_end_offset();
+      if (end == 0) continue;
+      seed = seed * 1103515245 + 12345;
+      int64_t off = int64_t(seed % uint64_t(end));
+      auto r = log->Read(off, 1, INT64_MAX, true);
+      if (!r.ok()) {
+        ++bad;
+        continue;
+      }
+      auto h = Headers(r->records);
+      if (h.size() != 1 || h[0].base_offset > off || h[0].last_offset() < off ||
+          !protocol::BatchCrcValid(r->records)) {
+        ++bad;
+      }
+      ++reads;
+    }
+  };
+  std::thread r1(reader, 1), r2(reader, 2);
+  for (int i = 0; i < 1500; ++i) {
+    ASSERT_TRUE(AppendOne(*log, {.records = 1 + i % 3, .value_bytes = 30}).ok());
+  }
+  done = true;
+  r1.join();
+  r2.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_GT(log->segment_count(), 10);
 }
 
 }  // namespace

@@ -92,9 +92,9 @@ struct CreateTopicsResponse {
     std::string name;
     Uuid topic_id{};  // v7+
     int16_t error_code = 0;
-    std::optional<std::string> error_message;  // v1+
-    int32_t num_partitions = -1;               // v5+
-    int16_t replication_factor = -1;           // v5+
+    std::optional<std::string> error_message;    // v1+
+    int32_t num_partitions = -1;                 // v5+
+    int16_t replication_factor = -1;             // v5+
     std::optional<std::vector<Config>> configs;  // v5+, nullable
     template <class IO>
     void Serde(IO& io, int16_t v) {

@@ -106,8 +106,8 @@ struct FetchResponse {
     int32_t partition_index = 0;
     int16_t error_code = 0;
     int64_t high_watermark = 0;
-    int64_t last_stable_offset = -1;  // v4+
-    int64_t log_start_offset = -1;    // v5+
+    int64_t last_stable_offset = -1;                                      // v4+
+    int64_t log_start_offset = -1;                                        // v5+
     std::optional<std::vector<AbortedTransaction>> aborted_transactions;  // v4+, nullable
     int32_t preferred_read_replica = -1;                                  // v11+
     RecordsField records;                                                 // nullable
@@ -119,8 +119,7 @@ struct FetchResponse {
       if (v >= 4) io.i64(last_stable_offset);
       if (v >= 5) io.i64(log_start_offset);
       if (v >= 4) {
-        io.nullable_array(aborted_transactions,
-                          [&](AbortedTransaction& a) { a.Serde(io, v); });
+        io.nullable_array(aborted_transactions, [&](AbortedTransaction& a) { a.Serde(io, v); });
       }
       if (v >= 11) io.i32(preferred_read_replica);
       io.records(records);

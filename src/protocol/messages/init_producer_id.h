@@ -17,7 +17,7 @@ struct InitProducerIdRequest {
 
   std::optional<std::string> transactional_id;
   int32_t transaction_timeout_ms = 0;
-  int64_t producer_id = -1;    // v3+
+  int64_t producer_id = -1;     // v3+
   int16_t producer_epoch = -1;  // v3+
 
   template <class IO>

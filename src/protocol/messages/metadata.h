@@ -32,7 +32,7 @@ struct MetadataRequest {
 
   // Null (v1+) = all topics; in v0 an empty list means all topics.
   std::optional<std::vector<Topic>> topics;
-  bool allow_auto_topic_creation = true;              // v4+
+  bool allow_auto_topic_creation = true;               // v4+
   bool include_cluster_authorized_operations = false;  // v8-10
   bool include_topic_authorized_operations = false;    // v8+
 

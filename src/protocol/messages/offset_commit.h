@@ -47,8 +47,8 @@ struct OffsetCommitRequest {
   };
 
   std::string group_id;
-  int32_t generation_id = -1;  // v1+
-  std::string member_id;       // v1+
+  int32_t generation_id = -1;                    // v1+
+  std::string member_id;                         // v1+
   std::optional<std::string> group_instance_id;  // v7+
   int64_t retention_time_ms = -1;                // v2-4
   std::vector<Topic> topics;
