@@ -79,8 +79,8 @@ Bytes BatchBuilder::Build() const {
   for (const Entry& e : entries_) max_timestamp = std::max(max_timestamp, e.timestamp);
   int32_t last_offset_delta = -1;
   if (!entries_.empty()) {
-    last_offset_delta = entries_.back().offset_delta.value_or(
-        static_cast<int32_t>(entries_.size() - 1));
+    last_offset_delta =
+        entries_.back().offset_delta.value_or(static_cast<int32_t>(entries_.size() - 1));
   }
 
   Result<Bytes> section = Compress(compression_, EncodeRecords(base_timestamp));

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -17,7 +18,7 @@ namespace {
 
 constexpr size_t kMinGrowth = 64 * 1024;
 constexpr uint8_t kXerialMagic[8] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
-constexpr size_t kXerialHeaderSize = 16;  // magic + version + compatible version
+constexpr size_t kXerialHeaderSize = 16;    // magic + version + compatible version
 constexpr size_t kXerialChunk = 32 * 1024;  // the Java client's block size
 constexpr int kZstdLevel = 3;               // Kafka's default level
 constexpr int kZstdMinWindowLog = 23;
@@ -39,8 +40,7 @@ Error TooLarge(Compression codec, size_t max_output) {
 // exceeded, without the decoder ever writing out of bounds.
 class BoundedOutput {
  public:
-  BoundedOutput(size_t max, size_t hint)
-      : max_(max), limit_(max == SIZE_MAX ? SIZE_MAX : max + 1) {
+  BoundedOutput(size_t max, size_t hint) : max_(max), limit_(max == SIZE_MAX ? SIZE_MAX : max + 1) {
     buf_.resize(std::min(limit_, std::max(hint, kMinGrowth)));
   }
   // Free space at the tail; never empty while !exceeded().
@@ -105,7 +105,8 @@ Result<Bytes> Gunzip(ByteView in, size_t max_output) {
       if (!IsGzipMagic(in, pos)) return Corrupt(Compression::kGzip, "trailing bytes after stream");
       inflateReset(&zs);
     } else if (rc == Z_BUF_ERROR) {
-      if (zs.avail_in == 0 && fed == in.size()) return Corrupt(Compression::kGzip, "truncated");
+      // No progress with output space available: input ran out mid-stream.
+      if (zs.avail_in != 0 || fed == in.size()) return Corrupt(Compression::kGzip, "truncated");
     } else if (rc != Z_OK) {
       return Corrupt(Compression::kGzip, zs.msg != nullptr ? zs.msg : "inflate error");
     }
@@ -119,8 +120,8 @@ struct DeflateEnd {
 Result<Bytes> Gzip(ByteView in) {
   if (in.size() > UINT_MAX) return MakeError(Errc::kTooLarge, "gzip input over 4 GiB");
   z_stream zs{};
-  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-                   Z_DEFAULT_STRATEGY) != Z_OK) {
+  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
     return MakeError(Errc::kIoError, "deflateInit2 failed");
   }
   std::unique_ptr<z_stream, DeflateEnd> guard(&zs);
@@ -159,7 +160,8 @@ bool IsXerial(ByteView in) {
 }
 
 Result<Bytes> XerialUnsnappy(ByteView in, size_t max_output) {
-  if (in.size() < kXerialHeaderSize) return Corrupt(Compression::kSnappy, "truncated xerial header");
+  if (in.size() < kXerialHeaderSize)
+    return Corrupt(Compression::kSnappy, "truncated xerial header");
   // The two version int32s are not checked: every writer uses 1/1 and the
   // chunk layout has never changed.
   Bytes out;
@@ -217,7 +219,8 @@ Result<Bytes> Unlz4With(LZ4F_dctx* ctx, ByteView in, size_t max_output) {
     MutableByteView space = out.Space();
     size_t dst_size = space.size();
     size_t src_size = in.size() - pos;
-    size_t hint = LZ4F_decompress(ctx, space.data(), &dst_size, in.data() + pos, &src_size, nullptr);
+    size_t hint =
+        LZ4F_decompress(ctx, space.data(), &dst_size, in.data() + pos, &src_size, nullptr);
     if (LZ4F_isError(hint)) return Corrupt(Compression::kLz4, LZ4F_getErrorName(hint));
     pos += src_size;
     out.Commit(dst_size);
@@ -339,11 +342,16 @@ Error UnknownCodec(Compression codec) {
 
 const char* CompressionName(Compression codec) {
   switch (codec) {
-    case Compression::kNone: return "none";
-    case Compression::kGzip: return "gzip";
-    case Compression::kSnappy: return "snappy";
-    case Compression::kLz4: return "lz4";
-    case Compression::kZstd: return "zstd";
+    case Compression::kNone:
+      return "none";
+    case Compression::kGzip:
+      return "gzip";
+    case Compression::kSnappy:
+      return "snappy";
+    case Compression::kLz4:
+      return "lz4";
+    case Compression::kZstd:
+      return "zstd";
   }
   return "unknown";
 }
@@ -353,21 +361,30 @@ Result<Bytes> Decompress(Compression codec, ByteView input, size_t max_output) {
     case Compression::kNone:
       if (input.size() > max_output) return TooLarge(codec, max_output);
       return Bytes(input.begin(), input.end());
-    case Compression::kGzip: return Gunzip(input, max_output);
-    case Compression::kSnappy: return Unsnappy(input, max_output);
-    case Compression::kLz4: return Unlz4(input, max_output);
-    case Compression::kZstd: return Unzstd(input, max_output);
+    case Compression::kGzip:
+      return Gunzip(input, max_output);
+    case Compression::kSnappy:
+      return Unsnappy(input, max_output);
+    case Compression::kLz4:
+      return Unlz4(input, max_output);
+    case Compression::kZstd:
+      return Unzstd(input, max_output);
   }
   return UnknownCodec(codec);
 }
 
 Result<Bytes> Compress(Compression codec, ByteView input) {
   switch (codec) {
-    case Compression::kNone: return Bytes(input.begin(), input.end());
-    case Compression::kGzip: return Gzip(input);
-    case Compression::kSnappy: return XerialSnappy(input);
-    case Compression::kLz4: return Lz4(input);
-    case Compression::kZstd: return Zstd(input);
+    case Compression::kNone:
+      return Bytes(input.begin(), input.end());
+    case Compression::kGzip:
+      return Gzip(input);
+    case Compression::kSnappy:
+      return XerialSnappy(input);
+    case Compression::kLz4:
+      return Lz4(input);
+    case Compression::kZstd:
+      return Zstd(input);
   }
   return UnknownCodec(codec);
 }

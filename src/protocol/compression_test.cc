@@ -15,8 +15,8 @@ constexpr size_t kMiB = 1 << 20;
 
 // Compressible but not trivial: words from a small vocabulary, random order.
 Bytes TextLike(size_t n, uint32_t seed) {
-  static const char* kWords[] = {"kafka ", "strata ", "record ", "batch ", "offset ",
-                                 "leader ", "replica ", "segment "};
+  static const char* kWords[] = {"kafka ",  "strata ", "record ",  "batch ",
+                                 "offset ", "leader ", "replica ", "segment "};
   std::mt19937 rng(seed);
   Bytes out;
   out.reserve(n + 16);
@@ -206,8 +206,7 @@ TEST(CompressionTest, RawSnappyAsLibrdkafkaWrites) {
   auto d = Decompress(Compression::kSnappy, RawSnappy(in), kMiB);
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(*d, in);
-  EXPECT_EQ(Decompress(Compression::kSnappy, RawSnappy(in), 69999).error().code,
-            Errc::kTooLarge);
+  EXPECT_EQ(Decompress(Compression::kSnappy, RawSnappy(in), 69999).error().code, Errc::kTooLarge);
 }
 
 TEST(CompressionTest, GzipConcatenatedMembers) {

@@ -89,13 +89,13 @@ Error InvalidRecord(std::string what) {
 Status CheckProducedHeader(const BatchHeader& h) {
   int64_t count_from_offsets = int64_t(h.last_offset_delta) + 1;
   if (count_from_offsets <= 0 || h.records_count <= 0 || count_from_offsets != h.records_count) {
-    return InvalidRecord(fmt::format("batch has {} records but lastOffsetDelta {}",
-                                     h.records_count, h.last_offset_delta));
+    return InvalidRecord(fmt::format("batch has {} records but lastOffsetDelta {}", h.records_count,
+                                     h.last_offset_delta));
   }
   if (h.control()) return InvalidRecord("clients may not write control batches");
   if (h.producer_id >= 0 && h.base_sequence < 0) {
-    return InvalidRecord(fmt::format("producer id {} with base sequence {}", h.producer_id,
-                                     h.base_sequence));
+    return InvalidRecord(
+        fmt::format("producer id {} with base sequence {}", h.producer_id, h.base_sequence));
   }
   return Status::Ok();
 }
@@ -103,7 +103,8 @@ Status CheckProducedHeader(const BatchHeader& h) {
 // Framing checks, in Kafka's order: magic, size bounds, limit, CRC, header.
 Result<BatchHeader> CheckProducedFrame(ByteView rest, const ValidationLimits& limits) {
   if (rest.size() <= static_cast<size_t>(kMagicOffset)) {
-    return MakeError(Errc::kCorrupt, fmt::format("truncated batch: {} trailing bytes", rest.size()));
+    return MakeError(Errc::kCorrupt,
+                     fmt::format("truncated batch: {} trailing bytes", rest.size()));
   }
   int magic = static_cast<int8_t>(rest[kMagicOffset]);
   if (magic == 0 || magic == 1) {
@@ -194,18 +195,18 @@ Status RecordParser::Next(Record& out) {
   }
   if (!c.ok()) return Malformed(c);
   if (c.remaining() != 0) {
-    return MakeError(Errc::kCorrupt, fmt::format("record length {} leaves {} unread bytes",
-                                                 length, c.remaining()));
+    return MakeError(Errc::kCorrupt,
+                     fmt::format("record length {} leaves {} unread bytes", length, c.remaining()));
   }
   pos_ += outer.position();
   return Status::Ok();
 }
 
-Result<ByteView> RecordsSection(const BatchHeader& header, ByteView batch,
-                                size_t max_decompressed, Bytes& scratch) {
+Result<ByteView> RecordsSection(const BatchHeader& header, ByteView batch, size_t max_decompressed,
+                                Bytes& scratch) {
   if (header.batch_length < kBatchHeaderSize - kLogOverhead) {
-    return MakeError(Errc::kCorrupt, fmt::format("batch length {} below minimum",
-                                                 header.batch_length));
+    return MakeError(Errc::kCorrupt,
+                     fmt::format("batch length {} below minimum", header.batch_length));
   }
   // Not header.size_in_bytes(): that overflows int32 for hostile lengths.
   size_t size = static_cast<size_t>(header.batch_length) + kLogOverhead;

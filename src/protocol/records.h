@@ -51,8 +51,8 @@ class RecordParser {
 // The uncompressed records section of `batch`, which must start with the
 // batch described by `header` (extra bytes after it are ignored). Compressed
 // sections are decompressed into `scratch` (at most max_decompressed bytes).
-Result<ByteView> RecordsSection(const BatchHeader& header, ByteView batch,
-                                size_t max_decompressed, Bytes& scratch);
+Result<ByteView> RecordsSection(const BatchHeader& header, ByteView batch, size_t max_decompressed,
+                                Bytes& scratch);
 
 // kCorrupt unless exactly `header.records_count` records were read and no
 // bytes remain.
@@ -63,7 +63,8 @@ Status CheckRecordsEnd(const BatchHeader& header, const RecordParser& parser);
 // need it use BatchCrcValid); does check that the batch holds exactly
 // records_count well-formed records.
 template <typename F>
-Status ForEachRecord(const BatchHeader& header, ByteView batch, size_t max_decompressed, F&& visit) {
+Status ForEachRecord(const BatchHeader& header, ByteView batch, size_t max_decompressed,
+                     F&& visit) {
   Bytes scratch;
   STRATA_ASSIGN_OR_RETURN(ByteView section,
                           RecordsSection(header, batch, max_decompressed, scratch));
@@ -78,7 +79,7 @@ Status ForEachRecord(const BatchHeader& header, ByteView batch, size_t max_decom
 
 // Limits applied to produced batches.
 struct ValidationLimits {
-  size_t max_batch_bytes = 1048588;            // topic max.message.bytes (Kafka default)
+  size_t max_batch_bytes = 1048588;           // topic max.message.bytes (Kafka default)
   size_t max_decompressed_bytes = 64u << 20;  // per batch, bounds zip bombs
 };
 

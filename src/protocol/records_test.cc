@@ -183,8 +183,8 @@ INSTANTIATE_TEST_SUITE_P(AllCodecs, RecordsCodecTest,
 
 TEST(ValidateProduceRecords, SeveralBatchesAndNonZeroBaseOffset) {
   Bytes a = BatchBuilder().set_base_offset(12345).Add("a", "1", 5).Build();
-  Bytes b = BatchBuilder().set_compression(Compression::kZstd).Add("b", "2", 6).Add("c", "3", 4)
-                .Build();
+  Bytes b =
+      BatchBuilder().set_compression(Compression::kZstd).Add("b", "2", 6).Add("c", "3", 4).Build();
   Bytes both = a;
   both.insert(both.end(), b.begin(), b.end());
   auto v = ValidateProduceRecords(both, {});
@@ -334,8 +334,7 @@ TEST(ValidateProduceRecords, ProducerIdNeedsBaseSequence) {
   EXPECT_EQ(ValidateCode(BatchBuilder().set_producer(7, 0, -1).Add("k", "v").Build()),
             Errc::kInvalidArgument);
   EXPECT_EQ(ValidateCode(BatchBuilder().set_producer(7, 0, 0).Add("k", "v").Build()), Errc::kOk);
-  EXPECT_EQ(ValidateCode(BatchBuilder().set_producer(-1, -1, -1).Add("k", "v").Build()),
-            Errc::kOk);
+  EXPECT_EQ(ValidateCode(BatchBuilder().set_producer(-1, -1, -1).Add("k", "v").Build()), Errc::kOk);
 }
 
 TEST(ValidateProduceRecords, UnknownCodecIsCorrupt) {

@@ -18,7 +18,9 @@ Result<std::optional<int64_t>> ReadLogStartOffset(const fs::path& dir) {
     return data.take_error();
   }
   std::string_view text(reinterpret_cast<const char*>(data->data()), data->size());
-  auto bad = [&] { return MakeError(Errc::kCorrupt, fmt::format("{} is malformed", path.string())); };
+  auto bad = [&] {
+    return MakeError(Errc::kCorrupt, fmt::format("{} is malformed", path.string()));
+  };
   if (text.substr(0, 2) != "0\n") return bad();
   text.remove_prefix(2);
   if (!text.empty() && text.back() == '\n') text.remove_suffix(1);

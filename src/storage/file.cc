@@ -64,7 +64,8 @@ Status File::Append(ByteView data) {
   uint64_t pos = size();
   size_t done = 0;
   while (done < data.size()) {
-    ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, static_cast<off_t>(pos + done));
+    ssize_t n =
+        ::pwrite(fd_, data.data() + done, data.size() - done, static_cast<off_t>(pos + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       return IoError("pwrite", path_);

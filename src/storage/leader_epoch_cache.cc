@@ -59,15 +59,15 @@ Result<std::vector<EpochEntry>> LeaderEpochCache::Parse(std::string_view text) {
         !ParseNumber(offset_s, &e.start_offset)) {
       return MakeError(Errc::kCorrupt, fmt::format("bad entry line '{}'", line));
     }
-    if (!entries.empty() && (e.epoch <= entries.back().epoch ||
-                             e.start_offset < entries.back().start_offset)) {
+    if (!entries.empty() &&
+        (e.epoch <= entries.back().epoch || e.start_offset < entries.back().start_offset)) {
       return MakeError(Errc::kCorrupt, fmt::format("entry '{}' goes backwards", line));
     }
     entries.push_back(e);
   }
   if (static_cast<int>(entries.size()) != count) {
-    return MakeError(Errc::kCorrupt,
-                     fmt::format("count line says {} but {} entries follow", count, entries.size()));
+    return MakeError(Errc::kCorrupt, fmt::format("count line says {} but {} entries follow", count,
+                                                 entries.size()));
   }
   return entries;
 }
@@ -80,7 +80,8 @@ std::string LeaderEpochCache::Format() const {
 
 Status LeaderEpochCache::Persist() const {
   std::string text = Format();
-  return WriteFileAtomic(path_, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  return WriteFileAtomic(path_,
+                         ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
 Status LeaderEpochCache::Assign(int32_t epoch, int64_t start_offset) {

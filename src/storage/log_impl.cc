@@ -35,13 +35,14 @@ Status LogImpl::SplitBatches(MutableByteView batches, const std::vector<BatchInf
     MutableByteView view = batches.subspan(pos, size_t(info.size));
     STRATA_ASSIGN_OR_RETURN(BatchHeader h, protocol::ParseBatchHeader(view));
     if (h.size_in_bytes() != info.size || h.last_offset_delta < 0) {
-      return MakeError(Errc::kInvalidArgument,
-                       fmt::format("batch length {} disagrees with info size {}",
-                                   h.size_in_bytes(), info.size));
+      return MakeError(
+          Errc::kInvalidArgument,
+          fmt::format("batch length {} disagrees with info size {}", h.size_in_bytes(), info.size));
     }
     if (info.size > config_.max_message_bytes) {
-      return MakeError(Errc::kTooLarge, fmt::format("batch of {} bytes exceeds max.message.bytes {}",
-                                                    info.size, config_.max_message_bytes));
+      return MakeError(Errc::kTooLarge,
+                       fmt::format("batch of {} bytes exceeds max.message.bytes {}", info.size,
+                                   config_.max_message_bytes));
     }
     views->push_back(view);
     headers->push_back(h);
@@ -56,24 +57,15 @@ Status LogImpl::SplitBatches(MutableByteView batches, const std::vector<BatchInf
   return Status::Ok();
 }
 
-Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
-                                     int32_t leader_epoch) {
-  std::lock_guard lock(mu_);
-  if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
-  if (infos.empty()) return MakeError(Errc::kInvalidArgument, "no batches to append");
-  const int64_t now = clock_->NowMs();
-  std::vector<MutableByteView> views;
-  std::vector<BatchHeader> headers;
-  STRATA_RETURN_IF_ERROR(SplitBatches(batches, infos, &views, &headers));
-
-  // Assign offsets and check producer sequences before touching the disk.
+// Gives each batch its offsets from the log end and checks producer
+// sequences, all before touching the disk. Returns the original batch's
+// result when a batch retries one of its producer's last five.
+Result<std::optional<AppendResult>> LogImpl::AssignOffsets(
+    std::vector<BatchHeader>* headers, ProducerStateManager::Staged* staged) const {
   int64_t next = leo_.load();
-  int64_t records = 0;
-  ProducerStateManager::Staged staged;
-  for (BatchHeader& h : headers) {
+  for (BatchHeader& h : *headers) {
     h.base_offset = next;
     next = h.last_offset() + 1;
-    records += h.last_offset_delta + 1;
     if (!h.idempotent()) continue;
     ProducerBatch pb = ProducerBatch::FromHeader(h);
     if (auto dup = producers_.FindDuplicate(pb)) {
@@ -83,30 +75,56 @@ Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<
       r.log_append_time = config_.message_timestamp_log_append ? dup->timestamp : -1;
       r.log_start_offset = log_start_.load();
       r.duplicate = true;
-      return r;
+      return std::optional<AppendResult>(r);
     }
-    STRATA_RETURN_IF_ERROR(producers_.Validate(pb, &staged));
+    STRATA_RETURN_IF_ERROR(producers_.Validate(pb, staged));
   }
+  return std::optional<AppendResult>();
+}
 
-  if (ShouldRoll(int64_t(batches.size()), next - 1, now)) STRATA_RETURN_IF_ERROR(RollLocked());
+// The in-place rewrites a leader applies: offsets, leader epoch, and the
+// LogAppendTime max timestamp (which recomputes the CRC).
+void LogImpl::StampBatches(const std::vector<MutableByteView>& views,
+                           std::vector<BatchHeader>* headers, int32_t leader_epoch,
+                           int64_t now) const {
   for (size_t i = 0; i < views.size(); ++i) {
-    protocol::SetBaseOffset(views[i], headers[i].base_offset);
+    BatchHeader& h = (*headers)[i];
+    protocol::SetBaseOffset(views[i], h.base_offset);
     protocol::SetPartitionLeaderEpoch(views[i], leader_epoch);
-    headers[i].partition_leader_epoch = leader_epoch;
+    h.partition_leader_epoch = leader_epoch;
     if (config_.message_timestamp_log_append) {
       protocol::SetLogAppendTime(views[i], now);
-      headers[i].max_timestamp = now;
-      headers[i].attributes = static_cast<int16_t>(headers[i].attributes | 0x8);
+      h.max_timestamp = now;
+      h.attributes = static_cast<int16_t>(h.attributes | 0x8);
     }
   }
+}
+
+Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
+                                     int32_t leader_epoch) {
+  std::lock_guard lock(mu_);
+  if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
+  if (infos.empty()) return MakeError(Errc::kInvalidArgument, "no batches to append");
+  const int64_t now = clock_->NowMs();
+  std::vector<MutableByteView> views;
+  std::vector<BatchHeader> headers;
+  STRATA_RETURN_IF_ERROR(SplitBatches(batches, infos, &views, &headers));
+  ProducerStateManager::Staged staged;
+  STRATA_ASSIGN_OR_RETURN(auto duplicate, AssignOffsets(&headers, &staged));
+  if (duplicate) return *duplicate;
+  const int64_t first = headers.front().base_offset;
+  const int64_t next = headers.back().last_offset() + 1;
+
+  if (ShouldRoll(int64_t(batches.size()), next - 1, now)) STRATA_RETURN_IF_ERROR(RollLocked());
+  StampBatches(views, &headers, leader_epoch, now);
   if (leader_epoch >= 0 && leader_epoch > epochs_.latest_epoch()) {
-    STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, leo_.load()));
+    STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, first));
   }
 
   Segment& seg = active();
   const uint64_t size_before = seg.size();
   Status written = seg.Append(batches, headers, config_.index_interval_bytes);
-  if (!written.ok() && seg.size() == size_before) return written.take_error();  // nothing reached the log
+  if (!written.ok() && seg.size() == size_before) return written.take_error();  // nothing kept
   if (size_before == 0) seg.set_first_append_ms(now);
   producers_.Commit(std::move(staged));
   leo_.store(next);
@@ -114,17 +132,17 @@ Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<
     // The batches are in the log but an index write failed: keep them (a
     // retry is answered as a duplicate) and force recovery on next Open.
     io_failed_ = true;
-    log::Get("storage")->error("{}: index write failed after append at {}: {}", label_,
-                               headers.front().base_offset, written.error().message);
+    log::Get("storage")->error("{}: index write failed after append at {}: {}", label_, first,
+                               written.error().message);
     return written.take_error();
   }
 
   AppendResult result;
-  result.base_offset = headers.front().base_offset;
+  result.base_offset = first;
   result.last_offset = next - 1;
   result.log_append_time = config_.message_timestamp_log_append ? now : -1;
   result.log_start_offset = log_start_.load();
-  STRATA_RETURN_IF_ERROR(MaybeFlushLocked(records, now));
+  STRATA_RETURN_IF_ERROR(MaybeFlushLocked(next - first, now));
   return result;
 }
 

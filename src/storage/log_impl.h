@@ -75,6 +75,11 @@ class LogImpl final : public Log {
   Status SplitBatches(MutableByteView batches, const std::vector<BatchInfo>& infos,
                       std::vector<MutableByteView>* views,
                       std::vector<protocol::BatchHeader>* headers) const;
+  Result<std::optional<AppendResult>> AssignOffsets(std::vector<protocol::BatchHeader>* headers,
+                                                    ProducerStateManager::Staged* staged) const;
+  void StampBatches(const std::vector<MutableByteView>& views,
+                    std::vector<protocol::BatchHeader>* headers, int32_t leader_epoch,
+                    int64_t now) const;
   bool ShouldRoll(int64_t append_bytes, int64_t max_offset, int64_t now) const;
   Status RollLocked();
   Status FlushLocked();

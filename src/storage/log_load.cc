@@ -199,19 +199,19 @@ Status LogImpl::LoadProducerState() {
   STRATA_ASSIGN_OR_RETURN(auto snapshot, producers_.LoadNewestSnapshot(dir_, leo));
   const int64_t from = snapshot ? std::max(*snapshot, start) : start;
   int64_t replayed = 0;
+  auto replay = [&](const BatchHeader& h, uint64_t) {
+    if (h.base_offset >= from && h.idempotent()) {
+      producers_.Replay(ProducerBatch::FromHeader(h));
+      ++replayed;
+    }
+    return true;
+  };
   for (const auto& [base, seg] : segments_) {
     if (seg->next_offset() <= from) continue;
-    STRATA_RETURN_IF_ERROR(seg->ForEachBatch(
-        seg->IndexPosition(from), seg->size(), [&](const BatchHeader& h, uint64_t) {
-          if (h.base_offset >= from && h.idempotent()) {
-            producers_.Replay(ProducerBatch::FromHeader(h));
-            ++replayed;
-          }
-          return true;
-        }));
+    STRATA_RETURN_IF_ERROR(seg->ForEachBatch(seg->IndexPosition(from), seg->size(), replay));
   }
-  producer_load_note_ = fmt::format("{} producers from snapshot {} + {} batches",
-                                    producers_.size(), snapshot ? *snapshot : -1, replayed);
+  producer_load_note_ = fmt::format("{} producers from snapshot {} + {} batches", producers_.size(),
+                                    snapshot ? *snapshot : -1, replayed);
   return Status::Ok();
 }
 

@@ -62,7 +62,7 @@ TEST_F(LogRecoveryTest, TornTailIsTruncatedAndAppendsContinue) {
     auto sizes = Fill(*log, 5);
     for (size_t i = 0; i < 4; ++i) keep += sizes[i];
     before = ReadAll(*log);
-  }  // no Close: a crash
+  }                                             // no Close: a crash
   fs::resize_file(File(0, ".log"), keep + 30);  // cut the fifth batch in half
   auto log = OpenLog();
   EXPECT_EQ(log->log_end_offset(), 8);

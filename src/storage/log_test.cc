@@ -1,11 +1,12 @@
 // Log append/read/roll/index/reopen behaviour.
+#include "storage/log.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 
 #include "storage/file.h"
-#include "storage/log.h"
 #include "storage/offset_index.h"
 #include "storage/test_util.h"
 #include "storage/time_index.h"
@@ -65,8 +66,8 @@ TEST_F(LogTest, AppendReadRoundTripExactBytes) {
 
 TEST_F(LogTest, ReadMidBatchReturnsContainingBatch) {
   auto log = OpenLog();
-  ASSERT_TRUE(AppendOne(*log, {.records = 4}).ok());   // 0..3
-  ASSERT_TRUE(AppendOne(*log, {.records = 4}).ok());   // 4..7
+  ASSERT_TRUE(AppendOne(*log, {.records = 4}).ok());  // 0..3
+  ASSERT_TRUE(AppendOne(*log, {.records = 4}).ok());  // 4..7
   auto read = log->Read(6, 1 << 20, INT64_MAX, false);
   ASSERT_TRUE(read.ok());
   auto headers = Headers(read->records);
@@ -200,6 +201,28 @@ TEST_F(LogTest, IndexesMatchBatchesAcrossManyBatches) {
   }
 }
 
+TEST_F(LogTest, RollsWhenIndexFullAndOnConfigUpdate) {
+  LogConfig config;
+  config.index_interval_bytes = 0;  // an index entry for every batch but the first
+  config.segment_index_bytes = 48;  // time index: 4 slots, one kept for the roll
+  auto log = OpenLog(config);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(AppendOne(*log, {.first_timestamp = 1000 + i}).ok());
+  }
+  EXPECT_EQ(log->segment_count(), 2);
+  EXPECT_TRUE(std::filesystem::exists(File(4, ".log")));
+  EXPECT_EQ(std::filesystem::file_size(File(0, ".index")), 3u * 8);
+  // The roll's max-timestamp entry equals the last entry, so it is not repeated.
+  EXPECT_EQ(std::filesystem::file_size(File(0, ".timeindex")), 3u * 12);
+
+  config.segment_index_bytes = 1 << 20;
+  config.segment_bytes = int64_t(MakeBatch({}).size());  // one batch per segment
+  log->UpdateConfig(config);
+  ASSERT_TRUE(AppendOne(*log, {.first_timestamp = 2000}).ok());
+  EXPECT_EQ(log->segment_count(), 3);
+  EXPECT_TRUE(std::filesystem::exists(File(5, ".log")));
+}
+
 TEST_F(LogTest, ReopenAfterCloseKeepsEverything) {
   LogConfig config;
   config.index_interval_bytes = 100;
@@ -272,7 +295,8 @@ TEST_F(LogTest, OffsetForTimestampIsRecordLevel) {
   // Batch k holds records with timestamps 1000 + 10k + {0, 2, 4}.
   for (int k = 0; k < 30; ++k) {
     ASSERT_TRUE(
-        AppendOne(*log, {.records = 3, .first_timestamp = 1000 + 10 * k, .timestamp_step = 2}).ok());
+        AppendOne(*log, {.records = 3, .first_timestamp = 1000 + 10 * k, .timestamp_step = 2})
+            .ok());
   }
   auto hit = log->OffsetForTimestamp(1000 + 10 * 17 + 3);  // record ts 1174 is offset 53
   ASSERT_TRUE(hit.has_value());

@@ -12,11 +12,11 @@ Result<std::unique_ptr<OffsetIndex>> OffsetIndex::Open(const std::filesystem::pa
   STRATA_ASSIGN_OR_RETURN(auto file, File::Open(path, /*create=*/true));
   uint64_t whole = file->size() / kEntrySize * kEntrySize;
   STRATA_ASSIGN_OR_RETURN(Bytes data, file->ReadExact(0, whole));
-  std::unique_ptr<OffsetIndex> index(new OffsetIndex(std::move(file), base_offset, max_index_bytes));
+  std::unique_ptr<OffsetIndex> index(
+      new OffsetIndex(std::move(file), base_offset, max_index_bytes));
   index->entries_.reserve(whole / kEntrySize);
   for (size_t i = 0; i < whole; i += kEntrySize) {
-    index->entries_.push_back(
-        {static_cast<int32_t>(LoadBE32(&data[i])), LoadBE32(&data[i + 4])});
+    index->entries_.push_back({static_cast<int32_t>(LoadBE32(&data[i])), LoadBE32(&data[i + 4])});
   }
   return index;
 }
@@ -32,11 +32,11 @@ Status OffsetIndex::SanityCheck(uint64_t log_size) const {
     const Raw& e = entries_[i];
     if (e.relative < 0) return corrupt(fmt::format("entry {} has negative offset", i));
     if (e.position >= log_size) {
-      return corrupt(fmt::format("entry {} points at {} past the log end {}", i, e.position,
-                                 log_size));
+      return corrupt(
+          fmt::format("entry {} points at {} past the log end {}", i, e.position, log_size));
     }
-    if (i > 0 && (e.relative <= entries_[i - 1].relative ||
-                  e.position <= entries_[i - 1].position)) {
+    if (i > 0 &&
+        (e.relative <= entries_[i - 1].relative || e.position <= entries_[i - 1].position)) {
       return corrupt(fmt::format("entry {} does not increase", i));
     }
   }

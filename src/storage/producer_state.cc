@@ -109,8 +109,8 @@ void ProducerStateManager::Apply(const ProducerBatch& b, ProducerEntry* entry) {
   if (b.control) {
     entry->current_txn_first_offset = -1;  // a commit/abort marker ends the transaction
   } else {
-    entry->batches.push_back({b.first_seq, b.last_seq, b.first_offset, b.last_offset,
-                              b.max_timestamp});
+    entry->batches.push_back(
+        {b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.max_timestamp});
     while (entry->batches.size() > ProducerEntry::kMaxBatches) entry->batches.pop_front();
     if (b.transactional && entry->current_txn_first_offset < 0) {
       entry->current_txn_first_offset = b.first_offset;

@@ -61,8 +61,8 @@ Result<SegmentRecovery> RecoverSegment(Segment& seg, int64_t min_offset,
   result.next_offset = seg.next_offset();
   if (pos < end) {
     log::Get("storage")->warn(
-        "{}: truncating segment {} at offset {} byte position {} ({} bytes dropped): {}",
-        dir_label, seg.base_offset(), prev_last + 1, pos, end - pos, problem);
+        "{}: truncating segment {} at offset {} byte position {} ({} bytes dropped): {}", dir_label,
+        seg.base_offset(), prev_last + 1, pos, end - pos, problem);
     STRATA_RETURN_IF_ERROR(seg.TruncateLog(pos));
   }
   // As Kafka's recover(): the segment's max timestamp goes into the time index.

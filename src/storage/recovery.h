@@ -27,8 +27,8 @@ struct SegmentRecovery {
 // index format. The log is truncated at the first invalid batch with one warn
 // line naming `dir_label`, the offset and the byte position. `on_batch` sees
 // every valid batch in order. Only I/O failures are returned as errors.
-Result<SegmentRecovery> RecoverSegment(Segment& seg, int64_t min_offset,
-                                       int32_t index_interval_bytes, const std::string& dir_label,
-                                       const std::function<void(const protocol::BatchHeader&)>& on_batch);
+Result<SegmentRecovery> RecoverSegment(
+    Segment& seg, int64_t min_offset, int32_t index_interval_bytes, const std::string& dir_label,
+    const std::function<void(const protocol::BatchHeader&)>& on_batch);
 
 }  // namespace strata::storage

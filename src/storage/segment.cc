@@ -56,8 +56,7 @@ Status Segment::Append(ByteView data, const std::vector<BatchHeader>& headers,
   return Status::Ok();
 }
 
-Status Segment::IndexBatch(const BatchHeader& h, uint32_t position,
-                           int32_t index_interval_bytes) {
+Status Segment::IndexBatch(const BatchHeader& h, uint32_t position, int32_t index_interval_bytes) {
   if (h.max_timestamp > max_ts_) {
     max_ts_ = h.max_timestamp;
     max_ts_offset_ = h.last_offset();
@@ -84,8 +83,8 @@ Result<std::optional<BatchHeader>> Segment::HeaderAt(uint64_t pos, uint64_t limi
   STRATA_ASSIGN_OR_RETURN(size_t got, log_->ReadAt(pos, MutableByteView(buf, want)));
   auto parsed = protocol::ParseBatchHeader(ByteView(buf, got));
   if (!parsed.ok()) {
-    return MakeError(Errc::kCorrupt, fmt::format("bad batch header at {}: {}", pos,
-                                                 parsed.error().message));
+    return MakeError(Errc::kCorrupt,
+                     fmt::format("bad batch header at {}: {}", pos, parsed.error().message));
   }
   const BatchHeader& h = *parsed;
   if (h.last_offset_delta < 0 || h.records_count < 0) {
@@ -114,8 +113,8 @@ Status Segment::ForEachBatch(uint64_t from, uint64_t limit,
 }
 
 Result<std::optional<std::pair<uint64_t, BatchHeader>>> Segment::FindBatch(int64_t offset,
-                                                                          uint64_t from,
-                                                                          uint64_t limit) const {
+                                                                           uint64_t from,
+                                                                           uint64_t limit) const {
   std::optional<std::pair<uint64_t, BatchHeader>> found;
   STRATA_RETURN_IF_ERROR(ForEachBatch(from, limit, [&](const BatchHeader& h, uint64_t pos) {
     if (h.last_offset() < offset) return true;
@@ -146,8 +145,8 @@ Status Segment::LoadTail() {
     STRATA_ASSIGN_OR_RETURN(auto header, HeaderAt(pos, end));
     const BatchHeader& h = *header;
     if (h.base_offset <= prev_last || h.last_offset() - base_ > INT32_MAX) {
-      return MakeError(Errc::kCorrupt, fmt::format("batch offset {} out of order at {}",
-                                                   h.base_offset, pos));
+      return MakeError(Errc::kCorrupt,
+                       fmt::format("batch offset {} out of order at {}", h.base_offset, pos));
     }
     if (prev_last < base_ && n > 0 && h.last_offset() != oindex_->entry(n - 1).offset) {
       return MakeError(Errc::kCorrupt, fmt::format("last index entry {} does not match batch {}",

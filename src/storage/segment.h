@@ -76,12 +76,14 @@ class Segment {
   Result<Bytes> Read(uint64_t pos, size_t len) const { return log_->ReadExact(pos, len); }
   // Calls visit(header, position) for each batch in [from, limit) until it
   // returns false.
-  Status ForEachBatch(uint64_t from, uint64_t limit,
-                      const std::function<bool(const protocol::BatchHeader&, uint64_t)>& visit) const;
+  Status ForEachBatch(
+      uint64_t from, uint64_t limit,
+      const std::function<bool(const protocol::BatchHeader&, uint64_t)>& visit) const;
   // Position and header of the first batch with last offset >= `offset`,
   // scanning [from, limit); nullopt if there is none.
-  Result<std::optional<std::pair<uint64_t, protocol::BatchHeader>>> FindBatch(
-      int64_t offset, uint64_t from, uint64_t limit) const;
+  Result<std::optional<std::pair<uint64_t, protocol::BatchHeader>>> FindBatch(int64_t offset,
+                                                                              uint64_t from,
+                                                                              uint64_t limit) const;
 
   // Index sanity (kCorrupt when either index is bad, or missing for a non-empty log).
   Status CheckIndexes() const;
@@ -104,9 +106,8 @@ class Segment {
 
  private:
   Segment(std::filesystem::path dir, int64_t base) : dir_(std::move(dir)), base_(base) {}
-  static Result<std::shared_ptr<Segment>> OpenFiles(const std::filesystem::path& dir,
-                                                    int64_t base, int64_t max_index_bytes,
-                                                    bool truncate);
+  static Result<std::shared_ptr<Segment>> OpenFiles(const std::filesystem::path& dir, int64_t base,
+                                                    int64_t max_index_bytes, bool truncate);
 
   std::filesystem::path dir_;
   int64_t base_;

@@ -14,8 +14,8 @@ Result<std::unique_ptr<TimeIndex>> TimeIndex::Open(const std::filesystem::path& 
   std::unique_ptr<TimeIndex> index(new TimeIndex(std::move(file), base_offset, max_index_bytes));
   index->entries_.reserve(whole / kEntrySize);
   for (size_t i = 0; i < whole; i += kEntrySize) {
-    index->entries_.push_back({static_cast<int64_t>(LoadBE64(&data[i])),
-                               static_cast<int32_t>(LoadBE32(&data[i + 8]))});
+    index->entries_.push_back(
+        {static_cast<int64_t>(LoadBE64(&data[i])), static_cast<int32_t>(LoadBE32(&data[i + 8]))});
   }
   return index;
 }
@@ -30,8 +30,8 @@ Status TimeIndex::SanityCheck() const {
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Raw& e = entries_[i];
     if (e.relative < 0) return corrupt(fmt::format("entry {} has negative offset", i));
-    if (i > 0 && (e.timestamp <= entries_[i - 1].timestamp ||
-                  e.relative < entries_[i - 1].relative)) {
+    if (i > 0 &&
+        (e.timestamp <= entries_[i - 1].timestamp || e.relative < entries_[i - 1].relative)) {
       return corrupt(fmt::format("entry {} does not increase", i));
     }
   }

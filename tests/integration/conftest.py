@@ -105,6 +105,9 @@ class Broker:
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
+            # A restarted (kill -9) node waits out its old registration's session: keep it short.
+            "broker.heartbeat.interval.ms": "500",
+            "broker.session.timeout.ms": "2000",
         })
 
     # ---- lifecycle -------------------------------------------------------------------

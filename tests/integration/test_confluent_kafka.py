@@ -87,6 +87,15 @@ def test_static_broker_config_is_topic_default(broker_factory):
     assert bcfg["log.segment.bytes"].source == ConfigSource.STATIC_BROKER_CONFIG.value
 
 
+def test_set_flag_overrides_config_file(broker_factory):
+    """`strata serve --config F --set k=v`: --set wins over the file (Kafka mode folds it in)."""
+    b = broker_factory(config={"log.segment.bytes": 2097152},
+                       set_args={"log.segment.bytes": 3145728})
+    topic = kit.unique_topic("ck-set")
+    kit.create_topic(b.bootstrap, topic, 1)
+    assert _describe(kit.admin(b.bootstrap), topic)["segment.bytes"].value == "3145728"
+
+
 def test_alter_and_incremental_alter_configs(broker):
     a = kit.admin(broker.bootstrap)
     topic = kit.unique_topic("ck-alter")
