@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "base/log.h"
+#include "bench/bench.h"
 #include "broker/broker.h"
 #include "config/broker_config.h"
 #include "config/properties.h"
@@ -69,10 +70,33 @@ int main(int argc, char** argv) {
 
   auto* version = app.add_subcommand("version", "print the version");
 
+  auto* bench = app.add_subcommand("bench", "load generator (librdkafka)");
+  bench->require_subcommand(1);
+  strata::bench::ProduceOptions po;
+  auto* bp = bench->add_subcommand("produce", "produce records as fast as possible or at --rate");
+  bp->add_option("--bootstrap", po.bootstrap);
+  bp->add_option("--topic", po.topic);
+  bp->add_option("--records", po.records);
+  bp->add_option("--record-size", po.record_size);
+  bp->add_option("--acks", po.acks);
+  bp->add_option("--compression", po.compression);
+  bp->add_option("--rate", po.rate, "records per second (0 = unthrottled)");
+  bp->add_option("--linger-ms", po.linger_ms);
+  bp->add_option("--json", po.json_out, "write the summary as JSON to this file");
+  strata::bench::ConsumeOptions co;
+  auto* bc = bench->add_subcommand("consume", "consume a topic from the beginning");
+  bc->add_option("--bootstrap", co.bootstrap);
+  bc->add_option("--topic", co.topic);
+  bc->add_option("--records", co.records);
+  bc->add_option("--timeout", co.timeout_s);
+  bc->add_option("--json", co.json_out);
+
   CLI11_PARSE(app, argc, argv);
   if (version->parsed()) {
     std::cout << "strata 0.1.0\n";
     return 0;
   }
+  if (bp->parsed()) return strata::bench::RunProduce(po);
+  if (bc->parsed()) return strata::bench::RunConsume(co);
   return Serve(config_path, sets);
 }
