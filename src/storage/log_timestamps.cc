@@ -39,7 +39,10 @@ Result<std::optional<TimestampOffset>> SearchBatch(const Segment& seg, uint64_t 
 std::optional<TimestampOffset> LogImpl::OffsetForTimestamp(int64_t ts) const {
   std::lock_guard lock(mu_);
   const int64_t start = log_start_.load();
-  for (const auto& [base, seg] : segments_) {
+  for (const auto& entry_pair : segments_) {
+    // Named, not a structured binding: clang 14 cannot capture bindings in lambdas.
+    const auto base = entry_pair.first;
+    const auto& seg = entry_pair.second;
     if (seg->max_timestamp() < ts || seg->next_offset() <= start) continue;
     // The time index gives an offset whose batch and everything before it
     // hold only timestamps <= the entry's, so the scan can start there.
