@@ -1,5 +1,7 @@
 #include "broker/config_entries.h"
 
+#include <set>
+
 #include "broker/topic_validation.h"
 
 namespace strata::broker {
@@ -18,13 +20,22 @@ std::vector<ConfigEntry> TopicConfigEntries(const config::BrokerConfig& broker,
       e.synonyms.push_back(
           {def.broker_synonym, broker.Get(def.broker_synonym), ConfigSource::kStaticBrokerConfig});
     }
-    std::string fallback = def.broker_synonym.empty() ? def.name : def.broker_synonym;
-    const config::ConfigDef* bdef = def.broker_synonym.empty() ? nullptr
-                                                              : config::FindBrokerConfig(def.broker_synonym);
-    e.synonyms.push_back(
-        {fallback, bdef ? bdef->default_value : def.default_value, ConfigSource::kDefaultConfig});
-    e.value = e.synonyms.front().value;
-    e.source = e.synonyms.front().source;
+    // Kafka lists the broker default as a DEFAULT_CONFIG synonym, except for
+    // the *.ms broker keys whose Kafka default is null (derived from *.hours).
+    static const std::set<std::string> kNullDefaultInKafka = {
+        "log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms"};
+    if (!def.broker_synonym.empty() && !kNullDefaultInKafka.count(def.broker_synonym)) {
+      const config::ConfigDef* bdef = config::FindBrokerConfig(def.broker_synonym);
+      e.synonyms.push_back({def.broker_synonym, bdef ? bdef->default_value : def.default_value,
+                            ConfigSource::kDefaultConfig});
+    }
+    if (e.synonyms.empty()) {
+      e.value = broker.TopicDefault(def);
+      e.source = ConfigSource::kDefaultConfig;
+    } else {
+      e.value = e.synonyms.front().value;
+      e.source = e.synonyms.front().source;
+    }
     out.push_back(std::move(e));
   }
   return out;

@@ -1,8 +1,5 @@
-// LogImpl timestamp lookups (ListOffsets by time and ListOffsets -3). Record
-// level answers for uncompressed and LogAppendTime batches; for a compressed
-// CreateTime batch (which storage cannot decompress) the answer is the
-// batch's base offset and max timestamp, so a consumer seeking there still
-// sees every matching record.
+// LogImpl timestamp lookups (ListOffsets by time and ListOffsets -3), with
+// record-level answers (compressed batches are decompressed), as Kafka gives.
 #include <fmt/format.h>
 
 #include "base/log.h"
@@ -16,7 +13,7 @@ using protocol::BatchHeader;
 namespace {
 
 // First record in `batch` with timestamp >= ts (== ts when `exact`) and
-// offset >= min_offset; batch-level fallback for compressed batches.
+// offset >= min_offset.
 Result<std::optional<TimestampOffset>> SearchBatch(const Segment& seg, uint64_t pos,
                                                    const BatchHeader& h, int64_t ts, bool exact,
                                                    int64_t min_offset) {
@@ -28,10 +25,8 @@ Result<std::optional<TimestampOffset>> SearchBatch(const Segment& seg, uint64_t 
     found = TimestampOffset{record_ts, offset};
     return false;
   });
-  if (st.ok()) return found;
-  if (st.error().code != Errc::kUnsupported) return st.take_error();
-  return std::optional<TimestampOffset>(
-      TimestampOffset{h.max_timestamp, std::max(h.base_offset, min_offset)});
+  if (!st.ok()) return st.take_error();
+  return found;
 }
 
 }  // namespace

@@ -1,26 +1,12 @@
 #include "storage/record_scan.h"
 
-#include <fmt/format.h>
+#include "protocol/records.h"
 
 namespace strata::storage {
 
 namespace {
-
-// Reads a zig-zag varint of at most `max_bytes` bytes; false when malformed.
-bool ReadVarlong(ByteView data, size_t* pos, int max_bytes, int64_t* out) {
-  uint64_t raw = 0;
-  for (int i = 0; i < max_bytes; ++i) {
-    if (*pos >= data.size()) return false;
-    uint8_t b = data[(*pos)++];
-    raw |= uint64_t(b & 0x7f) << (7 * i);
-    if ((b & 0x80) == 0) {
-      *out = static_cast<int64_t>(raw >> 1) ^ -static_cast<int64_t>(raw & 1);
-      return true;
-    }
-  }
-  return false;
-}
-
+// Stored batches passed validation when produced; this only bounds memory.
+constexpr size_t kMaxDecompressed = 256u << 20;
 }  // namespace
 
 Status ForEachRecordTimestamp(ByteView batch, const protocol::BatchHeader& h,
@@ -31,24 +17,14 @@ Status ForEachRecordTimestamp(ByteView batch, const protocol::BatchHeader& h,
     }
     return Status::Ok();
   }
-  if (h.compression() != protocol::Compression::kNone) {
-    return MakeError(Errc::kUnsupported, "compressed batch");
-  }
-  size_t pos = protocol::kBatchHeaderSize;
+  Bytes scratch;
+  STRATA_ASSIGN_OR_RETURN(ByteView section,
+                          protocol::RecordsSection(h, batch, kMaxDecompressed, scratch));
+  protocol::RecordParser parser(section);
+  protocol::Record record;
   for (int32_t i = 0; i < h.records_count; ++i) {
-    int64_t length = 0, ts_delta = 0, off_delta = 0;
-    if (!ReadVarlong(batch, &pos, 5, &length) || length < 0 ||
-        static_cast<uint64_t>(length) > batch.size() - pos) {
-      return MakeError(Errc::kCorrupt, fmt::format("record {} length malformed", i));
-    }
-    size_t next = pos + static_cast<size_t>(length);
-    ByteView body = batch.subspan(0, next);
-    ++pos;  // attributes
-    if (!ReadVarlong(body, &pos, 10, &ts_delta) || !ReadVarlong(body, &pos, 5, &off_delta)) {
-      return MakeError(Errc::kCorrupt, fmt::format("record {} malformed", i));
-    }
-    if (!visit(h.base_offset + off_delta, h.base_timestamp + ts_delta)) break;
-    pos = next;
+    STRATA_RETURN_IF_ERROR(parser.Next(record));
+    if (!visit(h.base_offset + record.offset_delta, h.base_timestamp + record.timestamp_delta)) break;
   }
   return Status::Ok();
 }

@@ -1,9 +1,7 @@
 #pragma once
-// Minimal walk over the records of an UNCOMPRESSED v2 batch, reading only
-// each record's offset and timestamp. ListOffsets by timestamp and by max
-// timestamp need record-level answers; compressed batches cannot be walked
-// here (no decompression in storage), so callers fall back to batch-level
-// answers for them.
+// Walk over the records of a v2 batch (decompressing when needed), reading
+// each record's offset and timestamp, for record-level answers to ListOffsets
+// by timestamp and by max timestamp, as Kafka gives.
 //
 // Thread-safety: pure function.
 #include <cstdint>
@@ -17,8 +15,8 @@ namespace strata::storage {
 
 // Calls visit(offset, timestamp) for each record of `batch` (the whole batch,
 // header included) until it returns false. For LogAppendTime batches every
-// record carries the batch max timestamp, as in Kafka. kUnsupported for a
-// compressed CreateTime batch, kCorrupt when the records are malformed.
+// record carries the batch max timestamp, as in Kafka. kCorrupt when the
+// records are malformed.
 Status ForEachRecordTimestamp(ByteView batch, const protocol::BatchHeader& header,
                               const std::function<bool(int64_t, int64_t)>& visit);
 

@@ -9,6 +9,7 @@ import os
 import random
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,23 @@ class Rec:
     timestamp: int
     offset: int = -1
     index: int = field(default=-1, compare=False)
+
+
+WORDS = ("alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega broker topic "
+         "partition offset segment index record batch header key value leader replica commit "
+         "fetch produce stream log byte crc codec zstd snappy gzip lz4 kafka strata").split()
+
+
+def text_value(rnd: random.Random, min_len: int, max_len: int) -> str:
+    """Printable text (no '|' or newline) that every codec, lz4 and snappy included, can
+    compress: librdkafka sends a batch uncompressed when compressing does not shrink it."""
+    target = rnd.randint(min_len, max_len)
+    parts, size = [], 0
+    while size < target:
+        w = rnd.choice(WORDS) if rnd.random() < 0.8 else f"{rnd.getrandbits(20):05x}"
+        parts.append(w)
+        size += len(w) + 1
+    return " ".join(parts)[:target]
 
 
 def make_records(n: int, partitions: int, seed: int, tag: str, value_size: int = 200,
@@ -234,3 +252,41 @@ def retry(fn, timeout: float = 30, what: str = ""):
             if not ok or time.time() > deadline:
                 raise
             time.sleep(0.3)
+
+
+# ---- what the broker stored ------------------------------------------------------------
+
+CODEC_BY_ID = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+CODEC_HINT = ("librdkafka silently sends batches uncompressed unless the broker's ApiVersions "
+              "includes Produce v0 (gzip/snappy/lz4, librdkafka <= 2.11) and FindCoordinator v0 "
+              "(lz4); Kafka 4.x advertises both for that reason")
+
+
+def stored_codecs(broker, topic: str, partitions: int) -> Counter:
+    """{codec: number of batches} over the topic's segment files (read from disk).
+
+    Lets data-path tests check that the codec under test really went over the wire and
+    into the log: clients may fall back to 'none' without telling anyone."""
+    import struct
+    codecs: Counter = Counter()
+    for p in range(partitions):
+        for seg in broker.partition_dir(topic, p).glob("*.log"):
+            data = seg.read_bytes()
+            pos = 0
+            while pos + 23 <= len(data):
+                length = struct.unpack_from(">i", data, pos + 8)[0]
+                if length < 49 or pos + 12 + length > len(data):
+                    break  # end of written data
+                attributes = struct.unpack_from(">h", data, pos + 21)[0]
+                codecs[CODEC_BY_ID.get(attributes & 0x7, f"unknown-{attributes & 0x7}")] += 1
+                pos += 12 + length
+    return codecs
+
+
+def assert_stored_with(broker, topic: str, partitions: int, codec: str) -> None:
+    """Most batches must carry `codec`. Clients send a batch uncompressed when
+    compressing would not shrink it (e.g. a lone small record), so a few 'none' may occur."""
+    counts = stored_codecs(broker, topic, partitions)
+    total = sum(counts.values())
+    assert total > 0 and set(counts) <= {codec, "none"}, f"stored batches: {dict(counts)}"
+    assert counts[codec] >= 0.5 * total, f"stored batches: {dict(counts)}; {CODEC_HINT}"

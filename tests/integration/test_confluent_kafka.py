@@ -26,6 +26,7 @@ def test_produce_consume_roundtrip(broker, codec, idempotence):
     got = kit.consume_confluent(broker.bootstrap, topic, PARTITIONS)
     assert sum(len(v) for v in got.values()) == N
     kit.assert_same_records(recs, got)
+    kit.assert_stored_with(broker, topic, PARTITIONS, codec)
 
 
 def _describe(a, topic: str) -> dict:

@@ -8,7 +8,6 @@ prints a SUMMARY line and exits non-zero on any mismatch.
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -45,6 +44,7 @@ def test_java_idempotent_producer_and_assign_consumer(broker, codec):
     out = run_java(broker.bootstrap, topic, codec)
     assert (f"SUMMARY codec={codec} idempotence=true acks=all partitions={PARTITIONS} "
             f"produced={N} consumed={N} mismatches=0") in out, out
+    kit.assert_stored_with(broker, topic, PARTITIONS, codec)
 
 
 def test_java_non_idempotent_producer(broker):

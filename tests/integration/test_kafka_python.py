@@ -78,6 +78,7 @@ def test_produce_consume_roundtrip(broker, codec):
     got = consume(broker.bootstrap, topic, PARTITIONS)
     assert sum(len(v) for v in got.values()) == N
     assert_same(recs, got)
+    kit.assert_stored_with(broker, topic, PARTITIONS, codec)
 
 
 def test_cross_client_confluent_produce_kafka_python_consume(broker):
