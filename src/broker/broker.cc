@@ -37,6 +37,7 @@ Status Broker::Start() {
   producer_ids_ = std::make_unique<ProducerIdAllocator>(*store_);
   context_ = std::make_unique<BrokerContext>(
       BrokerContext{config_, *store_, *topics_, notifier_, *producer_ids_, clock_});
+  STRATA_RETURN_IF_ERROR(StartGroupCoordinator());
 
   const auto& listener = config_.listeners().front();
   net::ServerOptions options;
@@ -52,6 +53,7 @@ Status Broker::Start() {
   work_ = std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
       io_.get_executor());
   asio::co_spawn(io_, PeriodicTasks(), asio::detached);
+  asio::co_spawn(io_, GroupCoordinatorTicks(), asio::detached);
   int threads = static_cast<int>(config_.GetLong("num.network.threads"));
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
   Log()->info("node {} cluster {} listening on {}:{} (data in {}, crc32c {}, {} threads)",
@@ -88,6 +90,49 @@ asio::awaitable<void> Broker::PeriodicTasks() {
   }
 }
 
+Status Broker::StartGroupCoordinator() {
+  const std::string topic = coordinator::kOffsetsTopic;
+  auto partitions = static_cast<int32_t>(config_.GetLong("offsets.topic.num.partitions"));
+  if (auto existing = topics_->GetTopic(topic)) {
+    partitions = existing->partitions;  // as Kafka: the topic's count wins over the config
+  } else {
+    cluster::TopicRecord record;
+    record.name = topic;
+    record.partitions = partitions;
+    record.replication_factor = 1;
+    record.internal = true;
+    record.configs = {{"cleanup.policy", "compact"},
+                      {"segment.bytes", config_.Get("offsets.topic.segment.bytes")}};
+    STRATA_RETURN_IF_ERROR(topics_->CreateTopic(std::move(record)));
+  }
+  coordinator::CoordinatorConfig cc;
+  cc.initial_rebalance_delay_ms = static_cast<int32_t>(config_.GetLong("group.initial.rebalance.delay.ms"));
+  cc.max_group_size = static_cast<int32_t>(config_.GetLong("group.max.size"));
+  cc.min_session_timeout_ms = static_cast<int32_t>(config_.GetLong("group.min.session.timeout.ms"));
+  cc.max_session_timeout_ms = static_cast<int32_t>(config_.GetLong("group.max.session.timeout.ms"));
+  cc.offsets_retention_ms = config_.GetLong("offsets.retention.minutes") * 60000;
+  cc.retention_check_interval_ms = config_.GetLong("offsets.retention.check.interval.ms");
+  TopicManager* topics = topics_.get();
+  auto log = std::make_unique<coordinator::OffsetsLog>(
+      partitions, [topics, topic](int32_t p) { return topics->GetLog({topic, p}); },
+      [this, topic](int32_t p) { notifier_.Notify({topic, p}); }, clock_);
+  group_coordinator_ = std::make_unique<coordinator::GroupCoordinator>(cc, std::move(log), clock_);
+  STRATA_RETURN_IF_ERROR(group_coordinator_->Load());
+  context_->group_coordinator = group_coordinator_.get();
+  return Status::Ok();
+}
+
+asio::awaitable<void> Broker::GroupCoordinatorTicks() {
+  // Group timers (sessions, rebalance timeouts, initial delay) are applied
+  // here; 50 ms is well below any timeout clients use.
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    timer.expires_after(std::chrono::milliseconds(50));
+    co_await timer.async_wait(asio::use_awaitable);
+    group_coordinator_->Tick();
+  }
+}
+
 bool Broker::IsFlexibleRequest(int16_t api_key, int16_t api_version) const {
   return protocol::RequestIsFlexible(api_key, api_version);
 }
@@ -121,6 +166,17 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Handle(net::Request& reque
     case ApiKey::kDeleteRecords: co_return HandleDeleteRecords(ctx, request);
     case ApiKey::kOffsetForLeaderEpoch: co_return HandleOffsetForLeaderEpoch(ctx, request);
     case ApiKey::kInitProducerId: co_return HandleInitProducerId(ctx, request);
+    case ApiKey::kFindCoordinator: co_return HandleFindCoordinator(ctx, request);
+    case ApiKey::kJoinGroup: co_return co_await HandleJoinGroup(ctx, request);
+    case ApiKey::kSyncGroup: co_return co_await HandleSyncGroup(ctx, request);
+    case ApiKey::kHeartbeat: co_return HandleHeartbeat(ctx, request);
+    case ApiKey::kLeaveGroup: co_return HandleLeaveGroup(ctx, request);
+    case ApiKey::kOffsetCommit: co_return HandleOffsetCommit(ctx, request);
+    case ApiKey::kOffsetFetch: co_return HandleOffsetFetch(ctx, request);
+    case ApiKey::kOffsetDelete: co_return HandleOffsetDelete(ctx, request);
+    case ApiKey::kListGroups: co_return HandleListGroups(ctx, request);
+    case ApiKey::kDescribeGroups: co_return HandleDescribeGroups(ctx, request);
+    case ApiKey::kDeleteGroups: co_return HandleDeleteGroups(ctx, request);
     default:
       co_return MakeError(Errc::kUnsupported,
                           fmt::format("API {} ({}) is not implemented", key, protocol::ApiKeyName(key)));

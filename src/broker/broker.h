@@ -14,6 +14,7 @@
 #include "broker/topic_manager.h"
 #include "cluster/metadata_store.h"
 #include "config/broker_config.h"
+#include "coordinator/group_coordinator.h"
 #include "net/server.h"
 
 namespace strata::broker {
@@ -36,6 +37,9 @@ class Broker : public net::RequestHandler {
 
  private:
   asio::awaitable<void> PeriodicTasks();
+  // Creates __consumer_offsets if missing and loads the group coordinator.
+  Status StartGroupCoordinator();
+  asio::awaitable<void> GroupCoordinatorTicks();
 
   config::BrokerConfig config_;
   Clock* clock_;
@@ -45,6 +49,7 @@ class Broker : public net::RequestHandler {
   AppendNotifier notifier_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;
   std::unique_ptr<BrokerContext> context_;
+  std::unique_ptr<coordinator::GroupCoordinator> group_coordinator_;
   std::unique_ptr<net::Server> server_;
   std::vector<std::thread> threads_;
   std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> work_;

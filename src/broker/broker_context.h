@@ -10,6 +10,10 @@
 #include "cluster/metadata_store.h"
 #include "config/broker_config.h"
 
+namespace strata::coordinator {
+class GroupCoordinator;
+}
+
 namespace strata::broker {
 
 struct BrokerContext {
@@ -23,6 +27,8 @@ struct BrokerContext {
   // listener asked for port 0).
   std::string advertised_host;
   int32_t advertised_port = 0;
+  // Consumer groups and committed offsets; set once at start-up.
+  coordinator::GroupCoordinator* group_coordinator = nullptr;
 };
 
 }  // namespace strata::broker

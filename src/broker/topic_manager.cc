@@ -8,14 +8,30 @@
 namespace strata::broker {
 
 namespace {
+
 auto Log() { return log::Get("broker"); }
+
+storage::CleanerConfig CleanerConfigFrom(const config::BrokerConfig& config) {
+  storage::CleanerConfig c;
+  c.threads = static_cast<int>(config.GetLong("log.cleaner.threads"));
+  c.backoff_ms = config.GetLong("log.cleaner.backoff.ms");
+  c.dedupe_buffer_bytes = config.GetLong("log.cleaner.dedupe.buffer.size");
+  return c;
+}
+
 }  // namespace
 
 TopicManager::TopicManager(const config::BrokerConfig& config, cluster::MetadataStore& store,
                            Clock* clock)
-    : config_(config), store_(store), clock_(clock) {}
+    : config_(config), store_(store), clock_(clock) {
+  if (config_.GetBool("log.cleaner.enable")) {
+    cleaner_ = std::make_unique<storage::LogCleaner>(CleanerConfigFrom(config_), clock_);
+  }
+}
 
-TopicManager::~TopicManager() = default;
+TopicManager::~TopicManager() {
+  if (cleaner_) cleaner_->Stop();
+}
 
 std::filesystem::path TopicManager::PartitionDir(const TopicPartition& tp) const {
   return std::filesystem::path(config_.log_dir()) / tp.ToString();
@@ -26,16 +42,22 @@ Status TopicManager::Start() {
     STRATA_RETURN_IF_ERROR(OpenPartitions(topic, 0, topic.partitions));
   }
   Log()->info("opened {} partition logs", logs_.size());
+  if (cleaner_) cleaner_->Start();
   return Status::Ok();
 }
 
 void TopicManager::Shutdown() {
-  std::unique_lock lock(mu_);
-  for (auto& [tp, log] : logs_) {
-    Status st = log->Close();
-    if (!st.ok()) Log()->error("closing {}: {}", tp.ToString(), st.error().message);
+  // Closing a log aborts a pass running on it, so stop the threads last.
+  if (cleaner_) cleaner_->RequestStop();
+  {
+    std::unique_lock lock(mu_);
+    for (auto& [tp, log] : logs_) {
+      Status st = log->Close();
+      if (!st.ok()) Log()->error("closing {}: {}", tp.ToString(), st.error().message);
+    }
+    logs_.clear();
   }
-  logs_.clear();
+  if (cleaner_) cleaner_->Stop();
 }
 
 void TopicManager::PublishTopicInfo(const cluster::TopicRecord& record) {
@@ -64,6 +86,7 @@ Status TopicManager::OpenPartitions(const cluster::TopicRecord& topic, int32_t f
                        fmt::format("opening log {}: {}", tp.ToString(), opened.error().message));
     }
     std::shared_ptr<storage::Log> log = std::move(opened).value();
+    if (cleaner_) cleaner_->Register(tp.ToString(), log);
     std::unique_lock lock(mu_);
     logs_[tp] = std::move(log);
   }
@@ -97,6 +120,7 @@ Status TopicManager::DeleteTopic(const std::string& name) {
     for (int32_t p = 0; p < topic->partitions; ++p) {
       auto it = logs_.find({name, p});
       if (it == logs_.end()) continue;
+      if (cleaner_) cleaner_->Unregister(it->first.ToString());
       removed.push_back(std::move(it->second));
       logs_.erase(it);
     }
@@ -135,6 +159,7 @@ Status TopicManager::SetTopicConfigs(const std::string& name,
     auto it = logs_.find({name, p});
     if (it != logs_.end()) it->second->UpdateConfig(log_config);
   }
+  if (cleaner_ && log_config.compacted) cleaner_->Wake();
   return Status::Ok();
 }
 

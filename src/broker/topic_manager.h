@@ -1,7 +1,9 @@
 #pragma once
 // TopicManager: the broker's topics and the open Log of each partition. It
 // applies topic admin (create, delete, add partitions, alter configs) to both
-// the MetadataStore and the local logs, and runs periodic retention.
+// the MetadataStore and the local logs, runs periodic retention, and owns the
+// log cleaner (compaction of cleanup.policy=compact topics; every log is
+// registered with it, it picks the compacted ones).
 //
 // Thread-safety: safe from any thread. Logs are shared_ptr so a fetch that
 // holds one keeps it valid while the topic is deleted concurrently.
@@ -18,6 +20,7 @@
 #include "broker/topic_partition.h"
 #include "cluster/metadata_store.h"
 #include "config/broker_config.h"
+#include "storage/cleaner.h"
 #include "storage/log.h"
 
 namespace strata::broker {
@@ -35,9 +38,10 @@ class TopicManager {
   TopicManager(const config::BrokerConfig& config, cluster::MetadataStore& store, Clock* clock);
   ~TopicManager();
 
-  // Opens the logs of every topic in the store (running recovery).
+  // Opens the logs of every topic in the store (running recovery) and
+  // starts the log cleaner when log.cleaner.enable.
   Status Start();
-  // Closes every log cleanly (flush, producer snapshots).
+  // Stops the cleaner, then closes every log cleanly (flush, producer snapshots).
   void Shutdown();
 
   // Creates the topic in the store and its partition logs.
@@ -57,6 +61,9 @@ class TopicManager {
   // Flushes logs whose flush.ms has elapsed (Log handles its own policy).
   void FlushAll();
 
+  // The log cleaner's counters (for metrics); nullptr when disabled.
+  const storage::LogCleaner* cleaner() const { return cleaner_.get(); }
+
  private:
   Status OpenPartitions(const cluster::TopicRecord& topic, int32_t from, int32_t to);
   std::filesystem::path PartitionDir(const TopicPartition& tp) const;
@@ -69,6 +76,7 @@ class TopicManager {
   mutable std::shared_mutex mu_;
   std::unordered_map<TopicPartition, std::shared_ptr<storage::Log>, TopicPartitionHash> logs_;
   std::unordered_map<std::string, std::shared_ptr<const TopicInfo>> infos_;
+  std::unique_ptr<storage::LogCleaner> cleaner_;  // null unless log.cleaner.enable
 };
 
 }  // namespace strata::broker

@@ -1,5 +1,7 @@
 #include "broker/topic_validation.h"
 
+#include <cstdlib>
+
 namespace strata::broker {
 
 namespace {
@@ -61,6 +63,11 @@ storage::LogConfig ResolveLogConfig(const config::BrokerConfig& broker,
   c.max_message_bytes = static_cast<int32_t>(num("max.message.bytes"));
   c.message_timestamp_log_append = get("message.timestamp.type") == "LogAppendTime";
   c.cleanup_delete = get("cleanup.policy").find("delete") != std::string::npos;
+  c.compacted = get("cleanup.policy").find("compact") != std::string::npos;
+  c.delete_retention_ms = num("delete.retention.ms");
+  c.min_cleanable_dirty_ratio = std::strtod(get("min.cleanable.dirty.ratio").c_str(), nullptr);
+  c.min_compaction_lag_ms = num("min.compaction.lag.ms");
+  c.max_compaction_lag_ms = num("max.compaction.lag.ms");
   return c;
 }
 

@@ -33,6 +33,14 @@ struct LogConfig {
   int32_t max_message_bytes = 1048588;    // max.message.bytes
   bool message_timestamp_log_append = false;  // message.timestamp.type=LogAppendTime
   bool cleanup_delete = true;             // cleanup.policy contains "delete"
+  // Compaction (cleanup.policy contains "compact"); see cleaner.h. The
+  // produce path must reject records without a key when `compacted`
+  // (INVALID_RECORD, as Kafka does).
+  bool compacted = false;
+  int64_t delete_retention_ms = 86400000;  // delete.retention.ms
+  double min_cleanable_dirty_ratio = 0.5;  // min.cleanable.dirty.ratio
+  int64_t min_compaction_lag_ms = 0;       // min.compaction.lag.ms
+  int64_t max_compaction_lag_ms = INT64_MAX;  // max.compaction.lag.ms
 };
 
 // What the caller knows about the batches it hands to Append (from
@@ -66,6 +74,47 @@ struct ReadResult {
 struct TimestampOffset {
   int64_t timestamp = -1;
   int64_t offset = -1;
+};
+
+class OffsetMap;  // storage/cleaner_offset_map.h
+
+// How much of a log the cleaner could compact now (Kafka's LogToClean).
+// Byte counts are whole segments, as in Kafka: the segment holding the first
+// dirty offset counts as both clean and cleanable.
+struct CleaningEstimate {
+  bool compacted = false;              // cleanup.policy contains "compact"
+  int64_t first_dirty_offset = 0;      // the cleaner checkpoint, within [log start, log end]
+  int64_t first_uncleanable_offset = 0;  // the dirty section is [first dirty, this)
+  int64_t clean_bytes = 0;             // segments below the first dirty offset
+  int64_t cleanable_bytes = 0;         // segments in the dirty section
+  int64_t compaction_delay_ms = 0;     // > 0: max.compaction.lag.ms is overdue by this much
+  double min_dirty_ratio = 0.5;        // the log's min.cleanable.dirty.ratio
+
+  double dirty_ratio() const {
+    int64_t total = clean_bytes + cleanable_bytes;
+    return total == 0 ? 0.0 : double(cleanable_bytes) / double(total);
+  }
+  // Kafka's choice: dirty enough, or holding records past max.compaction.lag.ms.
+  bool ShouldClean() const {
+    return compacted && cleanable_bytes > 0 &&
+           (compaction_delay_ms > 0 || dirty_ratio() >= min_dirty_ratio);
+  }
+};
+
+// What one cleaning pass did (counters for the cleaner's metrics).
+struct CleaningResult {
+  int64_t first_dirty_offset = 0;  // where the dirty section started
+  int64_t end_offset = 0;          // the new cleaner checkpoint (first offset not cleaned)
+  int64_t bytes_read = 0;          // segment bytes read while rewriting (map building excluded)
+  int64_t bytes_written = 0;       // bytes of the cleaned segments
+  int64_t map_bytes_read = 0;      // dirty-section bytes read to build the offset map
+  int64_t records_read = 0;
+  int64_t records_retained = 0;
+  int segments_cleaned = 0;        // old segments replaced
+  int segments_written = 0;        // cleaned segments swapped in
+  int groups_skipped = 0;          // groups not swapped (their segments were deleted meanwhile)
+  bool map_full = false;           // the offset map filled before the dirty section's end
+  int64_t duration_ms = 0;
 };
 
 class Log {
@@ -128,6 +177,20 @@ class Log {
   virtual std::filesystem::path dir() const = 0;
   virtual int64_t size_bytes() const = 0;
   virtual int segment_count() const = 0;
+
+  // --- Log compaction, driven by storage::LogCleaner (cleaner.h). ---
+  // The cleanable section at time `now` (ms). Cheap: no record is read.
+  virtual CleaningEstimate EstimateCleaning(int64_t now) const = 0;
+  // One cleaning pass (Kafka's Cleaner.doClean): dedupes the dirty section
+  // into `map`, rewrites the non-active segments from the log start up to
+  // where the map reached, swaps them in crash-safely and advances the
+  // cleaner checkpoint. Runs without the log's mutex except for the swaps;
+  // appends and reads continue meanwhile. kUnavailable when another pass is
+  // running on this log, kShuttingDown when the log is closed or deleted
+  // during the pass, kCorrupt for unreadable batches.
+  virtual Result<CleaningResult> Clean(OffsetMap& map, int64_t now) = 0;
+  // The persisted cleaner checkpoint (first dirty offset); -1 when none.
+  virtual int64_t cleaner_checkpoint() const = 0;
 };
 
 }  // namespace strata::storage

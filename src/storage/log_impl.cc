@@ -239,6 +239,9 @@ Status LogImpl::Flush() {
 }
 
 Status LogImpl::Close() {
+  // Stop a cleaning pass first (it checks the flag between batches).
+  stop_cleaning_.store(true);
+  std::lock_guard pass(clean_mu_);
   std::lock_guard lock(mu_);
   if (closed_) return Status::Ok();
   closed_ = true;
@@ -253,6 +256,8 @@ Status LogImpl::Close() {
 }
 
 Status LogImpl::Delete() {
+  stop_cleaning_.store(true);
+  std::lock_guard pass(clean_mu_);
   std::lock_guard lock(mu_);
   closed_ = true;
   segments_.clear();

@@ -6,12 +6,15 @@
 //   log_load.cc        Open: segment loading, recovery, producer state rebuild
 //   log_retention.cc   retention, DeleteRecords, segment deletion
 //   log_timestamps.cc  ListOffsets by timestamp / max timestamp
+//   cleaner_log.cc     compaction: the cleanable range, a cleaning pass and
+//                      the crash-safe segment swap (swap recovery: log_load.cc)
 //
 // Thread-safety: one mutex guards all state. Read holds it only to pick the
 // segment and the index position; it then preads without it (bytes below a
 // size observed under the lock never change, and a segment's fds outlive its
 // deletion while a reader holds its shared_ptr). The offsets are atomics so
-// that their getters need no lock.
+// that their getters need no lock. A cleaning pass holds clean_mu_ (one
+// pass per log) and takes mu_ only to plan and to swap segments in.
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -20,6 +23,7 @@
 #include <mutex>
 #include <string>
 
+#include "storage/cleaner_pass.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/log.h"
 #include "storage/producer_state.h"
@@ -57,6 +61,25 @@ class LogImpl final : public Log {
   std::filesystem::path dir() const override { return dir_; }
   int64_t size_bytes() const override;
   int segment_count() const override;
+  CleaningEstimate EstimateCleaning(int64_t now) const override;
+  Result<CleaningResult> Clean(OffsetMap& map, int64_t now) override;
+  int64_t cleaner_checkpoint() const override { return cleaner_checkpoint_.load(); }
+
+  // Steps of the compaction swap, for crash tests.
+  enum class SwapStep {
+    kCleanedWritten = 0,  // <base>.*.cleaned complete
+    kRenamedToSwap,       // <base>.*.swap, old segments untouched
+    kFirstOldDeleted,     // the first replaced segment renamed to .deleted
+    kAllOldDeleted,       // every replaced segment renamed to .deleted
+    kSwapLive,            // .swap renamed to the live names, .deleted files remain
+  };
+  // Test hook: the next swap stops right after `step` as if the process had
+  // died there (files are left as they are; the object must be discarded
+  // without Close()).
+  void InjectSwapCrashForTest(SwapStep step) {
+    std::lock_guard lock(mu_);
+    swap_crash_step_ = static_cast<int>(step);
+  }
 
  private:
   using SegmentMap = std::map<int64_t, std::shared_ptr<Segment>>;
@@ -70,6 +93,9 @@ class LogImpl final : public Log {
   Status RecoverSegments(bool clean);
   Status FixLogStartAfterLoad();
   Status LoadProducerState();
+  Status CompleteInterruptedSwaps();
+  Status CompleteSwap(int64_t base);
+  void LoadCleanerCheckpoint();
 
   // log_impl.cc
   Status SplitBatches(MutableByteView batches, const std::vector<BatchInfo>& infos,
@@ -90,6 +116,14 @@ class LogImpl final : public Log {
   Status DeleteFirstSegmentLocked(const char* reason);
   Status MoveLogStartLocked(int64_t offset);
 
+  // cleaner_log.cc
+  CleaningEstimate PlanCleaningLocked(int64_t now, CleanPassInput* input) const;
+  int64_t CompactionDelayLocked(int64_t first_dirty, int64_t now) const;
+  Result<CleaningResult> RunPass(CleanPass& pass);
+  Result<bool> SwapInCleaned(const SegmentGroup& group, int64_t base);
+  Status SwapFilesLocked(const SegmentGroup& group, int64_t base);
+  int64_t ProducerLastOffset(int64_t producer_id) const;
+
   Segment& active() const { return *segments_.rbegin()->second; }
   int64_t segment_bytes_limit() const;
 
@@ -109,6 +143,11 @@ class LogImpl final : public Log {
   bool io_failed_ = false;  // a write failed half-way; the next Open must recover
   bool fresh_ = false;      // Open found no segment (for the open log line)
   std::string producer_load_note_;
+  // Compaction.
+  std::mutex clean_mu_;                     // held for a whole cleaning pass
+  std::atomic<bool> stop_cleaning_{false};  // set by Close/Delete to abort a pass
+  std::atomic<int64_t> cleaner_checkpoint_{-1};
+  int swap_crash_step_ = -1;  // InjectSwapCrashForTest
 };
 
 }  // namespace strata::storage

@@ -2,10 +2,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "base/log.h"
 #include "storage/checkpoints.h"
+#include "storage/cleaner_checkpoint.h"
 #include "storage/log_impl.h"
 #include "storage/recovery.h"
 
@@ -28,6 +30,7 @@ Status LogImpl::LoadLocked() {
   std::lock_guard lock(mu_);
   auto logger = log::Get("storage");
   const bool clean = HasCleanShutdownMarker(dir_);
+  STRATA_RETURN_IF_ERROR(CompleteInterruptedSwaps());
   STRATA_RETURN_IF_ERROR(RemoveStrayFiles());
 
   auto epochs = LeaderEpochCache::Load(dir_);
@@ -47,6 +50,7 @@ Status LogImpl::LoadLocked() {
     logger->warn("{}: ignoring {}", label_, start.error().message);
   }
   log_start_.store(start.ok() && start->has_value() ? **start : 0);
+  LoadCleanerCheckpoint();
 
   STRATA_RETURN_IF_ERROR(OpenSegments());
   STRATA_RETURN_IF_ERROR(RecoverSegments(clean));
@@ -68,6 +72,82 @@ Status LogImpl::LoadLocked() {
   logger->info("{}: opened log [{}, {}) in {} segments ({}); {}", label_, log_start_.load(),
                leo_.load(), segments_.size(),
                fresh_ ? "new" : (clean ? "clean shutdown" : "recovered"), producer_load_note_);
+  return Status::Ok();
+}
+
+void LogImpl::LoadCleanerCheckpoint() {
+  auto checkpoint = ReadCleanerCheckpoint(dir_);
+  if (!checkpoint.ok()) {
+    // Only costs a full re-clean.
+    log::Get("storage")->warn("{}: ignoring cleaner checkpoint: {}", label_,
+                              checkpoint.error().message);
+    return;
+  }
+  cleaner_checkpoint_.store(checkpoint->has_value() ? **checkpoint : -1);
+}
+
+// Finishes or rolls back a compaction swap cut short by a crash. Files named
+// .cleaned (a cleaned segment not yet committed) and .deleted (segments
+// already replaced) are removed. A <base>.log.swap is committed: it replaces
+// every live segment whose base lies in [base, its next offset), which are
+// exactly the segments it was cleaned from (a cleaned segment always ends
+// where its group did), and then takes the live names. Index .swap files
+// without their .log.swap are strays from an unfinished rename.
+Status LogImpl::CompleteInterruptedSwaps() {
+  std::error_code ec;
+  std::vector<int64_t> swaps;
+  std::vector<fs::path> doomed;
+  for (const auto& ent : fs::directory_iterator(dir_, ec)) {
+    std::string name = ent.path().filename().string();
+    if (name.ends_with(kCleanedSuffix) || name.ends_with(kDeletedSuffix)) {
+      doomed.push_back(ent.path());
+    } else if (name.ends_with(kSwapSuffix)) {
+      std::string live = name.substr(0, name.size() - kSwapSuffix.size());
+      if (auto base = ParseOffsetFileName(live, kLogSuffix)) {
+        swaps.push_back(*base);
+      } else if (!fs::exists(dir_ / (live.substr(0, 20) + std::string(kLogSuffix) +
+                                     std::string(kSwapSuffix)))) {
+        doomed.push_back(ent.path());
+      }
+    }
+  }
+  if (ec) return MakeError(Errc::kIoError, fmt::format("list {}: {}", dir_.string(), ec.message()));
+  for (const fs::path& path : doomed) STRATA_RETURN_IF_ERROR(RemoveFile(path));
+  std::sort(swaps.begin(), swaps.end());
+  for (int64_t base : swaps) STRATA_RETURN_IF_ERROR(CompleteSwap(base));
+  if (!doomed.empty() || !swaps.empty()) STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  return Status::Ok();
+}
+
+Status LogImpl::CompleteSwap(int64_t base) {
+  int64_t end = base;
+  {
+    STRATA_ASSIGN_OR_RETURN(auto swap,
+                            Segment::Open(dir_, base, config_.segment_index_bytes, kSwapSuffix));
+    Status st = swap->CheckIndexes();
+    if (st.ok()) st = swap->LoadTail();
+    if (!st.ok()) {
+      STRATA_ASSIGN_OR_RETURN(auto r, RecoverSegment(*swap, base, config_.index_interval_bytes,
+                                                     dir_.string(), nullptr));
+      (void)r;
+    }
+    end = swap->next_offset();
+  }
+  std::vector<int64_t> replaced;
+  std::error_code ec;
+  for (const auto& ent : fs::directory_iterator(dir_, ec)) {
+    auto seg_base = ParseOffsetFileName(ent.path().filename().string(), kLogSuffix);
+    if (seg_base && *seg_base >= base && *seg_base < end) replaced.push_back(*seg_base);
+  }
+  if (ec) return MakeError(Errc::kIoError, fmt::format("list {}: {}", dir_.string(), ec.message()));
+  for (int64_t b : replaced) STRATA_RETURN_IF_ERROR(RemoveSegmentFiles(dir_, b, ""));
+  // Index files of `base` may already be the cleaned ones (half-done final
+  // rename) or old ones: drop them; the swap's own indexes (or a rebuild) win.
+  STRATA_RETURN_IF_ERROR(RemoveSegmentFiles(dir_, base, ""));
+  STRATA_RETURN_IF_ERROR(RenameSegmentFiles(dir_, base, kSwapSuffix, ""));
+  log::Get("storage")->warn(
+      "{}: completed an interrupted compaction swap: segment {} replaces {} segments below {}",
+      label_, base, replaced.size(), end);
   return Status::Ok();
 }
 

@@ -2,16 +2,31 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdio>
+
 namespace strata::storage {
 
 namespace fs = std::filesystem;
 using protocol::BatchHeader;
 
+namespace {
+
+fs::path SegmentFile(const fs::path& dir, int64_t base, std::string_view kind,
+                     std::string_view suffix) {
+  fs::path p = dir / OffsetFileName(base, kind);
+  p += std::string(suffix);
+  return p;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<Segment>> Segment::OpenFiles(const fs::path& dir, int64_t base,
-                                                    int64_t max_index_bytes, bool truncate) {
+                                                    int64_t max_index_bytes, bool truncate,
+                                                    std::string_view suffix) {
   std::shared_ptr<Segment> seg(new Segment(dir, base));
-  fs::path index_path = dir / OffsetFileName(base, kIndexSuffix);
-  fs::path time_path = dir / OffsetFileName(base, kTimeIndexSuffix);
+  fs::path index_path = SegmentFile(dir, base, kIndexSuffix, suffix);
+  fs::path time_path = SegmentFile(dir, base, kTimeIndexSuffix, suffix);
   std::error_code ec;
   seg->index_missing_ = !fs::exists(index_path, ec) || !fs::exists(time_path, ec);
   if (truncate) {
@@ -19,7 +34,7 @@ Result<std::shared_ptr<Segment>> Segment::OpenFiles(const fs::path& dir, int64_t
     STRATA_RETURN_IF_ERROR(RemoveFile(time_path));
   }
   STRATA_ASSIGN_OR_RETURN(seg->log_,
-                          File::Open(dir / OffsetFileName(base, kLogSuffix), true, truncate));
+                          File::Open(SegmentFile(dir, base, kLogSuffix, suffix), true, truncate));
   STRATA_ASSIGN_OR_RETURN(seg->oindex_, OffsetIndex::Open(index_path, base, max_index_bytes));
   STRATA_ASSIGN_OR_RETURN(seg->tindex_, TimeIndex::Open(time_path, base, max_index_bytes));
   seg->next_offset_ = base;
@@ -28,15 +43,16 @@ Result<std::shared_ptr<Segment>> Segment::OpenFiles(const fs::path& dir, int64_t
 }
 
 Result<std::shared_ptr<Segment>> Segment::Create(const fs::path& dir, int64_t base,
-                                                 int64_t max_index_bytes) {
-  STRATA_ASSIGN_OR_RETURN(auto seg, OpenFiles(dir, base, max_index_bytes, /*truncate=*/true));
+                                                 int64_t max_index_bytes, std::string_view suffix) {
+  STRATA_ASSIGN_OR_RETURN(auto seg,
+                          OpenFiles(dir, base, max_index_bytes, /*truncate=*/true, suffix));
   seg->index_missing_ = false;
   return seg;
 }
 
 Result<std::shared_ptr<Segment>> Segment::Open(const fs::path& dir, int64_t base,
-                                               int64_t max_index_bytes) {
-  return OpenFiles(dir, base, max_index_bytes, /*truncate=*/false);
+                                               int64_t max_index_bytes, std::string_view suffix) {
+  return OpenFiles(dir, base, max_index_bytes, /*truncate=*/false, suffix);
 }
 
 Status Segment::Append(ByteView data, const std::vector<BatchHeader>& headers,
@@ -202,6 +218,27 @@ Status Segment::DeleteFiles() {
   STRATA_RETURN_IF_ERROR(RemoveFile(log_->path()));
   STRATA_RETURN_IF_ERROR(RemoveFile(oindex_->path()));
   return RemoveFile(tindex_->path());
+}
+
+Status RenameSegmentFiles(const fs::path& dir, int64_t base, std::string_view from,
+                          std::string_view to) {
+  for (std::string_view kind : {kIndexSuffix, kTimeIndexSuffix, kLogSuffix}) {
+    fs::path src = SegmentFile(dir, base, kind, from);
+    fs::path dst = SegmentFile(dir, base, kind, to);
+    if (::rename(src.c_str(), dst.c_str()) != 0) {
+      // A missing index is rebuilt by recovery; a missing .log is an error.
+      if (errno == ENOENT && kind != kLogSuffix) continue;
+      return IoError("rename to " + dst.filename().string(), src);
+    }
+  }
+  return Status::Ok();
+}
+
+Status RemoveSegmentFiles(const fs::path& dir, int64_t base, std::string_view suffix) {
+  for (std::string_view kind : {kLogSuffix, kIndexSuffix, kTimeIndexSuffix}) {
+    STRATA_RETURN_IF_ERROR(RemoveFile(SegmentFile(dir, base, kind, suffix)));
+  }
+  return Status::Ok();
 }
 
 }  // namespace strata::storage

@@ -29,15 +29,26 @@ namespace strata::storage {
 inline constexpr std::string_view kLogSuffix = ".log";
 inline constexpr std::string_view kIndexSuffix = ".index";
 inline constexpr std::string_view kTimeIndexSuffix = ".timeindex";
+// Extra suffixes of a compaction swap (Kafka's): a cleaned segment is written
+// as <base>.log.cleaned (+ indexes), renamed to .swap once complete, the
+// segments it replaces are renamed to .deleted, then .swap loses its suffix.
+inline constexpr std::string_view kCleanedSuffix = ".cleaned";
+inline constexpr std::string_view kSwapSuffix = ".swap";
+inline constexpr std::string_view kDeletedSuffix = ".deleted";
 
 class Segment {
  public:
   // Creates empty files for a new segment (existing ones are emptied).
+  // `suffix` is appended to the three file names (kCleanedSuffix while
+  // compacting); the object keeps those names, so a segment written under a
+  // suffix is reopened after its files are renamed.
   static Result<std::shared_ptr<Segment>> Create(const std::filesystem::path& dir, int64_t base,
-                                                 int64_t max_index_bytes);
+                                                 int64_t max_index_bytes,
+                                                 std::string_view suffix = {});
   // Opens an existing segment; missing index files are created empty.
   static Result<std::shared_ptr<Segment>> Open(const std::filesystem::path& dir, int64_t base,
-                                               int64_t max_index_bytes);
+                                               int64_t max_index_bytes,
+                                               std::string_view suffix = {});
 
   int64_t base_offset() const { return base_; }
   uint64_t size() const { return log_->size(); }
@@ -103,11 +114,18 @@ class Segment {
   Status Flush();
   // Unlinks the three files (open fds stay valid for in-flight reads).
   Status DeleteFiles();
+  // Sizes of the index files (entries * entry size), for grouping when cleaning.
+  int64_t offset_index_bytes() const {
+    return int64_t(oindex_->entries()) * OffsetIndex::kEntrySize;
+  }
+  int64_t time_index_bytes() const { return int64_t(tindex_->entries()) * TimeIndex::kEntrySize; }
+  const std::filesystem::path& log_path() const { return log_->path(); }
 
  private:
   Segment(std::filesystem::path dir, int64_t base) : dir_(std::move(dir)), base_(base) {}
   static Result<std::shared_ptr<Segment>> OpenFiles(const std::filesystem::path& dir, int64_t base,
-                                                    int64_t max_index_bytes, bool truncate);
+                                                    int64_t max_index_bytes, bool truncate,
+                                                    std::string_view suffix);
 
   std::filesystem::path dir_;
   int64_t base_;
@@ -121,5 +139,14 @@ class Segment {
   int64_t bytes_since_index_entry_ = 0;
   int64_t first_append_ms_ = -1;
 };
+
+// Path-level helpers for the compaction swap; they do not touch open Segment
+// objects (whose fds stay valid). `from`/`to` are "" for the live names.
+// Renames the index files first and the .log last: a <base>.log<suffix>
+// exists only once its indexes carry the same suffix.
+Status RenameSegmentFiles(const std::filesystem::path& dir, int64_t base, std::string_view from,
+                          std::string_view to);
+// Unlinks <base>.log<suffix> and its index files where present.
+Status RemoveSegmentFiles(const std::filesystem::path& dir, int64_t base, std::string_view suffix);
 
 }  // namespace strata::storage

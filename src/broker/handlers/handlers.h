@@ -9,6 +9,10 @@
 #include "broker/codec.h"
 #include "net/server.h"
 
+namespace strata::coordinator {
+struct RequestContext;
+}
+
 namespace strata::broker {
 
 HandlerResult HandleApiVersions(BrokerContext& ctx, net::Request& request);
@@ -26,5 +30,20 @@ HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request);
+
+// Consumer groups (handlers/group_*.cc), served by ctx.group_coordinator.
+HandlerResult HandleFindCoordinator(BrokerContext& ctx, net::Request& request);
+asio::awaitable<HandlerResult> HandleJoinGroup(BrokerContext& ctx, net::Request& request);
+asio::awaitable<HandlerResult> HandleSyncGroup(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleHeartbeat(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleLeaveGroup(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleOffsetCommit(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleOffsetFetch(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleOffsetDelete(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleListGroups(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDescribeGroups(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDeleteGroups(BrokerContext& ctx, net::Request& request);
+// Client id, "/<ip>" host and API version of a group request.
+coordinator::RequestContext GroupRequestContext(const net::Request& request);
 
 }  // namespace strata::broker

@@ -22,6 +22,17 @@ bool IsImplementedApi(int16_t api_key) {
     case ApiKey::kCreatePartitions:
     case ApiKey::kIncrementalAlterConfigs:
     case ApiKey::kDescribeCluster:
+    case ApiKey::kFindCoordinator:
+    case ApiKey::kJoinGroup:
+    case ApiKey::kSyncGroup:
+    case ApiKey::kHeartbeat:
+    case ApiKey::kLeaveGroup:
+    case ApiKey::kOffsetCommit:
+    case ApiKey::kOffsetFetch:
+    case ApiKey::kOffsetDelete:
+    case ApiKey::kListGroups:
+    case ApiKey::kDescribeGroups:
+    case ApiKey::kDeleteGroups:
       return true;
     default:
       return false;

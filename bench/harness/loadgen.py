@@ -1,0 +1,187 @@
+"""The two load generators, driven the same way against both systems:
+
+- `StrataBench`: `strata bench produce|consume` (librdkafka), read through its --json file.
+- `KafkaPerf`: Apache Kafka's own org.apache.kafka.tools.ProducerPerformance /
+  ConsumerPerformance (what kafka-producer-perf-test.sh / kafka-consumer-perf-test.sh run),
+  read from their printed summary.
+
+Each call returns one result dict: records, seconds, records_per_s, mb_per_s (decimal MB of
+record values: records/s x record size / 1e6, the same for both tools, whatever unit the
+tool prints), p50_ms/p99_ms/p999_ms (produce), ok, error, command. Not thread-safe.
+"""
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+
+from . import procs
+
+# kafka-run-class.sh's JVM options, with the 512 MiB heap the perf-test scripts ask for.
+TOOL_JVM = ["-Xmx512M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+            "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+            "-Djava.awt.headless=true"]
+
+PRODUCER_PERF_RE = re.compile(
+    r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
+    r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th")
+
+
+def parse_producer_performance(output: str) -> dict:
+    """Parses ProducerPerformance's final summary line (the one with percentiles)."""
+    matches = PRODUCER_PERF_RE.findall(output)
+    if not matches:
+        raise ValueError("no ProducerPerformance summary line in output")
+    n, rps, _mib_s, avg, mx, p50, p95, p99, p999 = matches[-1]
+    return {"records": int(n), "records_per_s": float(rps),
+            "seconds": round(int(n) / float(rps), 3) if float(rps) > 0 else 0.0,
+            "avg_ms": float(avg),
+            "max_ms": float(mx), "p50_ms": float(p50), "p95_ms": float(p95),
+            "p99_ms": float(p99), "p999_ms": float(p999)}
+
+
+def parse_consumer_performance(output: str) -> dict:
+    """Parses ConsumerPerformance's header + values lines ("start.time, end.time, ...")."""
+    lines = [ln.strip() for ln in output.splitlines()]
+    for i, line in enumerate(lines):
+        if line.startswith("start.time,") and i + 1 < len(lines):
+            keys = [k.strip() for k in line.split(",")]
+            vals = [v.strip() for v in lines[i + 1].split(",")]
+            if len(vals) != len(keys):
+                continue
+            row = dict(zip(keys, vals))
+            fetch_ms = float(row["fetch.time.ms"])
+            return {"records": int(row["data.consumed.in.nMsg"]),
+                    "records_per_s": float(row["fetch.nMsg.sec"]),
+                    "seconds": fetch_ms / 1000,
+                    "rebalance_ms": float(row["rebalance.time.ms"]),
+                    "records_per_s_incl_rebalance": float(row["nMsg.sec"])}
+    raise ValueError("no ConsumerPerformance summary in output")
+
+
+def unsupported_reason(output: str) -> str | None:
+    """The client's complaint when the broker lacks an API the tool needs (e.g. consumer
+    groups), so such a run is reported as unsupported rather than as a harness failure."""
+    for line in output.splitlines():
+        if "UnsupportedVersionException" in line or "does not support" in line:
+            return line.strip()[:200]
+    return None
+
+
+def _failed(cmd: list[str], rc: int, output: str, error: str) -> dict:
+    r = {"ok": False, "error": error, "command": cmd, "exit_code": rc}
+    reason = unsupported_reason(output)
+    if reason:
+        r["unsupported"] = reason
+    return r
+
+
+def _finish(result: dict, record_size: int, expected: int) -> dict:
+    result["mb_per_s"] = round(result["records_per_s"] * record_size / 1e6, 2)
+    if result.get("records", 0) < expected:
+        result["ok"] = False
+        result.setdefault("error", f"only {result.get('records', 0)} of {expected} records")
+    else:
+        result.setdefault("ok", True)
+    return result
+
+
+class LoadGenerator:
+    name = "?"
+
+    def __init__(self, logdir: Path, record_size: int):
+        self.logdir = logdir
+        self.record_size = record_size
+
+    def _timeout(self, records: int, rate: int) -> float:
+        secs = records / rate if rate > 0 else records * self.record_size / 2e6  # >= 2 MB/s
+        return secs * 2 + 120
+
+    def _run(self, cmd: list[str], log_name: str, timeout: float) -> tuple[int, str]:
+        return procs.run_logged(cmd, self.logdir / f"{log_name}.log", timeout)
+
+
+class StrataBench(LoadGenerator):
+    """`strata bench` (librdkafka 1 MiB batches, linger 5 ms as built into the tool)."""
+
+    name = "strata-bench"
+
+    def __init__(self, logdir: Path, record_size: int, binary: Path):
+        super().__init__(logdir, record_size)
+        self.binary = binary
+
+    def produce(self, bootstrap: str, topic: str, records: int, acks: str, compression: str,
+                rate: int, log_name: str) -> dict:
+        out_json = self.logdir / f"{log_name}.json"
+        out_json.unlink(missing_ok=True)
+        cmd = [str(self.binary), "bench", "produce", "--bootstrap", bootstrap, "--topic", topic,
+               "--records", str(records), "--record-size", str(self.record_size), "--acks", acks,
+               "--compression", compression, "--rate", str(rate), "--json", str(out_json)]
+        rc, out = self._run(cmd, log_name, self._timeout(records, rate))
+        return self._read(cmd, rc, out, out_json, records)
+
+    def consume(self, bootstrap: str, topic: str, records: int, log_name: str) -> dict:
+        out_json = self.logdir / f"{log_name}.json"
+        out_json.unlink(missing_ok=True)
+        cmd = [str(self.binary), "bench", "consume", "--bootstrap", bootstrap, "--topic", topic,
+               "--records", str(records), "--timeout", str(int(self._timeout(records, 0))),
+               "--json", str(out_json)]
+        rc, out = self._run(cmd, log_name, self._timeout(records, 0) + 30)
+        return self._read(cmd, rc, out, out_json, records)
+
+    def _read(self, cmd, rc, out, out_json: Path, expected: int) -> dict:
+        try:
+            r = json.loads(out_json.read_text())
+        except (OSError, ValueError):
+            return _failed(cmd, rc, out, f"exit {rc}, no JSON summary: {out[-600:]}")
+        r["command"] = cmd
+        r["exit_code"] = rc
+        if rc != 0:
+            r["ok"] = False
+            r["error"] = f"exit {rc}: {out[-600:]}"
+        return _finish(r, self.record_size, expected)
+
+
+class KafkaPerf(LoadGenerator):
+    """Kafka's ProducerPerformance / ConsumerPerformance with the Java client's defaults."""
+
+    name = "kafka-perf"
+
+    def __init__(self, logdir: Path, record_size: int, lib_dir: Path, log4j: Path):
+        super().__init__(logdir, record_size)
+        self.lib_dir = lib_dir
+        self.log4j = log4j
+
+    def _java(self, main: str, *args: str) -> list[str]:
+        return ["java", *TOOL_JVM, f"-Dlog4j2.configurationFile={self.log4j}",
+                "-cp", f"{self.lib_dir}/*", main, *args]
+
+    def produce(self, bootstrap: str, topic: str, records: int, acks: str, compression: str,
+                rate: int, log_name: str) -> dict:
+        cmd = self._java("org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
+                         "--num-records", str(records), "--record-size", str(self.record_size),
+                         "--throughput", str(rate if rate > 0 else -1), "--producer-props",
+                         f"bootstrap.servers={bootstrap}", f"acks={acks}",
+                         f"compression.type={compression}")
+        rc, out = self._run(cmd, log_name, self._timeout(records, rate))
+        return self._parse(cmd, rc, out, records, parse_producer_performance)
+
+    def consume(self, bootstrap: str, topic: str, records: int, log_name: str) -> dict:
+        cmd = self._java("org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server",
+                         bootstrap, "--topic", topic, "--messages", str(records),
+                         "--group", f"bench-{uuid.uuid4().hex[:8]}", "--timeout", "30000")
+        rc, out = self._run(cmd, log_name, self._timeout(records, 0))
+        return self._parse(cmd, rc, out, records, parse_consumer_performance)
+
+    def _parse(self, cmd, rc, out, expected: int, parser) -> dict:
+        try:
+            r = parser(out)
+        except (ValueError, KeyError) as e:
+            return _failed(cmd, rc, out, f"exit {rc}, {e}: {out[-600:]}")
+        r["command"] = cmd
+        r["exit_code"] = rc
+        if rc != 0:
+            r["ok"] = False
+            r["error"] = f"exit {rc}: {out[-600:]}"
+        return _finish(r, self.record_size, expected)

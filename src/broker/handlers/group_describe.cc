@@ -1,0 +1,27 @@
+// DescribeGroups (15): state, protocol and members (with their assignment)
+// of each group; unknown groups are reported as Dead without an error, as
+// Kafka does for v0-5.
+#include "broker/handlers/handlers.h"
+#include "coordinator/group_coordinator.h"
+#include "protocol/messages/describe_groups.h"
+
+namespace strata::broker {
+
+namespace {
+// READ | DELETE | DESCRIBE: what a group resource supports when no authorizer
+// restricts it (Kafka's AclOperation codes 3, 6 and 8 as a bit field).
+constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8);
+}  // namespace
+
+HandlerResult HandleDescribeGroups(BrokerContext& ctx, net::Request& request) {
+  STRATA_ASSIGN_OR_RETURN(protocol::DescribeGroupsRequest req,
+                          DecodeRequest<protocol::DescribeGroupsRequest>(request));
+  protocol::DescribeGroupsResponse resp;
+  for (const auto& id : req.groups) {
+    auto& g = resp.groups.emplace_back(ctx.group_coordinator->DescribeGroup(id));
+    if (req.include_authorized_operations) g.authorized_operations = kGroupOperations;
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::broker

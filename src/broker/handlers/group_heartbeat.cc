@@ -1,0 +1,15 @@
+// Heartbeat (12): keeps a member's session alive and tells it when a
+// rebalance has started (REBALANCE_IN_PROGRESS).
+#include "broker/handlers/handlers.h"
+#include "coordinator/group_coordinator.h"
+#include "protocol/messages/heartbeat.h"
+
+namespace strata::broker {
+
+HandlerResult HandleHeartbeat(BrokerContext& ctx, net::Request& request) {
+  STRATA_ASSIGN_OR_RETURN(protocol::HeartbeatRequest req, DecodeRequest<protocol::HeartbeatRequest>(request));
+  protocol::HeartbeatResponse resp = ctx.group_coordinator->Heartbeat(req);
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::broker

@@ -1,0 +1,57 @@
+// OffsetCommit (8): partitions of unknown topics are answered here with
+// UNKNOWN_TOPIC_OR_PARTITION (as Kafka's request handler does); the rest go to
+// the group coordinator, which fences by generation and acknowledges once the
+// commit is appended to __consumer_offsets.
+#include "broker/handlers/handlers.h"
+#include "coordinator/group_coordinator.h"
+#include "protocol/error_code.h"
+#include "protocol/messages/offset_commit.h"
+
+namespace strata::broker {
+
+namespace {
+
+using protocol::OffsetCommitRequest;
+using protocol::OffsetCommitResponse;
+
+bool PartitionExists(const cluster::TopicRecord* topic, int32_t partition) {
+  return topic != nullptr && partition >= 0 && partition < topic->partitions;
+}
+
+}  // namespace
+
+HandlerResult HandleOffsetCommit(BrokerContext& ctx, net::Request& request) {
+  STRATA_ASSIGN_OR_RETURN(OffsetCommitRequest req, DecodeRequest<OffsetCommitRequest>(request));
+  // Split off partitions of unknown topics, remembering where each goes.
+  OffsetCommitRequest known = req;
+  known.topics.clear();
+  std::vector<std::vector<bool>> exists(req.topics.size());
+  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+    auto info = ctx.topics.GetTopicInfo(req.topics[ti].name);
+    const cluster::TopicRecord* record = info ? &info->record : nullptr;
+    OffsetCommitRequest::Topic t{req.topics[ti].name, {}};
+    for (const auto& p : req.topics[ti].partitions) {
+      exists[ti].push_back(PartitionExists(record, p.partition_index));
+      if (exists[ti].back()) t.partitions.push_back(p);
+    }
+    known.topics.push_back(std::move(t));  // same index as in req, possibly empty
+  }
+  OffsetCommitResponse stored = ctx.group_coordinator->CommitOffsets(known, request.header.api_version);
+  OffsetCommitResponse resp;
+  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+    auto& out = resp.topics.emplace_back();
+    out.name = req.topics[ti].name;
+    size_t next_stored = 0;
+    for (size_t pi = 0; pi < req.topics[ti].partitions.size(); ++pi) {
+      if (exists[ti][pi]) {
+        out.partitions.push_back(stored.topics[ti].partitions[next_stored++]);
+      } else {
+        out.partitions.push_back({req.topics[ti].partitions[pi].partition_index,
+                                  Code(protocol::ErrorCode::kUnknownTopicOrPartition)});
+      }
+    }
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::broker

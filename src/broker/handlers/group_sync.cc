@@ -1,0 +1,30 @@
+// SyncGroup (14): the leader hands in the assignment; every member waits for
+// its own share (parked in the coordinator until the leader's assignment is
+// stored).
+#include "broker/handlers/handlers.h"
+#include "coordinator/async_result.h"
+#include "coordinator/group_coordinator.h"
+#include "protocol/error_code.h"
+#include "protocol/messages/sync_group.h"
+
+namespace strata::broker {
+
+asio::awaitable<HandlerResult> HandleSyncGroup(BrokerContext& ctx, net::Request& request) {
+  auto decoded = DecodeRequest<protocol::SyncGroupRequest>(request);
+  if (!decoded.ok()) co_return decoded.take_error();
+  protocol::SyncGroupRequest& req = *decoded;
+  protocol::SyncGroupResponse resp;
+  if (request.header.api_version >= 5 && (!req.protocol_type || !req.protocol_name)) {
+    // v5+ must name the protocol (Kafka's areMandatoryProtocolTypeAndNamePresent).
+    resp.error_code = Code(protocol::ErrorCode::kInconsistentGroupProtocol);
+    co_return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
+  auto result = std::make_shared<coordinator::AsyncResult<protocol::SyncGroupResponse>>(
+      co_await asio::this_coro::executor);
+  ctx.group_coordinator->SyncGroup(GroupRequestContext(request), req,
+                                   [result](protocol::SyncGroupResponse r) { result->Set(std::move(r)); });
+  resp = co_await result->Wait();
+  co_return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::broker

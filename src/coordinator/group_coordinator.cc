@@ -1,0 +1,195 @@
+// GroupCoordinator: group table, Tick, and start-up replay. The protocol
+// itself is split over coordinator_join.cc, coordinator_sync.cc,
+// coordinator_offsets.cc, coordinator_admin.cc and coordinator_timers.cc.
+#include "coordinator/group_coordinator.h"
+
+#include "base/log.h"
+#include "coordinator/group_partitioner.h"
+#include "coordinator/group_records.h"
+
+namespace strata::coordinator {
+
+namespace {
+
+auto Log() { return log::Get("coordinator"); }
+
+// What replay accumulates for one group.
+struct LoadedGroup {
+  std::optional<GroupMetadataValue> metadata;
+  OffsetMap offsets;
+};
+
+void ApplyRecord(std::unordered_map<std::string, LoadedGroup>& groups, ByteView key,
+                 std::optional<ByteView> value, int64_t& skipped) {
+  auto k = DecodeRecordKey(key);
+  if (!k.ok()) {
+    ++skipped;
+    return;
+  }
+  if (k->kind == RecordKey::Kind::kOffsetCommit) {
+    auto& topic = groups[k->group].offsets[k->offset.topic];
+    if (!value) {
+      topic.erase(k->offset.partition);
+      return;
+    }
+    auto v = DecodeOffsetCommitValue(*value);
+    if (!v.ok()) {
+      ++skipped;
+      return;
+    }
+    topic[k->offset.partition] = {v->offset, v->leader_epoch, v->metadata, v->commit_timestamp,
+                                  v->expire_timestamp};
+  } else if (k->kind == RecordKey::Kind::kGroupMetadata) {
+    if (!value) {
+      groups[k->group].metadata.reset();
+      return;
+    }
+    auto v = DecodeGroupMetadataValue(*value);
+    if (!v.ok()) {
+      ++skipped;
+      return;
+    }
+    groups[k->group].metadata = std::move(*v);
+  }
+}
+
+// Builds the in-memory group from its last metadata record and offsets, as
+// Kafka's loader does: members -> Stable, no members -> Empty.
+std::shared_ptr<ClassicGroup> BuildGroup(const std::string& id, LoadedGroup& loaded, int64_t now_mono,
+                                         int64_t now_wall) {
+  auto g = std::make_shared<ClassicGroup>(id, now_wall);
+  if (loaded.metadata) {
+    GroupMetadataValue& v = *loaded.metadata;
+    auto opt = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); };
+    g->Restore(v.members.empty() ? GroupState::kEmpty : GroupState::kStable, v.generation,
+               opt(v.protocol_type), v.protocol, v.leader, v.current_state_timestamp);
+    for (auto& mv : v.members) {
+      GroupMember m;
+      m.member_id = mv.member_id;
+      m.group_instance_id = mv.group_instance_id;
+      m.client_id = mv.client_id;
+      m.client_host = mv.client_host;
+      m.rebalance_timeout_ms = mv.rebalance_timeout == -1 ? mv.session_timeout : mv.rebalance_timeout;
+      m.session_timeout_ms = mv.session_timeout;
+      m.protocol_type = v.protocol_type;
+      m.protocols.push_back({v.protocol.value_or(""), std::move(mv.subscription)});
+      m.assignment = std::move(mv.assignment);
+      m.heartbeat_deadline_ms = now_mono + m.session_timeout_ms;
+      g->Add(std::move(m), nullptr);
+    }
+  } else {
+    g->Restore(GroupState::kEmpty, 0, std::nullopt, std::nullopt, std::nullopt, -1);
+  }
+  for (auto it = loaded.offsets.begin(); it != loaded.offsets.end();) {
+    it = it->second.empty() ? loaded.offsets.erase(it) : std::next(it);
+  }
+  g->offsets = std::move(loaded.offsets);
+  g->RecomputeSubscribedTopics();
+  g->RefreshNextDeadline();
+  return g;
+}
+
+}  // namespace
+
+GroupCoordinator::GroupCoordinator(CoordinatorConfig config, std::unique_ptr<OffsetsLog> log, Clock* clock)
+    : config_(config), log_(std::move(log)), clock_(clock) {
+  next_expiry_ms_ = Now() + config_.retention_check_interval_ms;
+}
+
+GroupCoordinator::~GroupCoordinator() = default;
+
+int32_t GroupCoordinator::PartitionFor(const std::string& group_id) const {
+  return PartitionForGroup(group_id, log_->partitions());
+}
+
+Status GroupCoordinator::Load() {
+  int64_t records = 0;
+  int64_t skipped = 0;
+  size_t loaded_groups = 0;
+  for (int32_t p = 0; p < log_->partitions(); ++p) {
+    std::unordered_map<std::string, LoadedGroup> loaded;
+    STRATA_RETURN_IF_ERROR(log_->Replay(p, [&](ByteView key, std::optional<ByteView> value) {
+      ++records;
+      ApplyRecord(loaded, key, value, skipped);
+    }));
+    std::lock_guard lock(map_mu_);
+    for (auto& [id, l] : loaded) {
+      bool has_offsets = false;
+      for (const auto& [t, parts] : l.offsets) has_offsets |= !parts.empty();
+      if (!l.metadata && !has_offsets) continue;
+      groups_[id] = BuildGroup(id, l, Now(), WallNow());
+      ++loaded_groups;
+    }
+  }
+  if (skipped > 0) Log()->warn("skipped {} unreadable __consumer_offsets records", skipped);
+  Log()->info("loaded {} groups from {} __consumer_offsets records", loaded_groups, records);
+  return Status::Ok();
+}
+
+GroupCoordinator::LockedGroup GroupCoordinator::Acquire(const std::string& group_id, bool create,
+                                                        bool* created) {
+  for (;;) {
+    std::shared_ptr<ClassicGroup> g;
+    bool made = false;
+    {
+      std::lock_guard lock(map_mu_);
+      auto it = groups_.find(group_id);
+      if (it != groups_.end()) {
+        g = it->second;
+      } else if (create) {
+        g = std::make_shared<ClassicGroup>(group_id, WallNow());
+        groups_.emplace(group_id, g);
+        made = true;
+      } else {
+        return {};
+      }
+    }
+    LockedGroup locked(std::move(g));
+    if (!locked->Is(GroupState::kDead)) {
+      if (created) *created = made;
+      return locked;
+    }
+    // Deleted between the lookup and the lock: it has left the table.
+    if (!create) return {};
+  }
+}
+
+void GroupCoordinator::Unlink(const std::shared_ptr<ClassicGroup>& group) {
+  std::lock_guard lock(map_mu_);
+  auto it = groups_.find(group->group_id());
+  if (it != groups_.end() && it->second == group) groups_.erase(it);
+}
+
+std::vector<std::shared_ptr<ClassicGroup>> GroupCoordinator::Snapshot() const {
+  std::lock_guard lock(map_mu_);
+  std::vector<std::shared_ptr<ClassicGroup>> out;
+  out.reserve(groups_.size());
+  for (const auto& [id, g] : groups_) out.push_back(g);
+  return out;
+}
+
+void GroupCoordinator::Tick() {
+  int64_t now = Now();
+  std::vector<std::shared_ptr<ClassicGroup>> due;
+  {
+    std::lock_guard lock(map_mu_);
+    for (const auto& [id, g] : groups_) {
+      if (g->next_deadline_ms.load(std::memory_order_relaxed) <= now) due.push_back(g);
+    }
+  }
+  for (auto& g : due) {
+    LockedGroup locked(g);
+    if (!locked->Is(GroupState::kDead)) RunTimers(*locked, now);
+  }
+  bool expire = false;
+  {
+    std::lock_guard lock(expiry_mu_);
+    if (now >= next_expiry_ms_) {
+      next_expiry_ms_ = now + config_.retention_check_interval_ms;
+      expire = true;
+    }
+  }
+  if (expire) ExpireOffsets();
+}
+
+}  // namespace strata::coordinator

@@ -1,0 +1,191 @@
+#pragma once
+// GroupCoordinator: Kafka's classic consumer-group coordinator for a single
+// broker that leads every __consumer_offsets partition. It runs the rebalance
+// protocol (JoinGroup / SyncGroup / Heartbeat / LeaveGroup, static membership,
+// session and rebalance timeouts), stores committed offsets and group
+// metadata as records in __consumer_offsets (OffsetsLog), rebuilds both by
+// replaying that log at start-up, and expires offsets of empty groups.
+//
+// JoinGroup and SyncGroup may have to wait for other members: they take a
+// callback that is invoked exactly once, either before the call returns or
+// later from another request or from Tick(). Other calls answer directly.
+//
+// Timers (rebalance, initial delay, session, pending sync) are deadlines that
+// Tick() applies; the broker calls it every few tens of milliseconds.
+//
+// Thread-safety: every method is safe to call from any thread. Each group has
+// its own mutex; a map mutex only guards the group table and is never held
+// while waiting for a group's mutex. Callbacks run with the group mutex held
+// and must not call back into the coordinator.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "coordinator/classic_group.h"
+#include "coordinator/offsets_log.h"
+#include "protocol/messages/delete_groups.h"
+#include "protocol/messages/describe_groups.h"
+#include "protocol/messages/heartbeat.h"
+#include "protocol/messages/join_group.h"
+#include "protocol/messages/leave_group.h"
+#include "protocol/messages/list_groups.h"
+#include "protocol/messages/offset_commit.h"
+#include "protocol/messages/offset_delete.h"
+#include "protocol/messages/offset_fetch.h"
+#include "protocol/messages/sync_group.h"
+
+namespace strata::coordinator {
+
+inline constexpr const char* kOffsetsTopic = "__consumer_offsets";
+
+// Broker settings the coordinator obeys (Kafka config names in comments).
+struct CoordinatorConfig {
+  int32_t initial_rebalance_delay_ms = 3000;      // group.initial.rebalance.delay.ms
+  int32_t max_group_size = INT32_MAX;             // group.max.size
+  int32_t min_session_timeout_ms = 6000;          // group.min.session.timeout.ms
+  int32_t max_session_timeout_ms = 1800000;       // group.max.session.timeout.ms
+  int64_t offsets_retention_ms = 7 * 86400000LL;  // offsets.retention.minutes
+  int64_t retention_check_interval_ms = 600000;   // offsets.retention.check.interval.ms
+  int32_t new_member_join_timeout_ms = 300000;    // Kafka's fixed 5 minutes
+  int32_t max_metadata_bytes = 4096;              // offset.metadata.max.bytes
+};
+
+// Who sent a request.
+struct RequestContext {
+  std::string client_id;
+  std::string client_host;  // "/127.0.0.1", as Kafka shows it
+  int16_t api_version = 0;
+};
+
+class GroupCoordinator {
+ public:
+  GroupCoordinator(CoordinatorConfig config, std::unique_ptr<OffsetsLog> log, Clock* clock);
+  ~GroupCoordinator();
+
+  // Rebuilds groups and offsets from every partition of the log. Call once,
+  // before serving requests.
+  Status Load();
+
+  int32_t PartitionFor(const std::string& group_id) const;
+
+  // --- rebalance protocol
+  void JoinGroup(const RequestContext& ctx, const protocol::JoinGroupRequest& req, JoinCallback done);
+  void SyncGroup(const RequestContext& ctx, const protocol::SyncGroupRequest& req, SyncCallback done);
+  protocol::HeartbeatResponse Heartbeat(const protocol::HeartbeatRequest& req);
+  // Answers in the v3+ shape (one entry per member); the caller converts for v0-2.
+  protocol::LeaveGroupResponse LeaveGroup(const std::string& group_id,
+                                          const std::vector<protocol::LeaveGroupRequest::Member>& members);
+
+  // --- offsets. The caller has already answered partitions of unknown topics.
+  protocol::OffsetCommitResponse CommitOffsets(const protocol::OffsetCommitRequest& req,
+                                               int16_t api_version);
+  // topics nullopt = every committed offset of the group.
+  protocol::OffsetFetchResponse::Group FetchOffsets(
+      const std::string& group_id, const std::optional<std::vector<protocol::OffsetFetchRequest::Topic>>& topics);
+  protocol::OffsetDeleteResponse DeleteOffsets(const protocol::OffsetDeleteRequest& req);
+
+  // --- administration
+  std::vector<protocol::ListGroupsResponse::Group> ListGroups(const std::vector<std::string>& states_filter);
+  protocol::DescribeGroupsResponse::Group DescribeGroup(const std::string& group_id);
+  protocol::DeleteGroupsResponse::GroupResult DeleteGroup(const std::string& group_id);
+
+  // Applies due timers; every retention_check_interval_ms also expires offsets.
+  void Tick();
+
+  // Runs the offset expiry pass now (tests; Tick does it periodically).
+  void ExpireOffsets();
+
+ private:
+  class LockedGroup;
+  struct JoinArgs;
+
+  // Group table. Acquire locks the group; with `create` a missing group is
+  // made (Empty). Returns an empty handle when the group does not exist.
+  LockedGroup Acquire(const std::string& group_id, bool create, bool* created = nullptr);
+  void Unlink(const std::shared_ptr<ClassicGroup>& group);  // caller holds the group lock
+
+  // Join phase (coordinator_join.cc).
+  void JoinNewMember(ClassicGroup& g, const JoinArgs& a);
+  void JoinExistingMember(ClassicGroup& g, const JoinArgs& a);
+  void JoinNewStaticMember(ClassicGroup& g, const JoinArgs& a, const std::string& new_id);
+  void UpdateStaticMember(ClassicGroup& g, const JoinArgs& a, const std::string& old_id,
+                          const std::string& new_id);
+  void AddMemberAndRebalance(ClassicGroup& g, const JoinArgs& a, const std::string& member_id);
+  void UpdateMemberAndRebalance(ClassicGroup& g, GroupMember& m, const JoinArgs& a);
+  void MaybePrepareRebalanceOrCompleteJoin(ClassicGroup& g, const std::string& reason);
+  void PrepareRebalance(ClassicGroup& g, const std::string& reason);
+  void MaybeCompleteJoinPhase(ClassicGroup& g);
+  void CompleteJoin(ClassicGroup& g);
+  protocol::JoinGroupResponse CurrentGenerationResponse(const ClassicGroup& g, const std::string& member_id,
+                                                       bool with_members) const;
+
+  // Sync phase and membership (coordinator_sync.cc).
+  void SetAndPropagateAssignment(ClassicGroup& g, std::map<std::string, Bytes> assignment);
+  void ResetAndPropagateAssignmentWithError(ClassicGroup& g, protocol::ErrorCode error);
+  void PropagateAssignment(ClassicGroup& g, protocol::ErrorCode error);
+  void RemoveMemberAndUpdateGroup(ClassicGroup& g, const std::string& member_id, const std::string& reason);
+  void RemoveMemberOnLeave(ClassicGroup& g, const std::string& member_id);
+  void RescheduleHeartbeat(GroupMember& m, int64_t timeout_ms);
+
+  // Timers (coordinator_timers.cc).
+  void RunTimers(ClassicGroup& g, int64_t now);
+  void ExpireHeartbeats(ClassicGroup& g, int64_t now);
+  void ExpirePendingSync(ClassicGroup& g);
+  void InitialRebalanceTimer(ClassicGroup& g, int64_t now);
+  std::vector<std::shared_ptr<ClassicGroup>> Snapshot() const;
+
+  // Persistence (coordinator_persist.cc). Records for one group go to its
+  // partition in one batch.
+  Status Persist(const ClassicGroup& g, const std::vector<CoordinatorRecord>& records);
+  CoordinatorRecord GroupMetadataRecord(const ClassicGroup& g, const std::map<std::string, Bytes>* assignment) const;
+  CoordinatorRecord EmptyGroupRecord(const ClassicGroup& g) const;
+  bool ExpireGroupOffsets(ClassicGroup& g, int64_t now_ms);  // true when the group can go
+
+  int64_t Now() const { return clock_->MonotonicMs(); }
+  int64_t WallNow() const { return clock_->NowMs(); }
+
+  const CoordinatorConfig config_;
+  std::unique_ptr<OffsetsLog> log_;
+  Clock* clock_;
+  mutable std::mutex map_mu_;
+  std::unordered_map<std::string, std::shared_ptr<ClassicGroup>> groups_;
+  std::mutex expiry_mu_;
+  int64_t next_expiry_ms_ = 0;
+};
+
+// A group with its mutex held. On release it republishes the group's next
+// deadline, so Tick() sees timers armed by the operation.
+class GroupCoordinator::LockedGroup {
+ public:
+  LockedGroup() = default;
+  explicit LockedGroup(std::shared_ptr<ClassicGroup> g) : group_(std::move(g)), lock_(group_->mu) {}
+  LockedGroup(LockedGroup&&) = default;
+  LockedGroup& operator=(LockedGroup&& other) {
+    Publish();
+    lock_ = std::move(other.lock_);  // unlocks the group held so far
+    group_ = std::move(other.group_);
+    return *this;
+  }
+  ~LockedGroup() { Publish(); }
+
+  explicit operator bool() const { return group_ != nullptr; }
+  ClassicGroup* operator->() const { return group_.get(); }
+  ClassicGroup& operator*() const { return *group_; }
+  const std::shared_ptr<ClassicGroup>& shared() const { return group_; }
+
+ private:
+  void Publish() {
+    if (group_ && lock_.owns_lock()) group_->RefreshNextDeadline();
+  }
+
+  std::shared_ptr<ClassicGroup> group_;
+  std::unique_lock<std::mutex> lock_;
+};
+
+}  // namespace strata::coordinator

@@ -1,0 +1,80 @@
+#include "coordinator/offsets_log.h"
+
+#include <fmt/format.h>
+
+#include "protocol/batch_builder.h"
+#include "protocol/record_batch.h"
+#include "protocol/records.h"
+
+namespace strata::coordinator {
+
+namespace {
+
+constexpr int32_t kLeaderEpoch = 0;  // single node, as the produce path uses
+constexpr int32_t kReadChunk = 1 << 20;
+constexpr size_t kMaxDecompressed = 64u << 20;
+
+}  // namespace
+
+OffsetsLog::OffsetsLog(int32_t partitions, LogProvider logs, std::function<void(int32_t)> on_append,
+                       Clock* clock)
+    : partitions_(partitions), logs_(std::move(logs)), on_append_(std::move(on_append)), clock_(clock) {}
+
+Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord>& records) {
+  if (records.empty()) return Status::Ok();
+  auto log = logs_(partition);
+  if (!log) {
+    return MakeError(Errc::kUnavailable, fmt::format("__consumer_offsets-{} is not open", partition));
+  }
+  int64_t now = clock_->NowMs();
+  protocol::BatchBuilder builder;
+  for (const auto& r : records) {
+    builder.Add({.key = r.key, .value = r.value, .headers = {}, .timestamp = now});
+  }
+  Bytes batch = builder.Build();
+  std::vector<storage::BatchInfo> infos{{.size = static_cast<int32_t>(batch.size()),
+                                         .record_count = static_cast<int32_t>(records.size()),
+                                         .max_timestamp = now,
+                                         .offset_delta_of_max_timestamp = 0}};
+  auto appended = log->Append(MutableByteView(batch), infos, kLeaderEpoch);
+  if (!appended.ok()) return appended.take_error();
+  if (on_append_) on_append_(partition);
+  return Status::Ok();
+}
+
+Status OffsetsLog::Replay(int32_t partition, const Visitor& visit) const {
+  auto log = logs_(partition);
+  if (!log) {
+    return MakeError(Errc::kUnavailable, fmt::format("__consumer_offsets-{} is not open", partition));
+  }
+  int64_t offset = log->log_start_offset();
+  const int64_t end = log->log_end_offset();
+  while (offset < end) {
+    STRATA_ASSIGN_OR_RETURN(storage::ReadResult read, log->Read(offset, kReadChunk, end, true));
+    if (read.records.empty()) break;
+    ByteView data(read.records);
+    int64_t next = offset;
+    while (data.size() >= static_cast<size_t>(protocol::kBatchHeaderSize)) {
+      STRATA_ASSIGN_OR_RETURN(protocol::BatchHeader header, protocol::ParseBatchHeader(data));
+      if (header.size_in_bytes() > static_cast<int64_t>(data.size())) break;  // partial tail
+      ByteView batch = data.subspan(0, static_cast<size_t>(header.size_in_bytes()));
+      data = data.subspan(batch.size());
+      next = header.last_offset() + 1;
+      if (header.control() || header.last_offset() < offset) continue;
+      STRATA_RETURN_IF_ERROR(protocol::ForEachRecord(
+          header, batch, kMaxDecompressed, [&](const protocol::Record& r) -> Status {
+            if (header.base_offset + r.offset_delta < offset || !r.key) return Status::Ok();
+            visit(*r.key, r.value);
+            return Status::Ok();
+          }));
+    }
+    if (next <= offset) {
+      return MakeError(Errc::kCorrupt, fmt::format("__consumer_offsets-{}: no progress at offset {}",
+                                                   partition, offset));
+    }
+    offset = next;
+  }
+  return Status::Ok();
+}
+
+}  // namespace strata::coordinator

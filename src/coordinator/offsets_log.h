@@ -1,0 +1,52 @@
+#pragma once
+// OffsetsLog: the coordinator's view of the __consumer_offsets partitions.
+// Appends coordinator records (key/value pairs, value null = tombstone) as one
+// uncompressed v2 batch per call, and replays a partition from its start.
+// Each call's records land in one batch, so they are written atomically.
+//
+// Thread-safety: safe from any thread (storage::Log serialises appends).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/clock.h"
+#include "base/result.h"
+#include "storage/log.h"
+
+namespace strata::coordinator {
+
+struct CoordinatorRecord {
+  Bytes key;
+  std::optional<Bytes> value;  // nullopt = tombstone
+};
+
+class OffsetsLog {
+ public:
+  // `logs` returns the log of a partition (nullptr if missing); `on_append`
+  // (optional) is told after each append, e.g. to wake fetches.
+  using LogProvider = std::function<std::shared_ptr<storage::Log>(int32_t partition)>;
+  OffsetsLog(int32_t partitions, LogProvider logs, std::function<void(int32_t)> on_append,
+             Clock* clock);
+
+  int32_t partitions() const { return partitions_; }
+
+  // Appends `records` to `partition`; the records are durable in the log (as
+  // any produce with acks=1) when this returns Ok.
+  Status Append(int32_t partition, const std::vector<CoordinatorRecord>& records);
+
+  // Calls visit(key, value) for every record of `partition` in offset order
+  // (value nullopt for tombstones). Control batches are skipped.
+  using Visitor = std::function<void(ByteView key, std::optional<ByteView> value)>;
+  Status Replay(int32_t partition, const Visitor& visit) const;
+
+ private:
+  int32_t partitions_;
+  LogProvider logs_;
+  std::function<void(int32_t)> on_append_;
+  Clock* clock_;
+};
+
+}  // namespace strata::coordinator

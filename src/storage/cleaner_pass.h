@@ -1,0 +1,124 @@
+#pragma once
+// CleanPass: the record work of one compaction pass over a snapshot of a
+// log's non-active segments (Kafka's Cleaner.doClean minus the swap, which
+// the log does under its mutex):
+//   1. BuildOffsetMap: key -> latest offset over the dirty section
+//      [first dirty, first uncleanable), stopping early when the map fills;
+//      the pass then covers offsets below End().
+//   2. GroupSegments: consecutive segments below End() grouped so that each
+//      group fits one segment (segment.bytes, segment.index.bytes, 32-bit
+//      relative offsets), as Kafka's groupSegmentsBySize.
+//   3. CleanGroup: rewrites a group into <base>.log.cleaned (+ indexes),
+//      keeping a record when it is past the map's latest offset, or it is
+//      the latest for its key and is not a tombstone whose delete horizon
+//      has passed. Keyless records in the mapped range are dropped. Control
+//      batches are kept. An empty batch is kept for a producer's last batch
+//      (its sequence state) and for the group's last batch, so the cleaned
+//      segment ends exactly where the group did (swap recovery relies on it).
+//
+// Segments are read without the log's mutex: bytes of non-active segments
+// never change, and the shared_ptrs keep their fds open if retention deletes
+// them meanwhile (the swap then notices and discards the group).
+//
+// Thread-safety: one pass runs on one thread.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "protocol/records.h"
+#include "storage/cleaner_offset_map.h"
+#include "storage/log.h"
+#include "storage/segment.h"
+
+namespace strata::storage {
+
+// What the log hands a pass (captured under its mutex).
+struct CleanPassInput {
+  std::filesystem::path dir;
+  std::string label;  // for log lines
+  LogConfig config;
+  int64_t now = 0;                // ms; tombstone horizons are judged against it
+  int64_t first_dirty = 0;        // dirty section start (cleaner checkpoint)
+  int64_t first_uncleanable = 0;  // dirty section end (a segment base)
+  // Index position to start mapping at in the segment holding first_dirty.
+  uint64_t first_dirty_position = 0;
+  // Every non-active segment, ascending.
+  std::vector<std::shared_ptr<Segment>> segments;
+};
+
+struct CleanPassHooks {
+  // True when the batch ending at `last_offset` is producer `producer_id`'s
+  // latest (so an empty batch must stay to carry its sequence).
+  std::function<bool(int64_t producer_id, int64_t last_offset)> is_last_of_producer;
+  // True when the pass must stop (log closed or deleted).
+  std::function<bool()> aborted;
+};
+
+using SegmentGroup = std::vector<std::shared_ptr<Segment>>;
+
+class CleanPass {
+ public:
+  CleanPass(CleanPassInput input, CleanPassHooks hooks, OffsetMap& map);
+
+  // Step 1. kShuttingDown when aborted; kCorrupt for unreadable batches.
+  Status BuildOffsetMap();
+  // First offset not covered by this pass (the next cleaner checkpoint).
+  int64_t End() const { return end_; }
+  bool map_full() const { return map_full_; }
+
+  // Step 2.
+  std::vector<SegmentGroup> GroupSegments() const;
+
+  // Step 3: writes, flushes and closes the cleaned files of `group`; returns
+  // the cleaned segment's base offset. On error the .cleaned files are removed.
+  Result<int64_t> CleanGroup(const SegmentGroup& group);
+
+  // Counters so far (bytes, records, map bytes).
+  const CleaningResult& counters() const { return counters_; }
+
+ private:
+  Result<bool> MapSegment(const Segment& seg, uint64_t from, int64_t next_start);
+  Result<bool> MapBatch(const protocol::BatchHeader& h, ByteView batch);
+  Status CleanSegmentInto(const Segment& seg, bool last_in_group, Segment& dest);
+  bool Retain(const protocol::BatchHeader& h, int64_t offset, const protocol::Record& r) const;
+
+  CleanPassInput in_;
+  CleanPassHooks hooks_;
+  OffsetMap& map_;
+  int64_t end_ = 0;
+  bool map_full_ = false;
+  CleaningResult counters_;
+};
+
+// Iterates the whole batches of a segment's byte range, reading it in large
+// chunks (one pread per chunk instead of two per batch).
+class SegmentBatchReader {
+ public:
+  SegmentBatchReader(const Segment& seg, uint64_t from, uint64_t limit,
+                     size_t chunk_bytes = 1u << 20)
+      : seg_(seg), pos_(from), limit_(limit), chunk_(chunk_bytes) {}
+
+  // The next batch, or false at the end. kCorrupt for a bad header or a
+  // batch passing the limit. The view is valid until the next call.
+  Result<bool> Next(protocol::BatchHeader* header, ByteView* batch);
+  // Position of the batch returned last, and of the byte after it.
+  uint64_t batch_position() const { return batch_pos_; }
+  uint64_t position() const { return pos_; }
+
+ private:
+  Status Fill(size_t at_least);
+
+  const Segment& seg_;
+  uint64_t pos_;
+  uint64_t limit_;
+  size_t chunk_;
+  Bytes buf_;
+  uint64_t buf_pos_ = 0;  // file position of buf_[0]
+  uint64_t batch_pos_ = 0;
+};
+
+}  // namespace strata::storage

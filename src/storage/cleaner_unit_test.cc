@@ -1,0 +1,205 @@
+// OffsetMap and single-batch filtering.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "protocol/compression.h"
+#include "storage/cleaner_batch.h"
+#include "storage/cleaner_offset_map.h"
+#include "storage/cleaner_test_util.h"
+
+namespace strata::storage {
+namespace {
+
+using protocol::BatchHeader;
+using protocol::Compression;
+using protocol::Record;
+using testing::KeyedBatch;
+
+ByteView Key(const std::string& s) {
+  return ByteView(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+TEST(OffsetMapTest, PutGetOverwriteAndLatestOffset) {
+  OffsetMap map(1 << 12);
+  EXPECT_EQ(map.Get(Key("a")), -1);
+  EXPECT_TRUE(map.Put(Key("a"), 5));
+  EXPECT_TRUE(map.Put(Key("b"), 6));
+  EXPECT_TRUE(map.Put(Key("a"), 9));
+  EXPECT_EQ(map.Get(Key("a")), 9);
+  EXPECT_EQ(map.Get(Key("b")), 6);
+  EXPECT_EQ(map.Get(Key("c")), -1);
+  EXPECT_EQ(map.Get(Key("")), -1);
+  EXPECT_EQ(map.size(), 2u);
+  EXPECT_EQ(map.latest_offset(), 9);
+  map.UpdateLatestOffset(20);
+  map.UpdateLatestOffset(15);
+  EXPECT_EQ(map.latest_offset(), 20);
+  map.Clear();
+  EXPECT_EQ(map.size(), 0u);
+  EXPECT_EQ(map.Get(Key("a")), -1);
+  EXPECT_EQ(map.latest_offset(), -1);
+}
+
+TEST(OffsetMapTest, FullMapRejectsNewKeysButUpdatesKnownOnes) {
+  OffsetMap map(OffsetMap::kSlotBytes * 11);
+  ASSERT_EQ(map.slots(), 11u);
+  ASSERT_EQ(map.max_entries(), 9u);
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(map.Put(Key("k" + std::to_string(i)), i));
+  EXPECT_FALSE(map.Put(Key("new"), 100));
+  EXPECT_EQ(map.latest_offset(), 8);
+  EXPECT_TRUE(map.Put(Key("k3"), 101));
+  EXPECT_EQ(map.Get(Key("k3")), 101);
+  EXPECT_EQ(map.Get(Key("new")), -1);
+}
+
+TEST(OffsetMapTest, ManyKeysNoMixUps) {
+  OffsetMap map(8 << 20);
+  const int n = int(map.max_entries());
+  ASSERT_GT(n, 300000);
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(map.Put(Key("key-" + std::to_string(i)), i));
+  for (int i = 0; i < n; ++i) ASSERT_EQ(map.Get(Key("key-" + std::to_string(i))), i);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(map.Get(Key("absent-" + std::to_string(i))), -1);
+}
+
+// Header of a batch, with its base offset set.
+Bytes At(Bytes batch, int64_t base) {
+  protocol::SetBaseOffset(batch, base);
+  return batch;
+}
+
+std::vector<std::pair<int64_t, std::optional<std::string>>> Records(ByteView batch) {
+  auto h = protocol::ParseBatchHeader(batch);
+  EXPECT_TRUE(h.ok());
+  std::vector<std::pair<int64_t, std::optional<std::string>>> out;
+  EXPECT_TRUE(protocol::ForEachRecord(*h, batch, 1 << 20, [&](const Record& r) {
+                out.emplace_back(h->base_timestamp + r.timestamp_delta, testing::ToString(r.value));
+                return Status::Ok();
+              }).ok());
+  return out;
+}
+
+TEST(FilterBatchTest, KeepsAnUntouchedBatchByteForByte) {
+  Bytes batch = At(KeyedBatch({{"a", "1"}, {"b", "2"}}), 10);
+  auto h = protocol::ParseBatchHeader(batch).value();
+  auto out = FilterBatch(batch, h, {}, [](int64_t, const Record&) { return true; });
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->outcome, BatchOutcome::kOriginal);
+  EXPECT_EQ(out->records_read, 2);
+  EXPECT_EQ(out->records_retained, 2);
+}
+
+TEST(FilterBatchTest, RewritesSurvivorsWithTheSameCodecOffsetsAndProducer) {
+  Bytes batch = At(KeyedBatch({{"a", "1"}, {"b", "2"}, {"c", "3"}}, {.codec = Compression::kZstd,
+                                                                     .timestamp = 5000,
+                                                                     .producer_id = 9,
+                                                                     .producer_epoch = 2,
+                                                                     .base_sequence = 40}),
+                   100);
+  protocol::SetPartitionLeaderEpoch(batch, 7);
+  auto h = protocol::ParseBatchHeader(batch).value();
+  auto out = FilterBatch(batch, h, {}, [](int64_t offset, const Record&) { return offset != 100; });
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->outcome, BatchOutcome::kRewritten);
+  EXPECT_EQ(out->records_retained, 2);
+  ASSERT_TRUE(protocol::BatchCrcValid(out->bytes));
+  auto nh = protocol::ParseBatchHeader(out->bytes).value();
+  EXPECT_EQ(nh.base_offset, 100);
+  EXPECT_EQ(nh.last_offset_delta, 2);
+  EXPECT_EQ(nh.records_count, 2);
+  EXPECT_EQ(nh.compression(), Compression::kZstd);
+  EXPECT_EQ(nh.producer_id, 9);
+  EXPECT_EQ(nh.producer_epoch, 2);
+  EXPECT_EQ(nh.base_sequence, 40);
+  EXPECT_EQ(nh.partition_leader_epoch, 7);
+  EXPECT_EQ(nh.base_timestamp, 5001);
+  EXPECT_EQ(nh.max_timestamp, 5002);
+  using P = std::pair<int64_t, std::optional<std::string>>;
+  EXPECT_EQ(Records(out->bytes), (std::vector<P>{{5001, "2"}, {5002, "3"}}));
+}
+
+TEST(FilterBatchTest, EmptyBatchKeepsOffsetsAndProducerFields) {
+  Bytes batch = At(KeyedBatch({{"a", "1"}, {"b", "2"}}, {.codec = Compression::kGzip,
+                                                         .timestamp = 7000,
+                                                         .producer_id = 3,
+                                                         .producer_epoch = 1,
+                                                         .base_sequence = 11}),
+                   50);
+  auto h = protocol::ParseBatchHeader(batch).value();
+  auto none = [](int64_t, const Record&) { return false; };
+  auto dropped = FilterBatch(batch, h, {}, none);
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_EQ(dropped->outcome, BatchOutcome::kDropped);
+  auto kept = FilterBatch(batch, h, {.retain_empty = true}, none);
+  ASSERT_TRUE(kept.ok());
+  ASSERT_EQ(kept->outcome, BatchOutcome::kRewritten);
+  EXPECT_EQ(kept->bytes.size(), size_t(protocol::kBatchHeaderSize));
+  EXPECT_TRUE(protocol::BatchCrcValid(kept->bytes));
+  auto nh = protocol::ParseBatchHeader(kept->bytes).value();
+  EXPECT_EQ(nh.base_offset, 50);
+  EXPECT_EQ(nh.last_offset(), 51);
+  EXPECT_EQ(nh.records_count, 0);
+  EXPECT_EQ(nh.compression(), Compression::kNone);
+  EXPECT_EQ(nh.base_sequence, 11);
+  EXPECT_EQ(nh.producer_id, 3);
+  EXPECT_EQ(nh.max_timestamp, 7001);
+}
+
+TEST(FilterBatchTest, TombstoneGetsADeleteHorizonAndKeepsItsTimestamp) {
+  Bytes batch = At(KeyedBatch({{"a", std::nullopt}, {"b", "2"}}, {.timestamp = 9000}), 0);
+  auto h = protocol::ParseBatchHeader(batch).value();
+  EXPECT_FALSE(DeleteHorizon(h).has_value());
+  auto all = [](int64_t, const Record&) { return true; };
+  auto out = FilterBatch(batch, h, {.new_delete_horizon = 123456}, all);
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->outcome, BatchOutcome::kRewritten);
+  auto nh = protocol::ParseBatchHeader(out->bytes).value();
+  EXPECT_EQ(DeleteHorizon(nh), 123456);
+  EXPECT_EQ(nh.max_timestamp, 9001);
+  using P = std::pair<int64_t, std::optional<std::string>>;
+  EXPECT_EQ(Records(out->bytes), (std::vector<P>{{9000, std::nullopt}, {9001, "2"}}));
+  // Once set, the horizon is kept and the batch needs no rewrite.
+  auto again = FilterBatch(out->bytes, nh, {.new_delete_horizon = 999999}, all);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->outcome, BatchOutcome::kOriginal);
+}
+
+TEST(FilterBatchTest, LogAppendTimeBatchKeepsItsTimestampType) {
+  Bytes batch = At(KeyedBatch({{"a", "1"}, {"b", "2"}}, {.timestamp = 100}), 0);
+  protocol::SetLogAppendTime(batch, 777);
+  auto h = protocol::ParseBatchHeader(batch).value();
+  auto out = FilterBatch(batch, h, {}, [](int64_t offset, const Record&) { return offset == 1; });
+  ASSERT_TRUE(out.ok());
+  auto nh = protocol::ParseBatchHeader(out->bytes).value();
+  EXPECT_TRUE(nh.log_append_time());
+  EXPECT_EQ(nh.max_timestamp, 777);
+  EXPECT_EQ(nh.records_count, 1);
+}
+
+TEST(FilterBatchTest, ControlBatchesAreKept) {
+  protocol::BatchBuilder::Entry marker;
+  marker.key = Bytes{0, 0, 0, 1};
+  marker.value = Bytes{0, 0, 0, 0, 0, 0};
+  protocol::BatchBuilder b;
+  b.set_control(true).set_producer(1, 0, -1).Add(std::move(marker));
+  Bytes batch = b.Build();
+  auto h = protocol::ParseBatchHeader(batch).value();
+  auto out = FilterBatch(batch, h, {}, [](int64_t, const Record&) {
+    ADD_FAILURE() << "control records are not judged";
+    return false;
+  });
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->outcome, BatchOutcome::kOriginal);
+}
+
+TEST(FilterBatchTest, CorruptRecordsAreAnError) {
+  Bytes batch = At(KeyedBatch({{"a", "1"}}), 0);
+  batch.back() = 0x7f;  // the header count varint now claims 63 headers
+  auto h = protocol::ParseBatchHeader(batch).value();
+  auto out = FilterBatch(batch, h, {}, [](int64_t, const Record&) { return true; });
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, Errc::kCorrupt);
+}
+
+}  // namespace
+}  // namespace strata::storage

@@ -1,0 +1,69 @@
+#pragma once
+// HttpClient: blocking HTTP/1.1 requests over libcurl for the WebHDFS backend. Redirects are never
+// followed automatically (WebHDFS needs the body re-sent to the DataNode, and the caller wants to
+// know which DataNode it was sent to); the Location header is returned instead.
+// Thread-safe: easy handles live in a mutex-protected pool, so connections are reused across calls
+// and threads (curl_easy_reset keeps a handle's live connections).
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/result.h"
+#include "tiered/remote_storage.h"
+
+namespace strata::tiered {
+
+struct HttpRequest {
+  enum class Method { kGet, kPut, kDelete };
+  Method method = Method::kGet;
+  std::string url;
+  // PUT body: either `body` (memory) or `body_fd` (a file read with pread from 0). -1 = no file.
+  ByteView body;
+  int body_fd = -1;
+  uint64_t body_size = 0;  // for body_fd
+  std::chrono::milliseconds timeout{30000};
+  std::chrono::milliseconds connect_timeout{3000};
+  // Abort (kTimeout) when no byte moves for this long, however much of `timeout` is left; 0 = off.
+  std::chrono::milliseconds stall_timeout{0};
+  CancelFlag cancel;
+  size_t size_hint = 0;  // expected response body size (reserve)
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::string location;  // Location header of a 3xx, if any
+  Bytes body;
+};
+
+class HttpClient {
+ public:
+  explicit HttpClient(int max_idle_handles);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Any HTTP status is a success here; errors are transport failures: kUnavailable (connect
+  // refused, reset, DNS), kTimeout, kShuttingDown (cancelled), kIoError (other).
+  Result<HttpResponse> Perform(const HttpRequest& req);
+
+ private:
+  struct HandleDeleter {
+    void operator()(void* h) const;
+  };
+  using Handle = std::unique_ptr<void, HandleDeleter>;
+
+  Handle Acquire();
+  void Release(Handle h);
+
+  const size_t max_idle_;
+  std::mutex mu_;
+  std::vector<Handle> idle_;  // guarded by mu_
+};
+
+// Percent-encodes s for a URL; '/' is kept when keep_slash (paths), encoded otherwise (values).
+std::string UrlEncode(std::string_view s, bool keep_slash);
+
+}  // namespace strata::tiered

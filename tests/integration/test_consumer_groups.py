@@ -1,0 +1,545 @@
+"""Consumer groups (classic rebalance protocol) against the broker, with real clients.
+
+Consumers run as separate processes (this file re-runs itself as a small confluent-kafka
+consumer: `python3 test_consumer_groups.py consume ...`) so they can be SIGKILLed. Each one
+reports on stdout which partitions it owns after every rebalance ("OWNED 0,1,2") and every
+record it consumed ("M <partition> <offset>"); it commits synchronously what it consumed
+(periodically, before partitions are revoked, and when it closes on SIGTERM).
+
+Covered: three members sharing a 12-partition topic while a producer writes (no record
+lost, committed offsets == consumed positions, via Consumer.committed and
+AdminClient.list_consumer_group_offsets); SIGKILL of a member (its partitions move within
+the session timeout) and a clean leave (they move at once); 50 groups rebalancing at the
+same time; broker restart (committed offsets kept, running members carry on, a new member
+resumes from the commits); AdminClient list/describe/alter offsets/delete; the time a
+4-member group takes to form and to absorb a 4th member.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import kit
+
+PARTITIONS = 12
+# group.initial.rebalance.delay.ms=0 and a low minimum session timeout keep rebalances fast.
+GROUP_CONFIG = {"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 1000}
+THIS_FILE = Path(__file__).resolve()
+
+
+# ---- the consumer process ------------------------------------------------------------
+
+def consumer_main(argv: list[str]) -> None:
+    """Runs one group member until SIGTERM (clean close) or SIGKILL."""
+    import argparse
+
+    from confluent_kafka import Consumer, KafkaError, KafkaException
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bootstrap", required=True)
+    ap.add_argument("--group", required=True)
+    ap.add_argument("--topic", required=True)
+    ap.add_argument("--session-ms", type=int, default=6000)
+    ap.add_argument("--heartbeat-ms", type=int, default=300)
+    ap.add_argument("--strategy", default="range")
+    ap.add_argument("--instance-id", default=None)
+    args = ap.parse_args(argv)
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    owned: set[int] = set()
+    out = sys.stdout
+
+    def emit(line: str) -> None:
+        out.write(line + "\n")
+        out.flush()
+
+    conf = {"bootstrap.servers": args.bootstrap, "group.id": args.group,
+            "session.timeout.ms": args.session_ms, "heartbeat.interval.ms": args.heartbeat_ms,
+            "partition.assignment.strategy": args.strategy, "enable.auto.commit": False,
+            "auto.offset.reset": "earliest", "enable.partition.eof": False}
+    if args.instance_id:
+        conf["group.instance.id"] = args.instance_id
+    c = Consumer(conf)
+    cooperative = args.strategy == "cooperative-sticky"
+
+    def commit() -> None:
+        try:
+            c.commit(asynchronous=False)
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError._NO_OFFSET:
+                emit(f"COMMIT-ERROR {e.args[0]}")
+
+    def on_assign(consumer, partitions):
+        owned.update(tp.partition for tp in partitions)
+        emit("OWNED " + ",".join(map(str, sorted(owned))))
+
+    def on_revoke(consumer, partitions):
+        commit()
+        if cooperative:
+            owned.difference_update(tp.partition for tp in partitions)
+        else:
+            owned.clear()
+        emit("OWNED " + ",".join(map(str, sorted(owned))))
+
+    def on_lost(consumer, partitions):
+        owned.difference_update(tp.partition for tp in partitions)
+        emit("OWNED " + ",".join(map(str, sorted(owned))))
+
+    c.subscribe([args.topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+    last_commit = time.time()
+    while not stop.is_set():
+        msgs = c.consume(num_messages=500, timeout=0.2)
+        lines = [f"M {m.partition()} {m.offset()}" for m in msgs if m.error() is None]
+        if lines:
+            out.write("\n".join(lines) + "\n")
+            out.flush()
+        if time.time() - last_commit > 0.3:
+            commit()
+            last_commit = time.time()
+    commit()
+    c.close()
+    emit("CLOSED")
+
+
+class Member:
+    """A consumer process of the test and what it reported."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, **opts):
+        cmd = [sys.executable, str(THIS_FILE), "consume", "--bootstrap", bootstrap,
+               "--group", group, "--topic", topic]
+        for k, v in opts.items():
+            cmd += [f"--{k.replace('_', '-')}", str(v)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, cwd=THIS_FILE.parent)
+        self.lock = threading.Lock()
+        self.consumed: set[tuple[int, int]] = set()
+        self.owned: set[int] = set()
+        self.owned_history: list[tuple[float, frozenset]] = []
+        self.errors: list[str] = []
+        self.closed = False
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.stderr = ""
+        threading.Thread(target=self._read_err, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            parts = line.split()
+            if not parts:
+                continue
+            with self.lock:
+                if parts[0] == "M":
+                    self.consumed.add((int(parts[1]), int(parts[2])))
+                elif parts[0] == "OWNED":
+                    self.owned = {int(p) for p in parts[1].split(",")} if len(parts) > 1 else set()
+                    self.owned_history.append((time.time(), frozenset(self.owned)))
+                elif parts[0] == "CLOSED":
+                    self.closed = True
+                else:
+                    self.errors.append(line.strip())
+
+    def _read_err(self) -> None:
+        self.stderr = self.proc.stderr.read()
+
+    def snapshot(self) -> tuple[set[int], set[tuple[int, int]]]:
+        with self.lock:
+            return set(self.owned), set(self.consumed)
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self, timeout: float = 30) -> None:
+        """SIGTERM: commit, LeaveGroup, exit."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout)
+        self.reader.join(5)
+        assert self.closed, f"consumer did not close cleanly: {self.stderr[-3000:]}"
+        assert not self.errors, self.errors[:5]
+
+
+@pytest.fixture
+def members():
+    made: list[Member] = []
+    yield made
+    for m in made:
+        if m.proc.poll() is None:
+            m.proc.kill()
+            m.proc.wait()
+
+
+def start_members(made: list, n: int, bootstrap: str, group: str, topic: str, **opts) -> list[Member]:
+    new = [Member(bootstrap, group, topic, **opts) for _ in range(n)]
+    made.extend(new)
+    return new
+
+
+def wait_until(cond, timeout: float, what: str, interval: float = 0.05):
+    deadline = time.time() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.time() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def balanced(group_members: list[Member], partitions: int = PARTITIONS) -> bool:
+    """Every partition owned by exactly one of the members, each owning its fair share."""
+    owned = [m.snapshot()[0] for m in group_members]
+    union = set().union(*owned)
+    share = partitions // len(group_members)
+    return (sum(map(len, owned)) == partitions and union == set(range(partitions))
+            and all(share <= len(o) <= share + 1 for o in owned))
+
+
+class BackgroundProducer:
+    """Produces `per_partition`-record rounds to every partition until stopped; remembers
+    every acknowledged (partition, offset)."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int = PARTITIONS, rate_sleep: float = 0.01):
+        from confluent_kafka import Producer
+        self.p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all"})
+        self.topic = topic
+        self.partitions = partitions
+        self.acked: set[tuple[int, int]] = set()
+        self.errors: list = []
+        self.stop_flag = threading.Event()
+        self.rate_sleep = rate_sleep
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _cb(self, err, msg):
+        if err is not None:
+            self.errors.append(err)
+        else:
+            self.acked.add((msg.partition(), msg.offset()))
+
+    def _run(self):
+        i = 0
+        while not self.stop_flag.is_set():
+            for p in range(self.partitions):
+                self.p.produce(self.topic, value=f"v{i}".encode(), key=f"k{i}".encode(), partition=p,
+                               on_delivery=self._cb)
+                i += 1
+            self.p.poll(0)
+            time.sleep(self.rate_sleep)
+        self.p.flush(30)
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def stop(self) -> set[tuple[int, int]]:
+        self.stop_flag.set()
+        self.thread.join(60)
+        assert not self.errors, self.errors[:3]
+        return set(self.acked)
+
+
+def all_consumed(group_members: list[Member], wanted: set[tuple[int, int]]) -> bool:
+    seen = set()
+    for m in group_members:
+        seen |= m.snapshot()[1]
+    return wanted <= seen
+
+
+def end_offsets(bootstrap: str, topic: str, partitions: int = PARTITIONS) -> dict[int, int]:
+    from confluent_kafka import TopicPartition
+    c = kit.consumer_confluent(bootstrap)
+    try:
+        return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)}
+    finally:
+        c.close()
+
+
+def admin_committed(bootstrap: str, group: str, topic: str, partitions: int = PARTITIONS) -> dict[int, int]:
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    a = kit.admin(bootstrap)
+    req = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
+    res = a.list_consumer_group_offsets([req])[group].result(30)
+    return {tp.partition: tp.offset for tp in res.topic_partitions}
+
+
+def consumer_committed(bootstrap: str, group: str, topic: str, partitions: int = PARTITIONS) -> dict[int, int]:
+    from confluent_kafka import TopicPartition
+    c = kit.consumer_confluent(bootstrap, {"group.id": group})
+    try:
+        got = c.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=30)
+        return {tp.partition: tp.offset for tp in got}
+    finally:
+        c.close()
+
+
+def new_topic(broker, prefix: str, partitions: int = PARTITIONS) -> str:
+    topic = kit.unique_topic(prefix)
+    kit.create_topic(broker.bootstrap, topic, partitions)
+    return topic
+
+
+@pytest.fixture
+def gbroker(broker_factory):
+    return broker_factory(config=GROUP_CONFIG)
+
+
+# ---- tests --------------------------------------------------------------------------
+
+def test_three_members_share_partitions_and_commit_consumed_positions(gbroker, members):
+    bs = gbroker.bootstrap
+    topic = new_topic(gbroker, "cg-three")
+    group = kit.unique_topic("grp-three")
+    producer = BackgroundProducer(bs, topic).start()
+    trio = start_members(members, 3, bs, group, topic)
+    wait_until(lambda: balanced(trio), 60, "3 members with 4 partitions each")
+    time.sleep(1.0)  # keep producing while the group is stable
+    acked = producer.stop()
+    assert len(acked) >= PARTITIONS * 10
+    wait_until(lambda: all_consumed(trio, acked), 60, "every acknowledged record consumed")
+    # Range over 12 partitions / 3 members: 4 contiguous partitions each, no overlap.
+    owned = sorted(sorted(m.snapshot()[0]) for m in trio)
+    assert owned == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]], owned
+    for m in trio:
+        m.stop()
+    ends = end_offsets(bs, topic)
+    assert ends == {p: max(o for (pp, o) in acked if pp == p) + 1 for p in range(PARTITIONS)}
+    assert admin_committed(bs, group, topic) == ends
+    assert consumer_committed(bs, group, topic) == ends
+
+
+def test_sigkilled_member_partitions_move_within_session_timeout(gbroker, members):
+    bs = gbroker.bootstrap
+    topic = new_topic(gbroker, "cg-kill")
+    group = kit.unique_topic("grp-kill")
+    session_ms = 3000
+    trio = start_members(members, 3, bs, group, topic, session_ms=session_ms)
+    wait_until(lambda: balanced(trio), 60, "3 balanced members")
+    producer = BackgroundProducer(bs, topic).start()
+    victim, survivors = trio[0], trio[1:]
+    killed_at = time.time()
+    victim.kill9()
+    wait_until(lambda: balanced(survivors), 30, "2 survivors owning all 12 partitions")
+    moved_after = time.time() - killed_at
+    # The coordinator notices within the session timeout, the survivors within a heartbeat.
+    assert moved_after < session_ms / 1000 + 3.0, f"partitions moved after {moved_after:.1f}s"
+    assert moved_after > session_ms / 1000 * 0.8, f"moved after {moved_after:.1f}s: before the session expired?"
+    time.sleep(0.5)
+    acked = producer.stop()
+    # Nothing acknowledged after the kill is lost (records the victim consumed before
+    # dying may be consumed again: at-least-once).
+    wait_until(lambda: all_consumed(survivors + [victim], acked), 60, "every record consumed")
+    for m in survivors:
+        m.stop()
+    assert admin_committed(bs, group, topic) == end_offsets(bs, topic)
+
+
+def test_clean_leave_moves_partitions_immediately(gbroker, members):
+    bs = gbroker.bootstrap
+    topic = new_topic(gbroker, "cg-leave")
+    group = kit.unique_topic("grp-leave")
+    trio = start_members(members, 3, bs, group, topic, session_ms=30000)
+    wait_until(lambda: balanced(trio), 60, "3 balanced members")
+    left_at = time.time()
+    trio[2].stop()  # commit + LeaveGroup
+    wait_until(lambda: balanced(trio[:2]), 20, "2 members owning all partitions")
+    moved_after = time.time() - left_at
+    assert moved_after < 5.0, f"partitions moved {moved_after:.1f}s after a LeaveGroup (session is 30s)"
+    a = kit.admin(bs)  # keep the client alive until its futures complete
+    d = a.describe_consumer_groups([group])[group].result(30)
+    assert len(d.members) == 2
+    assert str(d.state).endswith("STABLE"), d.state
+    for m in trio[:2]:
+        m.stop()
+
+
+def test_fifty_groups_rebalance_concurrently(gbroker):
+    """50 groups of 2 in-process members each form at the same time; then all leave."""
+    from confluent_kafka import Consumer
+    bs = gbroker.bootstrap
+    topic = new_topic(gbroker, "cg-fifty", partitions=4)
+    groups = [kit.unique_topic(f"grp50-{i}") for i in range(50)]
+    consumers = []
+    assigned: dict[int, set] = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def run(idx: int, group: str):
+        c = Consumer({"bootstrap.servers": bs, "group.id": group, "session.timeout.ms": 10000,
+                      "heartbeat.interval.ms": 300, "enable.auto.commit": False,
+                      "auto.offset.reset": "earliest"})
+        consumers.append(c)
+
+        def on_assign(consumer, parts):
+            with lock:
+                assigned[idx] = {tp.partition for tp in parts}
+
+        def on_revoke(consumer, parts):
+            with lock:
+                assigned[idx] = set()
+
+        c.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
+        while not stop.is_set():
+            c.poll(0.1)
+        c.close()
+
+    threads = [threading.Thread(target=run, args=(i, groups[i // 2]), daemon=True) for i in range(100)]
+    t0 = time.time()
+    for t in threads:
+        t.start()
+
+    def all_formed():
+        with lock:
+            return all(len(assigned.get(i, ())) == 2 and
+                       assigned[i] | assigned.get(i ^ 1, set()) == {0, 1, 2, 3} for i in range(100))
+
+    try:
+        wait_until(all_formed, 90, "50 groups with 2 members owning 2 partitions each", interval=0.2)
+        formed = time.time() - t0
+        a = kit.admin(bs)  # keep the client alive until its futures complete
+        desc = a.describe_consumer_groups(groups)
+        for g in groups:
+            d = desc[g].result(30)
+            assert str(d.state).endswith("STABLE"), (g, d.state)
+            assert len(d.members) == 2
+            assert sorted(len(m.assignment.topic_partitions) for m in d.members) == [2, 2]
+        print(f"\n50 groups x 2 members formed in {formed:.2f}s")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
+    a = kit.admin(bs)
+    listed = a.list_consumer_groups().result(30)
+    states = {g.group_id: str(g.state) for g in listed.valid}
+    for g in groups:
+        assert states.get(g, "").endswith("EMPTY"), (g, states.get(g))
+
+
+def test_broker_restart_keeps_offsets_and_members_carry_on(gbroker, members):
+    bs = gbroker.bootstrap
+    topic = new_topic(gbroker, "cg-restart")
+    group = kit.unique_topic("grp-restart")
+    pair = start_members(members, 2, bs, group, topic, session_ms=20000)
+    wait_until(lambda: balanced(pair), 60, "2 balanced members")
+    producer = BackgroundProducer(bs, topic).start()
+    time.sleep(1.0)
+    first = producer.stop()
+    wait_until(lambda: all_consumed(pair, first), 60, "records before the restart consumed")
+    time.sleep(1.0)  # let the periodic commits land
+    before = admin_committed(bs, group, topic)
+    assert all(v > 0 for v in before.values()), before
+    owned_before = [m.snapshot()[0] for m in pair]
+
+    gbroker.restart()
+
+    assert admin_committed(bs, group, topic) == before or all(
+        admin_committed(bs, group, topic)[p] >= before[p] for p in before)
+    producer = BackgroundProducer(bs, topic).start()
+    time.sleep(1.5)
+    second = producer.stop()
+    wait_until(lambda: all_consumed(pair, second), 60, "records after the restart consumed")
+    # The group was restored from __consumer_offsets as it was: no rebalance needed.
+    assert [m.snapshot()[0] for m in pair] == owned_before
+    for m in pair:
+        m.stop()
+    ends = end_offsets(bs, topic)
+    assert admin_committed(bs, group, topic) == ends
+
+    # Committed offsets survive a second restart with no member around, and a new member
+    # resumes exactly from them.
+    gbroker.restart()
+    assert admin_committed(bs, group, topic) == ends
+    producer = BackgroundProducer(bs, topic).start()
+    time.sleep(0.5)
+    third = producer.stop()
+    (late,) = start_members(members, 1, bs, group, topic)
+    wait_until(lambda: all_consumed([late], third), 60, "new member consumed the new records")
+    _, consumed = late.snapshot()
+    assert min(o for (p, o) in consumed if p == 0) == ends[0]  # nothing older re-read
+    late.stop()
+
+
+def test_admin_list_describe_alter_delete(gbroker, members):
+    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+    bs = gbroker.bootstrap
+    a = kit.admin(bs)
+    topic = new_topic(gbroker, "cg-admin", partitions=4)
+    group = kit.unique_topic("grp-admin")
+    kit.produce_confluent(bs, topic, kit.make_records(400, 4, seed=3, tag="admin"))
+    (m,) = start_members(members, 1, bs, group, topic)
+    wait_until(lambda: m.snapshot()[0] == {0, 1, 2, 3}, 30, "member owning all partitions")
+
+    listed = {g.group_id: g for g in a.list_consumer_groups().result(30).valid}
+    assert group in listed and str(listed[group].state).endswith("STABLE")
+    d = a.describe_consumer_groups([group], include_authorized_operations=True)[group].result(30)
+    assert not d.is_simple_consumer_group and d.partition_assignor == "range"
+    assert d.coordinator.id == 1 and d.coordinator.port == gbroker.port
+    assert sorted(str(op) for op in d.authorized_operations) == [
+        "AclOperation.DELETE", "AclOperation.DESCRIBE", "AclOperation.READ"], d.authorized_operations
+    assert len(d.members) == 1 and d.members[0].host.endswith("127.0.0.1")
+    assert sorted(tp.partition for tp in d.members[0].assignment.topic_partitions) == [0, 1, 2, 3]
+    # Non-empty groups can neither be deleted nor have offsets altered by an admin.
+    with pytest.raises(KafkaException) as e:
+        a.delete_consumer_groups([group])[group].result(30)
+    assert "NON_EMPTY_GROUP" in str(e.value) or "not empty" in str(e.value).lower(), e.value
+    wait_until(lambda: len(m.snapshot()[1]) == 400, 30, "all 400 records consumed")
+    m.stop()  # commits what it consumed
+
+    assert admin_committed(bs, group, topic, 4) == {p: 100 for p in range(4)}
+    req = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p, 7 + p) for p in range(4)])
+    a.alter_consumer_group_offsets([req])[group].result(30)
+    assert admin_committed(bs, group, topic, 4) == {p: 7 + p for p in range(4)}
+    empty = {g.group_id: g for g in a.list_consumer_groups(states={
+        __import__("confluent_kafka").ConsumerGroupState.EMPTY}).result(30).valid}
+    assert group in empty
+    a.delete_consumer_groups([group])[group].result(30)
+    assert admin_committed(bs, group, topic, 4) == {p: -1001 for p in range(4)}  # OFFSET_INVALID
+    d = a.describe_consumer_groups([group])[group].result(30)
+    assert str(d.state).endswith("DEAD")
+    with pytest.raises(KafkaException) as e:
+        a.delete_consumer_groups([group])[group].result(30)
+    assert "GROUP_ID_NOT_FOUND" in str(e.value) or "does not exist" in str(e.value), e.value
+
+
+def test_rebalance_time_of_four_members(gbroker, members, record_property):
+    """Measures (and bounds) how long 4 members take to form a group from scratch, and to
+    absorb a 4th member into a stable group of 3 (heartbeat.interval.ms=300)."""
+    bs = gbroker.bootstrap
+    topic = new_topic(gbroker, "cg-time")
+    group = kit.unique_topic("grp-time")
+    t0 = time.time()
+    four = start_members(members, 4, bs, group, topic)
+    wait_until(lambda: balanced(four), 60, "4 members with 3 partitions each", interval=0.01)
+    form = time.time() - t0
+    for m in four:
+        m.stop()
+
+    group2 = kit.unique_topic("grp-time2")
+    trio = start_members(members, 3, bs, group2, topic)
+    wait_until(lambda: balanced(trio), 60, "3 balanced members")
+    t1 = time.time()
+    trio += start_members(members, 1, bs, group2, topic)
+    wait_until(lambda: balanced(trio), 60, "4 balanced members", interval=0.01)
+    absorb = time.time() - t1
+    for m in trio:
+        m.stop()
+    print(f"\n4-member group formed in {form:.2f}s (incl. process start); "
+          f"4th member absorbed in {absorb:.2f}s")
+    record_property("form_4_members_s", round(form, 3))
+    record_property("absorb_4th_member_s", round(absorb, 3))
+    assert form < 15 and absorb < 10
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "consume":
+        consumer_main(sys.argv[2:])
+    else:
+        sys.exit("usage: test_consumer_groups.py consume --bootstrap ... --group ... --topic ...")
