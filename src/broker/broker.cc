@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "broker/admin_routes.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/implemented.h"
 #include "protocol/api_key.h"
@@ -46,6 +47,7 @@ Status Broker::Start() {
   options.max_request_bytes = static_cast<int32_t>(config_.GetLong("socket.request.max.bytes"));
   server_ = std::make_unique<net::Server>(io_, options, *this);
   STRATA_RETURN_IF_ERROR(server_->Start());
+  STRATA_RETURN_IF_ERROR(StartAdmin());
   const auto& advertised = config_.advertised_listeners().front();
   context_->advertised_host = advertised.host;
   context_->advertised_port = advertised.port != 0 ? advertised.port : server_->bound_port();
@@ -70,6 +72,7 @@ void Broker::Wait() {
 
 void Broker::Stop() {
   if (server_) server_->Stop();
+  if (admin_) admin_->Stop();
   work_.reset();
   io_.stop();
 }
@@ -138,6 +141,43 @@ bool Broker::IsFlexibleRequest(int16_t api_key, int16_t api_version) const {
 }
 
 asio::awaitable<Result<std::optional<Bytes>>> Broker::Handle(net::Request& request) {
+  int16_t key = request.header.api_key;
+  bool known = key >= 0 && key < kMaxApiKey && request_counters_[key] != nullptr;
+  if (known) request_counters_[key]->Add();
+  auto result = co_await Dispatch(request);
+  if (known && !result.ok()) request_closed_counters_[key]->Add();
+  co_return result;
+}
+
+Status Broker::StartAdmin() {
+  for (const auto& api : protocol::SupportedApis()) {
+    if (api.key < 0 || api.key >= kMaxApiKey) continue;
+    metrics::Labels labels{{"api", protocol::ApiKeyName(api.key)}};
+    request_counters_[api.key] =
+        &metrics::Global().GetCounter("strata_requests_total", "Kafka requests received", labels);
+    request_closed_counters_[api.key] = &metrics::Global().GetCounter(
+        "strata_requests_failed_total", "Requests that closed their connection (malformed or unsupported)",
+        labels);
+  }
+  RegisterBrokerGauges(*context_);
+  metrics::Global().SetGauge("strata_connections", "Open Kafka connections", {},
+                             [this] { return static_cast<double>(server_->connections()); });
+  const std::string& listener = config_.Get("strata.admin.listener");
+  if (listener.empty()) return Status::Ok();
+  size_t colon = listener.rfind(':');
+  if (colon == std::string::npos) {
+    return MakeError(Errc::kInvalidArgument, "strata.admin.listener must be host:port");
+  }
+  uint16_t port = static_cast<uint16_t>(std::stoi(listener.substr(colon + 1)));
+  admin_ = std::make_unique<admin::HttpServer>(io_, listener.substr(0, colon), port);
+  RegisterAdminRoutes(*admin_, *context_);
+  STRATA_RETURN_IF_ERROR(admin_->Start());
+  Log()->info("admin API on http://{}:{}/ (/metrics, /v1/cluster, /v1/topics)",
+              listener.substr(0, colon), admin_->bound_port());
+  return Status::Ok();
+}
+
+asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& request) {
   int16_t key = request.header.api_key;
   int16_t version = request.header.api_version;
   BrokerContext& ctx = *context_;

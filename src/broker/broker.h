@@ -7,7 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include "admin/http_server.h"
 #include "base/clock.h"
+#include "base/metrics.h"
 #include "base/result.h"
 #include "broker/append_notifier.h"
 #include "broker/broker_context.h"
@@ -37,6 +39,13 @@ class Broker : public net::RequestHandler {
 
  private:
   asio::awaitable<void> PeriodicTasks();
+  asio::awaitable<Result<std::optional<Bytes>>> Dispatch(net::Request& request);
+  Status StartAdmin();
+
+  // Per-API request and error counters, indexed by API key (small, fixed).
+  static constexpr int kMaxApiKey = 80;
+  std::array<metrics::Counter*, kMaxApiKey> request_counters_{};
+  std::array<metrics::Counter*, kMaxApiKey> request_closed_counters_{};
   // Creates __consumer_offsets if missing and loads the group coordinator.
   Status StartGroupCoordinator();
   asio::awaitable<void> GroupCoordinatorTicks();
@@ -51,6 +60,7 @@ class Broker : public net::RequestHandler {
   std::unique_ptr<BrokerContext> context_;
   std::unique_ptr<coordinator::GroupCoordinator> group_coordinator_;
   std::unique_ptr<net::Server> server_;
+  std::unique_ptr<admin::HttpServer> admin_;
   std::vector<std::thread> threads_;
   std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> work_;
 };

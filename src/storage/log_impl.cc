@@ -235,6 +235,9 @@ Status LogImpl::MaybeFlushLocked(int64_t records, int64_t now) {
 
 Status LogImpl::Flush() {
   std::lock_guard lock(mu_);
+  // A closed or deleted log has nothing to flush (and no segments): callers
+  // such as the periodic flush may still hold it after a topic deletion.
+  if (closed_) return Status::Ok();
   return FlushLocked();
 }
 

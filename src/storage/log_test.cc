@@ -358,6 +358,26 @@ TEST_F(LogTest, CloseRejectsAppendsAndDeleteRemovesDir) {
   EXPECT_FALSE(std::filesystem::exists(dir_));
 }
 
+// A deleted log may still be held by a periodic task (flush, retention,
+// metrics); every call on it must be safe (this crashed the broker once).
+TEST_F(LogTest, CallsAfterDeleteAreSafe) {
+  auto log = OpenLog(LogConfig{});
+  ASSERT_TRUE(AppendOne(*log, {}).ok());
+  ASSERT_TRUE(log->Delete().ok());
+  EXPECT_TRUE(log->Flush().ok());
+  EXPECT_TRUE(log->EnforceRetention().ok());
+  EXPECT_EQ(log->size_bytes(), 0);
+  EXPECT_EQ(log->segment_count(), 0);
+  EXPECT_FALSE(AppendOne(*log, {}).ok());
+  auto read = log->Read(0, 1000, log->log_end_offset(), true);
+  if (read.ok()) {
+    EXPECT_TRUE(read->records.empty());
+  }
+  EXPECT_FALSE(log->OffsetForTimestamp(0).has_value());
+  (void)log->MaxTimestamp();
+  EXPECT_TRUE(log->Close().ok());
+}
+
 TEST_F(LogTest, ReadsRunConcurrentlyWithAppendsAndRolls) {
   LogConfig config;
   config.segment_bytes = 4000;

@@ -1,0 +1,48 @@
+#pragma once
+// HttpServer: the minimal HTTP/1.1 server behind the admin API and the
+// Prometheus /metrics endpoint. GET only, one request per connection
+// (Connection: close), routes registered by exact path. It runs on the
+// broker's io_context; handlers must be quick and thread-safe.
+#include <asio.hpp>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "base/result.h"
+
+namespace strata::admin {
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; version=0.0.4";
+  std::string body;
+};
+
+class HttpServer {
+ public:
+  using Handler = std::function<HttpResponse(const std::string& query)>;
+
+  HttpServer(asio::io_context& io, std::string host, uint16_t port);
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Register before Start().
+  void Route(const std::string& path, Handler handler) { routes_[path] = std::move(handler); }
+  Status Start();
+  void Stop();
+  uint16_t bound_port() const { return bound_port_; }
+
+ private:
+  asio::awaitable<void> AcceptLoop();
+  asio::awaitable<void> Serve(asio::ip::tcp::socket socket);
+  HttpResponse Dispatch(const std::string& method, const std::string& target);
+
+  asio::io_context& io_;
+  std::string host_;
+  uint16_t port_;
+  uint16_t bound_port_ = 0;
+  asio::ip::tcp::acceptor acceptor_;
+  std::map<std::string, Handler> routes_;
+};
+
+}  // namespace strata::admin

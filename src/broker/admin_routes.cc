@@ -1,0 +1,111 @@
+#include "broker/admin_routes.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/metrics.h"
+
+namespace strata::broker {
+
+namespace {
+
+using nlohmann::json;
+
+// Resident set size in bytes, from /proc/self/statm.
+double ProcessRssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  long pages_total = 0, pages_resident = 0;
+  statm >> pages_total >> pages_resident;
+  return static_cast<double>(pages_resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+// User + system CPU seconds, from /proc/self/stat fields 14 and 15.
+double ProcessCpuSeconds() {
+  std::ifstream stat("/proc/self/stat");
+  std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  size_t close = content.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(content.substr(close + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+json TopicsJson(BrokerContext& ctx) {
+  json topics = json::array();
+  for (const auto& record : ctx.topics.ListTopics()) {
+    json t{{"name", record.name},
+           {"id", cluster::UuidToBase64(record.id)},
+           {"internal", record.internal},
+           {"configs", record.configs},
+           {"partitions", json::array()}};
+    for (int32_t p = 0; p < record.partitions; ++p) {
+      auto log = ctx.topics.GetLog({record.name, p});
+      if (!log) continue;
+      t["partitions"].push_back({{"partition", p},
+                                 {"log_start_offset", log->log_start_offset()},
+                                 {"log_end_offset", log->log_end_offset()},
+                                 {"size_bytes", log->size_bytes()},
+                                 {"segments", log->segment_count()}});
+    }
+    topics.push_back(std::move(t));
+  }
+  return topics;
+}
+
+}  // namespace
+
+void RegisterBrokerGauges(BrokerContext& ctx) {
+  auto& registry = metrics::Global();
+  registry.SetGauge("process_resident_memory_bytes", "Resident memory", {}, ProcessRssBytes);
+  registry.SetGauge("process_cpu_seconds_total", "User and system CPU time", {}, ProcessCpuSeconds);
+  auto per_partition = [&ctx](auto value) {
+    return [&ctx, value] {
+      std::vector<std::pair<metrics::Labels, double>> out;
+      for (const auto& record : ctx.topics.ListTopics()) {
+        for (int32_t p = 0; p < record.partitions; ++p) {
+          auto log = ctx.topics.GetLog({record.name, p});
+          if (!log) continue;
+          out.push_back({{{"topic", record.name}, {"partition", std::to_string(p)}},
+                         static_cast<double>(value(*log))});
+        }
+      }
+      return out;
+    };
+  };
+  registry.SetGaugeFamily("strata_log_end_offset", "Next offset to be written",
+                          per_partition([](const storage::Log& l) { return l.log_end_offset(); }));
+  registry.SetGaugeFamily("strata_log_start_offset", "First offset kept",
+                          per_partition([](const storage::Log& l) { return l.log_start_offset(); }));
+  registry.SetGaugeFamily("strata_log_size_bytes", "Bytes on local disk",
+                          per_partition([](const storage::Log& l) { return l.size_bytes(); }));
+  registry.SetGaugeFamily("strata_log_segments", "Local segments",
+                          per_partition([](const storage::Log& l) { return l.segment_count(); }));
+}
+
+void RegisterAdminRoutes(admin::HttpServer& server, BrokerContext& ctx) {
+  server.Route("/metrics", [](const std::string&) {
+    return admin::HttpResponse{200, "text/plain; version=0.0.4", metrics::Global().RenderPrometheus()};
+  });
+  server.Route("/v1/cluster", [&ctx](const std::string&) {
+    json body{{"cluster_id", ctx.store.cluster_id()},
+              {"node_id", ctx.config.node_id()},
+              {"controller_id", ctx.config.node_id()},
+              {"brokers", json::array({{{"node_id", ctx.config.node_id()},
+                                        {"host", ctx.advertised_host},
+                                        {"port", ctx.advertised_port}}})}};
+    return admin::HttpResponse{200, "application/json", body.dump(2) + "\n"};
+  });
+  server.Route("/v1/topics", [&ctx](const std::string&) {
+    return admin::HttpResponse{200, "application/json", TopicsJson(ctx).dump(2) + "\n"};
+  });
+}
+
+}  // namespace strata::broker

@@ -1,0 +1,13 @@
+#pragma once
+// The admin HTTP API: /metrics (Prometheus), /v1/cluster and /v1/topics
+// (JSON). Registers broker-level gauges (partitions, log sizes and offsets,
+// process RSS and CPU) in the global metrics registry.
+#include "admin/http_server.h"
+#include "broker/broker_context.h"
+
+namespace strata::broker {
+
+void RegisterAdminRoutes(admin::HttpServer& server, BrokerContext& ctx);
+void RegisterBrokerGauges(BrokerContext& ctx);
+
+}  // namespace strata::broker
