@@ -300,6 +300,9 @@ def main() -> int:
            "plan": {k: v for k, v in plan.items()},
            "config": {"records": plan["records"], "record_size": RECORD_SIZE,
                       "partitions": PARTITIONS, "latency_seconds": plan["latency_s"],
+                      "latency_rate_rule": (f"a fixed {plan['fixed_rate']:,} records/s"
+                                            if plan["fixed_rate"] else "half of Kafka's "
+                                            "unthrottled rate for the same config and generator"),
                       **versions(kafka_lib, strata_bin)},
            "machine": limits.machine(workdir), "limits": {}, "brokers": {}, "results": runner.results,
            "files": {"json": str(_rel(out_dir / f"{ts}.json")),

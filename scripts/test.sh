@@ -26,7 +26,8 @@ step "fuzzing (bounded)"
 scripts/build.sh fuzz
 scripts/fuzz.sh 30
 
-step "benchmark harness smoke (Strata only)"; STRATA_BIN="$(pwd)/build/strata" bench/run.sh --smoke
+step "benchmark harness smoke (Strata only)"
+STRATA_BIN="$(pwd)/build/strata" bench/run.sh --smoke
 step "integration tests (real clients against build/strata)"
 STRATA_BIN="$(pwd)/build/strata" python3 -m pytest -q tests/integration
 

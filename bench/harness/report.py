@@ -60,8 +60,8 @@ def markdown(run: dict) -> str:
         f"Command: `{run['command']}` (mode {run['mode']}): {cfg['records']:,} records of "
         f"{cfg['record_size']} B per produce workload ({cfg['records'] * cfg['record_size'] / 1e9:.2f} GB) "
         f"into a fresh {cfg['partitions']}-partition topic; consume reads the acks=1/none topic "
-        f"from the start; latency runs last {cfg['latency_seconds']} s at half of Kafka's unthrottled "
-        f"rate for the same config and generator. Whole run: {run['elapsed_s'] / 60:.1f} min.",
+        f"from the start; latency runs last {cfg['latency_seconds']} s at {cfg['latency_rate_rule']}. "
+        f"Whole run: {run['elapsed_s'] / 60:.1f} min.",
         "",
         f"Machine: {m['cpu_model']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, Linux {m['kernel']}, "
         f"log dirs on `{m['log_dir_fs']}`; load average at start {' '.join(m['loadavg_at_start'])}.",
