@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/metrics.h"
+#include "storage/cleaner.h"
 
 namespace strata::broker {
 
@@ -80,6 +81,24 @@ void RegisterBrokerGauges(BrokerContext& ctx) {
       return out;
     };
   };
+  registry.SetGaugeFamily("strata_log_cleaner", "Log cleaner counters (by stat)", [&ctx] {
+    std::vector<std::pair<metrics::Labels, double>> out;
+    const storage::LogCleaner* cleaner = ctx.topics.cleaner();
+    if (cleaner == nullptr) return out;
+    storage::CleanerStats s = cleaner->stats();
+    auto add = [&out](const char* stat, double v) { out.push_back({{{"stat", stat}}, v}); };
+    add("passes", static_cast<double>(s.passes));
+    add("segments_cleaned", static_cast<double>(s.segments_cleaned));
+    add("bytes_read", static_cast<double>(s.bytes_read + s.map_bytes_read));
+    add("bytes_written", static_cast<double>(s.bytes_written));
+    add("records_read", static_cast<double>(s.records_read));
+    add("records_retained", static_cast<double>(s.records_retained));
+    add("errors", static_cast<double>(s.errors));
+    add("last_clean_duration_ms", static_cast<double>(s.last_clean_duration_ms));
+    add("max_dirty_ratio", s.max_dirty_ratio);
+    add("uncleanable_logs", static_cast<double>(s.uncleanable_logs));
+    return out;
+  });
   registry.SetGaugeFamily("strata_log_end_offset", "Next offset to be written",
                           per_partition([](const storage::Log& l) { return l.log_end_offset(); }));
   registry.SetGaugeFamily("strata_log_start_offset", "First offset kept",

@@ -55,6 +55,22 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
     SetError(out, ProduceErrorCode(batches.error().code), batches.error().message);
     return;
   }
+  if (info->log_config.compacted) {
+    // Kafka rejects keyless records on compacted topics: they could never be
+    // compacted. Only compacted topics pay for this second pass.
+    for (const auto& b : *batches) {
+      Status st = protocol::ForEachRecord(
+          b.header, ByteView(in.records.view).subspan(b.position, b.size), limits.max_decompressed_bytes,
+          [](const protocol::Record& r) -> Status {
+            if (!r.key) return MakeError(Errc::kInvalidArgument, "Compacted topic cannot accept message without key");
+            return Status::Ok();
+          });
+      if (!st.ok()) {
+        SetError(out, ErrorCode::kInvalidRecord, st.error().message);
+        return;
+      }
+    }
+  }
   if (batches->size() != 1) {
     SetError(out, ErrorCode::kInvalidRecord,
              "produce v3+ requests must hold exactly one record batch per partition");

@@ -1,0 +1,93 @@
+"""Log compaction (cleanup.policy=compact) seen through real clients: after the cleaner runs a
+consumer sees exactly the latest value per key, offsets are kept (with gaps), tombstones go
+after delete.retention.ms, keyless records are refused, and a restart in between loses nothing."""
+import time
+
+import pytest
+from confluent_kafka import KafkaException, Producer
+
+import kit
+
+pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="cleaner timings tuned for Strata")
+
+CLEANER = {"log.cleaner.backoff.ms": "200", "log.retention.check.interval.ms": "500"}
+TOPIC_CONFIG = {"cleanup.policy": "compact", "segment.bytes": "20000", "segment.ms": "500",
+                "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "1000"}
+
+
+def produce(bootstrap, topic, items):
+    """items: [(key, value-or-None)] to partition 0; returns their offsets."""
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
+                  "enable.idempotence": True, "compression.type": "lz4", "batch.size": 8000})
+    offsets, errors = [None] * len(items), []
+    for i, (k, v) in enumerate(items):
+        def cb(err, msg, i=i):
+            if err:
+                errors.append(err)
+            else:
+                offsets[i] = msg.offset()
+        p.produce(topic, key=k, value=v, partition=0, on_delivery=cb)
+        if i % 500 == 0:
+            p.poll(0)
+    p.flush(60)
+    assert not errors, errors[:3]
+    return offsets
+
+
+def latest_view(bootstrap, topic):
+    got = kit.consume_confluent(bootstrap, topic, 1)[0]
+    return [(m.offset(), m.key(), m.value()) for m in got]
+
+
+def wait_until(pred, timeout, what):
+    deadline = time.time() + timeout
+    while not pred():
+        assert time.time() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def test_compaction_keeps_latest_value_per_key(broker_factory):
+    b = broker_factory(set_args=CLEANER)
+    topic = kit.unique_topic("compact")
+    kit.create_topic(b.bootstrap, topic, 1, TOPIC_CONFIG)
+    keys = [f"k{i}".encode() for i in range(200)]
+    items = [(keys[i % 200], f"v{round}-{i}".encode() * 5) for round in range(10) for i in range(200)]
+    offsets = produce(b.bootstrap, topic, items)
+    # Tombstones for the first 20 keys, then filler so the tombstones leave the active segment.
+    tomb = produce(b.bootstrap, topic, [(keys[i], None) for i in range(20)])
+    produce(b.bootstrap, topic, [(b"filler", b"x" * 300) for _ in range(200)])
+
+    latest = {}
+    for (k, v), o in zip(items, offsets):
+        latest[k] = (o, v)
+    for i, o in enumerate(tomb):
+        latest[keys[i]] = (o, None)
+
+    def compacted():
+        view = latest_view(b.bootstrap, topic)
+        seen = {k for _, k, _ in view}
+        return len(view) < len(items) // 2 and not (seen & set(keys[:20]))
+    b.restart()  # a restart between writes and cleaning loses nothing
+    wait_until(compacted, 60, "cleaning and tombstone removal")
+
+    view = latest_view(b.bootstrap, topic)
+    by_key = {}
+    for o, k, v in view:
+        if k == b"filler":
+            continue
+        assert k not in by_key, f"key {k} appears twice after compaction"
+        by_key[k] = (o, v)
+    want = {k: ov for k, ov in latest.items() if ov[1] is not None}
+    assert by_key == want, "compacted view differs from the latest value per key"
+    offs = [o for o, _, _ in view]
+    assert offs == sorted(offs) and len(set(offs)) == len(offs)
+
+
+def test_keyless_record_rejected_on_compacted_topic(broker):
+    topic = kit.unique_topic("compact-nokey")
+    kit.create_topic(broker.bootstrap, topic, 1, {"cleanup.policy": "compact"})
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "retries": 0})
+    errors = []
+    p.produce(topic, value=b"no key", on_delivery=lambda err, msg: errors.append(err))
+    p.flush(30)
+    assert errors and errors[0] is not None and errors[0].code() == 87, errors  # INVALID_RECORD
