@@ -84,5 +84,6 @@ maven_build() {  # maven_build <dir> <marker-file>: `mvn package` unless marker 
 }
 maven_build "$IT/java" target/.built
 maven_build "$IT/kafka-tools" target/.built
+maven_build "$ROOT/tests/hdfs" target/.built
 
 log "done"

@@ -17,6 +17,9 @@ scripts/build.sh release
 step "unit tests (release)"
 ctest --test-dir build --output-on-failure
 
+step "HDFS tests (WebHDFS against MiniDFSCluster)"
+STRATA_TIERED_TESTS_BIN="$(pwd)/build/strata_tiered_tests" python3 -m pytest -q tests/hdfs
+
 step "build: asan+ubsan"
 scripts/build.sh asan
 step "unit tests (asan+ubsan)"

@@ -1,8 +1,8 @@
 #include "tiered/circuit_breaker.h"
 
-#include <vector>
-
 #include <fmt/format.h>
+
+#include <vector>
 
 #include "base/log.h"
 
@@ -119,8 +119,9 @@ auto CircuitBreaker::Guard(Fn&& fn) -> decltype(fn()) {
   if (how == Admission::kReject) {
     rejected_.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard lock(mu_);
-    return MakeError(Errc::kUnavailable,
-                     fmt::format("remote storage circuit breaker open (last error: {})", last_error_));
+    return MakeError(
+        Errc::kUnavailable,
+        fmt::format("remote storage circuit breaker open (last error: {})", last_error_));
   }
   calls_.fetch_add(1, std::memory_order_relaxed);
   auto result = fn();
@@ -142,7 +143,8 @@ Result<ObjectInfo> CircuitBreaker::Stat(std::string_view path, const CallOptions
   return Guard([&] { return inner_->Stat(path, opts); });
 }
 
-Result<std::vector<ObjectInfo>> CircuitBreaker::List(std::string_view dir, const CallOptions& opts) {
+Result<std::vector<ObjectInfo>> CircuitBreaker::List(std::string_view dir,
+                                                     const CallOptions& opts) {
   return Guard([&] { return inner_->List(dir, opts); });
 }
 

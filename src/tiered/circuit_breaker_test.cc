@@ -1,8 +1,8 @@
 #include "tiered/circuit_breaker.h"
 
-#include <thread>
-
 #include <gtest/gtest.h>
+
+#include <thread>
 
 #include "tiered/fault_injecting_storage.h"
 #include "tiered/local_fs_storage.h"
@@ -30,7 +30,8 @@ struct BreakerFixture {
   std::unique_ptr<CircuitBreaker> breaker;
 
   explicit BreakerFixture(int threshold = 3) {
-    auto f = std::make_unique<FaultInjectingStorage>(std::make_unique<LocalFsStorage>(dir / "r"), 1);
+    auto f =
+        std::make_unique<FaultInjectingStorage>(std::make_unique<LocalFsStorage>(dir / "r"), 1);
     faults = f.get();
     BreakerOptions o;
     o.failure_threshold = threshold;

@@ -1,8 +1,8 @@
 #include "tiered/fault_injecting_storage.h"
 
-#include <thread>
-
 #include <fmt/format.h>
+
+#include <thread>
 
 namespace strata::tiered {
 
@@ -18,8 +18,8 @@ bool SleepUnlessCancelled(std::chrono::milliseconds d, const CancelFlag& cancel)
     if (cancel && cancel->load()) return false;
     auto left = end - std::chrono::steady_clock::now();
     if (left <= std::chrono::steady_clock::duration::zero()) return true;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-        left, std::chrono::milliseconds(5)));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(5)));
   }
 }
 
@@ -60,15 +60,16 @@ auto FaultInjectingStorage::Run(StorageOp op, const CallOptions& opts, Fn&& fn) 
   if (d.delay) {
     delays_.fetch_add(1, std::memory_order_relaxed);
     if (!SleepUnlessCancelled(d.spec.delay, opts.cancel)) {
-      return MakeError(Errc::kShuttingDown, fmt::format("{}: cancelled (injected delay)",
-                                                        StorageOpName(op)));
+      return MakeError(Errc::kShuttingDown,
+                       fmt::format("{}: cancelled (injected delay)", StorageOpName(op)));
     }
   }
   if (!d.fail) return fn();
   failures_.fetch_add(1, std::memory_order_relaxed);
   if (d.spec.fail_after_call) (void)fn();
-  return MakeError(d.spec.fail_code, fmt::format("{}: injected fault{}", StorageOpName(op),
-                                                 d.spec.fail_after_call ? " (after the call)" : ""));
+  return MakeError(d.spec.fail_code,
+                   fmt::format("{}: injected fault{}", StorageOpName(op),
+                               d.spec.fail_after_call ? " (after the call)" : ""));
 }
 
 Status FaultInjectingStorage::Put(std::string_view path, const PutSource& src,

@@ -38,7 +38,8 @@ HedgedReader::~HedgedReader() {
 }
 
 HedgeCounters HedgedReader::counters() const {
-  return HedgeCounters{reads_.load(), fired_.load(), won_.load(), skipped_.load(), failures_.load()};
+  return HedgeCounters{reads_.load(), fired_.load(), won_.load(), skipped_.load(),
+                       failures_.load()};
 }
 
 bool HedgedReader::TakeHedgeToken() {

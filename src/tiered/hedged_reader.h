@@ -19,9 +19,9 @@ namespace strata::tiered {
 
 struct HedgeOptions {
   std::chrono::milliseconds threshold{200};
-  double max_hedge_ratio = 0.1;  // tokens earned per read; a hedge costs one
-  double max_burst = 10;         // token bucket size (also the initial fill)
-  int max_background_reads = 64; // no hedge while this many reads are in flight
+  double max_hedge_ratio = 0.1;   // tokens earned per read; a hedge costs one
+  double max_burst = 10;          // token bucket size (also the initial fill)
+  int max_background_reads = 64;  // no hedge while this many reads are in flight
 };
 
 class HedgedReader final : public RemoteStorage {

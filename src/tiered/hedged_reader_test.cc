@@ -1,9 +1,9 @@
 #include "tiered/hedged_reader.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tiered/fault_injecting_storage.h"
 #include "tiered/local_fs_storage.h"
@@ -50,7 +50,7 @@ TEST(HedgedReader, FivePercentOfReadsDelayedTwoSecondsP99StaysLow) {
   std::printf("[hedge] delayed=%llu fired=%llu won=%llu skipped=%llu\n",
               (unsigned long long)f.injected_delays, (unsigned long long)c.hedges_fired,
               (unsigned long long)c.hedges_won, (unsigned long long)c.hedges_skipped);
-  EXPECT_LT(p99, 500.0);  // unhedged, p99 would be 2000+ ms
+  EXPECT_LT(p99, 500.0);              // unhedged, p99 would be 2000+ ms
   EXPECT_GE(f.injected_delays, 10u);  // the scenario really happened (5% of ~400+ reads)
   EXPECT_EQ(c.reads, uint64_t(kReads));
   EXPECT_GE(c.hedges_fired, f.injected_delays * 8 / 10);
@@ -114,9 +114,10 @@ TEST(HedgedReader, HedgeAvoidsTheFirstReadsNodeAndCancelsTheLoser) {
 }
 
 TEST(HedgedReader, FastReadsAreNeverHedged) {
-  HedgedReader reader(std::make_unique<ScriptedReads>(
-                          [](int n, const CallOptions&) -> Result<Bytes> { return Bytes{uint8_t(n)}; }),
-                      HedgeOptions{.threshold = milliseconds(500)});
+  HedgedReader reader(
+      std::make_unique<ScriptedReads>(
+          [](int n, const CallOptions&) -> Result<Bytes> { return Bytes{uint8_t(n)}; }),
+      HedgeOptions{.threshold = milliseconds(500)});
   for (int i = 0; i < 50; ++i) EXPECT_EQ(*reader.Get("x", 0, 1), Bytes{uint8_t(i)});
   EXPECT_EQ(reader.counters().hedges_fired, 0u);
   EXPECT_EQ(reader.counters().reads, 50u);
@@ -124,23 +125,25 @@ TEST(HedgedReader, FastReadsAreNeverHedged) {
 
 TEST(HedgedReader, AnErrorWaitsForTheOtherRead) {
   // The first read is slow and then fails; the hedge is slower still but succeeds.
-  HedgedReader reader(std::make_unique<ScriptedReads>([](int n, const CallOptions&) -> Result<Bytes> {
-                        std::this_thread::sleep_for(milliseconds(n == 0 ? 60 : 120));
-                        if (n == 0) return MakeError(Errc::kIoError, "datanode died");
-                        return Bytes{9};
-                      }),
-                      HedgeOptions{.threshold = milliseconds(20)});
+  HedgedReader reader(
+      std::make_unique<ScriptedReads>([](int n, const CallOptions&) -> Result<Bytes> {
+        std::this_thread::sleep_for(milliseconds(n == 0 ? 60 : 120));
+        if (n == 0) return MakeError(Errc::kIoError, "datanode died");
+        return Bytes{9};
+      }),
+      HedgeOptions{.threshold = milliseconds(20)});
   auto got = reader.Get("x", 0, 1);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, Bytes{9});
   EXPECT_EQ(reader.counters().hedges_won, 1u);
 
   // Both fail: the first read's error is returned.
-  HedgedReader failing(std::make_unique<ScriptedReads>([](int n, const CallOptions&) -> Result<Bytes> {
-                         std::this_thread::sleep_for(milliseconds(60));
-                         return MakeError(Errc::kUnavailable, fmt::format("read {}", n));
-                       }),
-                       HedgeOptions{.threshold = milliseconds(20)});
+  HedgedReader failing(
+      std::make_unique<ScriptedReads>([](int n, const CallOptions&) -> Result<Bytes> {
+        std::this_thread::sleep_for(milliseconds(60));
+        return MakeError(Errc::kUnavailable, fmt::format("read {}", n));
+      }),
+      HedgeOptions{.threshold = milliseconds(20)});
   auto bad = failing.Get("x", 0, 1);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "read 0");
@@ -154,9 +157,9 @@ TEST(HedgedReader, BudgetLimitsHedges) {
     return Bytes{1};
   };
   // 0.25 tokens per read, bucket of 1: at most 1 + 20 * 0.25 hedges over 20 slow reads.
-  HedgedReader reader(std::make_unique<ScriptedReads>(script),
-                      HedgeOptions{.threshold = milliseconds(1), .max_hedge_ratio = 0.25,
-                                   .max_burst = 1});
+  HedgedReader reader(
+      std::make_unique<ScriptedReads>(script),
+      HedgeOptions{.threshold = milliseconds(1), .max_hedge_ratio = 0.25, .max_burst = 1});
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(reader.Get("x", 0, 1).ok());
   HedgeCounters c = reader.counters();
   EXPECT_LE(c.hedges_fired, 6u);
@@ -165,11 +168,12 @@ TEST(HedgedReader, BudgetLimitsHedges) {
 }
 
 TEST(HedgedReader, CallerCancelReturnsPromptly) {
-  HedgedReader reader(std::make_unique<ScriptedReads>([](int, const CallOptions& o) -> Result<Bytes> {
-                        SleepUnlessCancelled(milliseconds(5000), o.cancel);
-                        return Bytes{1};
-                      }),
-                      HedgeOptions{.threshold = milliseconds(10)});
+  HedgedReader reader(
+      std::make_unique<ScriptedReads>([](int, const CallOptions& o) -> Result<Bytes> {
+        SleepUnlessCancelled(milliseconds(5000), o.cancel);
+        return Bytes{1};
+      }),
+      HedgeOptions{.threshold = milliseconds(10)});
   CallOptions opts;
   opts.cancel = MakeCancelFlag();
   std::thread t([&] {

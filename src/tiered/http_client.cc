@@ -1,14 +1,13 @@
 #include "tiered/http_client.h"
 
 #include <curl/curl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace strata::tiered {
 namespace {
@@ -158,7 +157,8 @@ Result<HttpResponse> HttpClient::Perform(const HttpRequest& req) {
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
   if (req.stall_timeout.count() > 0) {
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, long(std::max<int64_t>(1, req.stall_timeout.count() / 1000)));
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+                     long(std::max<int64_t>(1, req.stall_timeout.count() / 1000)));
   }
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
@@ -187,8 +187,8 @@ std::string UrlEncode(std::string_view s, bool keep_slash) {
   std::string out;
   out.reserve(s.size());
   for (unsigned char c : s) {
-    bool plain = std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
-                 (keep_slash && c == '/');
+    bool plain =
+        std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/');
     if (plain) {
       out += char(c);
     } else {

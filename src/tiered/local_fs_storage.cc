@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "tiered/posix_file.h"
 
@@ -126,7 +125,8 @@ Result<Bytes> LocalFsStorage::Get(std::string_view path, uint64_t offset, uint64
   }
   uint64_t size = uint64_t(st.st_size);
   if (offset > size) {
-    return MakeError(Errc::kOutOfRange, fmt::format("get {}: offset {} > size {}", full, offset, size));
+    return MakeError(Errc::kOutOfRange,
+                     fmt::format("get {}: offset {} > size {}", full, offset, size));
   }
   Bytes out(std::min(length, size - offset));
   STRATA_RETURN_IF_ERROR(PreadExact(fd.get(), offset, out, full));

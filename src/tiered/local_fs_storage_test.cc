@@ -1,13 +1,12 @@
 #include "tiered/local_fs_storage.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "tiered/test_util.h"
 

@@ -1,8 +1,8 @@
 #include "tiered/remote_storage.h"
 
-#include <random>
-
 #include <fmt/format.h>
+
+#include <random>
 
 #include "tiered/local_fs_storage.h"
 #include "tiered/remote_uri.h"
@@ -25,7 +25,8 @@ Status ValidatePath(std::string_view path, bool allow_root) {
     return MakeError(Errc::kInvalidArgument, "empty object path");
   }
   if (path.front() == '/' || path.back() == '/') {
-    return MakeError(Errc::kInvalidArgument, fmt::format("object path '{}' must be relative", path));
+    return MakeError(Errc::kInvalidArgument,
+                     fmt::format("object path '{}' must be relative", path));
   }
   size_t i = 0;
   while (i <= path.size()) {
@@ -48,7 +49,8 @@ Status ValidatePath(std::string_view path, bool allow_root) {
 std::string TemporaryNameFor(std::string_view path) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   size_t slash = path.rfind('/');
-  std::string_view dir = slash == std::string_view::npos ? std::string_view() : path.substr(0, slash + 1);
+  std::string_view dir =
+      slash == std::string_view::npos ? std::string_view() : path.substr(0, slash + 1);
   std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
   return fmt::format("{}.{}{}{:016x}", dir, name, kTmpMarker, rng());
 }

@@ -1,6 +1,7 @@
 #pragma once
 // RemoteStorage: the object-store-like interface every tiered-storage component uses to reach the
-// cold tier (HDFS over WebHDFS, a local directory, later S3). Paths are relative to the store's root
+// cold tier (HDFS over WebHDFS, a local directory, later S3). Paths are relative to the store's
+// root
 // ("topic-id/0/00000000000000000042.log"); no leading '/', no "." or ".." segments.
 //
 // Contract shared by all backends:
@@ -93,7 +94,9 @@ class RemoteStorage {
   }
   Result<ObjectInfo> Stat(std::string_view path) { return Stat(path, {}); }
   Result<std::vector<ObjectInfo>> List(std::string_view dir) { return List(dir, {}); }
-  Status Delete(std::string_view path, bool recursive = false) { return Delete(path, recursive, {}); }
+  Status Delete(std::string_view path, bool recursive = false) {
+    return Delete(path, recursive, {});
+  }
   Status MkDirs(std::string_view path) { return MkDirs(path, {}); }
   Status Rename(std::string_view src, std::string_view dst) { return Rename(src, dst, {}); }
 };

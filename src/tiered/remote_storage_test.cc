@@ -87,31 +87,44 @@ TEST(WebHdfsErrors, MapsRemoteExceptions) {
       "javaClassName":"java.io.FileNotFoundException","message":"File does not exist: /p"}})");
   EXPECT_EQ(e.code, Errc::kNotFound);
   EXPECT_EQ(e.message, "OP /p: HTTP 404 FileNotFoundException: File does not exist: /p");
-  EXPECT_EQ(map(403, R"({"RemoteException":{"exception":"FileAlreadyExistsException","message":"x"}})").code,
-            Errc::kAlreadyExists);
-  EXPECT_EQ(map(403, R"({"RemoteException":{"exception":"RetriableException","message":"safe mode"}})").code,
-            Errc::kUnavailable);
+  EXPECT_EQ(
+      map(403, R"({"RemoteException":{"exception":"FileAlreadyExistsException","message":"x"}})")
+          .code,
+      Errc::kAlreadyExists);
+  EXPECT_EQ(
+      map(403, R"({"RemoteException":{"exception":"RetriableException","message":"safe mode"}})")
+          .code,
+      Errc::kUnavailable);
   EXPECT_EQ(map(403, R"({"RemoteException":{"exception":"StandbyException","message":"x"}})").code,
             Errc::kUnavailable);
-  EXPECT_EQ(map(403, R"({"RemoteException":{"exception":"AccessControlException","message":"x"}})").code,
-            Errc::kInvalidArgument);
+  EXPECT_EQ(
+      map(403, R"({"RemoteException":{"exception":"AccessControlException","message":"x"}})").code,
+      Errc::kInvalidArgument);
   EXPECT_EQ(map(403, R"({"RemoteException":{"exception":"EOFException","message":"x"}})").code,
             Errc::kOutOfRange);
-  EXPECT_EQ(map(403, R"({"RemoteException":{"exception":"PathIsNotEmptyDirectoryException","message":"x"}})").code,
-            Errc::kInvalidArgument);
-  EXPECT_EQ(map(403, R"({"RemoteException":{"exception":"DSQuotaExceededException","message":"x"}})").code,
-            Errc::kTooLarge);
+  EXPECT_EQ(
+      map(403,
+          R"({"RemoteException":{"exception":"PathIsNotEmptyDirectoryException","message":"x"}})")
+          .code,
+      Errc::kInvalidArgument);
+  EXPECT_EQ(
+      map(403, R"({"RemoteException":{"exception":"DSQuotaExceededException","message":"x"}})")
+          .code,
+      Errc::kTooLarge);
   EXPECT_EQ(map(403, R"({"RemoteException":{"exception":"IOException","message":"x"}})").code,
             Errc::kIoError);
-  EXPECT_EQ(map(400, R"({"RemoteException":{"exception":"IllegalArgumentException","message":"x"}})").code,
-            Errc::kInvalidArgument);
+  EXPECT_EQ(
+      map(400, R"({"RemoteException":{"exception":"IllegalArgumentException","message":"x"}})")
+          .code,
+      Errc::kInvalidArgument);
   // No RemoteException: the status decides.
   EXPECT_EQ(map(503, "Service Unavailable").code, Errc::kUnavailable);
   EXPECT_EQ(map(500, "").code, Errc::kUnavailable);
   EXPECT_EQ(map(404, "<html>").code, Errc::kNotFound);
   EXPECT_EQ(map(401, "").code, Errc::kInvalidArgument);
-  Error trace = map(403, "{\"RemoteException\":{\"exception\":\"IOException\",\"message\":"
-                         "\"boom\\n\\tat org.apache.X(X.java:1)\"}}");
+  Error trace = map(403,
+                    "{\"RemoteException\":{\"exception\":\"IOException\",\"message\":"
+                    "\"boom\\n\\tat org.apache.X(X.java:1)\"}}");
   EXPECT_EQ(trace.message, "OP /p: HTTP 403 IOException: boom");
   Error plain = map(502, "bad gateway");
   EXPECT_EQ(plain.message, "OP /p: HTTP 502: bad gateway");

@@ -1,9 +1,9 @@
 #include "tiered/remote_uri.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
-
-#include <fmt/format.h>
 
 namespace strata::tiered {
 namespace {

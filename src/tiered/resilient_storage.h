@@ -1,8 +1,9 @@
 #pragma once
-// The standard decorator stack over a backend: CircuitBreaker(RetryingStorage(HedgedReader(inner))).
-// The breaker sees whole calls (after retries), so an outage opens it after failure_threshold
-// calls and later calls fail fast; retries happen below it, hedging below those, closest to the
-// backend, so each retry attempt may hedge. The layers stay reachable for their counters.
+// The standard decorator stack over a backend:
+// CircuitBreaker(RetryingStorage(HedgedReader(inner))). The breaker sees whole calls (after
+// retries), so an outage opens it after failure_threshold calls and later calls fail fast; retries
+// happen below it, hedging below those, closest to the backend, so each retry attempt may hedge.
+// The layers stay reachable for their counters.
 #include <memory>
 
 #include "tiered/circuit_breaker.h"
@@ -28,7 +29,7 @@ struct ResilientStorage {
   std::unique_ptr<RemoteStorage> storage;  // the outermost layer: use this one
   CircuitBreaker* breaker = nullptr;       // owned by `storage`
   RetryingStorage* retry = nullptr;
-  HedgedReader* hedge = nullptr;           // null when hedge_reads is false
+  HedgedReader* hedge = nullptr;  // null when hedge_reads is false
 
   ResilienceCounters counters() const;
 };

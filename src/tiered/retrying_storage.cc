@@ -1,10 +1,10 @@
 #include "tiered/retrying_storage.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
-
-#include <fmt/format.h>
 
 #include "tiered/fault_injecting_storage.h"
 
@@ -27,8 +27,9 @@ RetryCounters RetryingStorage::counters() const {
 }
 
 milliseconds RetryingStorage::Backoff(int retry) {
-  double cap = std::min(double(opts_.max_backoff.count()),
-                        double(opts_.initial_backoff.count()) * std::pow(opts_.multiplier, retry - 1));
+  double cap =
+      std::min(double(opts_.max_backoff.count()),
+               double(opts_.initial_backoff.count()) * std::pow(opts_.multiplier, retry - 1));
   std::lock_guard lock(rng_mu_);
   std::uniform_real_distribution<double> u(0.0, std::max(0.0, cap));
   return milliseconds(int64_t(u(rng_)));
@@ -80,7 +81,8 @@ Result<ObjectInfo> RetryingStorage::Stat(std::string_view path, const CallOption
   return Run(opts, [&](const CallOptions& o) { return inner_->Stat(path, o); });
 }
 
-Result<std::vector<ObjectInfo>> RetryingStorage::List(std::string_view dir, const CallOptions& opts) {
+Result<std::vector<ObjectInfo>> RetryingStorage::List(std::string_view dir,
+                                                      const CallOptions& opts) {
   return Run(opts, [&](const CallOptions& o) { return inner_->List(dir, o); });
 }
 
@@ -92,7 +94,8 @@ Status RetryingStorage::MkDirs(std::string_view path, const CallOptions& opts) {
   return Run(opts, [&](const CallOptions& o) { return inner_->MkDirs(path, o); });
 }
 
-Status RetryingStorage::Rename(std::string_view src, std::string_view dst, const CallOptions& opts) {
+Status RetryingStorage::Rename(std::string_view src, std::string_view dst,
+                               const CallOptions& opts) {
   // A retry that finds src gone and dst present means an earlier attempt's reply was lost.
   auto already_done = [&](const Error& e, int) {
     if (e.code != Errc::kNotFound && e.code != Errc::kAlreadyExists) return false;
@@ -100,8 +103,8 @@ Status RetryingStorage::Rename(std::string_view src, std::string_view dst, const
     auto d = inner_->Stat(dst, opts);
     return s.ok() && !s->exists && d.ok() && d->exists;
   };
-  return Run(opts, [&](const CallOptions& o) { return inner_->Rename(src, dst, o); },
-             already_done);
+  return Run(
+      opts, [&](const CallOptions& o) { return inner_->Rename(src, dst, o); }, already_done);
 }
 
 }  // namespace strata::tiered

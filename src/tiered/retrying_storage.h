@@ -59,8 +59,7 @@ class RetryingStorage final : public RemoteStorage {
   // `recovered(err, attempt)` may turn a later attempt's error into success (Rename).
   template <typename Fn>
   auto Run(const CallOptions& opts, Fn&& attempt,
-           const std::function<bool(const Error&, int)>& recovered = {})
-      -> decltype(attempt(opts));
+           const std::function<bool(const Error&, int)>& recovered = {}) -> decltype(attempt(opts));
   std::chrono::milliseconds Backoff(int retry);
 
   std::unique_ptr<RemoteStorage> inner_;

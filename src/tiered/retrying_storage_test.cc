@@ -78,8 +78,8 @@ TEST(RetryingStorage, EveryOperationSucceedsDespiteTwentyPercentFailures) {
 
 TEST(RetryingStorage, ExponentialBackoffWithFullJitterThenGivesUp) {
   TempDir dir;
-  auto faulty = std::make_unique<FaultInjectingStorage>(
-      std::make_unique<LocalFsStorage>(dir / "root"), 1);
+  auto faulty =
+      std::make_unique<FaultInjectingStorage>(std::make_unique<LocalFsStorage>(dir / "root"), 1);
   faulty->SetAllFaults(FaultSpec{.fail_ratio = 1.0, .fail_code = Errc::kTimeout});
   SleepRecorder rec;
   RetryOptions ro;
@@ -111,8 +111,8 @@ TEST(RetryingStorage, ExponentialBackoffWithFullJitterThenGivesUp) {
 
 TEST(RetryingStorage, StopsAtTheCallDeadline) {
   TempDir dir;
-  auto faulty = std::make_unique<FaultInjectingStorage>(
-      std::make_unique<LocalFsStorage>(dir / "root"), 1);
+  auto faulty =
+      std::make_unique<FaultInjectingStorage>(std::make_unique<LocalFsStorage>(dir / "root"), 1);
   faulty->SetAllFaults(FaultSpec{.fail_ratio = 1.0});
   ManualClock clock(1'000'000);
   SleepRecorder rec;
@@ -202,8 +202,8 @@ TEST(RetryingStorage, RetriedPutReplacesCleanly) {
 
 TEST(RetryingStorage, CancelStopsRetrying) {
   TempDir dir;
-  auto faulty = std::make_unique<FaultInjectingStorage>(
-      std::make_unique<LocalFsStorage>(dir / "root"), 1);
+  auto faulty =
+      std::make_unique<FaultInjectingStorage>(std::make_unique<LocalFsStorage>(dir / "root"), 1);
   faulty->SetAllFaults(FaultSpec{.fail_ratio = 1.0});
   RetryOptions ro;
   ro.initial_backoff = milliseconds(10'000);

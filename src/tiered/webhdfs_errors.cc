@@ -1,11 +1,11 @@
 #include "tiered/webhdfs_errors.h"
 
+#include <fmt/format.h>
+
 #include <array>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 namespace strata::tiered {
 namespace {
@@ -60,11 +60,13 @@ Error MapWebHdfsError(long http_status, ByteView body, std::string_view context)
     for (const auto& [name, errc] : kByException) {
       if (exception == name) code = errc;
     }
-    return MakeError(code, fmt::format("{}: HTTP {} {}: {}", context, http_status, exception, message));
+    return MakeError(code,
+                     fmt::format("{}: HTTP {} {}: {}", context, http_status, exception, message));
   }
-  std::string_view text(reinterpret_cast<const char*>(body.data()), std::min<size_t>(body.size(), 200));
-  return MakeError(code, fmt::format("{}: HTTP {}{}{}", context, http_status, text.empty() ? "" : ": ",
-                                     text));
+  std::string_view text(reinterpret_cast<const char*>(body.data()),
+                        std::min<size_t>(body.size(), 200));
+  return MakeError(
+      code, fmt::format("{}: HTTP {}{}{}", context, http_status, text.empty() ? "" : ": ", text));
 }
 
 }  // namespace strata::tiered

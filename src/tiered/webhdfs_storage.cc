@@ -1,14 +1,13 @@
 #include "tiered/webhdfs_storage.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tiered/posix_file.h"
@@ -86,7 +85,8 @@ WebHdfsStorage::WebHdfsStorage(WebHdfsOptions options)
   if (opts_.user.empty()) opts_.user = ProcessUser();
   while (opts_.root.size() > 1 && opts_.root.back() == '/') opts_.root.pop_back();
   if (opts_.root.empty()) opts_.root = "/";
-  std::string host = opts_.host.find(':') != std::string::npos ? "[" + opts_.host + "]" : opts_.host;
+  std::string host =
+      opts_.host.find(':') != std::string::npos ? "[" + opts_.host + "]" : opts_.host;
   base_url_ = fmt::format("http://{}:{}/webhdfs/v1", host, opts_.port);
 }
 
@@ -140,8 +140,8 @@ Result<HttpResponse> WebHdfsStorage::SendRedirected(
   return Send(call, std::move(req), expect, what);
 }
 
-Status WebHdfsStorage::Upload(const Call& call, const std::string& abs, const PutSource& src, int fd,
-                              uint64_t size) {
+Status WebHdfsStorage::Upload(const Call& call, const std::string& abs, const PutSource& src,
+                              int fd, uint64_t size) {
   std::string extra = "&overwrite=true";
   if (opts_.replication > 0) extra += fmt::format("&replication={}", opts_.replication);
   if (opts_.block_size > 0) extra += fmt::format("&blocksize={}", opts_.block_size);
@@ -181,8 +181,8 @@ Status WebHdfsStorage::Put(std::string_view path, const PutSource& src, const Ca
     if (!info.ok()) {
       st = info.take_error();
     } else if (!info->exists || info->size != size) {
-      st = MakeError(Errc::kIoError, fmt::format("CREATE {}: stored {} bytes, sent {}", tmp,
-                                                 info->size, size));
+      st = MakeError(Errc::kIoError,
+                     fmt::format("CREATE {}: stored {} bytes, sent {}", tmp, info->size, size));
     }
   }
   if (st.ok()) st = RenameAbs(call, tmp, target, /*overwrite=*/true);
@@ -210,8 +210,8 @@ Result<Bytes> WebHdfsStorage::Open(const Call& call, const std::string& abs, uin
   STRATA_ASSIGN_OR_RETURN(HttpResponse data,
                           SendRedirected(call, std::move(req), 200, what, opts.on_source));
   if (length != kToEnd && data.body.size() > length) {
-    return MakeError(Errc::kCorrupt, fmt::format("{}: got {} bytes, asked for {}", what,
-                                                 data.body.size(), length));
+    return MakeError(Errc::kCorrupt,
+                     fmt::format("{}: got {} bytes, asked for {}", what, data.body.size(), length));
   }
   return std::move(data.body);
 }
@@ -233,8 +233,8 @@ Result<Bytes> WebHdfsStorage::Get(std::string_view path, uint64_t offset, uint64
     STRATA_ASSIGN_OR_RETURN(ObjectInfo info, StatAbs(call, abs, ""));
     if (info.exists && !info.is_dir && offset == info.size) return Bytes{};
     if (info.exists && !info.is_dir && offset > info.size) {
-      return MakeError(Errc::kOutOfRange, fmt::format("OPEN {}: offset {} > size {}", abs, offset,
-                                                      info.size));
+      return MakeError(Errc::kOutOfRange,
+                       fmt::format("OPEN {}: offset {} > size {}", abs, offset, info.size));
     }
   }
   return data;
@@ -263,7 +263,8 @@ Result<ObjectInfo> WebHdfsStorage::Stat(std::string_view path, const CallOptions
   return info;
 }
 
-Result<std::vector<ObjectInfo>> WebHdfsStorage::List(std::string_view dir, const CallOptions& opts) {
+Result<std::vector<ObjectInfo>> WebHdfsStorage::List(std::string_view dir,
+                                                     const CallOptions& opts) {
   STRATA_RETURN_IF_ERROR(ValidatePath(dir, /*allow_root=*/true));
   Call call = Begin(opts);
   std::string abs = AbsPath(dir);

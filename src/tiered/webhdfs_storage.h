@@ -18,9 +18,9 @@ namespace strata::tiered {
 
 struct WebHdfsOptions {
   std::string host;
-  int port = 9870;     // NameNode HTTP port
+  int port = 9870;         // NameNode HTTP port
   std::string root = "/";  // absolute HDFS directory all paths are relative to
-  std::string user;    // user.name; empty = the process's user name
+  std::string user;        // user.name; empty = the process's user name
   std::chrono::milliseconds default_timeout{60000};
   std::chrono::milliseconds connect_timeout{3000};
   // A transfer with no progress for this long fails with kTimeout (a hung DataNode), even when
@@ -74,7 +74,8 @@ class WebHdfsStorage final : public RemoteStorage {
   Status Upload(const Call& call, const std::string& abs, const PutSource& src, int fd,
                 uint64_t size);
   Result<ObjectInfo> StatAbs(const Call& call, const std::string& abs, std::string name);
-  Status RenameAbs(const Call& call, const std::string& from, const std::string& to, bool overwrite);
+  Status RenameAbs(const Call& call, const std::string& from, const std::string& to,
+                   bool overwrite);
   Status DeleteAbs(const Call& call, const std::string& abs, bool recursive);
 
   WebHdfsOptions opts_;

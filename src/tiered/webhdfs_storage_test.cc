@@ -5,13 +5,12 @@
 // shell commands that kill -9 the HDFS JVM and restart it on the same storage and ports.
 #include "tiered/webhdfs_storage.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tiered/remote_uri.h"
 #include "tiered/resilient_storage.h"
@@ -126,7 +125,8 @@ TEST_F(WebHdfsTest, RemoteExceptionsMapToErrc) {
   auto r = s.Get("missing.log");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Errc::kNotFound);
-  EXPECT_NE(r.error().message.find("FileNotFoundException"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("FileNotFoundException"), std::string::npos)
+      << r.error().message;
   ASSERT_TRUE(s.Put("file", PutSource::Memory(ToBytes("1"))).ok());
   // A file where a directory is needed.
   Status put = s.Put("file/child", PutSource::Memory(ToBytes("2")));
@@ -145,7 +145,6 @@ TEST_F(WebHdfsTest, RemoteExceptionsMapToErrc) {
   auto st = nowhere->Stat("file");
   EXPECT_EQ(st.error().code, Errc::kUnavailable) << st.error().message;
   EXPECT_LT(SecondsSince(start), 1.0);
-  EXPECT_TRUE(s.Delete("", true).ok() || true);
 }
 
 TEST_F(WebHdfsTest, LargeUploadAndRangedReads) {
@@ -172,9 +171,14 @@ TEST_F(WebHdfsTest, LargeUploadAndRangedReads) {
               kSize / 1e6 / put_s, get_s, kSize / 1e6 / get_s);
 
   // Ranges across HDFS block boundaries (MiniHdfs uses 16 MiB blocks) and at the ends.
-  std::vector<std::pair<uint64_t, uint64_t>> ranges = {
-      {0, 1}, {0, 4096}, {(16u << 20) - 100, 200}, {(32u << 20) - 1, 2}, {(48u << 20), 1 << 20},
-      {kSize - 10, 10}, {kSize - 10, 1000}, {12345, (20u << 20)}};
+  std::vector<std::pair<uint64_t, uint64_t>> ranges = {{0, 1},
+                                                       {0, 4096},
+                                                       {(16u << 20) - 100, 200},
+                                                       {(32u << 20) - 1, 2},
+                                                       {(48u << 20), 1 << 20},
+                                                       {kSize - 10, 10},
+                                                       {kSize - 10, 1000},
+                                                       {12345, (20u << 20)}};
   std::mt19937_64 rng(1);
   for (int i = 0; i < 20; ++i) {
     uint64_t off = rng() % kSize;
