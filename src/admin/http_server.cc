@@ -13,11 +13,16 @@ constexpr size_t kMaxRequestHeader = 16 * 1024;
 
 const char* Reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    default: return "Error";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    default:
+      return "Error";
   }
 }
 }  // namespace
@@ -34,7 +39,9 @@ Status HttpServer::Start() {
   if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return MakeError(Errc::kIoError, fmt::format("admin listener {}:{}: {}", host_, port_, ec.message()));
+  if (ec)
+    return MakeError(Errc::kIoError,
+                     fmt::format("admin listener {}:{}: {}", host_, port_, ec.message()));
   bound_port_ = acceptor_.local_endpoint().port();
   asio::co_spawn(io_, AcceptLoop(), asio::detached);
   return Status::Ok();
@@ -91,7 +98,8 @@ asio::awaitable<void> HttpServer::Serve(asio::ip::tcp::socket socket) {
       "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
       response.status, Reason(response.status), response.content_type, response.body.size());
   out += response.body;
-  co_await asio::async_write(socket, asio::buffer(out), asio::experimental::as_tuple(asio::use_awaitable));
+  co_await asio::async_write(socket, asio::buffer(out),
+                             asio::experimental::as_tuple(asio::use_awaitable));
   asio::error_code ignored;
   socket.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
 }

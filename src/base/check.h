@@ -7,9 +7,9 @@ namespace strata::detail {
 [[noreturn]] void CheckFailed(const char* file, int line, const char* cond, const std::string& msg);
 }
 
-#define STRATA_CHECK(cond, ...)                                                      \
-  do {                                                                               \
-    if (__builtin_expect(!(cond), 0)) {                                              \
+#define STRATA_CHECK(cond, ...)                                                           \
+  do {                                                                                    \
+    if (__builtin_expect(!(cond), 0)) {                                                   \
       ::strata::detail::CheckFailed(__FILE__, __LINE__, #cond, fmt::format(__VA_ARGS__)); \
-    }                                                                                \
+    }                                                                                     \
   } while (0)

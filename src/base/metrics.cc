@@ -29,7 +29,8 @@ std::string RenderLabels(const Labels& labels) {
   return out + "}";
 }
 
-Counter& Registry::GetCounter(const std::string& name, const std::string& help, const Labels& labels) {
+Counter& Registry::GetCounter(const std::string& name, const std::string& help,
+                              const Labels& labels) {
   std::lock_guard lock(mu_);
   Family& f = families_[name];
   f.help = help;
@@ -62,7 +63,8 @@ std::string Registry::RenderPrometheus() const {
   std::string out;
   for (const auto& [name, f] : families_) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, f.help, name, f.type);
-    for (const auto& [labels, c] : f.counters) out += fmt::format("{}{} {}\n", name, labels, c->value());
+    for (const auto& [labels, c] : f.counters)
+      out += fmt::format("{}{} {}\n", name, labels, c->value());
     for (const auto& [labels, g] : f.gauges) out += fmt::format("{}{} {}\n", name, labels, g());
     if (f.family) {
       for (const auto& [labels, v] : f.family()) {

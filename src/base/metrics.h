@@ -47,9 +47,9 @@ class Registry {
  private:
   struct Family {
     std::string help;
-    std::string type;  // "counter" or "gauge"
-    std::map<std::string, std::unique_ptr<Counter>> counters;       // by rendered labels
-    std::map<std::string, std::function<double()>> gauges;          // by rendered labels
+    std::string type;                                                // "counter" or "gauge"
+    std::map<std::string, std::unique_ptr<Counter>> counters;        // by rendered labels
+    std::map<std::string, std::function<double()>> gauges;           // by rendered labels
     std::function<std::vector<std::pair<Labels, double>>()> family;  // optional
   };
   mutable std::mutex mu_;

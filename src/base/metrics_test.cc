@@ -19,7 +19,8 @@ TEST(MetricsTest, RendersCountersAndGauges) {
   EXPECT_NE(text.find("strata_requests_total{api=\"Produce\"} 5\n"), std::string::npos);
   EXPECT_NE(text.find("strata_requests_total{api=\"Fetch\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("strata_connections 7\n"), std::string::npos);
-  EXPECT_NE(text.find("strata_log_end_offset{topic=\"a\\\"b\",partition=\"0\"} 42\n"), std::string::npos);
+  EXPECT_NE(text.find("strata_log_end_offset{topic=\"a\\\"b\",partition=\"0\"} 42\n"),
+            std::string::npos);
 }
 
 }  // namespace

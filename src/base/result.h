@@ -18,11 +18,11 @@ enum class Errc {
   kInvalidArgument,  // caller passed something malformed
   kNotFound,
   kAlreadyExists,
-  kOutOfRange,       // offset outside [log start, log end]
-  kTooLarge,         // record/batch/request beyond a configured limit
-  kUnsupported,      // valid but not implemented (e.g. an old message format)
+  kOutOfRange,   // offset outside [log start, log end]
+  kTooLarge,     // record/batch/request beyond a configured limit
+  kUnsupported,  // valid but not implemented (e.g. an old message format)
   kTimeout,
-  kUnavailable,      // retriable: something we depend on is down
+  kUnavailable,  // retriable: something we depend on is down
   kDuplicateSequence,
   kOutOfOrderSequence,
   kInvalidProducerEpoch,
@@ -43,7 +43,7 @@ inline Error MakeError(Errc code, std::string message) { return Error{code, std:
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : v_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }
@@ -90,17 +90,16 @@ class [[nodiscard]] Status {
 }  // namespace strata
 
 // Propagate an error from a Status- or Result-returning expression.
-#define STRATA_RETURN_IF_ERROR(expr)                 \
-  do {                                               \
-    auto _st = (expr);                               \
-    if (!_st.ok()) return _st.take_error();          \
+#define STRATA_RETURN_IF_ERROR(expr)        \
+  do {                                      \
+    auto _st = (expr);                      \
+    if (!_st.ok()) return _st.take_error(); \
   } while (0)
 
 #define STRATA_CONCAT_INNER(a, b) a##b
 #define STRATA_CONCAT(a, b) STRATA_CONCAT_INNER(a, b)
 // auto x = STRATA_TRY(expr) is not expressible in standard C++, so this assigns.
-#define STRATA_ASSIGN_OR_RETURN(lhs, expr)                          \
-  auto STRATA_CONCAT(_res_, __LINE__) = (expr);                     \
-  if (!STRATA_CONCAT(_res_, __LINE__).ok())                         \
-    return STRATA_CONCAT(_res_, __LINE__).take_error();             \
+#define STRATA_ASSIGN_OR_RETURN(lhs, expr)                                                      \
+  auto STRATA_CONCAT(_res_, __LINE__) = (expr);                                                 \
+  if (!STRATA_CONCAT(_res_, __LINE__).ok()) return STRATA_CONCAT(_res_, __LINE__).take_error(); \
   lhs = std::move(STRATA_CONCAT(_res_, __LINE__)).value()

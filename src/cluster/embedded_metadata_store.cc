@@ -138,7 +138,8 @@ class EmbeddedMetadataStore : public MetadataStore {
     return st;
   }
 
-  Status SetTopicConfigs(const std::string& name, std::map<std::string, std::string> configs) override {
+  Status SetTopicConfigs(const std::string& name,
+                         std::map<std::string, std::string> configs) override {
     std::lock_guard lock(mu_);
     auto it = topics_.find(name);
     if (it == topics_.end()) return MakeError(Errc::kNotFound, "topic '" + name + "' not found");
@@ -220,8 +221,7 @@ TopicId RandomTopicId() {
 }
 
 std::string UuidToBase64(const TopicId& id) {
-  static const char* alphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::string out;
   uint32_t buf = 0;
   int bits = 0;

@@ -26,7 +26,8 @@ TEST_F(MetadataStoreTest, TopicsSurviveReopen) {
     auto store = OpenEmbeddedMetadataStore(dir_).value();
     cluster = store->cluster_id();
     EXPECT_EQ(cluster.size(), 22u);
-    auto t = store->CreateTopic({.name = "orders", .partitions = 3, .configs = {{"retention.ms", "1000"}}});
+    auto t = store->CreateTopic(
+        {.name = "orders", .partitions = 3, .configs = {{"retention.ms", "1000"}}});
     ASSERT_TRUE(t.ok());
     id = t->id;
     EXPECT_NE(id, TopicId{});

@@ -21,7 +21,8 @@ std::vector<std::string> Split(const std::string& v) {
 Endpoint ParseEndpoint(const std::string& key, const std::string& value) {
   Endpoint ep;
   size_t scheme = value.find("://");
-  if (scheme == std::string::npos) throw ConfigError(key + ": expected NAME://host:port, got '" + value + "'");
+  if (scheme == std::string::npos)
+    throw ConfigError(key + ": expected NAME://host:port, got '" + value + "'");
   ep.listener_name = value.substr(0, scheme);
   std::string hostport = value.substr(scheme + 3);
   size_t colon = hostport.rfind(':');
@@ -39,7 +40,8 @@ Endpoint ParseEndpoint(const std::string& key, const std::string& value) {
   return ep;
 }
 
-BrokerConfig BrokerConfig::FromProperties(const Properties& props, std::vector<std::string>* unknown) {
+BrokerConfig BrokerConfig::FromProperties(const Properties& props,
+                                          std::vector<std::string>* unknown) {
   BrokerConfig cfg;
   for (const auto& def : BrokerConfigDefs()) cfg.values_[def.name] = def.default_value;
   for (const auto& [key, value] : props) {
@@ -88,7 +90,8 @@ void BrokerConfig::ResolveDerived() {
       if (ep.host == "0.0.0.0" || ep.host == "::") ep.host = "127.0.0.1";
     }
   }
-  std::string dirs = IsExplicit("log.dirs") || !IsExplicit("log.dir") ? Get("log.dirs") : Get("log.dir");
+  std::string dirs =
+      IsExplicit("log.dirs") || !IsExplicit("log.dir") ? Get("log.dirs") : Get("log.dir");
   auto list = Split(dirs);
   if (list.empty()) throw ConfigError("log.dirs: at least one directory is required");
   log_dir_ = list.front();

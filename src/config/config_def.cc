@@ -37,7 +37,8 @@ std::function<std::optional<std::string>(const std::string&)> AtLeast(int64_t mi
   };
 }
 
-std::function<std::optional<std::string>(const std::string&)> OneOf(std::vector<std::string> allowed) {
+std::function<std::optional<std::string>(const std::string&)> OneOf(
+    std::vector<std::string> allowed) {
   return [allowed](const std::string& v) -> std::optional<std::string> {
     if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return std::nullopt;
     std::string all;
@@ -46,7 +47,8 @@ std::function<std::optional<std::string>(const std::string&)> OneOf(std::vector<
   };
 }
 
-std::function<std::optional<std::string>(const std::string&)> ListOf(std::vector<std::string> allowed) {
+std::function<std::optional<std::string>(const std::string&)> ListOf(
+    std::vector<std::string> allowed) {
   auto one = OneOf(allowed);
   return [one](const std::string& v) -> std::optional<std::string> {
     for (const auto& item : SplitList(v)) {

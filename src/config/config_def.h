@@ -44,8 +44,10 @@ const ConfigDef* FindBrokerConfig(const std::string& name);
 
 // Rules shared by the tables.
 std::function<std::optional<std::string>(const std::string&)> AtLeast(int64_t min);
-std::function<std::optional<std::string>(const std::string&)> OneOf(std::vector<std::string> allowed);
-std::function<std::optional<std::string>(const std::string&)> ListOf(std::vector<std::string> allowed);
+std::function<std::optional<std::string>(const std::string&)> OneOf(
+    std::vector<std::string> allowed);
+std::function<std::optional<std::string>(const std::string&)> ListOf(
+    std::vector<std::string> allowed);
 
 // Parsing helpers (value already validated).
 int64_t ToLong(const std::string& value);

@@ -24,7 +24,8 @@ Status Server::Start() {
     asio::ip::tcp::resolver resolver(io_);
     auto results = resolver.resolve(options_.host, std::to_string(options_.port), ec);
     if (ec || results.empty()) {
-      return MakeError(Errc::kIoError, fmt::format("cannot resolve {}: {}", options_.host, ec.message()));
+      return MakeError(Errc::kIoError,
+                       fmt::format("cannot resolve {}: {}", options_.host, ec.message()));
     }
     address = results.begin()->endpoint().address();
   }
@@ -51,8 +52,8 @@ void Server::Stop() {
 
 asio::awaitable<void> Server::AcceptLoop() {
   for (;;) {
-    auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(io_),
-                                                        asio::experimental::as_tuple(asio::use_awaitable));
+    auto [ec, socket] = co_await acceptor_.async_accept(
+        asio::make_strand(io_), asio::experimental::as_tuple(asio::use_awaitable));
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
       Log()->warn("accept failed: {}", ec.message());
@@ -93,8 +94,9 @@ asio::awaitable<bool> Server::ServeOne(asio::ip::tcp::socket& socket, const std:
   co_await asio::async_read(socket, asio::buffer(size_buf), asio::use_awaitable);
   int32_t size = static_cast<int32_t>(LoadBE32(size_buf));
   if (size < kMinFrame || size > options_.max_request_bytes) {
-    Log()->warn("closing connection {}: request size {} outside [{}, {}] (socket.request.max.bytes)",
-                peer, size, kMinFrame, options_.max_request_bytes);
+    Log()->warn(
+        "closing connection {}: request size {} outside [{}, {}] (socket.request.max.bytes)", peer,
+        size, kMinFrame, options_.max_request_bytes);
     co_return false;
   }
   Request req;

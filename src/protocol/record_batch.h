@@ -47,7 +47,8 @@ struct BatchHeader {
   int64_t size_in_bytes() const { return int64_t{batch_length} + kLogOverhead; }
   // Wraps instead of overflowing on a hostile base offset (callers validate).
   int64_t last_offset() const {
-    return static_cast<int64_t>(static_cast<uint64_t>(base_offset) + static_cast<uint64_t>(last_offset_delta));
+    return static_cast<int64_t>(static_cast<uint64_t>(base_offset) +
+                                static_cast<uint64_t>(last_offset_delta));
   }
   Compression compression() const { return static_cast<Compression>(attributes & 0x7); }
   bool log_append_time() const { return (attributes & 0x8) != 0; }

@@ -25,7 +25,8 @@ bool AssignAll(rd_kafka_t* rk, const std::string& topic) {
     if (md) rd_kafka_metadata_destroy(md);
     return false;
   }
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
   for (int i = 0; i < md->topics[0].partition_cnt; ++i) {
     rd_kafka_topic_partition_list_add(list, topic.c_str(), md->topics[0].partitions[i].id)->offset =
         RD_KAFKA_OFFSET_BEGINNING;

@@ -19,7 +19,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch())
+      .count();
 }
 
 struct ProduceState {
@@ -32,7 +33,8 @@ struct ProduceState {
 void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
   auto* state = static_cast<ProduceState*>(opaque);
   if (msg->err) {
-    if (state->failed++ < 5) std::fprintf(stderr, "delivery failed: %s\n", rd_kafka_err2str(msg->err));
+    if (state->failed++ < 5)
+      std::fprintf(stderr, "delivery failed: %s\n", rd_kafka_err2str(msg->err));
     return;
   }
   state->delivered++;
@@ -52,7 +54,8 @@ bool Set(rd_kafka_conf_t* conf, const char* key, const std::string& value) {
 void WriteSummary(const ProduceOptions& o, const ProduceState& s, double seconds) {
   double mb = static_cast<double>(s.bytes) / 1e6;
   std::printf(
-      "produce done: %lld records, %.1f MB in %.2f s: %.0f records/s, %.1f MB/s; latency p50 %.2f ms "
+      "produce done: %lld records, %.1f MB in %.2f s: %.0f records/s, %.1f MB/s; latency p50 %.2f "
+      "ms "
       "p99 %.2f ms p99.9 %.2f ms; failed %lld\n",
       static_cast<long long>(s.delivered), mb, seconds, static_cast<double>(s.delivered) / seconds,
       mb / seconds, s.latency.Percentile(0.5) / 1000, s.latency.Percentile(0.99) / 1000,
@@ -63,7 +66,8 @@ void WriteSummary(const ProduceOptions& o, const ProduceState& s, double seconds
       << ",\"records_per_s\":" << static_cast<double>(s.delivered) / seconds
       << ",\"mb_per_s\":" << mb / seconds << ",\"p50_ms\":" << s.latency.Percentile(0.5) / 1000
       << ",\"p99_ms\":" << s.latency.Percentile(0.99) / 1000
-      << ",\"p999_ms\":" << s.latency.Percentile(0.999) / 1000 << ",\"failed\":" << s.failed << "}\n";
+      << ",\"p999_ms\":" << s.latency.Percentile(0.999) / 1000 << ",\"failed\":" << s.failed
+      << "}\n";
 }
 
 }  // namespace
@@ -102,7 +106,8 @@ int RunProduce(const ProduceOptions& o) {
       rd_kafka_resp_err_t e = rd_kafka_producev(
           rk, RD_KAFKA_V_TOPIC(o.topic.c_str()), RD_KAFKA_V_VALUE(payload.data(), payload.size()),
           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-          RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<intptr_t>(NowMicros()))), RD_KAFKA_V_END);
+          RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<intptr_t>(NowMicros()))),
+          RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         std::fprintf(stderr, "produce: %s\n", rd_kafka_err2str(e));

@@ -66,9 +66,9 @@ struct ProduceResponse {
     int32_t index = 0;
     int16_t error_code = 0;
     int64_t base_offset = -1;
-    int64_t log_append_time_ms = -1;  // v2+
-    int64_t log_start_offset = -1;    // v5+
-    std::vector<RecordError> record_errors;  // v8+
+    int64_t log_append_time_ms = -1;           // v2+
+    int64_t log_start_offset = -1;             // v5+
+    std::vector<RecordError> record_errors;    // v8+
     std::optional<std::string> error_message;  // v8+
     template <class IO>
     void Serde(IO& io, int16_t v) {
