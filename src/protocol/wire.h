@@ -40,7 +40,8 @@ struct RecordsField {
 class WireReader {
  public:
   static constexpr bool kDecoding = true;
-  WireReader(MutableByteView data, bool flexible) : data_(data), flexible_(flexible) {}
+  WireReader(MutableByteView data, bool flexible)
+      : data_(data), flexible_(flexible), alloc_budget_(data.size() * kBudgetPerInputByte + 4096) {}
 
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
@@ -116,6 +117,14 @@ class WireReader {
       fail("array length beyond request size");
       return;
     }
+    // A 1-byte wire element may still cost sizeof(T) in memory (32 bytes for
+    // a string): a budget proportional to the input bounds the total.
+    size_t cost = static_cast<size_t>(n) * sizeof(T);
+    if (cost > alloc_budget_) {
+      fail("decoded request would need too much memory");
+      return;
+    }
+    alloc_budget_ -= cost;
     v.clear();
     v.resize(n);
     for (auto& e : v) {
@@ -124,9 +133,13 @@ class WireReader {
     }
   }
 
+  // Decoded containers may use at most this many bytes per input byte.
+  static constexpr size_t kBudgetPerInputByte = 24;
+
   MutableByteView data_;
   size_t pos_ = 0;
   bool flexible_;
+  size_t alloc_budget_;
   std::string error_;
 };
 
