@@ -10,8 +10,8 @@ namespace strata::storage {
 
 namespace fs = std::filesystem;
 
-Result<std::optional<int64_t>> ReadLogStartOffset(const fs::path& dir) {
-  fs::path path = dir / kLogStartOffsetFile;
+Result<std::optional<int64_t>> ReadOffsetFile(const fs::path& dir, std::string_view name) {
+  fs::path path = dir / name;
   auto data = ReadWholeFile(path);
   if (!data.ok()) {
     if (data.error().code == Errc::kNotFound) return std::optional<int64_t>();
@@ -30,10 +30,18 @@ Result<std::optional<int64_t>> ReadLogStartOffset(const fs::path& dir) {
   return std::optional<int64_t>(value);
 }
 
-Status WriteLogStartOffset(const fs::path& dir, int64_t offset) {
+Status WriteOffsetFile(const fs::path& dir, std::string_view name, int64_t offset) {
   std::string text = fmt::format("0\n{}\n", offset);
-  return WriteFileAtomic(dir / kLogStartOffsetFile,
+  return WriteFileAtomic(dir / name,
                          ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+Result<std::optional<int64_t>> ReadLogStartOffset(const fs::path& dir) {
+  return ReadOffsetFile(dir, kLogStartOffsetFile);
+}
+
+Status WriteLogStartOffset(const fs::path& dir, int64_t offset) {
+  return WriteOffsetFile(dir, kLogStartOffsetFile, offset);
 }
 
 bool HasCleanShutdownMarker(const fs::path& dir) {

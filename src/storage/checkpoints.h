@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 #include "base/result.h"
 
@@ -20,7 +21,11 @@ namespace strata::storage {
 inline constexpr std::string_view kLogStartOffsetFile = "strata-log-start-offset";
 inline constexpr std::string_view kCleanShutdownFile = "strata-clean-shutdown";
 
-// nullopt when the file is missing; kCorrupt when malformed.
+// A one-offset state file "0\n<offset>\n" (version line, value), written
+// atomically. nullopt when the file is missing; kCorrupt when malformed.
+Result<std::optional<int64_t>> ReadOffsetFile(const std::filesystem::path& dir, std::string_view name);
+Status WriteOffsetFile(const std::filesystem::path& dir, std::string_view name, int64_t offset);
+
 Result<std::optional<int64_t>> ReadLogStartOffset(const std::filesystem::path& dir);
 Status WriteLogStartOffset(const std::filesystem::path& dir, int64_t offset);
 

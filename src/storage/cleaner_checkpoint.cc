@@ -1,39 +1,15 @@
 #include "storage/cleaner_checkpoint.h"
 
-#include <fmt/format.h>
-
-#include <charconv>
-
-#include "storage/file.h"
+#include "storage/checkpoints.h"
 
 namespace strata::storage {
 
-namespace fs = std::filesystem;
-
-Result<std::optional<int64_t>> ReadCleanerCheckpoint(const fs::path& dir) {
-  fs::path path = dir / kCleanerCheckpointFile;
-  auto data = ReadWholeFile(path);
-  if (!data.ok()) {
-    if (data.error().code == Errc::kNotFound) return std::optional<int64_t>();
-    return data.take_error();
-  }
-  std::string_view text(reinterpret_cast<const char*>(data->data()), data->size());
-  auto bad = [&] {
-    return MakeError(Errc::kCorrupt, fmt::format("{} is malformed", path.string()));
-  };
-  if (text.substr(0, 2) != "0\n") return bad();
-  text.remove_prefix(2);
-  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-  int64_t value = -1;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || value < 0) return bad();
-  return std::optional<int64_t>(value);
+Result<std::optional<int64_t>> ReadCleanerCheckpoint(const std::filesystem::path& dir) {
+  return ReadOffsetFile(dir, kCleanerCheckpointFile);
 }
 
-Status WriteCleanerCheckpoint(const fs::path& dir, int64_t offset) {
-  std::string text = fmt::format("0\n{}\n", offset);
-  return WriteFileAtomic(dir / kCleanerCheckpointFile,
-                         ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+Status WriteCleanerCheckpoint(const std::filesystem::path& dir, int64_t offset) {
+  return WriteOffsetFile(dir, kCleanerCheckpointFile, offset);
 }
 
 }  // namespace strata::storage
