@@ -37,18 +37,62 @@ std::filesystem::path TopicManager::PartitionDir(const TopicPartition& tp) const
   return std::filesystem::path(config_.log_dir()) / tp.ToString();
 }
 
+Status TopicManager::StartRemote() {
+  if (!config_.GetBool("remote.log.storage.system.enable")) return Status::Ok();
+  const std::string& uri = config_.Get("strata.remote.storage.uri");
+  if (uri.empty()) {
+    return MakeError(Errc::kInvalidArgument,
+                     "remote.log.storage.system.enable needs strata.remote.storage.uri");
+  }
+  tiered::RemoteLogManagerOptions o;
+  o.copier_threads = static_cast<int>(config_.GetLong("remote.log.manager.copier.thread.pool.size"));
+  o.reader_threads = static_cast<int>(config_.GetLong("remote.log.reader.threads"));
+  o.parallel_lag_segments =
+      static_cast<int>(config_.GetLong("strata.remote.upload.parallel.lag.segments"));
+  o.retention_interval_ms = config_.GetLong("remote.log.manager.task.interval.ms");
+  auto opened =
+      tiered::RemoteLogManager::Open(uri, config_.Get("strata.remote.storage.user"), o, clock_);
+  if (!opened.ok()) {
+    return MakeError(opened.error().code,
+                     fmt::format("remote storage {}: {}", uri, opened.error().message));
+  }
+  remote_ = std::move(opened).value();
+  Log()->info("tiered storage enabled: {}", uri);
+  return Status::Ok();
+}
+
+void TopicManager::UpdateTiering(const cluster::TopicRecord& topic, int32_t partition,
+                                 const std::shared_ptr<storage::Log>& log,
+                                 const storage::LogConfig& config) {
+  if (!remote_) return;
+  TopicPartition tp{topic.name, partition};
+  if (config.remote_storage_enable) {
+    remote_->AddPartition({topic.name, partition, cluster::UuidToBase64(topic.id)}, log, config);
+  } else if (remote_->IsTiered(tp.ToString())) {
+    remote_->RemovePartition(tp.ToString(), /*delete_remote=*/false);
+  }
+}
+
+int64_t TopicManager::LogStartOffset(const TopicPartition& tp, const storage::Log& log) const {
+  int64_t local = log.log_start_offset();
+  return remote_ ? remote_->LogStartOffset(tp.ToString(), local) : local;
+}
+
 Status TopicManager::Start() {
+  STRATA_RETURN_IF_ERROR(StartRemote());
   for (const auto& topic : store_.ListTopics()) {
     STRATA_RETURN_IF_ERROR(OpenPartitions(topic, 0, topic.partitions));
   }
   Log()->info("opened {} partition logs", logs_.size());
   if (cleaner_) cleaner_->Start();
+  if (remote_) remote_->Start();
   return Status::Ok();
 }
 
 void TopicManager::Shutdown() {
   // Closing a log aborts a pass running on it, so stop the threads last.
   if (cleaner_) cleaner_->RequestStop();
+  if (remote_) remote_->Stop();  // uploads read the logs: stop them first
   {
     std::unique_lock lock(mu_);
     for (auto& [tp, log] : logs_) {
@@ -87,6 +131,7 @@ Status TopicManager::OpenPartitions(const cluster::TopicRecord& topic, int32_t f
     }
     std::shared_ptr<storage::Log> log = std::move(opened).value();
     if (cleaner_) cleaner_->Register(tp.ToString(), log);
+    UpdateTiering(topic, p, log, log_config);
     std::unique_lock lock(mu_);
     logs_[tp] = std::move(log);
   }
@@ -126,6 +171,11 @@ Status TopicManager::DeleteTopic(const std::string& name) {
     }
     infos_.erase(name);
   }
+  if (remote_) {  // outside mu_: deleting the remote copies may take a while
+    for (int32_t p = 0; p < topic->partitions; ++p) {
+      remote_->RemovePartition(TopicPartition{name, p}.ToString(), /*delete_remote=*/true);
+    }
+  }
   for (auto& log : removed) {
     Status st = log->Delete();
     if (!st.ok()) Log()->error("deleting log {}: {}", log->dir().string(), st.error().message);
@@ -157,7 +207,9 @@ Status TopicManager::SetTopicConfigs(const std::string& name,
   std::shared_lock lock(mu_);
   for (int32_t p = 0; p < topic->partitions; ++p) {
     auto it = logs_.find({name, p});
-    if (it != logs_.end()) it->second->UpdateConfig(log_config);
+    if (it == logs_.end()) continue;
+    it->second->UpdateConfig(log_config);
+    UpdateTiering(*topic, p, it->second, log_config);
   }
   if (cleaner_ && log_config.compacted) cleaner_->Wake();
   return Status::Ok();

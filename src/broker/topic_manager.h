@@ -22,6 +22,7 @@
 #include "config/broker_config.h"
 #include "storage/cleaner.h"
 #include "storage/log.h"
+#include "tiered/remote_log_manager.h"
 
 namespace strata::broker {
 
@@ -61,6 +62,11 @@ class TopicManager {
   // Flushes logs whose flush.ms has elapsed (Log handles its own policy).
   void FlushAll();
 
+  // Tiered storage (remote.log.storage.system.enable); nullptr when disabled.
+  tiered::RemoteLogManager* remote() const { return remote_.get(); }
+  // The partition's log start offset, remote segments included.
+  int64_t LogStartOffset(const TopicPartition& tp, const storage::Log& log) const;
+
   // The log cleaner's counters (for metrics); nullptr when disabled.
   const storage::LogCleaner* cleaner() const { return cleaner_.get(); }
 
@@ -68,6 +74,11 @@ class TopicManager {
   Status OpenPartitions(const cluster::TopicRecord& topic, int32_t from, int32_t to);
   std::filesystem::path PartitionDir(const TopicPartition& tp) const;
   void PublishTopicInfo(const cluster::TopicRecord& record);  // caller holds no lock
+  Status StartRemote();
+  // Registers the partition with the remote log manager (or removes it when
+  // the topic is not tiered).
+  void UpdateTiering(const cluster::TopicRecord& topic, int32_t partition,
+                     const std::shared_ptr<storage::Log>& log, const storage::LogConfig& config);
 
   const config::BrokerConfig& config_;
   cluster::MetadataStore& store_;
@@ -77,6 +88,7 @@ class TopicManager {
   std::unordered_map<TopicPartition, std::shared_ptr<storage::Log>, TopicPartitionHash> logs_;
   std::unordered_map<std::string, std::shared_ptr<const TopicInfo>> infos_;
   std::unique_ptr<storage::LogCleaner> cleaner_;  // null unless log.cleaner.enable
+  std::unique_ptr<tiered::RemoteLogManager> remote_;  // null unless tiered storage is on
 };
 
 }  // namespace strata::broker

@@ -68,6 +68,12 @@ storage::LogConfig ResolveLogConfig(const config::BrokerConfig& broker,
   c.min_cleanable_dirty_ratio = std::strtod(get("min.cleanable.dirty.ratio").c_str(), nullptr);
   c.min_compaction_lag_ms = num("min.compaction.lag.ms");
   c.max_compaction_lag_ms = num("max.compaction.lag.ms");
+  // Tiering also needs the broker switch; without it the topic stays local.
+  // Compacted topics are never tiered (Kafka rejects that combination).
+  c.remote_storage_enable = config::ToBool(get("remote.storage.enable")) &&
+                            broker.GetBool("remote.log.storage.system.enable") && !c.compacted;
+  c.local_retention_ms = num("local.retention.ms");
+  c.local_retention_bytes = num("local.retention.bytes");
   return c;
 }
 

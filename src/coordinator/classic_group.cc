@@ -11,11 +11,16 @@ using protocol::ErrorCode;
 
 const char* GroupStateName(GroupState state) {
   switch (state) {
-    case GroupState::kEmpty: return "Empty";
-    case GroupState::kPreparingRebalance: return "PreparingRebalance";
-    case GroupState::kCompletingRebalance: return "CompletingRebalance";
-    case GroupState::kStable: return "Stable";
-    case GroupState::kDead: return "Dead";
+    case GroupState::kEmpty:
+      return "Empty";
+    case GroupState::kPreparingRebalance:
+      return "PreparingRebalance";
+    case GroupState::kCompletingRebalance:
+      return "CompletingRebalance";
+    case GroupState::kStable:
+      return "Stable";
+    case GroupState::kDead:
+      return "Dead";
   }
   return "Unknown";
 }
@@ -35,7 +40,9 @@ std::string GroupMember::Vote(const std::set<std::string>& candidates) const {
 }
 
 ClassicGroup::ClassicGroup(std::string group_id, int64_t now_ms)
-    : group_id_(std::move(group_id)), previous_state_(GroupState::kDead), state_timestamp_ms_(now_ms) {}
+    : group_id_(std::move(group_id)),
+      previous_state_(GroupState::kDead),
+      state_timestamp_ms_(now_ms) {}
 
 void ClassicGroup::Restore(GroupState state, int32_t generation,
                            std::optional<std::string> protocol_type,
@@ -93,7 +100,8 @@ void ClassicGroup::Remove(const std::string& member_id) {
 }
 
 GroupMember& ClassicGroup::ReplaceStaticMember(const std::string& instance_id,
-                                               const std::string& old_id, const std::string& new_id) {
+                                               const std::string& old_id,
+                                               const std::string& new_id) {
   auto it = members_.find(old_id);
   STRATA_CHECK(it != members_.end(), "replacing unknown member {}", old_id);
   GroupMember old = std::move(it->second);
@@ -192,11 +200,21 @@ bool ClassicGroup::CanRebalance() const {
 void ClassicGroup::TransitionTo(GroupState state, int64_t now_ms) {
   bool valid = false;
   switch (state) {
-    case GroupState::kEmpty: valid = state_ == GroupState::kPreparingRebalance; break;
-    case GroupState::kPreparingRebalance: valid = CanRebalance(); break;
-    case GroupState::kCompletingRebalance: valid = state_ == GroupState::kPreparingRebalance; break;
-    case GroupState::kStable: valid = state_ == GroupState::kCompletingRebalance; break;
-    case GroupState::kDead: valid = true; break;
+    case GroupState::kEmpty:
+      valid = state_ == GroupState::kPreparingRebalance;
+      break;
+    case GroupState::kPreparingRebalance:
+      valid = CanRebalance();
+      break;
+    case GroupState::kCompletingRebalance:
+      valid = state_ == GroupState::kPreparingRebalance;
+      break;
+    case GroupState::kStable:
+      valid = state_ == GroupState::kCompletingRebalance;
+      break;
+    case GroupState::kDead:
+      valid = true;
+      break;
   }
   STRATA_CHECK(valid, "group {}: invalid transition {} -> {}", group_id_, GroupStateName(state_),
                GroupStateName(state));
@@ -211,7 +229,8 @@ bool ClassicGroup::SupportsProtocols(const std::string& protocol_type,
   if (protocol_type_ != protocol_type) return false;
   for (const auto& p : protocols) {
     auto it = supported_protocols_.find(p.name);
-    if (it != supported_protocols_.end() && it->second == static_cast<int>(members_.size())) return true;
+    if (it != supported_protocols_.end() && it->second == static_cast<int>(members_.size()))
+      return true;
   }
   return false;
 }

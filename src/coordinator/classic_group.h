@@ -30,7 +30,13 @@ namespace strata::coordinator {
 
 inline constexpr int64_t kNoDeadline = INT64_MAX;
 
-enum class GroupState : uint8_t { kEmpty, kPreparingRebalance, kCompletingRebalance, kStable, kDead };
+enum class GroupState : uint8_t {
+  kEmpty,
+  kPreparingRebalance,
+  kCompletingRebalance,
+  kStable,
+  kDead
+};
 
 // Kafka's names: "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead".
 const char* GroupStateName(GroupState state);
@@ -128,7 +134,9 @@ class ClassicGroup {
   // Members told to rejoin with the id they were given (MEMBER_ID_REQUIRED),
   // with their session deadline.
   bool IsPendingMember(const std::string& id) const { return pending_members_.count(id) > 0; }
-  void AddPendingMember(const std::string& id, int64_t deadline_ms) { pending_members_[id] = deadline_ms; }
+  void AddPendingMember(const std::string& id, int64_t deadline_ms) {
+    pending_members_[id] = deadline_ms;
+  }
   void RemovePendingMember(const std::string& id) { pending_members_.erase(id); }
   const std::map<std::string, int64_t>& pending_members() const { return pending_members_; }
 
@@ -138,7 +146,9 @@ class ClassicGroup {
   void ClearPendingSync() { pending_sync_.clear(); }
   const std::set<std::string>& pending_sync() const { return pending_sync_; }
 
-  bool HasStaticMember(const std::string& instance_id) const { return static_members_.count(instance_id) > 0; }
+  bool HasStaticMember(const std::string& instance_id) const {
+    return static_members_.count(instance_id) > 0;
+  }
   // The member id of a static member; nullptr if unknown.
   const std::string* StaticMemberId(const std::string& instance_id) const;
 
@@ -171,7 +181,9 @@ class ClassicGroup {
 
   // Topics the members subscribe to (consumer protocol only); nullopt when
   // unknown (other protocol types, or unparsable metadata).
-  const std::optional<std::set<std::string>>& subscribed_topics() const { return subscribed_topics_; }
+  const std::optional<std::set<std::string>>& subscribed_topics() const {
+    return subscribed_topics_;
+  }
   void RecomputeSubscribedTopics();
   bool IsSubscribedToTopic(const std::string& topic) const;
   bool UsesConsumerProtocol() const { return protocol_type_ == std::string("consumer"); }
@@ -181,7 +193,7 @@ class ClassicGroup {
   // Timers (monotonic deadlines; kNoDeadline when unset), run by the coordinator.
   struct Timers {
     int64_t join_deadline_ms = kNoDeadline;
-    bool join_is_initial = false;     // group.initial.rebalance.delay.ms phase
+    bool join_is_initial = false;  // group.initial.rebalance.delay.ms phase
     int32_t initial_delay_ms = 0;
     int32_t initial_remaining_ms = 0;
     int64_t sync_deadline_ms = kNoDeadline;

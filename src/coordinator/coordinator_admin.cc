@@ -40,11 +40,13 @@ std::vector<protocol::ListGroupsResponse::Group> GroupCoordinator::ListGroups(
     if (!filter.empty() && !filter.count(Lower(state))) continue;
     out.push_back({g->group_id(), g->protocol_type().value_or(""), state});
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.group_id < b.group_id; });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.group_id < b.group_id; });
   return out;
 }
 
-protocol::DescribeGroupsResponse::Group GroupCoordinator::DescribeGroup(const std::string& group_id) {
+protocol::DescribeGroupsResponse::Group GroupCoordinator::DescribeGroup(
+    const std::string& group_id) {
   protocol::DescribeGroupsResponse::Group out;
   out.group_id = group_id;
   LockedGroup g = Acquire(group_id, false);
@@ -69,7 +71,8 @@ protocol::DescribeGroupsResponse::Group GroupCoordinator::DescribeGroup(const st
   return out;
 }
 
-protocol::DeleteGroupsResponse::GroupResult GroupCoordinator::DeleteGroup(const std::string& group_id) {
+protocol::DeleteGroupsResponse::GroupResult GroupCoordinator::DeleteGroup(
+    const std::string& group_id) {
   protocol::DeleteGroupsResponse::GroupResult out;
   out.group_id = group_id;
   LockedGroup g = Acquire(group_id, false);

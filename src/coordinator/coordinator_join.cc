@@ -21,10 +21,10 @@ auto Log() { return log::Get("coordinator"); }
 std::string GenerateMemberId(const std::string& prefix) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   uint64_t hi = rng(), lo = rng();
-  hi = (hi & ~0xF000ULL) | 0x4000ULL;                       // version 4
+  hi = (hi & ~0xF000ULL) | 0x4000ULL;                         // version 4
   lo = (lo & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;  // IETF variant
-  return fmt::format("{}-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", prefix, hi >> 32, (hi >> 16) & 0xFFFF,
-                     hi & 0xFFFF, lo >> 48, lo & 0xFFFFFFFFFFFFULL);
+  return fmt::format("{}-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", prefix, hi >> 32,
+                     (hi >> 16) & 0xFFFF, hi & 0xFFFF, lo >> 48, lo & 0xFFFFFFFFFFFFULL);
 }
 
 JoinGroupResponse JoinError(ErrorCode code, std::string member_id) {
@@ -58,14 +58,16 @@ void GroupCoordinator::JoinGroup(const RequestContext& ctx, const protocol::Join
     // As Kafka: a new group is committed to the log as an empty group first.
     Status st = Persist(*g, {EmptyGroupRecord(*g)});
     if (!st.ok()) {
-      Log()->warn("group {}: cannot write empty group metadata: {}", req.group_id, st.error().message);
+      Log()->warn("group {}: cannot write empty group metadata: {}", req.group_id,
+                  st.error().message);
       g->TransitionTo(GroupState::kDead, WallNow());
       Unlink(g.shared());
       return done(JoinError(ErrorCode::kCoordinatorNotAvailable, req.member_id));
     }
   }
   // v0 has no rebalance timeout: the session timeout stands in for it.
-  JoinArgs a{ctx, req, done, req.rebalance_timeout_ms < 0 ? req.session_timeout_ms : req.rebalance_timeout_ms};
+  JoinArgs a{ctx, req, done,
+             req.rebalance_timeout_ms < 0 ? req.session_timeout_ms : req.rebalance_timeout_ms};
   bool accept = false;
   switch (g->state()) {
     case GroupState::kEmpty:
@@ -79,7 +81,8 @@ void GroupCoordinator::JoinGroup(const RequestContext& ctx, const protocol::Join
     }
     case GroupState::kCompletingRebalance:
     case GroupState::kStable:
-      accept = g->HasMember(req.member_id) || g->num_members() < static_cast<size_t>(config_.max_group_size);
+      accept = g->HasMember(req.member_id) ||
+               g->num_members() < static_cast<size_t>(config_.max_group_size);
       break;
   }
   if (!accept) {
@@ -110,7 +113,8 @@ void GroupCoordinator::JoinNewMember(ClassicGroup& g, const JoinArgs& a) {
   AddMemberAndRebalance(g, a, new_id);
 }
 
-void GroupCoordinator::JoinNewStaticMember(ClassicGroup& g, const JoinArgs& a, const std::string& new_id) {
+void GroupCoordinator::JoinNewStaticMember(ClassicGroup& g, const JoinArgs& a,
+                                           const std::string& new_id) {
   const std::string* existing = g.StaticMemberId(*a.req.group_instance_id);
   if (existing) {
     Log()->info("group {}: static member {} rejoins, replacing member id {} with {}", g.group_id(),
@@ -140,7 +144,8 @@ void GroupCoordinator::JoinExistingMember(ClassicGroup& g, const JoinArgs& a) {
       return UpdateMemberAndRebalance(g, m, a);
     case GroupState::kCompletingRebalance:
       // Same metadata: it probably missed the JoinGroup response; resend it.
-      if (m.Matches(a.req.protocols)) return a.done(CurrentGenerationResponse(g, id, g.IsLeader(id)));
+      if (m.Matches(a.req.protocols))
+        return a.done(CurrentGenerationResponse(g, id, g.IsLeader(id)));
       return UpdateMemberAndRebalance(g, m, a);
     case GroupState::kStable:
       // The leader rejoining forces a rebalance (e.g. topic metadata changed).
@@ -151,18 +156,20 @@ void GroupCoordinator::JoinExistingMember(ClassicGroup& g, const JoinArgs& a) {
   }
 }
 
-void GroupCoordinator::UpdateStaticMember(ClassicGroup& g, const JoinArgs& a, const std::string& old_id,
-                                          const std::string& new_id) {
+void GroupCoordinator::UpdateStaticMember(ClassicGroup& g, const JoinArgs& a,
+                                          const std::string& old_id, const std::string& new_id) {
   std::string current_leader = g.leader().value_or("");
   const std::string instance = *a.req.group_instance_id;
   GroupMember& m = g.ReplaceStaticMember(instance, old_id, new_id);
   RescheduleHeartbeat(m, m.session_timeout_ms);
   ProtocolList old_protocols = m.protocols;
   int32_t old_rebalance = m.rebalance_timeout_ms, old_session = m.session_timeout_ms;
-  g.UpdateMember(m, a.req.protocols, a.rebalance_timeout_ms, a.req.session_timeout_ms, std::move(a.done));
+  g.UpdateMember(m, a.req.protocols, a.rebalance_timeout_ms, a.req.session_timeout_ms,
+                 std::move(a.done));
   if (g.Is(GroupState::kStable)) {
     if (g.protocol_name().value_or("") != g.SelectProtocol()) {
-      return MaybePrepareRebalanceOrCompleteJoin(g, "static member " + instance + " changed protocols");
+      return MaybePrepareRebalanceOrCompleteJoin(
+          g, "static member " + instance + " changed protocols");
     }
     // Same protocol: keep the assignment, persist the new member id.
     Status st = Persist(g, {GroupMetadataRecord(g, nullptr)});
@@ -195,7 +202,8 @@ void GroupCoordinator::UpdateStaticMember(ClassicGroup& g, const JoinArgs& a, co
   }
 }
 
-void GroupCoordinator::AddMemberAndRebalance(ClassicGroup& g, const JoinArgs& a, const std::string& member_id) {
+void GroupCoordinator::AddMemberAndRebalance(ClassicGroup& g, const JoinArgs& a,
+                                             const std::string& member_id) {
   GroupMember m;
   m.member_id = member_id;
   m.group_instance_id = a.req.group_instance_id;
@@ -215,17 +223,20 @@ void GroupCoordinator::AddMemberAndRebalance(ClassicGroup& g, const JoinArgs& a,
   MaybePrepareRebalanceOrCompleteJoin(g, "adding member " + member_id);
 }
 
-void GroupCoordinator::UpdateMemberAndRebalance(ClassicGroup& g, GroupMember& m, const JoinArgs& a) {
+void GroupCoordinator::UpdateMemberAndRebalance(ClassicGroup& g, GroupMember& m,
+                                                const JoinArgs& a) {
   if (m.IsAwaitingJoin()) {
     // A second JoinGroup for the same member (another connection): the older
     // one is answered so it is not left parked forever.
     g.CompleteJoin(m, JoinError(ErrorCode::kRebalanceInProgress, m.member_id));
   }
-  g.UpdateMember(m, a.req.protocols, a.rebalance_timeout_ms, a.req.session_timeout_ms, std::move(a.done));
+  g.UpdateMember(m, a.req.protocols, a.rebalance_timeout_ms, a.req.session_timeout_ms,
+                 std::move(a.done));
   MaybePrepareRebalanceOrCompleteJoin(g, "member " + m.member_id + " rejoined");
 }
 
-void GroupCoordinator::MaybePrepareRebalanceOrCompleteJoin(ClassicGroup& g, const std::string& reason) {
+void GroupCoordinator::MaybePrepareRebalanceOrCompleteJoin(ClassicGroup& g,
+                                                           const std::string& reason) {
   if (g.CanRebalance()) return PrepareRebalance(g, reason);
   MaybeCompleteJoinPhase(g);
 }
@@ -240,7 +251,8 @@ void GroupCoordinator::PrepareRebalance(ClassicGroup& g, const std::string& reas
   if (initial) {
     g.timers.join_is_initial = true;
     g.timers.initial_delay_ms = config_.initial_rebalance_delay_ms;
-    g.timers.initial_remaining_ms = std::max(g.RebalanceTimeoutMs() - config_.initial_rebalance_delay_ms, 0);
+    g.timers.initial_remaining_ms =
+        std::max(g.RebalanceTimeoutMs() - config_.initial_rebalance_delay_ms, 0);
     g.timers.join_deadline_ms = Now() + config_.initial_rebalance_delay_ms;
     g.new_member_added = false;
   }
@@ -290,7 +302,8 @@ void GroupCoordinator::CompleteJoin(ClassicGroup& g) {
     Log()->info("group {}: generation {} is empty", g.group_id(), g.generation());
     std::map<std::string, Bytes> none;
     Status st = Persist(g, {GroupMetadataRecord(g, &none)});
-    if (!st.ok()) Log()->warn("group {}: cannot write empty metadata: {}", g.group_id(), st.error().message);
+    if (!st.ok())
+      Log()->warn("group {}: cannot write empty metadata: {}", g.group_id(), st.error().message);
     return;
   }
   Log()->info("group {}: generation {} with {} members, protocol {}", g.group_id(), g.generation(),
@@ -305,7 +318,8 @@ void GroupCoordinator::CompleteJoin(ClassicGroup& g) {
   g.timers.sync_deadline_ms = Now() + g.RebalanceTimeoutMs();
 }
 
-JoinGroupResponse GroupCoordinator::CurrentGenerationResponse(const ClassicGroup& g, const std::string& member_id,
+JoinGroupResponse GroupCoordinator::CurrentGenerationResponse(const ClassicGroup& g,
+                                                              const std::string& member_id,
                                                               bool with_members) const {
   JoinGroupResponse r;
   if (with_members) r.members = g.MembersForLeader();

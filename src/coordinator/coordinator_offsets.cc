@@ -14,11 +14,13 @@ auto Log() { return log::Get("coordinator"); }
 
 // How a failed append is reported for commits (Kafka's mapping).
 ErrorCode AppendErrorCode(const Error& e) {
-  return e.code == Errc::kTooLarge ? ErrorCode::kInvalidCommitOffsetSize : ErrorCode::kCoordinatorNotAvailable;
+  return e.code == Errc::kTooLarge ? ErrorCode::kInvalidCommitOffsetSize
+                                   : ErrorCode::kCoordinatorNotAvailable;
 }
 
 ErrorCode ValidateOffsetCommit(ClassicGroup& g, const protocol::OffsetCommitRequest& req) {
-  if (req.generation_id < 0 && g.Is(GroupState::kEmpty)) return ErrorCode::kNone;  // admin / simple consumer
+  if (req.generation_id < 0 && g.Is(GroupState::kEmpty))
+    return ErrorCode::kNone;  // admin / simple consumer
   if (req.generation_id >= 0 || !req.member_id.empty() || req.group_instance_id) {
     ErrorCode err = g.ValidateMember(req.member_id, req.group_instance_id);
     if (err != ErrorCode::kNone) return err;
@@ -31,7 +33,8 @@ ErrorCode ValidateOffsetCommit(ClassicGroup& g, const protocol::OffsetCommitRequ
   return ErrorCode::kNone;
 }
 
-protocol::OffsetCommitResponse CommitError(const protocol::OffsetCommitRequest& req, ErrorCode code) {
+protocol::OffsetCommitResponse CommitError(const protocol::OffsetCommitRequest& req,
+                                           ErrorCode code) {
   protocol::OffsetCommitResponse resp;
   for (const auto& t : req.topics) {
     auto& out = resp.topics.emplace_back();
@@ -43,12 +46,13 @@ protocol::OffsetCommitResponse CommitError(const protocol::OffsetCommitRequest& 
 
 }  // namespace
 
-protocol::OffsetCommitResponse GroupCoordinator::CommitOffsets(const protocol::OffsetCommitRequest& req,
-                                                               int16_t api_version) {
+protocol::OffsetCommitResponse GroupCoordinator::CommitOffsets(
+    const protocol::OffsetCommitRequest& req, int16_t api_version) {
   LockedGroup g = Acquire(req.group_id, false);
   if (!g) {
     if (req.generation_id >= 0) {
-      return CommitError(req, api_version >= 9 ? ErrorCode::kGroupIdNotFound : ErrorCode::kIllegalGeneration);
+      return CommitError(
+          req, api_version >= 9 ? ErrorCode::kGroupIdNotFound : ErrorCode::kIllegalGeneration);
     }
     g = Acquire(req.group_id, true);  // a "simple" group that only stores offsets
   }
@@ -83,23 +87,27 @@ protocol::OffsetCommitResponse GroupCoordinator::CommitOffsets(const protocol::O
       OffsetCommitValue value{p.committed_offset, p.committed_leader_epoch, metadata, now, -1};
       records.push_back({EncodeOffsetCommitKey({req.group_id, t.name, p.partition_index}),
                          EncodeOffsetCommitValue(value)});
-      pending.push_back({ti, pi, {p.committed_offset, p.committed_leader_epoch, std::move(metadata), now, -1}});
+      pending.push_back(
+          {ti, pi, {p.committed_offset, p.committed_leader_epoch, std::move(metadata), now, -1}});
     }
   }
   Status st = Persist(*g, records);
   for (auto& [ti, pi, offset] : pending) {
     if (st.ok()) {
-      g->offsets[req.topics[ti].name][req.topics[ti].partitions[pi].partition_index] = std::move(offset);
+      g->offsets[req.topics[ti].name][req.topics[ti].partitions[pi].partition_index] =
+          std::move(offset);
     } else {
       resp.topics[ti].partitions[pi].error_code = Code(AppendErrorCode(st.error()));
     }
   }
-  if (!st.ok()) Log()->warn("group {}: offset commit not stored: {}", req.group_id, st.error().message);
+  if (!st.ok())
+    Log()->warn("group {}: offset commit not stored: {}", req.group_id, st.error().message);
   return resp;
 }
 
 protocol::OffsetFetchResponse::Group GroupCoordinator::FetchOffsets(
-    const std::string& group_id, const std::optional<std::vector<protocol::OffsetFetchRequest::Topic>>& topics) {
+    const std::string& group_id,
+    const std::optional<std::vector<protocol::OffsetFetchRequest::Topic>>& topics) {
   protocol::OffsetFetchResponse::Group out;
   out.group_id = group_id;
   LockedGroup g = Acquire(group_id, false);
@@ -144,7 +152,8 @@ protocol::OffsetFetchResponse::Group GroupCoordinator::FetchOffsets(
   return out;
 }
 
-protocol::OffsetDeleteResponse GroupCoordinator::DeleteOffsets(const protocol::OffsetDeleteRequest& req) {
+protocol::OffsetDeleteResponse GroupCoordinator::DeleteOffsets(
+    const protocol::OffsetDeleteRequest& req) {
   protocol::OffsetDeleteResponse resp;
   LockedGroup g = Acquire(req.group_id, false);
   if (!g) {
@@ -171,7 +180,8 @@ protocol::OffsetDeleteResponse GroupCoordinator::DeleteOffsets(const protocol::O
       }
       auto it = g->offsets.find(t.name);
       if (it != g->offsets.end() && it->second.count(p.partition_index)) {
-        records.push_back({EncodeOffsetCommitKey({req.group_id, t.name, p.partition_index}), std::nullopt});
+        records.push_back(
+            {EncodeOffsetCommitKey({req.group_id, t.name, p.partition_index}), std::nullopt});
         deleted.emplace_back(t.name, p.partition_index);
       }
     }

@@ -4,12 +4,13 @@
 
 namespace strata::coordinator {
 
-Status GroupCoordinator::Persist(const ClassicGroup& g, const std::vector<CoordinatorRecord>& records) {
+Status GroupCoordinator::Persist(const ClassicGroup& g,
+                                 const std::vector<CoordinatorRecord>& records) {
   return log_->Append(PartitionFor(g.group_id()), records);
 }
 
-CoordinatorRecord GroupCoordinator::GroupMetadataRecord(const ClassicGroup& g,
-                                                        const std::map<std::string, Bytes>* assignment) const {
+CoordinatorRecord GroupCoordinator::GroupMetadataRecord(
+    const ClassicGroup& g, const std::map<std::string, Bytes>* assignment) const {
   GroupMetadataValue v;
   v.protocol_type = g.protocol_type().value_or("");
   v.generation = g.generation();

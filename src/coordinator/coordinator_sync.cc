@@ -19,7 +19,8 @@ SyncGroupResponse SyncError(ErrorCode code) {
 }
 
 // A request's protocol type/name conflicts only when both sides have one.
-bool Inconsistent(const std::optional<std::string>& requested, const std::optional<std::string>& group) {
+bool Inconsistent(const std::optional<std::string>& requested,
+                  const std::optional<std::string>& group) {
   return requested && group && *requested != *group;
 }
 
@@ -33,11 +34,13 @@ void GroupCoordinator::SyncGroup(const RequestContext&, const protocol::SyncGrou
   ErrorCode err = g->ValidateMember(req.member_id, req.group_instance_id);
   if (err != ErrorCode::kNone) return done(SyncError(err));
   if (req.generation_id != g->generation()) return done(SyncError(ErrorCode::kIllegalGeneration));
-  if (Inconsistent(req.protocol_type, g->protocol_type()) || Inconsistent(req.protocol_name, g->protocol_name())) {
+  if (Inconsistent(req.protocol_type, g->protocol_type()) ||
+      Inconsistent(req.protocol_name, g->protocol_name())) {
     return done(SyncError(ErrorCode::kInconsistentGroupProtocol));
   }
   GroupMember& m = *g->member(req.member_id);
-  if (g->Is(GroupState::kPreparingRebalance)) return done(SyncError(ErrorCode::kRebalanceInProgress));
+  if (g->Is(GroupState::kPreparingRebalance))
+    return done(SyncError(ErrorCode::kRebalanceInProgress));
   if (g->Is(GroupState::kStable)) {
     g->RemovePendingSync(req.member_id);
     SyncGroupResponse r;
@@ -65,7 +68,8 @@ void GroupCoordinator::SyncGroup(const RequestContext&, const protocol::SyncGrou
   MaybePrepareRebalanceOrCompleteJoin(*g, "failed to store the assignment");
 }
 
-void GroupCoordinator::SetAndPropagateAssignment(ClassicGroup& g, std::map<std::string, Bytes> assignment) {
+void GroupCoordinator::SetAndPropagateAssignment(ClassicGroup& g,
+                                                 std::map<std::string, Bytes> assignment) {
   for (auto& [id, m] : g.mutable_members()) {
     auto it = assignment.find(id);
     m.assignment = it == assignment.end() ? Bytes() : std::move(it->second);
@@ -135,7 +139,8 @@ protocol::LeaveGroupResponse GroupCoordinator::LeaveGroup(
       out.error_code = Code(ErrorCode::kUnknownMemberId);
     } else if (in.member_id.empty()) {
       // Administrative removal of a static member by instance id.
-      const std::string* id = in.group_instance_id ? g->StaticMemberId(*in.group_instance_id) : nullptr;
+      const std::string* id =
+          in.group_instance_id ? g->StaticMemberId(*in.group_instance_id) : nullptr;
       if (id) {
         std::string member_id = *id;
         RemoveMemberOnLeave(*g, member_id);

@@ -86,8 +86,8 @@ class CoordinatorTest : public ::testing::Test {
   void OpenLogs() {
     logs_.clear();
     for (int32_t p = 0; p < kPartitions; ++p) {
-      auto log = storage::Log::Open(root_ / ("__consumer_offsets-" + std::to_string(p)), storage::LogConfig{},
-                                    &clock_);
+      auto log = storage::Log::Open(root_ / ("__consumer_offsets-" + std::to_string(p)),
+                                    storage::LogConfig{}, &clock_);
       ASSERT_TRUE(log.ok()) << log.error().message;
       logs_.push_back(std::shared_ptr<storage::Log>(std::move(*log)));
     }
@@ -190,7 +190,8 @@ class CoordinatorTest : public ::testing::Test {
       assignments.push_back({info.members[i], Bytes(a.begin(), a.end())});
     }
     std::vector<SyncSlot> syncs;
-    for (size_t i = 1; i < info.members.size(); ++i) syncs.push_back(Sync(group, info.members[i], info.generation));
+    for (size_t i = 1; i < info.members.size(); ++i)
+      syncs.push_back(Sync(group, info.members[i], info.generation));
     syncs.push_back(Sync(group, info.members[0], info.generation, assignments));
     for (const auto& s : syncs) {
       EXPECT_TRUE(s->has_value());
@@ -202,9 +203,11 @@ class CoordinatorTest : public ::testing::Test {
     return info;
   }
 
-  protocol::OffsetCommitResponse Commit(const std::string& group, int32_t generation, const std::string& member,
-                                        const std::string& topic, std::vector<std::pair<int32_t, int64_t>> offsets,
-                                        int16_t version = 8, std::optional<std::string> metadata = "md") {
+  protocol::OffsetCommitResponse Commit(const std::string& group, int32_t generation,
+                                        const std::string& member, const std::string& topic,
+                                        std::vector<std::pair<int32_t, int64_t>> offsets,
+                                        int16_t version = 8,
+                                        std::optional<std::string> metadata = "md") {
     protocol::OffsetCommitRequest req;
     req.group_id = group;
     req.generation_id = generation;

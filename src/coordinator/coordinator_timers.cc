@@ -54,7 +54,8 @@ void GroupCoordinator::ExpirePendingSync(ClassicGroup& g) {
     g.CompleteJoin(*m, {.error_code = Code(protocol::ErrorCode::kUnknownMemberId)});
     g.Remove(id);
   }
-  Log()->info("group {}: removed {} members that did not send SyncGroup in time", g.group_id(), late.size());
+  Log()->info("group {}: removed {} members that did not send SyncGroup in time", g.group_id(),
+              late.size());
   PrepareRebalance(g, "pending SyncGroup expired");
 }
 

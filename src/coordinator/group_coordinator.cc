@@ -55,8 +55,8 @@ void ApplyRecord(std::unordered_map<std::string, LoadedGroup>& groups, ByteView 
 
 // Builds the in-memory group from its last metadata record and offsets, as
 // Kafka's loader does: members -> Stable, no members -> Empty.
-std::shared_ptr<ClassicGroup> BuildGroup(const std::string& id, LoadedGroup& loaded, int64_t now_mono,
-                                         int64_t now_wall) {
+std::shared_ptr<ClassicGroup> BuildGroup(const std::string& id, LoadedGroup& loaded,
+                                         int64_t now_mono, int64_t now_wall) {
   auto g = std::make_shared<ClassicGroup>(id, now_wall);
   if (loaded.metadata) {
     GroupMetadataValue& v = *loaded.metadata;
@@ -69,7 +69,8 @@ std::shared_ptr<ClassicGroup> BuildGroup(const std::string& id, LoadedGroup& loa
       m.group_instance_id = mv.group_instance_id;
       m.client_id = mv.client_id;
       m.client_host = mv.client_host;
-      m.rebalance_timeout_ms = mv.rebalance_timeout == -1 ? mv.session_timeout : mv.rebalance_timeout;
+      m.rebalance_timeout_ms =
+          mv.rebalance_timeout == -1 ? mv.session_timeout : mv.rebalance_timeout;
       m.session_timeout_ms = mv.session_timeout;
       m.protocol_type = v.protocol_type;
       m.protocols.push_back({v.protocol.value_or(""), std::move(mv.subscription)});
@@ -91,7 +92,8 @@ std::shared_ptr<ClassicGroup> BuildGroup(const std::string& id, LoadedGroup& loa
 
 }  // namespace
 
-GroupCoordinator::GroupCoordinator(CoordinatorConfig config, std::unique_ptr<OffsetsLog> log, Clock* clock)
+GroupCoordinator::GroupCoordinator(CoordinatorConfig config, std::unique_ptr<OffsetsLog> log,
+                                   Clock* clock)
     : config_(config), log_(std::move(log)), clock_(clock) {
   next_expiry_ms_ = Now() + config_.retention_check_interval_ms;
 }

@@ -75,23 +75,27 @@ class GroupCoordinator {
   int32_t PartitionFor(const std::string& group_id) const;
 
   // --- rebalance protocol
-  void JoinGroup(const RequestContext& ctx, const protocol::JoinGroupRequest& req, JoinCallback done);
-  void SyncGroup(const RequestContext& ctx, const protocol::SyncGroupRequest& req, SyncCallback done);
+  void JoinGroup(const RequestContext& ctx, const protocol::JoinGroupRequest& req,
+                 JoinCallback done);
+  void SyncGroup(const RequestContext& ctx, const protocol::SyncGroupRequest& req,
+                 SyncCallback done);
   protocol::HeartbeatResponse Heartbeat(const protocol::HeartbeatRequest& req);
   // Answers in the v3+ shape (one entry per member); the caller converts for v0-2.
-  protocol::LeaveGroupResponse LeaveGroup(const std::string& group_id,
-                                          const std::vector<protocol::LeaveGroupRequest::Member>& members);
+  protocol::LeaveGroupResponse LeaveGroup(
+      const std::string& group_id, const std::vector<protocol::LeaveGroupRequest::Member>& members);
 
   // --- offsets. The caller has already answered partitions of unknown topics.
   protocol::OffsetCommitResponse CommitOffsets(const protocol::OffsetCommitRequest& req,
                                                int16_t api_version);
   // topics nullopt = every committed offset of the group.
   protocol::OffsetFetchResponse::Group FetchOffsets(
-      const std::string& group_id, const std::optional<std::vector<protocol::OffsetFetchRequest::Topic>>& topics);
+      const std::string& group_id,
+      const std::optional<std::vector<protocol::OffsetFetchRequest::Topic>>& topics);
   protocol::OffsetDeleteResponse DeleteOffsets(const protocol::OffsetDeleteRequest& req);
 
   // --- administration
-  std::vector<protocol::ListGroupsResponse::Group> ListGroups(const std::vector<std::string>& states_filter);
+  std::vector<protocol::ListGroupsResponse::Group> ListGroups(
+      const std::vector<std::string>& states_filter);
   protocol::DescribeGroupsResponse::Group DescribeGroup(const std::string& group_id);
   protocol::DeleteGroupsResponse::GroupResult DeleteGroup(const std::string& group_id);
 
@@ -122,14 +126,16 @@ class GroupCoordinator {
   void PrepareRebalance(ClassicGroup& g, const std::string& reason);
   void MaybeCompleteJoinPhase(ClassicGroup& g);
   void CompleteJoin(ClassicGroup& g);
-  protocol::JoinGroupResponse CurrentGenerationResponse(const ClassicGroup& g, const std::string& member_id,
-                                                       bool with_members) const;
+  protocol::JoinGroupResponse CurrentGenerationResponse(const ClassicGroup& g,
+                                                        const std::string& member_id,
+                                                        bool with_members) const;
 
   // Sync phase and membership (coordinator_sync.cc).
   void SetAndPropagateAssignment(ClassicGroup& g, std::map<std::string, Bytes> assignment);
   void ResetAndPropagateAssignmentWithError(ClassicGroup& g, protocol::ErrorCode error);
   void PropagateAssignment(ClassicGroup& g, protocol::ErrorCode error);
-  void RemoveMemberAndUpdateGroup(ClassicGroup& g, const std::string& member_id, const std::string& reason);
+  void RemoveMemberAndUpdateGroup(ClassicGroup& g, const std::string& member_id,
+                                  const std::string& reason);
   void RemoveMemberOnLeave(ClassicGroup& g, const std::string& member_id);
   void RescheduleHeartbeat(GroupMember& m, int64_t timeout_ms);
 
@@ -143,7 +149,8 @@ class GroupCoordinator {
   // Persistence (coordinator_persist.cc). Records for one group go to its
   // partition in one batch.
   Status Persist(const ClassicGroup& g, const std::vector<CoordinatorRecord>& records);
-  CoordinatorRecord GroupMetadataRecord(const ClassicGroup& g, const std::map<std::string, Bytes>* assignment) const;
+  CoordinatorRecord GroupMetadataRecord(const ClassicGroup& g,
+                                        const std::map<std::string, Bytes>* assignment) const;
   CoordinatorRecord EmptyGroupRecord(const ClassicGroup& g) const;
   bool ExpireGroupOffsets(ClassicGroup& g, int64_t now_ms);  // true when the group can go
 

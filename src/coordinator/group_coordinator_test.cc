@@ -52,8 +52,9 @@ TEST_F(CoordinatorTest, ThreeMembersJoinWithInitialDelayThenSync) {
   auto s2 = Sync("g", (*j2)->member_id, 1);
   auto s3 = Sync("g", (*j3)->member_id, 1);
   EXPECT_FALSE(s2->has_value() || s3->has_value());  // followers wait for the leader
-  auto s1 = Sync("g", leader.member_id, 1,
-                 {{leader.member_id, B("a1")}, {(*j2)->member_id, B("a2")}, {(*j3)->member_id, B("a3")}});
+  auto s1 =
+      Sync("g", leader.member_id, 1,
+           {{leader.member_id, B("a1")}, {(*j2)->member_id, B("a2")}, {(*j3)->member_id, B("a3")}});
   ASSERT_TRUE(s1->has_value() && s2->has_value() && s3->has_value());
   EXPECT_EQ((*s1)->assignment, B("a1"));
   EXPECT_EQ((*s2)->assignment, B("a2"));
@@ -242,7 +243,8 @@ TEST_F(CoordinatorTest, StaticMembersSurviveRebalanceTimeoutAndParkedDuplicatesA
   const std::string s_id = (*js)->member_id, d_id = (*jd)->member_id;
   const std::string leader = (*js)->leader;
   Sync("g", leader == s_id ? d_id : s_id, 1);
-  Sync("g", leader, 1, {{s_id, B("s")}, {d_id, B("d")}}, leader == s_id ? std::optional<std::string>("s1") : std::nullopt);
+  Sync("g", leader, 1, {{s_id, B("s")}, {d_id, B("d")}},
+       leader == s_id ? std::optional<std::string>("s1") : std::nullopt);
   ASSERT_EQ(coord_->DescribeGroup("g").group_state, "Stable");
 
   JoinSlot newcomer = Join("g", dyn);  // rebalance; only the dynamic member rejoins
@@ -288,7 +290,8 @@ TEST_F(CoordinatorTest, InconsistentProtocols) {
   EXPECT_EQ((*s)->error_code, Code(ErrorCode::kInconsistentGroupProtocol));
   auto ok = Sync("g", g.members[0], g.generation, {}, std::nullopt, "range");
   EXPECT_EQ((*ok)->error_code, 0);
-  EXPECT_EQ((*Sync("g", g.members[0], g.generation + 1))->error_code, Code(ErrorCode::kIllegalGeneration));
+  EXPECT_EQ((*Sync("g", g.members[0], g.generation + 1))->error_code,
+            Code(ErrorCode::kIllegalGeneration));
   EXPECT_EQ((*Sync("none", "x", 1))->error_code, Code(ErrorCode::kUnknownMemberId));
 }
 
@@ -403,8 +406,16 @@ TEST_F(CoordinatorTest, OffsetMetadataLimitAndNullMetadata) {
 
 TEST_F(CoordinatorTest, OffsetDeleteAndGroupDelete) {
   auto g = StableGroup("g", 1);
-  ASSERT_EQ(Commit("g", g.generation, g.members[0], "topic-a", {{0, 1}}).topics[0].partitions[0].error_code, 0);
-  ASSERT_EQ(Commit("g", g.generation, g.members[0], "topic-b", {{0, 2}}).topics[0].partitions[0].error_code, 0);
+  ASSERT_EQ(Commit("g", g.generation, g.members[0], "topic-a", {{0, 1}})
+                .topics[0]
+                .partitions[0]
+                .error_code,
+            0);
+  ASSERT_EQ(Commit("g", g.generation, g.members[0], "topic-b", {{0, 2}})
+                .topics[0]
+                .partitions[0]
+                .error_code,
+            0);
   protocol::OffsetDeleteRequest del{"g", {{"topic-a", {{0}}}, {"topic-b", {{0}}}}};
   auto r = coord_->DeleteOffsets(del);
   EXPECT_EQ(r.error_code, 0);
@@ -428,7 +439,8 @@ TEST_F(CoordinatorTest, OffsetDeleteOnActiveNonConsumerGroupIsRefused) {
   JoinOptions o;
   o.protocol_type = "connect";
   auto g = StableGroup("g", 1, o);
-  EXPECT_EQ(coord_->DeleteOffsets({"g", {{"t", {{0}}}}}).error_code, Code(ErrorCode::kNonEmptyGroup));
+  EXPECT_EQ(coord_->DeleteOffsets({"g", {{"t", {{0}}}}}).error_code,
+            Code(ErrorCode::kNonEmptyGroup));
 }
 
 TEST_F(CoordinatorTest, ListGroupsWithStateFilter) {

@@ -73,7 +73,8 @@ Result<V> DecodeValue(ByteView data, const char* what) {
   r.set_flexible(version >= kFirstFlexibleValue);
   V value;
   SerdeValue(r, value, version);
-  if (!r.ok()) return MakeError(Errc::kCorrupt, fmt::format("{} v{}: {}", what, version, r.error()));
+  if (!r.ok())
+    return MakeError(Errc::kCorrupt, fmt::format("{} v{}: {}", what, version, r.error()));
   return value;
 }
 

@@ -34,10 +34,10 @@ struct OffsetCommitKey {
 
 struct OffsetCommitValue {
   int64_t offset = 0;
-  int32_t leader_epoch = -1;       // v3+
+  int32_t leader_epoch = -1;  // v3+
   std::string metadata;
   int64_t commit_timestamp = 0;
-  int64_t expire_timestamp = -1;   // v1 only
+  int64_t expire_timestamp = -1;  // v1 only
   bool operator==(const OffsetCommitValue&) const = default;
 };
 

@@ -128,7 +128,8 @@ TEST(GroupRecordsTest, GroupMetadataValueV3Bytes) {
   v.protocol = "range";
   v.leader = "m1";
   v.current_state_timestamp = 1700000000000;
-  v.members.push_back({"m1", std::nullopt, "client", "/127.0.0.1", 30000, 10000, Bytes{1, 2}, Bytes{3}});
+  v.members.push_back(
+      {"m1", std::nullopt, "client", "/127.0.0.1", 30000, 10000, Bytes{1, 2}, Bytes{3}});
   v.members.push_back({"m2", "inst-2", "c2", "/10.0.0.2", 30000, 10000, Bytes{}, Bytes{4, 5, 6}});
 
   Bytes expected;
@@ -212,7 +213,7 @@ TEST(GroupPartitionerTest, MatchesJavaStringHashCode) {
 }
 
 TEST(GroupPartitionerTest, KafkaPartitionFor) {
-  EXPECT_EQ(PartitionForGroup("my-group", 50), 12);  // Utils.abs(-1906497762) % 50
+  EXPECT_EQ(PartitionForGroup("my-group", 50), 12);           // Utils.abs(-1906497762) % 50
   EXPECT_EQ(PartitionForGroup("polygenelubricants", 50), 0);  // Utils.abs(MIN_VALUE) == 0
   EXPECT_EQ(PartitionForGroup("console-consumer-12345", 50), 6);
   EXPECT_EQ(PartitionForGroup("a", 50), 47);

@@ -59,8 +59,14 @@ TEST_F(CoordinatorTest, CommitIsWrittenInKafkaFormatToTheGroupsPartition) {
 
 TEST_F(CoordinatorTest, RestartReplaysOffsetsGroupsAndTombstones) {
   auto g = StableGroup("g", 2);
-  ASSERT_EQ(Commit("g", g.generation, g.members[1], "t", {{0, 10}, {1, 20}}).topics[0].partitions[0].error_code, 0);
-  ASSERT_EQ(Commit("g", g.generation, g.members[1], "t", {{0, 15}}).topics[0].partitions[0].error_code, 0);
+  ASSERT_EQ(Commit("g", g.generation, g.members[1], "t", {{0, 10}, {1, 20}})
+                .topics[0]
+                .partitions[0]
+                .error_code,
+            0);
+  ASSERT_EQ(
+      Commit("g", g.generation, g.members[1], "t", {{0, 15}}).topics[0].partitions[0].error_code,
+      0);
   Commit("s", -1, "", "t", {{0, 5}});
   ASSERT_EQ(coord_->DeleteOffsets({"s", {{"t", {{0}}}}}).topics[0].partitions[0].error_code, 0);
   Commit("s", -1, "", "t", {{1, 7}});
@@ -94,7 +100,9 @@ TEST_F(CoordinatorTest, RestartReplaysOffsetsGroupsAndTombstones) {
   auto sync = Sync("g", g.members[1], g.generation);
   ASSERT_TRUE(sync->has_value());
   EXPECT_EQ((*sync)->assignment, Bytes({'a', 's', 's', 'i', 'g', 'n', '-', '1'}));
-  EXPECT_EQ(Commit("g", g.generation, g.members[0], "t", {{0, 16}}).topics[0].partitions[0].error_code, 0);
+  EXPECT_EQ(
+      Commit("g", g.generation, g.members[0], "t", {{0, 16}}).topics[0].partitions[0].error_code,
+      0);
   auto groups = coord_->ListGroups({});
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].group_id, "g");
@@ -141,8 +149,8 @@ TEST_F(CoordinatorTest, OffsetsOfEmptyGroupsExpireWithTombstones) {
   coord_->ExpireOffsets();
   EXPECT_EQ(Committed("g", "topic-a", 0), 1);
   EXPECT_EQ(Committed("g", "other", 0), -1);
-  EXPECT_EQ(Committed("simple", "t", 0), -1);  // 70 s after its commit
-  EXPECT_EQ(Committed("simple", "t", 1), 3);   // 40 s after its commit
+  EXPECT_EQ(Committed("simple", "t", 0), -1);                             // 70 s after its commit
+  EXPECT_EQ(Committed("simple", "t", 1), 3);                              // 40 s after its commit
   coord_->LeaveGroup("g", {{g.members[0], std::nullopt, std::nullopt}});  // Empty from now
   clock_.Advance(59999);
   coord_->ExpireOffsets();
@@ -200,16 +208,19 @@ TEST_F(CoordinatorTest, ConcurrentGroupsFromManyThreads) {
         req.protocol_type = "consumer";
         req.protocols = testing::Protocols({"range"});
         std::promise<protocol::JoinGroupResponse> joined;
-        coord->JoinGroup({"c", "/h", 3}, req, [&](protocol::JoinGroupResponse r) { joined.set_value(r); });
+        coord->JoinGroup({"c", "/h", 3}, req,
+                         [&](protocol::JoinGroupResponse r) { joined.set_value(r); });
         auto j = joined.get_future().get();
         ASSERT_EQ(j.error_code, 0);
         protocol::SyncGroupRequest sync;
         sync.group_id = group;
         sync.member_id = j.member_id;
         sync.generation_id = j.generation_id;
-        for (const auto& m : j.members) sync.assignments.push_back({m.member_id, Bytes(m.member_id.begin(), m.member_id.end())});
+        for (const auto& m : j.members)
+          sync.assignments.push_back({m.member_id, Bytes(m.member_id.begin(), m.member_id.end())});
         std::promise<protocol::SyncGroupResponse> synced;
-        coord->SyncGroup({"c", "/h", 3}, sync, [&](protocol::SyncGroupResponse r) { synced.set_value(r); });
+        coord->SyncGroup({"c", "/h", 3}, sync,
+                         [&](protocol::SyncGroupResponse r) { synced.set_value(r); });
         auto s = synced.get_future().get();
         ASSERT_EQ(s.error_code, 0);
         ASSERT_EQ(s.assignment, Bytes(j.member_id.begin(), j.member_id.end()));
@@ -224,7 +235,8 @@ TEST_F(CoordinatorTest, ConcurrentGroupsFromManyThreads) {
   auto groups = coord->ListGroups({"Stable"});
   EXPECT_EQ(groups.size(), static_cast<size_t>(kGroups));
   for (int gi = 0; gi < kGroups; ++gi) {
-    EXPECT_EQ(coord->DescribeGroup("group-" + std::to_string(gi)).members.size(), static_cast<size_t>(kMembers));
+    EXPECT_EQ(coord->DescribeGroup("group-" + std::to_string(gi)).members.size(),
+              static_cast<size_t>(kMembers));
   }
 }
 

@@ -18,13 +18,17 @@ constexpr size_t kMaxDecompressed = 64u << 20;
 
 OffsetsLog::OffsetsLog(int32_t partitions, LogProvider logs, std::function<void(int32_t)> on_append,
                        Clock* clock)
-    : partitions_(partitions), logs_(std::move(logs)), on_append_(std::move(on_append)), clock_(clock) {}
+    : partitions_(partitions),
+      logs_(std::move(logs)),
+      on_append_(std::move(on_append)),
+      clock_(clock) {}
 
 Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord>& records) {
   if (records.empty()) return Status::Ok();
   auto log = logs_(partition);
   if (!log) {
-    return MakeError(Errc::kUnavailable, fmt::format("__consumer_offsets-{} is not open", partition));
+    return MakeError(Errc::kUnavailable,
+                     fmt::format("__consumer_offsets-{} is not open", partition));
   }
   int64_t now = clock_->NowMs();
   protocol::BatchBuilder builder;
@@ -45,7 +49,8 @@ Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord
 Status OffsetsLog::Replay(int32_t partition, const Visitor& visit) const {
   auto log = logs_(partition);
   if (!log) {
-    return MakeError(Errc::kUnavailable, fmt::format("__consumer_offsets-{} is not open", partition));
+    return MakeError(Errc::kUnavailable,
+                     fmt::format("__consumer_offsets-{} is not open", partition));
   }
   int64_t offset = log->log_start_offset();
   const int64_t end = log->log_end_offset();
@@ -69,8 +74,9 @@ Status OffsetsLog::Replay(int32_t partition, const Visitor& visit) const {
           }));
     }
     if (next <= offset) {
-      return MakeError(Errc::kCorrupt, fmt::format("__consumer_offsets-{}: no progress at offset {}",
-                                                   partition, offset));
+      return MakeError(
+          Errc::kCorrupt,
+          fmt::format("__consumer_offsets-{}: no progress at offset {}", partition, offset));
     }
     offset = next;
   }

@@ -41,6 +41,22 @@ struct LogConfig {
   double min_cleanable_dirty_ratio = 0.5;  // min.cleanable.dirty.ratio
   int64_t min_compaction_lag_ms = 0;       // min.compaction.lag.ms
   int64_t max_compaction_lag_ms = INT64_MAX;  // max.compaction.lag.ms
+  // Tiered storage (KIP-405). When set, retention of local segments follows
+  // local.retention.* and only deletes segments below the remote copied
+  // offset (SetRemoteCopiedOffset); retention.* is enforced by the remote
+  // log manager over local + remote.
+  bool remote_storage_enable = false;   // remote.storage.enable
+  int64_t local_retention_ms = -2;      // local.retention.ms (-2 = retention.ms)
+  int64_t local_retention_bytes = -2;   // local.retention.bytes (-2 = retention.bytes)
+};
+
+// A non-active (rolled, immutable) segment, for tiered storage uploads.
+struct SegmentSummary {
+  int64_t base_offset = 0;
+  int64_t end_offset = 0;  // last offset stored (next offset - 1)
+  int64_t size = 0;
+  int64_t max_timestamp = -1;
+  std::filesystem::path log_path;  // <dir>/<base>.log
 };
 
 // What the caller knows about the batches it hands to Append (from
@@ -191,6 +207,15 @@ class Log {
   virtual Result<CleaningResult> Clean(OffsetMap& map, int64_t now) = 0;
   // The persisted cleaner checkpoint (first dirty offset); -1 when none.
   virtual int64_t cleaner_checkpoint() const = 0;
+
+  // --- Tiered storage, driven by tiered::RemoteLogManager. ---
+  // Rolled segments (every one but the active), oldest first.
+  virtual std::vector<SegmentSummary> RolledSegments() const { return {}; }
+  // Offsets below `offset` are copied to remote storage (COPY_FINISHED), so
+  // local retention may delete segments wholly below it. Only moves up.
+  virtual void SetRemoteCopiedOffset(int64_t offset) { (void)offset; }
+  // The leader-epoch entries (epoch, start offset) known to the log.
+  virtual std::vector<std::pair<int32_t, int64_t>> LeaderEpochEntries() const { return {}; }
 };
 
 }  // namespace strata::storage

@@ -64,6 +64,9 @@ class LogImpl final : public Log {
   CleaningEstimate EstimateCleaning(int64_t now) const override;
   Result<CleaningResult> Clean(OffsetMap& map, int64_t now) override;
   int64_t cleaner_checkpoint() const override { return cleaner_checkpoint_.load(); }
+  std::vector<SegmentSummary> RolledSegments() const override;
+  void SetRemoteCopiedOffset(int64_t offset) override;
+  std::vector<std::pair<int32_t, int64_t>> LeaderEpochEntries() const override;
 
   // Steps of the compaction swap, for crash tests.
   enum class SwapStep {
@@ -115,6 +118,8 @@ class LogImpl final : public Log {
   Result<int> DeleteSegmentsBelowLocked(int64_t offset);
   Status DeleteFirstSegmentLocked(const char* reason);
   Status MoveLogStartLocked(int64_t offset);
+  Result<int> EnforceSizeAndTimeLocked(int64_t now);
+  bool DeletableByRetentionLocked() const;
 
   // cleaner_log.cc
   CleaningEstimate PlanCleaningLocked(int64_t now, CleanPassInput* input) const;
@@ -148,6 +153,8 @@ class LogImpl final : public Log {
   std::atomic<bool> stop_cleaning_{false};  // set by Close/Delete to abort a pass
   std::atomic<int64_t> cleaner_checkpoint_{-1};
   int swap_crash_step_ = -1;  // InjectSwapCrashForTest
+  // Tiered storage: offsets below this are in remote storage (-1: none).
+  std::atomic<int64_t> remote_copied_{-1};
 };
 
 }  // namespace strata::storage

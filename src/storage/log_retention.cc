@@ -65,20 +65,40 @@ Result<int> LogImpl::EnforceRetention() {
   }
   if (!config_.cleanup_delete) return 0;
 
+  return EnforceSizeAndTimeLocked(now);
+}
+
+// A tiered log may only drop its oldest segment once remote storage holds it.
+bool LogImpl::DeletableByRetentionLocked() const {
+  if (segments_.size() <= 1) return false;
+  if (!config_.remote_storage_enable) return true;
+  return std::next(segments_.begin())->first <= remote_copied_.load();
+}
+
+// retention.ms / retention.bytes (local.retention.* for a tiered log, where
+// -2 means the retention.* value).
+Result<int> LogImpl::EnforceSizeAndTimeLocked(int64_t now) {
+  int64_t retention_ms = config_.retention_ms;
+  int64_t retention_bytes = config_.retention_bytes;
+  if (config_.remote_storage_enable) {
+    if (config_.local_retention_ms != -2) retention_ms = config_.local_retention_ms;
+    if (config_.local_retention_bytes != -2) retention_bytes = config_.local_retention_bytes;
+  }
   int deleted = 0;
   // retention.ms: oldest first, while the segment's newest record is too old.
-  while (config_.retention_ms >= 0 && segments_.size() > 1) {
+  while (retention_ms >= 0 && DeletableByRetentionLocked()) {
     STRATA_ASSIGN_OR_RETURN(int64_t largest, segments_.begin()->second->LargestTimestamp());
-    if (now - largest <= config_.retention_ms) break;
+    if (now - largest <= retention_ms) break;
     STRATA_RETURN_IF_ERROR(DeleteFirstSegmentLocked("retention.ms"));
     ++deleted;
   }
   // retention.bytes: drop whole oldest segments while the rest still exceeds it.
-  if (config_.retention_bytes >= 0) {
+  if (retention_bytes >= 0) {
     int64_t total = 0;
     for (const auto& [base, seg] : segments_) total += int64_t(seg->size());
-    int64_t excess = total - config_.retention_bytes;
-    while (segments_.size() > 1 && excess - int64_t(segments_.begin()->second->size()) >= 0) {
+    int64_t excess = total - retention_bytes;
+    while (DeletableByRetentionLocked() &&
+           excess - int64_t(segments_.begin()->second->size()) >= 0) {
       excess -= int64_t(segments_.begin()->second->size());
       STRATA_RETURN_IF_ERROR(DeleteFirstSegmentLocked("retention.bytes"));
       ++deleted;
@@ -89,6 +109,32 @@ Result<int> LogImpl::EnforceRetention() {
     STRATA_RETURN_IF_ERROR(MoveLogStartLocked(segments_.begin()->first));
   }
   return deleted;
+}
+
+std::vector<SegmentSummary> LogImpl::RolledSegments() const {
+  std::lock_guard lock(mu_);
+  std::vector<SegmentSummary> out;
+  if (closed_ || segments_.empty()) return out;
+  for (auto it = segments_.begin(); std::next(it) != segments_.end(); ++it) {
+    const Segment& seg = *it->second;
+    if (seg.size() == 0) continue;
+    out.push_back(SegmentSummary{seg.base_offset(), seg.next_offset() - 1, int64_t(seg.size()),
+                                 seg.max_timestamp(), seg.log_path()});
+  }
+  return out;
+}
+
+void LogImpl::SetRemoteCopiedOffset(int64_t offset) {
+  int64_t cur = remote_copied_.load();
+  while (offset > cur && !remote_copied_.compare_exchange_weak(cur, offset)) {
+  }
+}
+
+std::vector<std::pair<int32_t, int64_t>> LogImpl::LeaderEpochEntries() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<int32_t, int64_t>> out;
+  for (const auto& e : epochs_.entries()) out.emplace_back(e.epoch, e.start_offset);
+  return out;
 }
 
 }  // namespace strata::storage

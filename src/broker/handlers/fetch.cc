@@ -20,10 +20,22 @@ using protocol::FetchResponse;
 
 constexpr int32_t kLeaderEpoch = 0;
 
+// A partition whose fetch offset is only in remote storage; answered after
+// the local reads (indexes into FetchResponse::responses / partitions).
+struct RemoteRead {
+  size_t topic_index = 0;
+  size_t partition_index = 0;
+  std::string key;
+  int64_t offset = 0;
+  int32_t max_bytes = 0;
+  Result<Bytes> result = Bytes{};
+};
+
 // Reads one partition into `out`, spending `budget` bytes; returns the log
 // end offset seen (-1 when the partition is unreadable).
 int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, const FetchRequest::Partition& in,
-                      bool first_data, int32_t& budget, FetchResponse::Partition& out) {
+                      bool first_data, int32_t& budget, FetchResponse::Partition& out,
+                      RemoteRead* remote) {
   out.partition_index = in.partition;
   out.records.null = false;
   auto log = ctx.topics.GetLog({topic, in.partition});
@@ -35,7 +47,7 @@ int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, const FetchR
     out.error_code = Code(ErrorCode::kUnknownLeaderEpoch);
     return -1;
   }
-  int64_t log_start = log->log_start_offset();
+  int64_t log_start = ctx.topics.LogStartOffset({topic, in.partition}, *log);
   int64_t high_watermark = log->log_end_offset();  // single replica: HW = LEO
   out.high_watermark = high_watermark;
   out.last_stable_offset = high_watermark;
@@ -46,6 +58,13 @@ int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, const FetchR
   }
   if (in.fetch_offset == high_watermark || (budget <= 0 && !first_data)) return high_watermark;
   int32_t max_bytes = std::max(std::min(in.partition_max_bytes, budget), 0);
+  if (in.fetch_offset < log->log_start_offset() && ctx.topics.remote() != nullptr) {
+    remote->key = TopicPartition{topic, in.partition}.ToString();
+    remote->offset = in.fetch_offset;
+    remote->max_bytes = max_bytes;
+    budget -= max_bytes;  // reserved: the remote read may fill it
+    return high_watermark;
+  }
   auto read = log->Read(in.fetch_offset, max_bytes, high_watermark, /*min_one_batch=*/first_data);
   if (!read.ok()) {
     out.error_code = Code(GenericErrorCode(read.error().code));
@@ -59,9 +78,10 @@ int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, const FetchR
 // Builds the response; returns the record bytes it holds and whether any
 // partition has an error.
 FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, int64_t& bytes, bool& errors,
-                      std::vector<int64_t>& end_offsets) {
+                      std::vector<int64_t>& end_offsets, std::vector<RemoteRead>& remote) {
   FetchResponse resp;
   end_offsets.clear();
+  remote.clear();
   int32_t budget = req.max_bytes > 0 ? req.max_bytes : INT32_MAX;
   bytes = 0;
   errors = false;
@@ -71,7 +91,14 @@ FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, int64_t& byte
     for (const auto& partition : topic.partitions) {
       auto& out = out_topic.partitions.emplace_back();
       int32_t before = budget;
-      end_offsets.push_back(ReadPartition(ctx, topic.topic, partition, bytes == 0, budget, out));
+      RemoteRead r;
+      end_offsets.push_back(
+          ReadPartition(ctx, topic.topic, partition, bytes == 0, budget, out, &r));
+      if (!r.key.empty()) {
+        r.topic_index = resp.responses.size() - 1;
+        r.partition_index = out_topic.partitions.size() - 1;
+        remote.push_back(std::move(r));
+      }
       bytes += before - budget;
       errors |= out.error_code != 0;
     }
@@ -92,6 +119,38 @@ bool HasNewData(BrokerContext& ctx, const FetchRequest& req, const std::vector<i
   return false;
 }
 
+// Runs the remote reads on the reader pool and puts their batches (or a
+// retriable KAFKA_STORAGE_ERROR) into `resp`; returns the bytes added.
+asio::awaitable<int64_t> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>& reads,
+                                    FetchResponse& resp, bool& errors) {
+  tiered::RemoteLogManager* rlm = ctx.topics.remote();
+  // co_spawn on the pool: the blocking reads run there and this coroutine
+  // resumes on its own executor when they are done.
+  co_await asio::co_spawn(
+      rlm->reader_pool().get_executor(),
+      [&]() -> asio::awaitable<void> {
+        for (RemoteRead& r : reads) r.result = rlm->Read(r.key, r.offset, r.max_bytes);
+        co_return;
+      },
+      asio::use_awaitable);
+  int64_t bytes = 0;
+  for (RemoteRead& r : reads) {
+    auto& out = resp.responses[r.topic_index].partitions[r.partition_index];
+    if (!r.result.ok()) {
+      // Retention removed it meanwhile: out of range; a store outage (or an
+      // open breaker): KAFKA_STORAGE_ERROR, which clients retry.
+      out.error_code = Code(r.result.error().code == Errc::kNotFound
+                                ? ErrorCode::kOffsetOutOfRange
+                                : ErrorCode::kKafkaStorageError);
+      errors = true;
+      continue;
+    }
+    bytes += static_cast<int64_t>(r.result->size());
+    out.records.Own(std::move(r.result).value());
+  }
+  co_return bytes;
+}
+
 }  // namespace
 
 asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& request) {
@@ -104,10 +163,12 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     for (const auto& p : t.partitions) partitions.push_back({t.topic, p.partition});
   }
   std::vector<int64_t> end_offsets;
+  std::vector<RemoteRead> remote;
   for (;;) {
     int64_t bytes = 0;
     bool errors = false;
-    FetchResponse resp = ReadAll(ctx, req, bytes, errors, end_offsets);
+    FetchResponse resp = ReadAll(ctx, req, bytes, errors, end_offsets, remote);
+    if (!remote.empty()) bytes += co_await ReadRemote(ctx, remote, resp, errors);
     auto now = std::chrono::steady_clock::now();
     if (bytes >= req.min_bytes || errors || now >= deadline || partitions.empty()) {
       co_return std::optional<Bytes>(EncodeResponse(request, resp));

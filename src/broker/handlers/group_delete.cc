@@ -8,9 +8,11 @@
 namespace strata::broker {
 
 HandlerResult HandleDeleteGroups(BrokerContext& ctx, net::Request& request) {
-  STRATA_ASSIGN_OR_RETURN(protocol::DeleteGroupsRequest req, DecodeRequest<protocol::DeleteGroupsRequest>(request));
+  STRATA_ASSIGN_OR_RETURN(protocol::DeleteGroupsRequest req,
+                          DecodeRequest<protocol::DeleteGroupsRequest>(request));
   protocol::DeleteGroupsResponse resp;
-  for (const auto& id : req.groups_names) resp.results.push_back(ctx.group_coordinator->DeleteGroup(id));
+  for (const auto& id : req.groups_names)
+    resp.results.push_back(ctx.group_coordinator->DeleteGroup(id));
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 

@@ -8,9 +8,10 @@
 namespace strata::broker {
 
 namespace {
-// READ | DELETE | DESCRIBE: what a group resource supports when no authorizer
-// restricts it (Kafka's AclOperation codes 3, 6 and 8 as a bit field).
-constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8);
+// READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS: what a group supports
+// when no authorizer restricts it (Kafka's AclOperation codes 3, 6, 8, 10, 11 as a
+// bit field; Kafka 4.x answers the same).
+constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
 }  // namespace
 
 HandlerResult HandleDescribeGroups(BrokerContext& ctx, net::Request& request) {

@@ -20,13 +20,17 @@ constexpr int8_t kTransactionKey = 1;
 
 const char* Message(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kNone: return "NONE";
-    case ErrorCode::kCoordinatorNotAvailable: return "The coordinator is not available.";
-    default: return "The request was malformed or sent to an incompatible broker.";
+    case ErrorCode::kNone:
+      return "NONE";
+    case ErrorCode::kCoordinatorNotAvailable:
+      return "The coordinator is not available.";
+    default:
+      return "The request was malformed or sent to an incompatible broker.";
   }
 }
 
-FindCoordinatorResponse::Coordinator Lookup(const BrokerContext& ctx, int8_t key_type, const std::string& key) {
+FindCoordinatorResponse::Coordinator Lookup(const BrokerContext& ctx, int8_t key_type,
+                                            const std::string& key) {
   FindCoordinatorResponse::Coordinator c;
   c.key = key;
   if (key_type == kGroupKey && ctx.group_coordinator != nullptr) {
@@ -35,8 +39,9 @@ FindCoordinatorResponse::Coordinator Lookup(const BrokerContext& ctx, int8_t key
     c.port = ctx.advertised_port;
     return c;
   }
-  ErrorCode code = key_type == kGroupKey || key_type == kTransactionKey ? ErrorCode::kCoordinatorNotAvailable
-                                                                        : ErrorCode::kInvalidRequest;
+  ErrorCode code = key_type == kGroupKey || key_type == kTransactionKey
+                       ? ErrorCode::kCoordinatorNotAvailable
+                       : ErrorCode::kInvalidRequest;
   c.error_code = Code(code);
   c.error_message = Message(code);
   c.node_id = -1;
@@ -47,14 +52,17 @@ FindCoordinatorResponse::Coordinator Lookup(const BrokerContext& ctx, int8_t key
 }  // namespace
 
 HandlerResult HandleFindCoordinator(BrokerContext& ctx, net::Request& request) {
-  STRATA_ASSIGN_OR_RETURN(FindCoordinatorRequest req, DecodeRequest<FindCoordinatorRequest>(request));
+  STRATA_ASSIGN_OR_RETURN(FindCoordinatorRequest req,
+                          DecodeRequest<FindCoordinatorRequest>(request));
   FindCoordinatorResponse resp;
   if (request.header.api_version >= 4) {
-    for (const auto& key : req.coordinator_keys) resp.coordinators.push_back(Lookup(ctx, req.key_type, key));
+    for (const auto& key : req.coordinator_keys)
+      resp.coordinators.push_back(Lookup(ctx, req.key_type, key));
   } else {
     auto c = Lookup(ctx, req.key_type, req.key);
     resp.error_code = c.error_code;
-    resp.error_message = c.error_message ? c.error_message : std::optional<std::string>(Message(ErrorCode::kNone));
+    resp.error_message =
+        c.error_message ? c.error_message : std::optional<std::string>(Message(ErrorCode::kNone));
     resp.node_id = c.node_id;
     resp.host = c.host;
     resp.port = c.port;

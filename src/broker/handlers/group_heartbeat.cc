@@ -7,7 +7,8 @@
 namespace strata::broker {
 
 HandlerResult HandleHeartbeat(BrokerContext& ctx, net::Request& request) {
-  STRATA_ASSIGN_OR_RETURN(protocol::HeartbeatRequest req, DecodeRequest<protocol::HeartbeatRequest>(request));
+  STRATA_ASSIGN_OR_RETURN(protocol::HeartbeatRequest req,
+                          DecodeRequest<protocol::HeartbeatRequest>(request));
   protocol::HeartbeatResponse resp = ctx.group_coordinator->Heartbeat(req);
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }

@@ -23,8 +23,9 @@ asio::awaitable<HandlerResult> HandleJoinGroup(BrokerContext& ctx, net::Request&
   if (!decoded.ok()) co_return decoded.take_error();
   auto result = std::make_shared<coordinator::AsyncResult<protocol::JoinGroupResponse>>(
       co_await asio::this_coro::executor);
-  ctx.group_coordinator->JoinGroup(GroupRequestContext(request), *decoded,
-                                   [result](protocol::JoinGroupResponse r) { result->Set(std::move(r)); });
+  ctx.group_coordinator->JoinGroup(
+      GroupRequestContext(request), *decoded,
+      [result](protocol::JoinGroupResponse r) { result->Set(std::move(r)); });
   protocol::JoinGroupResponse resp = co_await result->Wait();
   co_return std::optional<Bytes>(EncodeResponse(request, resp));
 }

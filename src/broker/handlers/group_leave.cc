@@ -8,7 +8,8 @@
 namespace strata::broker {
 
 HandlerResult HandleLeaveGroup(BrokerContext& ctx, net::Request& request) {
-  STRATA_ASSIGN_OR_RETURN(protocol::LeaveGroupRequest req, DecodeRequest<protocol::LeaveGroupRequest>(request));
+  STRATA_ASSIGN_OR_RETURN(protocol::LeaveGroupRequest req,
+                          DecodeRequest<protocol::LeaveGroupRequest>(request));
   bool single = request.header.api_version <= 2;
   if (single) req.members = {{req.member_id, std::nullopt, std::nullopt}};
   protocol::LeaveGroupResponse resp = ctx.group_coordinator->LeaveGroup(req.group_id, req.members);

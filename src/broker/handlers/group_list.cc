@@ -7,7 +7,8 @@
 namespace strata::broker {
 
 HandlerResult HandleListGroups(BrokerContext& ctx, net::Request& request) {
-  STRATA_ASSIGN_OR_RETURN(protocol::ListGroupsRequest req, DecodeRequest<protocol::ListGroupsRequest>(request));
+  STRATA_ASSIGN_OR_RETURN(protocol::ListGroupsRequest req,
+                          DecodeRequest<protocol::ListGroupsRequest>(request));
   protocol::ListGroupsResponse resp;
   resp.groups = ctx.group_coordinator->ListGroups(req.states_filter);
   return std::optional<Bytes>(EncodeResponse(request, resp));

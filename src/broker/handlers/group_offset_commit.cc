@@ -36,7 +36,8 @@ HandlerResult HandleOffsetCommit(BrokerContext& ctx, net::Request& request) {
     }
     known.topics.push_back(std::move(t));  // same index as in req, possibly empty
   }
-  OffsetCommitResponse stored = ctx.group_coordinator->CommitOffsets(known, request.header.api_version);
+  OffsetCommitResponse stored =
+      ctx.group_coordinator->CommitOffsets(known, request.header.api_version);
   OffsetCommitResponse resp;
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
     auto& out = resp.topics.emplace_back();

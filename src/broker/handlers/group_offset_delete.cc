@@ -23,7 +23,8 @@ HandlerResult HandleOffsetDelete(BrokerContext& ctx, net::Request& request) {
       if (info && p.partition_index >= 0 && p.partition_index < info->record.partitions) {
         valid.partitions.push_back(p);
       } else {
-        invalid.partitions.push_back({p.partition_index, Code(protocol::ErrorCode::kUnknownTopicOrPartition)});
+        invalid.partitions.push_back(
+            {p.partition_index, Code(protocol::ErrorCode::kUnknownTopicOrPartition)});
       }
     }
     if (!valid.partitions.empty()) known.topics.push_back(std::move(valid));

@@ -8,10 +8,12 @@
 namespace strata::broker {
 
 HandlerResult HandleOffsetFetch(BrokerContext& ctx, net::Request& request) {
-  STRATA_ASSIGN_OR_RETURN(protocol::OffsetFetchRequest req, DecodeRequest<protocol::OffsetFetchRequest>(request));
+  STRATA_ASSIGN_OR_RETURN(protocol::OffsetFetchRequest req,
+                          DecodeRequest<protocol::OffsetFetchRequest>(request));
   protocol::OffsetFetchResponse resp;
   if (request.header.api_version >= 8) {
-    for (const auto& g : req.groups) resp.groups.push_back(ctx.group_coordinator->FetchOffsets(g.group_id, g.topics));
+    for (const auto& g : req.groups)
+      resp.groups.push_back(ctx.group_coordinator->FetchOffsets(g.group_id, g.topics));
   } else {
     auto group = ctx.group_coordinator->FetchOffsets(req.group_id, req.topics);
     resp.topics = std::move(group.topics);

@@ -21,8 +21,9 @@ asio::awaitable<HandlerResult> HandleSyncGroup(BrokerContext& ctx, net::Request&
   }
   auto result = std::make_shared<coordinator::AsyncResult<protocol::SyncGroupResponse>>(
       co_await asio::this_coro::executor);
-  ctx.group_coordinator->SyncGroup(GroupRequestContext(request), req,
-                                   [result](protocol::SyncGroupResponse r) { result->Set(std::move(r)); });
+  ctx.group_coordinator->SyncGroup(
+      GroupRequestContext(request), req,
+      [result](protocol::SyncGroupResponse r) { result->Set(std::move(r)); });
   resp = co_await result->Wait();
   co_return std::optional<Bytes>(EncodeResponse(request, resp));
 }

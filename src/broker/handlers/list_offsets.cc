@@ -37,13 +37,18 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
     case kLatest:
       out.offset = log->log_end_offset();
       break;
-    case kEarliest:
+    case kEarliest:  // remote segments included
+      out.offset = ctx.topics.LogStartOffset({topic, in.partition_index}, *log);
+      break;
     case kEarliestLocal:
       out.offset = log->log_start_offset();
       break;
-    case kLatestTiered:
-      out.offset = -1;  // nothing is tiered yet
+    case kLatestTiered: {
+      auto* remote = ctx.topics.remote();
+      TopicPartition tp{topic, in.partition_index};
+      out.offset = remote ? remote->RemoteLogEndOffset(tp.ToString()) : -1;  // -1: none tiered
       break;
+    }
     case kMaxTimestamp: {
       auto max = log->MaxTimestamp();
       out.timestamp = max.timestamp;

@@ -17,7 +17,9 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -30,6 +32,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  *   OWNED p,p,...        after every rebalance callback (its whole current assignment)
  *   M p offset           for each record consumed
  *   CLOSED               after the final commit and LeaveGroup
+ *   NOTE ...             informational (e.g. a commit refused during a rebalance)
  * </pre>
  *
  * <p>Usage: GroupConsume --bootstrap HOST:PORT --group G --topic T [--assignors
@@ -83,7 +86,7 @@ public final class GroupConsume {
       consumer.subscribe(List.of(opts.get("topic")), new ConsumerRebalanceListener() {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-          if (!partitions.isEmpty()) consumer.commitSync();
+          if (!partitions.isEmpty()) tryCommit(consumer);
           for (TopicPartition tp : partitions) owned.remove(tp.partition());
           report(owned);
         }
@@ -110,7 +113,7 @@ public final class GroupConsume {
           if (out.length() > 0) {
             System.out.print(out);
             System.out.flush();
-            consumer.commitSync();
+            tryCommit(consumer);
           }
         } catch (WakeupException e) {
           break;
@@ -124,6 +127,17 @@ public final class GroupConsume {
     }
     System.out.println("CLOSED");
     System.out.flush();
+  }
+
+  /** Commits what was consumed; a commit refused because a rebalance is under way is
+   * retried later (or made by the partitions' next owner from its own position). */
+  private static void tryCommit(KafkaConsumer<byte[], byte[]> consumer) {
+    try {
+      consumer.commitSync();
+    } catch (RebalanceInProgressException | CommitFailedException e) {
+      System.out.println("NOTE commit skipped: " + e.getClass().getSimpleName());
+      System.out.flush();
+    }
   }
 
   private static void report(TreeSet<Integer> owned) {

@@ -1,0 +1,228 @@
+// RemoteLogManager, continued: manifest loading, queueing and uploading of
+// rolled segments, the in-order commit, and remote retention.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "tiered/remote_log_manager.h"
+#include "tiered/remote_log_partition.h"
+#include "tiered/segment_uploader.h"
+
+namespace strata::tiered {
+
+namespace {
+auto Log() { return log::Get("tiered"); }
+using S = RemoteSegmentState;
+}  // namespace
+
+void RemoteLogManager::ScanOnce() {
+  for (const auto& p : Partitions()) ScanPartition(p);
+}
+
+void RemoteLogManager::ScanPartition(const std::shared_ptr<Partition>& p) {
+  std::lock_guard lock(p->mu);
+  if (p->removed || !p->log) return;
+  if (!p->loaded && !LoadManifestLocked(*p)) return;
+  if (p->manifest_dirty && !WriteManifestLocked(*p).ok()) return;
+  QueueRolledLocked(*p);
+  CommitLocked(*p);
+  DispatchLocked(p);
+}
+
+// Reads manifest.json (missing = nothing uploaded yet). Segments it lists as
+// COPY_FINISHED are never uploaded again; COPY_STARTED ones are redone under
+// the same uuid (Put overwrites).
+bool RemoteLogManager::LoadManifestLocked(Partition& p) {
+  auto data = store().Get(p.dir + "/" + kManifestName);
+  RemoteManifest manifest;
+  if (data.ok()) {
+    auto parsed = RemoteManifest::Parse(*data);
+    if (!parsed.ok()) {
+      Log()->error("{}: bad remote manifest, tiering paused: {}", p.id.key(),
+                   parsed.error().message);
+      return false;
+    }
+    manifest = std::move(parsed).value();
+  } else if (data.error().code != Errc::kNotFound) {
+    if (p.load_failures++ % 50 == 0) {
+      Log()->warn("{}: cannot read remote manifest: {}", p.id.key(), data.error().message);
+    }
+    return false;
+  }
+  p.manifest = std::move(manifest);
+  p.next_to_queue = 0;
+  for (const RemoteSegment& s : p.manifest.segments()) {
+    if (s.state != S::kCopyStarted) p.next_to_queue = std::max(p.next_to_queue, s.end_offset + 1);
+  }
+  int64_t end = p.manifest.remote_log_end_offset();
+  if (end >= 0) p.log->SetRemoteCopiedOffset(end + 1);
+  p.loaded = true;
+  p.PublishOffsetsLocked();
+  Log()->info("{}: remote manifest loaded: {} segments, remote offsets [{}, {}]", p.id.key(),
+              p.manifest.segments().size(), p.manifest.remote_log_start_offset(), end);
+  return true;
+}
+
+Status RemoteLogManager::WriteManifestLocked(Partition& p) {
+  p.PublishOffsetsLocked();
+  Bytes data = p.manifest.Serialize();
+  manifest_writes_.fetch_add(1);
+  Status st = store().Put(p.dir + "/" + kManifestName, PutSource::Memory(data));
+  if (!st.ok()) {
+    manifest_write_failures_.fetch_add(1);
+    p.manifest_dirty = true;
+    if (BackOffLocked(p)) {
+      Log()->warn("{}: writing remote manifest failed (will retry): {}", p.id.key(),
+                  st.error().message);
+    }
+    return st;
+  }
+  p.manifest_dirty = false;
+  p.consecutive_failures = 0;
+  int64_t end = p.manifest.remote_log_end_offset();
+  // Only now may local retention drop what was uploaded.
+  if (end >= 0) p.log->SetRemoteCopiedOffset(end + 1);
+  return Status::Ok();
+}
+
+void RemoteLogManager::QueueRolledLocked(Partition& p) {
+  // Rolled segments are wholly below the log end, which is the high
+  // watermark on a single node, so each is queued as soon as it rolls.
+  for (storage::SegmentSummary& s : p.log->RolledSegments()) {
+    if (s.base_offset < p.next_to_queue) continue;
+    p.next_to_queue = s.end_offset + 1;
+    p.pending.push_back(std::move(s));
+  }
+}
+
+// Marks the uploaded prefix of the in-flight segments COPY_FINISHED, in
+// offset order, and persists the manifest.
+void RemoteLogManager::CommitLocked(Partition& p) {
+  bool changed = false;
+  while (!p.inflight.empty() && p.inflight.begin()->second.done) {
+    RemoteSegment* e = p.manifest.Find(p.inflight.begin()->first);
+    if (e != nullptr && e->state == S::kCopyStarted) {
+      e->state = S::kCopyFinished;
+      uploads_.fetch_add(1);
+      bytes_uploaded_.fetch_add(uint64_t(e->size));
+      changed = true;
+    }
+    p.inflight.erase(p.inflight.begin());
+  }
+  if (changed) (void)WriteManifestLocked(p);
+}
+
+void RemoteLogManager::DispatchLocked(const std::shared_ptr<Partition>& p) {
+  if (p->manifest_dirty || clock_->MonotonicMs() < p->backoff_until_ms) return;
+  int running = 0;
+  for (const auto& [base, f] : p->inflight) running += f.done ? 0 : 1;
+  const bool lagging =
+      int64_t(p->pending.size()) + running > int64_t(options_.parallel_lag_segments);
+  const int allowed = lagging ? std::max(options_.copier_threads, 1) : 1;
+  while (running < allowed && !p->pending.empty()) {
+    const storage::SegmentSummary& s = p->pending.front();
+    RemoteSegment* e = p->manifest.Find(s.base_offset);
+    if (e != nullptr && e->state != S::kCopyStarted) {  // already uploaded (or expiring)
+      p->pending.pop_front();
+      continue;
+    }
+    if (e == nullptr) {
+      RemoteSegment seg{s.base_offset, s.end_offset, s.size, s.max_timestamp,
+                        RandomUuidBase64(), S::kCopyStarted, false};
+      auto& segs = p->manifest.segments();
+      auto at = std::find_if(segs.begin(), segs.end(),
+                             [&](const RemoteSegment& x) { return x.base_offset > s.base_offset; });
+      segs.insert(at, std::move(seg));
+      // COPY_STARTED is durable before any object is written.
+      if (!WriteManifestLocked(*p).ok()) return;
+    }
+    p->inflight[s.base_offset] = Inflight{s, false};
+    p->pending.pop_front();
+    ++running;
+    const int64_t base = s.base_offset;
+    {
+      std::lock_guard lock(pool_mu_);
+      if (stopping_) return;
+      jobs_.push_back([this, p, base] { RunUpload(p, base); });
+    }
+    pool_cv_.notify_one();
+  }
+}
+
+void RemoteLogManager::RunUpload(std::shared_ptr<Partition> p, int64_t base) {
+  storage::SegmentSummary local;
+  RemoteSegment seg;
+  std::shared_ptr<storage::Log> log;
+  std::string dir;
+  {
+    std::lock_guard lock(p->mu);
+    auto it = p->inflight.find(base);
+    RemoteSegment* e = p->manifest.Find(base);
+    if (p->removed || it == p->inflight.end() || e == nullptr) return;
+    local = it->second.local;
+    seg = *e;
+    log = p->log;
+    dir = p->dir;
+  }
+  Status st = UploadSegment(store(), dir, local, log->LeaderEpochEntries(), &seg);
+  std::lock_guard lock(p->mu);
+  if (p->removed) return;
+  auto it = p->inflight.find(base);
+  if (it == p->inflight.end()) return;
+  if (st.ok()) {
+    p->consecutive_failures = 0;
+    it->second.done = true;
+    if (RemoteSegment* e = p->manifest.Find(base)) e->has_snapshot = seg.has_snapshot;
+  } else if (st.error().code == Errc::kNotFound) {
+    // DeleteRecords removed the local segment first: nothing to tier.
+    Log()->warn("{}: segment {} vanished before upload", p->id.key(), base);
+    p->inflight.erase(it);
+    std::erase_if(p->manifest.segments(), [&](const RemoteSegment& x) {
+      return x.base_offset == base && x.state == S::kCopyStarted;
+    });
+    p->manifest_dirty = true;
+  } else {
+    upload_failures_.fetch_add(1);
+    if (BackOffLocked(*p)) {
+      Log()->warn("{}: upload of segment {} failed (will retry, {} failures in a row): {}",
+                  p->id.key(), base, p->consecutive_failures, st.error().message);
+    }
+    auto at = std::find_if(p->pending.begin(), p->pending.end(),
+                           [&](const storage::SegmentSummary& x) { return x.base_offset > base; });
+    p->pending.insert(at, it->second.local);
+    p->inflight.erase(it);
+  }
+  CommitLocked(*p);
+  DispatchLocked(p);
+}
+
+bool RemoteLogManager::BackOffLocked(Partition& p) {
+  const int64_t n = ++p.consecutive_failures;
+  int64_t delay = options_.retry_backoff_ms << std::min<int64_t>(n - 1, 10);
+  delay = std::min(delay, options_.max_retry_backoff_ms);
+  p.backoff_until_ms = clock_->MonotonicMs() + delay;
+  return n == 1 || n % 20 == 0;
+}
+
+bool RemoteLogManager::WaitForUploads(int64_t timeout_ms) {
+  const int64_t deadline = clock_->MonotonicMs() + timeout_ms;
+  for (;;) {
+    bool all = true;
+    for (const auto& p : Partitions()) {
+      std::lock_guard lock(p->mu);
+      if (p->removed || !p->log) continue;
+      auto rolled = p->log->RolledSegments();
+      int64_t end = p->manifest.remote_log_end_offset();
+      if (!p->loaded || p->manifest_dirty || !p->inflight.empty() || !p->pending.empty() ||
+          (!rolled.empty() && rolled.back().end_offset > end)) {
+        all = false;
+      }
+    }
+    if (all) return true;
+    if (clock_->MonotonicMs() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace strata::tiered

@@ -1,0 +1,207 @@
+#include "tiered/remote_log_manager.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "tiered/remote_log_partition.h"
+#include "tiered/segment_uploader.h"
+
+namespace strata::tiered {
+
+namespace {
+auto Log() { return log::Get("tiered"); }
+using S = RemoteSegmentState;
+}  // namespace
+
+RemoteLogManager::RemoteLogManager(RemoteLogManagerOptions options, ResilientStorage storage,
+                                   Clock* clock)
+    : options_(options),
+      layers_(std::move(storage)),
+      clock_(clock),
+      reader_pool_(static_cast<size_t>(std::max(options.reader_threads, 1))) {}
+
+RemoteLogManager::~RemoteLogManager() {
+  Stop();
+  if (metrics_hook_) {
+    std::lock_guard lock(metrics_hook_->mu);
+    metrics_hook_->rlm = nullptr;
+  }
+  reader_pool_.join();
+}
+
+Result<std::unique_ptr<RemoteLogManager>> RemoteLogManager::Open(const std::string& uri,
+                                                                 const std::string& user,
+                                                                 RemoteLogManagerOptions options,
+                                                                 Clock* clock) {
+  RemoteStorageOptions so;
+  so.user = user;
+  STRATA_ASSIGN_OR_RETURN(auto backend, OpenRemoteStorage(uri, so));
+  ResilientStorage stack = MakeResilientStorage(std::move(backend), ResilienceOptions{});
+  return std::make_unique<RemoteLogManager>(options, std::move(stack), clock);
+}
+
+void RemoteLogManager::Start() {
+  if (started_) return;
+  started_ = true;
+  if (options_.register_metrics) RegisterMetrics();
+  for (int i = 0; i < std::max(options_.copier_threads, 1); ++i) {
+    copiers_.emplace_back([this] {
+      for (;;) {
+        std::function<void()> job;
+        {
+          std::unique_lock lock(pool_mu_);
+          pool_cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+          if (stopping_) return;
+          job = std::move(jobs_.front());
+          jobs_.pop_front();
+        }
+        job();
+      }
+    });
+  }
+  scanner_ = std::thread([this] { ScanLoop(); });
+}
+
+void RemoteLogManager::Stop() {
+  {
+    std::scoped_lock lock(pool_mu_, scan_mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    jobs_.clear();  // their segments stay COPY_STARTED and are redone after restart
+  }
+  pool_cv_.notify_all();
+  scan_cv_.notify_all();
+  if (scanner_.joinable()) scanner_.join();
+  for (auto& t : copiers_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void RemoteLogManager::ScanLoop() {
+  int64_t next_retention = clock_->MonotonicMs() + options_.retention_interval_ms;
+  for (;;) {
+    ScanOnce();
+    if (clock_->MonotonicMs() >= next_retention) {
+      EnforceRetentionOnce();
+      next_retention = clock_->MonotonicMs() + options_.retention_interval_ms;
+    }
+    std::unique_lock lock(scan_mu_);
+    scan_cv_.wait_for(lock, std::chrono::milliseconds(options_.scan_interval_ms),
+                      [this] { return stopping_; });
+    if (stopping_) return;
+  }
+}
+
+void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
+                                    const storage::LogConfig& config) {
+  std::lock_guard lock(map_mu_);
+  auto& slot = partitions_[id.key()];
+  if (slot) {
+    std::lock_guard plock(slot->mu);
+    slot->log = std::move(log);
+    slot->config = config;
+    return;
+  }
+  slot = std::make_shared<Partition>();
+  slot->id = id;
+  slot->dir = RemotePartitionDir(id.topic, id.partition, id.topic_id);
+  slot->log = std::move(log);
+  slot->config = config;
+}
+
+void RemoteLogManager::RemovePartition(const std::string& key, bool delete_remote) {
+  std::shared_ptr<Partition> p;
+  {
+    std::lock_guard lock(map_mu_);
+    auto it = partitions_.find(key);
+    if (it == partitions_.end()) return;
+    p = std::move(it->second);
+    partitions_.erase(it);
+  }
+  std::string dir;
+  {
+    std::lock_guard lock(p->mu);
+    p->removed = true;
+    p->log.reset();
+    dir = p->dir;
+  }
+  if (!delete_remote) return;
+  Status st = store().Delete(dir, /*recursive=*/true);
+  if (!st.ok()) Log()->warn("deleting remote {}: {}", dir, st.error().message);
+}
+
+bool RemoteLogManager::IsTiered(const std::string& key) const { return FindPartition(key) != nullptr; }
+
+std::shared_ptr<RemoteLogManager::Partition> RemoteLogManager::FindPartition(
+    const std::string& key) const {
+  std::lock_guard lock(map_mu_);
+  auto it = partitions_.find(key);
+  return it == partitions_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<RemoteLogManager::Partition>> RemoteLogManager::Partitions() const {
+  std::lock_guard lock(map_mu_);
+  std::vector<std::shared_ptr<Partition>> out;
+  for (const auto& [k, p] : partitions_) out.push_back(p);
+  return out;
+}
+
+int64_t RemoteLogManager::LogStartOffset(const std::string& key, int64_t local_start) const {
+  auto p = FindPartition(key);
+  if (!p) return local_start;
+  int64_t remote = p->remote_start.load();
+  return remote >= 0 ? std::min(remote, local_start) : local_start;
+}
+
+int64_t RemoteLogManager::RemoteLogEndOffset(const std::string& key) const {
+  auto p = FindPartition(key);
+  return p ? p->remote_end.load() : -1;
+}
+
+Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int32_t max_bytes) {
+  auto p = FindPartition(key);
+  if (!p) return MakeError(Errc::kNotFound, key + " is not tiered");
+  RemoteSegment seg;
+  std::string dir;
+  std::shared_ptr<const Bytes> index;
+  {
+    std::lock_guard lock(p->mu);
+    if (!p->loaded) return MakeError(Errc::kUnavailable, key + ": remote manifest not loaded");
+    const RemoteSegment* found = p->manifest.FindReadable(offset);
+    if (found == nullptr) {
+      return MakeError(Errc::kNotFound, fmt::format("{}: no remote segment holds {}", key, offset));
+    }
+    seg = *found;
+    dir = p->dir;
+    auto it = p->index_cache.find(seg.base_offset);
+    if (it != p->index_cache.end()) index = it->second;
+  }
+  reads_.fetch_add(1);
+  if (!index) {
+    auto fetched = store().Get(RemoteObjectPath(dir, seg, kRemoteIndexExt));
+    if (!fetched.ok()) {
+      read_failures_.fetch_add(1);
+      return fetched.take_error();
+    }
+    index = std::make_shared<const Bytes>(std::move(fetched).value());
+    std::lock_guard lock(p->mu);
+    if (p->index_cache.emplace(seg.base_offset, index).second) {
+      p->index_lru.push_back(seg.base_offset);
+      if (p->index_lru.size() > Partition::kCachedIndexes) {
+        p->index_cache.erase(p->index_lru.front());
+        p->index_lru.pop_front();
+      }
+    }
+  }
+  auto data = ReadRemoteSegmentWithIndex(store(), dir, seg, *index, offset, max_bytes);
+  if (!data.ok()) {
+    read_failures_.fetch_add(1);
+    return data;
+  }
+  read_bytes_.fetch_add(data->size());
+  return data;
+}
+
+}  // namespace strata::tiered

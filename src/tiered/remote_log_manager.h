@@ -1,0 +1,183 @@
+#pragma once
+// RemoteLogManager: tiered storage (KIP-405) for the broker's partitions with
+// remote.storage.enable. It
+//  - uploads every rolled segment (a scan thread queues new rolled segments
+//    within scan_interval_ms; a copier pool uploads them, one partition's
+//    segments in parallel once its backlog exceeds parallel_lag_segments,
+//    always committed to the manifest in offset order),
+//  - keeps a per-partition manifest.json (RemoteManifest) in the store,
+//  - tells the Log how far it is copied (so local retention deletes only
+//    uploaded segments),
+//  - expires remote segments by retention.ms / retention.bytes over local +
+//    remote (DELETE_STARTED -> objects deleted -> DELETE_FINISHED), moving the
+//    log start offset, and
+//  - serves reads below the local log start from remote storage (blocking:
+//    callers run them on reader_pool()).
+// When the store is down uploads back off and resume in order; nothing is
+// deleted locally that is not COPY_FINISHED.
+//
+// Thread-safety: every public method is safe from any thread. One mutex per
+// partition guards its manifest and queues; the partition map has its own.
+#include <asio/thread_pool.hpp>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "storage/log.h"
+#include "tiered/circuit_breaker.h"
+#include "tiered/remote_manifest.h"
+#include "tiered/remote_storage.h"
+#include "tiered/resilient_storage.h"
+
+namespace strata::tiered {
+
+struct RemoteLogManagerOptions {
+  int copier_threads = 2;          // remote.log.manager.copier.thread.pool.size
+  int reader_threads = 2;          // remote.log.reader.threads
+  int parallel_lag_segments = 4;   // strata.remote.upload.parallel.lag.segments
+  int64_t retention_interval_ms = 30000;  // remote.log.manager.task.interval.ms
+  int64_t scan_interval_ms = 200;  // how often rolled segments are looked for
+  int64_t retry_backoff_ms = 500;  // after a failed upload or manifest write (doubles)
+  int64_t max_retry_backoff_ms = 5000;
+  bool register_metrics = true;    // export gauges/counters to metrics::Global()
+};
+
+// Identifies a tiered partition.
+struct RemotePartitionId {
+  std::string topic;
+  int32_t partition = 0;
+  std::string topic_id;  // base64 text form
+  std::string key() const { return topic + "-" + std::to_string(partition); }
+};
+
+// Per-partition numbers for metrics and tests.
+struct RemotePartitionStats {
+  bool manifest_loaded = false;
+  int64_t remote_log_start = -1;
+  int64_t remote_log_end = -1;
+  int64_t lag_segments = 0;   // rolled but not COPY_FINISHED
+  int64_t lag_bytes = 0;
+  int64_t lag_seconds = 0;    // age of the oldest rolled, un-uploaded segment's newest record
+  int64_t remote_segments = 0;
+  int64_t remote_bytes = 0;
+};
+
+struct RemoteLogCounters {
+  uint64_t uploads = 0;         // segments COPY_FINISHED
+  uint64_t upload_failures = 0; // failed upload attempts (retried)
+  uint64_t bytes_uploaded = 0;  // .log bytes of finished uploads
+  uint64_t manifest_writes = 0;
+  uint64_t manifest_write_failures = 0;
+  uint64_t remote_reads = 0;
+  uint64_t remote_read_failures = 0;
+  uint64_t remote_read_bytes = 0;
+  uint64_t segments_expired = 0;  // remote segments DELETE_FINISHED
+};
+
+class RemoteLogManager {
+ public:
+  // `storage.storage` is the store used; its layer pointers (breaker, retry,
+  // hedge) may be null (tests pass a bare backend).
+  RemoteLogManager(RemoteLogManagerOptions options, ResilientStorage storage, Clock* clock);
+  ~RemoteLogManager();
+
+  // Opens `uri` with the standard decorator stack (MakeResilientStorage).
+  static Result<std::unique_ptr<RemoteLogManager>> Open(const std::string& uri,
+                                                        const std::string& user,
+                                                        RemoteLogManagerOptions options,
+                                                        Clock* clock);
+
+  void Start();  // starts the scan and copier threads
+  void Stop();   // waits for in-flight uploads; idempotent
+
+  // Registers (or re-configures) a tiered partition. The manifest is loaded
+  // by the scan thread (retried while the store is down).
+  void AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
+                    const storage::LogConfig& config);
+  // Stops tiering the partition; with delete_remote its remote directory is
+  // removed (topic deletion; best effort).
+  void RemovePartition(const std::string& key, bool delete_remote);
+  bool IsTiered(const std::string& key) const;
+
+  // The partition's log start offset: the first remote offset when remote
+  // segments exist, else `local_start`.
+  int64_t LogStartOffset(const std::string& key, int64_t local_start) const;
+  // Last offset in remote storage (ListOffsets -5); -1 when none.
+  int64_t RemoteLogEndOffset(const std::string& key) const;
+  // Blocking read of whole batches at `offset` from remote storage. Errors:
+  // kNotFound (not tiered / no remote segment holds it), kUnavailable when the
+  // store's breaker is open, other store errors.
+  Result<Bytes> Read(const std::string& key, int64_t offset, int32_t max_bytes);
+  asio::thread_pool& reader_pool() { return reader_pool_; }
+
+  // One round of queueing + dispatching (the scan thread's work); for tests.
+  void ScanOnce();
+  // One round of remote retention; returns remote segments expired.
+  int EnforceRetentionOnce();
+  // Blocks until every rolled segment of every partition is COPY_FINISHED
+  // or `timeout_ms` passes; returns whether all were.
+  bool WaitForUploads(int64_t timeout_ms);
+
+  RemotePartitionStats PartitionStats(const std::string& key) const;
+  std::vector<std::pair<std::string, RemotePartitionStats>> AllPartitionStats() const;
+  RemoteLogCounters counters() const;
+  BreakerState breaker_state() const;
+  ResilienceCounters resilience_counters() const;
+  RemoteStorage& store() { return *layers_.storage; }
+
+ private:
+  struct Partition;
+  struct Inflight;
+  std::shared_ptr<Partition> FindPartition(const std::string& key) const;
+  std::vector<std::shared_ptr<Partition>> Partitions() const;
+  void ScanPartition(const std::shared_ptr<Partition>& p);
+  bool LoadManifestLocked(Partition& p);
+  Status WriteManifestLocked(Partition& p);
+  void QueueRolledLocked(Partition& p);
+  void CommitLocked(Partition& p);
+  void DispatchLocked(const std::shared_ptr<Partition>& p);
+  void RunUpload(std::shared_ptr<Partition> p, int64_t base);
+  int ExpirePartition(Partition& p);
+  bool DeleteSegmentLocked(Partition& p, RemoteSegment& seg);
+  void ScanLoop();
+  // Backs the partition off after a failure (exponential, capped); true when
+  // the failure is worth logging (the first, then every 20th).
+  bool BackOffLocked(Partition& p);
+  void RegisterMetrics();
+
+  struct MetricsHook;
+  RemoteLogManagerOptions options_;
+  ResilientStorage layers_;  // layers_.storage is the store; the rest are for counters
+  Clock* clock_;
+
+  mutable std::mutex map_mu_;
+  std::map<std::string, std::shared_ptr<Partition>> partitions_;
+
+  // Copier pool: a plain queue of upload jobs.
+  std::mutex pool_mu_;
+  std::condition_variable pool_cv_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> copiers_;
+  std::thread scanner_;
+  std::mutex scan_mu_;
+  std::condition_variable scan_cv_;
+  bool stopping_ = false;  // guarded by pool_mu_ and scan_mu_ (set under both)
+  bool started_ = false;
+  asio::thread_pool reader_pool_;
+
+  std::atomic<uint64_t> uploads_{0}, upload_failures_{0}, bytes_uploaded_{0};
+  std::atomic<uint64_t> manifest_writes_{0}, manifest_write_failures_{0};
+  std::atomic<uint64_t> reads_{0}, read_failures_{0}, read_bytes_{0}, expired_{0};
+  std::shared_ptr<MetricsHook> metrics_hook_;
+};
+
+}  // namespace strata::tiered

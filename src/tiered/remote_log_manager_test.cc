@@ -1,0 +1,306 @@
+// Tests of the manifest, the uploader/copier and remote reads, over the
+// file:// backend (optionally behind FaultInjectingStorage).
+#include "tiered/remote_log_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "storage/test_util.h"
+#include "tiered/fault_injecting_storage.h"
+#include "tiered/local_fs_storage.h"
+#include "tiered/remote_manifest.h"
+#include "tiered/segment_uploader.h"
+#include "tiered/test_util.h"
+
+namespace strata::tiered {
+namespace {
+
+namespace fs = std::filesystem;
+using storage::testing::AppendOne;
+using storage::testing::BatchOptions;
+using storage::testing::Headers;
+using testing::TempDir;
+
+Bytes ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(RemoteManifestTest, RoundTripsAndFindsSegments) {
+  RemoteManifest m;
+  m.segments().push_back({0, 9, 100, 1000, "u0", RemoteSegmentState::kDeleteStarted, false});
+  m.segments().push_back({10, 19, 200, 2000, "u1", RemoteSegmentState::kCopyFinished, true});
+  m.segments().push_back({20, 29, 300, 3000, "u2", RemoteSegmentState::kCopyFinished, false});
+  m.segments().push_back({30, 39, 400, 4000, "u3", RemoteSegmentState::kCopyStarted, false});
+  auto parsed = RemoteManifest::Parse(m.Serialize());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  ASSERT_EQ(parsed->segments().size(), 4u);
+  EXPECT_EQ(parsed->segments()[1].uuid, "u1");
+  EXPECT_TRUE(parsed->segments()[1].has_snapshot);
+  EXPECT_EQ(parsed->segments()[3].state, RemoteSegmentState::kCopyStarted);
+  EXPECT_EQ(parsed->remote_log_start_offset(), 10);
+  EXPECT_EQ(parsed->remote_log_end_offset(), 29);
+  EXPECT_EQ(parsed->remote_bytes(), 500);
+  EXPECT_EQ(parsed->FindReadable(5), nullptr);   // being deleted
+  EXPECT_EQ(parsed->FindReadable(25)->base_offset, 20);
+  EXPECT_EQ(parsed->FindReadable(35), nullptr);  // not finished
+  EXPECT_EQ(RemoteObjectPath("t-0-x", parsed->segments()[1], kRemoteLogExt),
+            "t-0-x/00000000000000000010-u1.log");
+  EXPECT_FALSE(RemoteManifest::Parse(ByteView(testing::ToBytes("{nope"))).ok());
+}
+
+TEST(EpochCheckpointTest, KeepsEntriesUpToTheSegmentEnd) {
+  EXPECT_EQ(EpochCheckpointText({{0, 0}, {3, 50}, {4, 120}}, 99), "0\n2\n0 0\n3 50\n");
+}
+
+class RemoteLogManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_.segment_bytes = 4096;
+    config_.index_interval_bytes = 256;
+    config_.remote_storage_enable = true;
+    config_.local_retention_bytes = 0;
+    config_.retention_ms = -1;
+    auto log = storage::Log::Open(fs::path(local_.path()) / "t-0", config_, Clock::Real());
+    ASSERT_TRUE(log.ok());
+    log_ = std::move(log).value();
+  }
+
+  // Appends `n` 5-record batches (about 640 bytes each: ~6 per segment).
+  void Produce(int n) {
+    for (int i = 0; i < n; ++i) {
+      BatchOptions o;
+      o.records = 5;
+      o.value_bytes = 100;
+      o.fill = uint8_t('a' + i % 20);
+      o.first_timestamp = 1000 + i;
+      ASSERT_TRUE(AppendOne(*log_, o).ok());
+    }
+  }
+
+  std::unique_ptr<RemoteLogManager> MakeManager(double put_fail_ratio, uint64_t seed = 7) {
+    auto fs_store = OpenRemoteStorage("file://" + remote_.path());
+    EXPECT_TRUE(fs_store.ok());
+    auto faulty = std::make_unique<FaultInjectingStorage>(std::move(fs_store).value(), seed);
+    faulty_ = faulty.get();
+    FaultSpec spec;
+    spec.fail_ratio = put_fail_ratio;
+    spec.fail_after_call = true;  // the nastiest case: the object may exist anyway
+    faulty->SetFault(StorageOp::kPut, spec);
+    ResilientStorage rs;
+    rs.storage = std::move(faulty);
+    RemoteLogManagerOptions o;
+    o.copier_threads = 4;
+    o.parallel_lag_segments = 2;
+    o.scan_interval_ms = 5;
+    o.retry_backoff_ms = 2;
+    o.max_retry_backoff_ms = 50;
+    o.retention_interval_ms = 1000000;
+    o.register_metrics = false;
+    auto m = std::make_unique<RemoteLogManager>(o, std::move(rs), Clock::Real());
+    m->AddPartition(id_, log_, config_);
+    return m;
+  }
+
+  std::set<std::string> RemoteLogFiles() const {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(fs::path(remote_.path()) / dir_)) {
+      std::string name = e.path().filename().string();
+      if (name.size() > 4 && name.substr(name.size() - 4) == ".log") out.insert(name);
+    }
+    return out;
+  }
+
+  RemoteManifest Manifest() const {
+    auto m = RemoteManifest::Parse(ReadFile(fs::path(remote_.path()) / dir_ / kManifestName));
+    EXPECT_TRUE(m.ok());
+    return m.ok() ? std::move(m).value() : RemoteManifest{};
+  }
+
+  TempDir local_, remote_;
+  storage::LogConfig config_;
+  std::shared_ptr<storage::Log> log_;
+  RemotePartitionId id_{"t", 0, "AAAAAAAAAAAAAAAAAAAAAQ"};
+  std::string dir_ = "t-0-AAAAAAAAAAAAAAAAAAAAAQ";
+  FaultInjectingStorage* faulty_ = nullptr;
+};
+
+TEST_F(RemoteLogManagerTest, EverySegmentUploadedExactlyOnceDespiteFailedPuts) {
+  Produce(200);
+  auto rolled = log_->RolledSegments();
+  ASSERT_GT(rolled.size(), 20u);
+  auto m = MakeManager(0.2);
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  m->Stop();
+  EXPECT_GT(m->counters().upload_failures, 0u);
+  EXPECT_EQ(m->counters().uploads, rolled.size());
+
+  RemoteManifest manifest = Manifest();
+  ASSERT_EQ(manifest.segments().size(), rolled.size());
+  std::set<std::string> files = RemoteLogFiles();
+  EXPECT_EQ(files.size(), rolled.size());  // one object set per segment
+  for (size_t i = 0; i < rolled.size(); ++i) {
+    const RemoteSegment& s = manifest.segments()[i];
+    EXPECT_EQ(s.state, RemoteSegmentState::kCopyFinished);
+    EXPECT_EQ(s.base_offset, rolled[i].base_offset);
+    EXPECT_EQ(s.end_offset, rolled[i].end_offset);
+    EXPECT_EQ(s.size, rolled[i].size);
+    fs::path remote_log = fs::path(remote_.path()) / RemoteObjectPath(dir_, s, kRemoteLogExt);
+    EXPECT_EQ(ReadFile(remote_log), ReadFile(rolled[i].log_path)) << s.base_offset;
+    fs::path local_index = rolled[i].log_path;
+    local_index.replace_extension(".index");
+    EXPECT_EQ(ReadFile(fs::path(remote_.path()) / RemoteObjectPath(dir_, s, kRemoteIndexExt)),
+              ReadFile(local_index));
+  }
+  EXPECT_EQ(m->RemoteLogEndOffset(id_.key()), rolled.back().end_offset);
+}
+
+TEST_F(RemoteLogManagerTest, RestartNeverReuploadsAndLocalRetentionWaitsForUploads) {
+  Produce(60);
+  const auto rolled = log_->RolledSegments();
+  // Nothing uploaded yet: local retention (local.retention.bytes=0) keeps all.
+  ASSERT_TRUE(log_->EnforceRetention().ok());
+  EXPECT_EQ(log_->RolledSegments().size(), rolled.size());
+  EXPECT_EQ(log_->log_start_offset(), 0);
+  {
+    auto m = MakeManager(0);
+    m->Start();
+    ASSERT_TRUE(m->WaitForUploads(30000));
+  }
+  auto files = RemoteLogFiles();
+  auto m = MakeManager(0);
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  EXPECT_EQ(m->counters().uploads, 0u);
+  EXPECT_EQ(RemoteLogFiles(), files);
+  Produce(20);  // more segments roll: only those are uploaded
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  EXPECT_EQ(m->counters().uploads, log_->RolledSegments().size() - rolled.size());
+
+  auto now_rolled = log_->RolledSegments();
+  ASSERT_TRUE(log_->EnforceRetention().ok());
+  EXPECT_TRUE(log_->RolledSegments().empty());
+  EXPECT_EQ(log_->log_start_offset(), now_rolled.back().end_offset + 1);  // local log start
+  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), 0);
+}
+
+TEST_F(RemoteLogManagerTest, ReadsServeWholeBatchesAtExactOffsets) {
+  Produce(40);
+  const auto rolled = log_->RolledSegments();
+  Bytes local;  // every rolled segment's bytes, in order
+  for (const auto& s : rolled) {
+    Bytes b = ReadFile(s.log_path);
+    local.insert(local.end(), b.begin(), b.end());
+  }
+  auto m = MakeManager(0);
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  ASSERT_TRUE(log_->EnforceRetention().ok());
+  const int64_t remote_end = rolled.back().end_offset;
+  // Offset by offset with a tiny max_bytes: exactly the batch holding it.
+  for (int64_t off = 0; off <= remote_end; ++off) {
+    auto r = m->Read(id_.key(), off, 1);
+    ASSERT_TRUE(r.ok()) << off << ": " << r.error().message;
+    auto hs = Headers(*r);
+    ASSERT_EQ(hs.size(), 1u);
+    EXPECT_EQ(hs[0].base_offset, off / 5 * 5);
+  }
+  // A sequential consumer with a large max_bytes gets the identical bytes.
+  Bytes consumed;
+  int64_t next = 0;
+  while (next <= remote_end) {
+    auto r = m->Read(id_.key(), next, 3000);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    auto hs = Headers(*r);
+    ASSERT_FALSE(hs.empty());
+    EXPECT_LE(r->size(), 3000u);
+    next = hs.back().last_offset() + 1;
+    consumed.insert(consumed.end(), r->begin(), r->end());
+  }
+  EXPECT_EQ(consumed, local);
+  EXPECT_EQ(m->Read(id_.key(), remote_end + 1, 100).error().code, Errc::kNotFound);
+}
+
+TEST_F(RemoteLogManagerTest, RetentionExpiresRemoteSegmentsAndMovesLogStart) {
+  Produce(60);
+  auto m = MakeManager(0);
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  const auto rolled = log_->RolledSegments();
+  ASSERT_TRUE(log_->EnforceRetention().ok());
+  const size_t before = RemoteLogFiles().size();
+  config_.retention_bytes = 3 * 4096;  // local + remote
+  m->AddPartition(id_, log_, config_);
+  int expired = m->EnforceRetentionOnce();
+  EXPECT_GT(expired, 0);
+  EXPECT_EQ(RemoteLogFiles().size(), before - size_t(expired));
+  RemoteManifest manifest = Manifest();
+  EXPECT_EQ(manifest.remote_log_start_offset(), rolled[size_t(expired)].base_offset);
+  for (const RemoteSegment& s : manifest.segments()) {  // expired ones: DELETE_FINISHED
+    EXPECT_EQ(s.state, s.base_offset < rolled[size_t(expired)].base_offset
+                           ? RemoteSegmentState::kDeleteFinished
+                           : RemoteSegmentState::kCopyFinished);
+  }
+  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()),
+            rolled[size_t(expired)].base_offset);
+  EXPECT_EQ(m->Read(id_.key(), 0, 100).error().code, Errc::kNotFound);
+  // Total kept (remote + local) is within one segment of retention.bytes.
+  EXPECT_LT(manifest.remote_bytes() + log_->size_bytes() - rolled[size_t(expired)].size,
+            config_.retention_bytes);
+  // The next round forgets the DELETE_FINISHED entries.
+  EXPECT_EQ(m->EnforceRetentionOnce(), 0);
+  EXPECT_EQ(Manifest().segments().front().base_offset, rolled[size_t(expired)].base_offset);
+}
+
+TEST_F(RemoteLogManagerTest, ReadFailsWithRetriableErrorWhenStoreIsDown) {
+  Produce(20);
+  auto m = MakeManager(0);
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  FaultSpec down;
+  down.fail_ratio = 1.0;
+  faulty_->SetFault(StorageOp::kGet, down);
+  auto r = m->Read(id_.key(), 0, 100);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsRetriable(r.error().code));
+  EXPECT_EQ(m->counters().remote_read_failures, 1u);
+}
+
+TEST_F(RemoteLogManagerTest, OutageKeepsLocalSegmentsAndUploadsResumeInOrder) {
+  auto m = MakeManager(0);
+  FaultSpec down;
+  down.fail_ratio = 1.0;
+  faulty_->SetFault(StorageOp::kPut, down);
+  m->Start();
+  Produce(60);  // the store is down while segments roll
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto rolled = log_->RolledSegments();
+  ASSERT_TRUE(log_->EnforceRetention().ok());
+  EXPECT_EQ(log_->RolledSegments().size(), rolled.size());  // nothing un-uploaded deleted
+  EXPECT_EQ(log_->log_start_offset(), 0);
+  EXPECT_EQ(m->counters().uploads, 0u);
+  EXPECT_GT(m->PartitionStats(id_.key()).lag_segments, 0);
+  // Produce and local reads go on.
+  ASSERT_TRUE(AppendOne(*log_, BatchOptions{}).ok());
+  ASSERT_TRUE(log_->Read(0, 1000, log_->log_end_offset(), true).ok());
+
+  faulty_->SetFault(StorageOp::kPut, FaultSpec{});  // the store is back
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  RemoteManifest manifest = Manifest();
+  const auto now_rolled = log_->RolledSegments();
+  ASSERT_EQ(manifest.segments().size(), now_rolled.size());
+  for (size_t i = 0; i < now_rolled.size(); ++i) {
+    EXPECT_EQ(manifest.segments()[i].base_offset, now_rolled[i].base_offset);
+    EXPECT_EQ(manifest.segments()[i].state, RemoteSegmentState::kCopyFinished);
+  }
+  EXPECT_EQ(m->PartitionStats(id_.key()).lag_segments, 0);
+  ASSERT_TRUE(log_->EnforceRetention().ok());
+  EXPECT_TRUE(log_->RolledSegments().empty());
+}
+
+}  // namespace
+}  // namespace strata::tiered

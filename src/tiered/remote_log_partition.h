@@ -1,0 +1,63 @@
+#pragma once
+// RemoteLogManager's per-partition state, shared by remote_log_manager.cc and
+// remote_log_copier.cc (private to them).
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "base/bytes.h"
+#include "storage/log.h"
+#include "tiered/remote_log_manager.h"
+#include "tiered/remote_manifest.h"
+
+namespace strata::tiered {
+
+struct RemoteLogManager::Inflight {
+  storage::SegmentSummary local;
+  bool done = false;
+};
+
+// One tiered partition. Everything below is guarded by `mu`.
+struct RemoteLogManager::Partition {
+  RemotePartitionId id;
+  std::string dir;  // the partition's directory in the store
+  std::mutex mu;
+  std::shared_ptr<storage::Log> log;
+  storage::LogConfig config;
+  bool loaded = false;          // manifest read from the store
+  bool removed = false;
+  bool manifest_dirty = false;  // in-memory manifest not yet written
+  RemoteManifest manifest;
+  int64_t next_to_queue = 0;  // rolled segments from this base offset are not queued yet
+  std::deque<storage::SegmentSummary> pending;  // queued, oldest first
+  std::map<int64_t, Inflight> inflight;         // dispatched, by base offset
+  int64_t backoff_until_ms = 0;
+  int64_t load_failures = 0;
+  int64_t consecutive_failures = 0;
+  // Remote .index objects of recently read segments (by base offset, oldest
+  // first in index_lru), so a sequential consumer does one Get per fetch.
+  static constexpr size_t kCachedIndexes = 16;
+  std::map<int64_t, std::shared_ptr<const Bytes>> index_cache;
+  std::deque<int64_t> index_lru;  // uploads / manifest writes since the last success
+  // Copies of the manifest's remote log start / end offsets, readable without
+  // `mu` (network threads ask for them; `mu` may be held across store I/O).
+  std::atomic<int64_t> remote_start{-1};
+  std::atomic<int64_t> remote_end{-1};
+
+  void PublishOffsetsLocked() {
+    remote_start.store(loaded ? manifest.remote_log_start_offset() : -1);
+    remote_end.store(loaded ? manifest.remote_log_end_offset() : -1);
+  }
+};
+
+// Scrape-time callbacks reach the manager through this hook, which the
+// destructor clears (the registry has no unregister).
+struct RemoteLogManager::MetricsHook {
+  std::mutex mu;
+  RemoteLogManager* rlm = nullptr;
+};
+
+}  // namespace strata::tiered

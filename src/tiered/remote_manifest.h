@@ -1,0 +1,73 @@
+#pragma once
+// RemoteManifest: the per-partition record of what remote storage holds
+// (<partition dir>/manifest.json). It lists every remote segment with its
+// offsets, size, max timestamp, upload uuid and KIP-405 state, plus the
+// remote log start offset. It is written whole and atomically (RemoteStorage
+// Put) after every state change, so a restart sees a consistent list.
+//
+// Thread-safety: a plain value type; the owner serialises access.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/result.h"
+
+namespace strata::tiered {
+
+enum class RemoteSegmentState { kCopyStarted, kCopyFinished, kDeleteStarted, kDeleteFinished };
+const char* RemoteSegmentStateName(RemoteSegmentState s);
+
+struct RemoteSegment {
+  int64_t base_offset = 0;
+  int64_t end_offset = 0;  // last offset in the segment
+  int64_t size = 0;        // bytes of the .log
+  int64_t max_timestamp = -1;
+  std::string uuid;  // names the segment's objects: <20-digit base>-<uuid>.<ext>
+  RemoteSegmentState state = RemoteSegmentState::kCopyStarted;
+  bool has_snapshot = false;  // a producer snapshot was uploaded
+};
+
+// File extensions of a remote segment's objects.
+inline constexpr const char* kRemoteLogExt = "log";
+inline constexpr const char* kRemoteIndexExt = "index";
+inline constexpr const char* kRemoteTimeIndexExt = "timeindex";
+inline constexpr const char* kRemoteSnapshotExt = "snapshot";
+inline constexpr const char* kRemoteEpochsExt = "epochs";
+inline constexpr const char* kManifestName = "manifest.json";
+
+class RemoteManifest {
+ public:
+  // Segments in offset order (base offsets strictly increasing).
+  std::vector<RemoteSegment>& segments() { return segments_; }
+  const std::vector<RemoteSegment>& segments() const { return segments_; }
+
+  // The COPY_FINISHED segment holding `offset`, if any.
+  const RemoteSegment* FindReadable(int64_t offset) const;
+  RemoteSegment* Find(int64_t base_offset);
+  // First offset of the first COPY_FINISHED segment; -1 when none.
+  int64_t remote_log_start_offset() const;
+  // Last offset of the last COPY_FINISHED segment; -1 when none.
+  int64_t remote_log_end_offset() const;
+  // Total .log bytes of COPY_FINISHED segments.
+  int64_t remote_bytes() const;
+  // Drops DELETE_FINISHED entries (their objects are gone).
+  size_t PruneDeleted();
+
+  Bytes Serialize() const;
+  static Result<RemoteManifest> Parse(ByteView json);
+
+ private:
+  std::vector<RemoteSegment> segments_;
+};
+
+// "<topic>-<partition>-<topic id base64>": a partition's directory in the store.
+std::string RemotePartitionDir(const std::string& topic, int32_t partition,
+                               const std::string& topic_id_base64);
+// "<dir>/<20-digit base>-<uuid>.<ext>".
+std::string RemoteObjectPath(const std::string& dir, const RemoteSegment& seg, const char* ext);
+// A random uuid in Kafka's text form (URL-safe base64, 22 chars).
+std::string RandomUuidBase64();
+
+}  // namespace strata::tiered

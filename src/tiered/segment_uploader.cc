@@ -1,0 +1,153 @@
+#include "tiered/segment_uploader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "protocol/record_batch.h"
+#include "storage/file.h"
+
+namespace strata::tiered {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path WithSuffix(const fs::path& log_path, std::string_view suffix) {
+  fs::path p = log_path;
+  p.replace_extension(std::string(suffix));
+  return p;
+}
+
+uint32_t ReadBe32(const uint8_t* p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
+}
+
+// The .log position to start scanning for `offset`: the last index entry
+// whose offset is below it (entries map a batch's last offset to the
+// batch's position), else 0.
+uint64_t IndexPositionFor(ByteView index, int64_t base, int64_t offset) {
+  uint64_t pos = 0;
+  for (size_t i = 0; i + 8 <= index.size(); i += 8) {
+    int64_t key = base + int64_t(ReadBe32(index.data() + i));
+    if (key >= offset) break;
+    pos = ReadBe32(index.data() + i + 4);
+  }
+  return pos;
+}
+
+}  // namespace
+
+std::string EpochCheckpointText(const std::vector<std::pair<int32_t, int64_t>>& epochs,
+                                int64_t end_offset) {
+  std::vector<std::pair<int32_t, int64_t>> kept;
+  for (const auto& e : epochs) {
+    if (e.second <= end_offset) kept.push_back(e);
+  }
+  std::string text = fmt::format("0\n{}\n", kept.size());
+  for (const auto& [epoch, start] : kept) text += fmt::format("{} {}\n", epoch, start);
+  return text;
+}
+
+Status UploadSegment(RemoteStorage& store, const std::string& dir,
+                     const storage::SegmentSummary& local,
+                     const std::vector<std::pair<int32_t, int64_t>>& epochs, RemoteSegment* seg,
+                     const CallOptions& opts) {
+  std::error_code ec;
+  if (!fs::exists(local.log_path, ec)) {
+    return MakeError(Errc::kNotFound, "local segment gone: " + local.log_path.string());
+  }
+  // Indexes first and the .log last is not needed for safety (the manifest
+  // decides visibility), but it makes a partial upload easy to spot.
+  STRATA_RETURN_IF_ERROR(store.Put(RemoteObjectPath(dir, *seg, kRemoteIndexExt),
+                                   PutSource::File(WithSuffix(local.log_path, ".index")), opts));
+  STRATA_RETURN_IF_ERROR(store.Put(RemoteObjectPath(dir, *seg, kRemoteTimeIndexExt),
+                                   PutSource::File(WithSuffix(local.log_path, ".timeindex")),
+                                   opts));
+  fs::path snapshot =
+      local.log_path.parent_path() / storage::OffsetFileName(local.end_offset + 1, ".snapshot");
+  seg->has_snapshot = fs::exists(snapshot, ec);
+  if (seg->has_snapshot) {
+    STRATA_RETURN_IF_ERROR(store.Put(RemoteObjectPath(dir, *seg, kRemoteSnapshotExt),
+                                     PutSource::File(snapshot.string()), opts));
+  }
+  std::string epochs_text = EpochCheckpointText(epochs, local.end_offset);
+  ByteView epochs_bytes(reinterpret_cast<const uint8_t*>(epochs_text.data()), epochs_text.size());
+  STRATA_RETURN_IF_ERROR(store.Put(RemoteObjectPath(dir, *seg, kRemoteEpochsExt),
+                                   PutSource::Memory(epochs_bytes), opts));
+  return store.Put(RemoteObjectPath(dir, *seg, kRemoteLogExt),
+                   PutSource::File(local.log_path.string()), opts);
+}
+
+Status DeleteRemoteSegment(RemoteStorage& store, const std::string& dir, const RemoteSegment& seg,
+                           const CallOptions& opts) {
+  for (const char* ext : {kRemoteLogExt, kRemoteIndexExt, kRemoteTimeIndexExt, kRemoteSnapshotExt,
+                          kRemoteEpochsExt}) {
+    STRATA_RETURN_IF_ERROR(store.Delete(RemoteObjectPath(dir, seg, ext), false, opts));
+  }
+  return Status::Ok();
+}
+
+Result<Bytes> ReadRemoteSegment(RemoteStorage& store, const std::string& dir,
+                                const RemoteSegment& seg, int64_t offset, int32_t max_bytes,
+                                const CallOptions& opts) {
+  if (offset < seg.base_offset || offset > seg.end_offset) {
+    return MakeError(Errc::kOutOfRange, fmt::format("offset {} not in remote segment [{}, {}]",
+                                                    offset, seg.base_offset, seg.end_offset));
+  }
+  STRATA_ASSIGN_OR_RETURN(Bytes index, store.Get(RemoteObjectPath(dir, seg, kRemoteIndexExt), 0,
+                                                 kToEnd, opts));
+  return ReadRemoteSegmentWithIndex(store, dir, seg, index, offset, max_bytes, opts);
+}
+
+Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, const std::string& dir,
+                                         const RemoteSegment& seg, ByteView index, int64_t offset,
+                                         int32_t max_bytes, const CallOptions& opts) {
+  if (offset < seg.base_offset || offset > seg.end_offset) {
+    return MakeError(Errc::kOutOfRange, fmt::format("offset {} not in remote segment [{}, {}]",
+                                                    offset, seg.base_offset, seg.end_offset));
+  }
+  const std::string log_path = RemoteObjectPath(dir, seg, kRemoteLogExt);
+  const uint64_t size = uint64_t(seg.size);
+  uint64_t pos = IndexPositionFor(index, seg.base_offset, offset);
+  // A window of the .log starting at buf_pos; refilled when a header or the
+  // first wanted batch does not fit in it.
+  const uint64_t want = uint64_t(std::max(max_bytes, 0)) + 64 * 1024;
+  Bytes buf;
+  uint64_t buf_pos = pos;
+  auto ensure = [&](uint64_t at, uint64_t len) -> Status {
+    if (at >= buf_pos && at + len <= buf_pos + buf.size()) return Status::Ok();
+    uint64_t n = std::min(size - at, std::max(len, want));
+    STRATA_ASSIGN_OR_RETURN(buf, store.Get(log_path, at, n, opts));
+    buf_pos = at;
+    if (buf.size() < len) return MakeError(Errc::kCorrupt, "remote segment shorter than manifest");
+    return Status::Ok();
+  };
+  uint64_t start = 0, end = 0;
+  bool found = false;
+  while (pos < size) {
+    STRATA_RETURN_IF_ERROR(ensure(pos, protocol::kBatchHeaderSize));
+    ByteView at(buf.data() + (pos - buf_pos), buf.size() - (pos - buf_pos));
+    STRATA_ASSIGN_OR_RETURN(protocol::BatchHeader h, protocol::ParseBatchHeader(at));
+    uint64_t len = uint64_t(h.size_in_bytes());
+    if (!found) {
+      if (h.last_offset() < offset) {
+        pos += len;
+        continue;
+      }
+      found = true;
+      start = pos;
+      // Keep the whole answer in one buffer from the first batch on.
+      STRATA_RETURN_IF_ERROR(ensure(pos, std::min(size - pos, std::max<uint64_t>(len, want))));
+    } else if (pos + len - start > uint64_t(std::max(max_bytes, 0)) ||
+               pos + len > buf_pos + buf.size()) {
+      break;
+    }
+    pos += len;
+    end = pos;
+  }
+  if (!found) return MakeError(Errc::kCorrupt, fmt::format("offset {} not found in {}", offset, log_path));
+  return Bytes(buf.begin() + (start - buf_pos), buf.begin() + (end - buf_pos));
+}
+
+}  // namespace strata::tiered

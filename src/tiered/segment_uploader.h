@@ -1,0 +1,53 @@
+#pragma once
+// Uploading one rolled local segment, and reading records back from a remote
+// one. These are the blocking primitives the RemoteLogManager runs on its
+// copier and reader threads.
+//
+// Thread-safety: free functions; concurrent calls on different segments are
+// fine (RemoteStorage is thread-safe).
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/result.h"
+#include "storage/log.h"
+#include "tiered/remote_manifest.h"
+#include "tiered/remote_storage.h"
+
+namespace strata::tiered {
+
+// Uploads the segment's .log, .index, .timeindex, the producer snapshot at
+// its end (when present; sets seg->has_snapshot) and its leader-epoch
+// entries (`epochs`: epoch, start offset) up to its end, as
+// RemoteObjectPath(dir, *seg, ext). Re-running overwrites (Put is atomic).
+// kNotFound when the local .log is gone.
+Status UploadSegment(RemoteStorage& store, const std::string& dir,
+                     const storage::SegmentSummary& local,
+                     const std::vector<std::pair<int32_t, int64_t>>& epochs, RemoteSegment* seg,
+                     const CallOptions& opts = {});
+
+// Deletes every object of `seg` (missing objects are fine).
+Status DeleteRemoteSegment(RemoteStorage& store, const std::string& dir, const RemoteSegment& seg,
+                           const CallOptions& opts = {});
+
+// Whole batches from the remote segment `seg`, the first one containing
+// `offset`, up to max_bytes (always at least that first batch). Uses the
+// remote offset index to find where to start, then ranged Gets of the .log.
+// kOutOfRange when the segment does not hold `offset`.
+Result<Bytes> ReadRemoteSegment(RemoteStorage& store, const std::string& dir,
+                                const RemoteSegment& seg, int64_t offset, int32_t max_bytes,
+                                const CallOptions& opts = {});
+// The same with the segment's remote .index already in hand (cached).
+Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, const std::string& dir,
+                                         const RemoteSegment& seg, ByteView index, int64_t offset,
+                                         int32_t max_bytes, const CallOptions& opts = {});
+
+// Kafka's leader-epoch checkpoint text for the entries starting at or below
+// `end_offset`.
+std::string EpochCheckpointText(const std::vector<std::pair<int32_t, int64_t>>& epochs,
+                                int64_t end_offset);
+
+}  // namespace strata::tiered
