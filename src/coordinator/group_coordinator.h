@@ -152,7 +152,10 @@ class GroupCoordinator {
   CoordinatorRecord GroupMetadataRecord(const ClassicGroup& g,
                                         const std::map<std::string, Bytes>* assignment) const;
   CoordinatorRecord EmptyGroupRecord(const ClassicGroup& g) const;
-  bool ExpireGroupOffsets(ClassicGroup& g, int64_t now_ms);  // true when the group can go
+
+  // Offset expiry of one group (coordinator_offsets.cc); true when it has no
+  // offsets left and may be removed if Empty.
+  bool ExpireGroupOffsets(ClassicGroup& g, int64_t now_ms);
 
   int64_t Now() const { return clock_->MonotonicMs(); }
   int64_t WallNow() const { return clock_->NowMs(); }
