@@ -137,10 +137,10 @@ void RemoteLogManager::DispatchLocked(const std::shared_ptr<Partition>& p) {
       // COPY_STARTED is durable before any object is written.
       if (!WriteManifestLocked(*p).ok()) return;
     }
-    p->inflight[s.base_offset] = Inflight{s, false};
+    const int64_t base = s.base_offset;  // `s` is pending.front(): read before pop
+    p->inflight[base] = Inflight{s, false};
     p->pending.pop_front();
     ++running;
-    const int64_t base = s.base_offset;
     {
       std::lock_guard lock(pool_mu_);
       if (stopping_) return;
