@@ -14,12 +14,15 @@ Result<Req> DecodeRequest(net::Request& request) {
 }
 
 // Response header v1 when the request was flexible, v0 otherwise.
+// With `splices`, records held as file regions are left for the server to
+// sendfile (see net::Request::response_splices).
 template <class Resp>
-Bytes EncodeResponse(const net::Request& request, Resp& response) {
+Bytes EncodeResponse(const net::Request& request, Resp& response,
+                     FileSplices* splices = nullptr) {
   Bytes out;
   out.reserve(256);
   protocol::WriteResponseHeader(out, request.header.correlation_id, request.flexible);
-  protocol::WireWriter writer(out, request.flexible);
+  protocol::WireWriter writer(out, request.flexible, splices);
   response.Serde(writer, request.header.api_version);
   return out;
 }

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "base/bytes.h"
+#include "base/file_region.h"
 #include "base/result.h"
 #include "protocol/header.h"
 
@@ -30,6 +31,9 @@ struct Request {
   Bytes frame;
   MutableByteView body;
   std::string peer;  // "ip:port", for log lines
+  // Set by a handler whose response carries file regions (Fetch): they are
+  // sent with sendfile(2) at their places in the response buffer.
+  FileSplices response_splices;
 };
 
 // What a connection does with a request. Implemented by the broker.
@@ -67,6 +71,9 @@ class Server {
   asio::awaitable<void> AcceptLoop();
   asio::awaitable<void> Session(asio::ip::tcp::socket socket);
   asio::awaitable<bool> ServeOne(asio::ip::tcp::socket& socket, const std::string& peer);
+  // Writes the size prefix, `payload` and the spliced file regions in order.
+  asio::awaitable<void> WriteResponse(asio::ip::tcp::socket& socket, const Bytes& payload,
+                                      const FileSplices& splices);
 
   asio::io_context& io_;
   ServerOptions options_;

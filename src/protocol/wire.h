@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/bytes.h"
+#include "base/file_region.h"
 
 namespace strata::protocol {
 
@@ -21,16 +22,23 @@ using Uuid = std::array<uint8_t, 16>;
 
 // A records field (Produce request, Fetch response). On decode `view` points
 // into the request buffer (which outlives the decoded request and may be
-// rewritten in place); on encode `view` is written. `null` = length -1.
+// rewritten in place); on encode `view` is written, followed by `region` (log
+// bytes still in their segment file; see WireWriter). `null` = length -1.
 struct RecordsField {
   MutableByteView view;
   Bytes owned;  // optional backing storage for `view`
+  FileRegion region;  // encode only; length 0 = none
   bool null = false;
   void Own(Bytes b) {
     owned = std::move(b);
     view = MutableByteView(owned.data(), owned.size());
     null = false;
   }
+  void Send(FileRegion r) {
+    region = std::move(r);
+    null = false;
+  }
+  size_t size() const { return view.size() + region.length; }
 };
 
 // Unknown tagged fields are skipped on decode and never emitted on encode.
@@ -147,7 +155,11 @@ class WireReader {
 class WireWriter {
  public:
   static constexpr bool kDecoding = false;
-  WireWriter(Bytes& out, bool flexible) : out_(out), flexible_(flexible) {}
+  // With `splices`, records regions are not copied: each becomes a splice
+  // at its place in `out` for the sender to sendfile(2). Without, they are
+  // read into `out` (pread).
+  WireWriter(Bytes& out, bool flexible, FileSplices* splices = nullptr)
+      : out_(out), flexible_(flexible), splices_(splices) {}
 
   bool ok() const { return true; }
   bool flexible() const { return flexible_; }
@@ -208,6 +220,7 @@ class WireWriter {
   void put(uint8_t b) { out_.push_back(b); }
   Bytes& out_;
   bool flexible_;
+  FileSplices* splices_;
 };
 
 // Unsigned varint helpers for record parsing and tests.

@@ -42,6 +42,8 @@ class File {
 
   uint64_t size() const { return size_.load(std::memory_order_acquire); }
   const std::filesystem::path& path() const { return path_; }
+  // For sendfile(2) of bytes below size(); valid while this File lives.
+  int fd() const { return fd_; }
 
  private:
   File(int fd, std::filesystem::path path, uint64_t size);

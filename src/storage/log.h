@@ -16,6 +16,7 @@
 
 #include "base/bytes.h"
 #include "base/clock.h"
+#include "base/file_region.h"
 #include "base/result.h"
 
 namespace strata::storage {
@@ -83,6 +84,13 @@ struct AppendResult {
 // Bytes read from the log: whole batches, first one containing the fetch offset.
 struct ReadResult {
   Bytes records;
+  int64_t log_start_offset = 0;
+  int64_t log_end_offset = 0;
+};
+
+// ReadResult's zero-copy form (Log::ReadRegion).
+struct RegionReadResult {
+  FileRegion region;  // length 0 when there is nothing to read
   int64_t log_start_offset = 0;
   int64_t log_end_offset = 0;
 };
@@ -159,6 +167,11 @@ class Log {
   // when offset < log start or offset > log end.
   virtual Result<ReadResult> Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
                                   bool min_one_batch) const = 0;
+
+  // The same batches as Read, left in their segment file: the fetch path
+  // sends them with sendfile(2). `records` stays empty.
+  virtual Result<RegionReadResult> ReadRegion(int64_t offset, int32_t max_bytes,
+                                              int64_t max_offset, bool min_one_batch) const = 0;
 
   virtual int64_t log_start_offset() const = 0;
   virtual int64_t log_end_offset() const = 0;  // next offset to be assigned

@@ -173,38 +173,38 @@ Status LogImpl::RollLocked() {
   return Status::Ok();
 }
 
-Result<ReadResult> LogImpl::Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
-                                 bool min_one_batch) const {
-  ReadResult result;
-  std::shared_ptr<Segment> seg;
+Result<LogImpl::ReadSpan> LogImpl::Locate(int64_t offset, int32_t max_bytes, int64_t max_offset,
+                                          bool min_one_batch) const {
+  ReadSpan span;
   uint64_t limit = 0;
   uint64_t from = 0;
   {
     std::lock_guard lock(mu_);
-    result.log_start_offset = log_start_.load();
-    result.log_end_offset = leo_.load();
-    if (offset < result.log_start_offset || offset > result.log_end_offset) {
+    span.log_start_offset = log_start_.load();
+    span.log_end_offset = leo_.load();
+    if (offset < span.log_start_offset || offset > span.log_end_offset) {
       return MakeError(Errc::kOutOfRange,
                        fmt::format("{}: offset {} outside [{}, {}]", label_, offset,
-                                   result.log_start_offset, result.log_end_offset));
+                                   span.log_start_offset, span.log_end_offset));
     }
-    if (offset == result.log_end_offset || offset >= max_offset) return result;
+    if (offset == span.log_end_offset || offset >= max_offset) return span;
     auto it = segments_.upper_bound(offset);
     if (it != segments_.begin()) --it;
     while (it != segments_.end() && it->second->next_offset() <= offset) ++it;
-    if (it == segments_.end()) return result;
-    seg = it->second;
-    limit = seg->size();
-    from = seg->IndexPosition(offset);
+    if (it == segments_.end()) return span;
+    span.segment = it->second;
+    limit = span.segment->size();
+    from = span.segment->IndexPosition(offset);
   }
-  STRATA_ASSIGN_OR_RETURN(auto first, seg->FindBatch(offset, from, limit));
-  if (!first) return result;
+  const Segment& seg = *span.segment;
+  STRATA_ASSIGN_OR_RETURN(auto first, seg.FindBatch(offset, from, limit));
+  if (!first) return span;
   // Whole batches from the one containing `offset`, within max_bytes (the
   // first regardless when min_one_batch). As in Kafka, a batch reaching
   // max_offset (the high watermark) is left out entirely.
   const uint64_t start = first->first;
   uint64_t end = start;
-  STRATA_RETURN_IF_ERROR(seg->ForEachBatch(start, limit, [&](const BatchHeader& h, uint64_t pos) {
+  STRATA_RETURN_IF_ERROR(seg.ForEachBatch(start, limit, [&](const BatchHeader& h, uint64_t pos) {
     if (h.last_offset() >= max_offset) return false;
     uint64_t next_end = pos + uint64_t(h.size_in_bytes());
     bool fits = int64_t(next_end - start) <= int64_t(max_bytes);
@@ -212,8 +212,32 @@ Result<ReadResult> LogImpl::Read(int64_t offset, int32_t max_bytes, int64_t max_
     end = next_end;
     return fits;
   }));
-  if (end > start) {
-    STRATA_ASSIGN_OR_RETURN(result.records, seg->Read(start, size_t(end - start)));
+  span.start = start;
+  span.end = end;
+  return span;
+}
+
+Result<ReadResult> LogImpl::Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
+                                 bool min_one_batch) const {
+  STRATA_ASSIGN_OR_RETURN(ReadSpan span, Locate(offset, max_bytes, max_offset, min_one_batch));
+  ReadResult result;
+  result.log_start_offset = span.log_start_offset;
+  result.log_end_offset = span.log_end_offset;
+  if (span.end > span.start) {
+    STRATA_ASSIGN_OR_RETURN(result.records,
+                            span.segment->Read(span.start, size_t(span.end - span.start)));
+  }
+  return result;
+}
+
+Result<RegionReadResult> LogImpl::ReadRegion(int64_t offset, int32_t max_bytes, int64_t max_offset,
+                                             bool min_one_batch) const {
+  STRATA_ASSIGN_OR_RETURN(ReadSpan span, Locate(offset, max_bytes, max_offset, min_one_batch));
+  RegionReadResult result;
+  result.log_start_offset = span.log_start_offset;
+  result.log_end_offset = span.log_end_offset;
+  if (span.end > span.start) {
+    result.region = Segment::Region(span.segment, span.start, span.end - span.start);
   }
   return result;
 }

@@ -46,6 +46,8 @@ class LogImpl final : public Log {
                               int32_t leader_epoch) override;
   Result<ReadResult> Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
                           bool min_one_batch) const override;
+  Result<RegionReadResult> ReadRegion(int64_t offset, int32_t max_bytes, int64_t max_offset,
+                                      bool min_one_batch) const override;
   int64_t log_start_offset() const override { return log_start_.load(); }
   int64_t log_end_offset() const override { return leo_.load(); }
   std::optional<TimestampOffset> OffsetForTimestamp(int64_t ts) const override;
@@ -88,6 +90,16 @@ class LogImpl final : public Log {
   using SegmentMap = std::map<int64_t, std::shared_ptr<Segment>>;
 
   LogImpl(std::filesystem::path dir, const LogConfig& config, Clock* clock);
+
+  // What Read and ReadRegion return: a span of one segment's .log (empty
+  // when there is nothing to read).
+  struct ReadSpan {
+    std::shared_ptr<Segment> segment;
+    uint64_t start = 0, end = 0;
+    int64_t log_start_offset = 0, log_end_offset = 0;
+  };
+  Result<ReadSpan> Locate(int64_t offset, int32_t max_bytes, int64_t max_offset,
+                          bool min_one_batch) const;
 
   // log_load.cc
   Status LoadLocked();

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/file_region.h"
 #include "base/result.h"
 #include "protocol/record_batch.h"
 #include "storage/file.h"
@@ -85,6 +86,11 @@ class Segment {
   // The whole batch at `pos` whose header is `header`.
   Result<Bytes> ReadBatch(uint64_t pos, const protocol::BatchHeader& header) const;
   Result<Bytes> Read(uint64_t pos, size_t len) const { return log_->ReadExact(pos, len); }
+  // The .log bytes [pos, pos + len) as a region; `self` (this segment) keeps
+  // the fd open while the region is alive.
+  static FileRegion Region(const std::shared_ptr<const Segment>& self, uint64_t pos, uint64_t len) {
+    return FileRegion{self->log_->fd(), pos, len, self};
+  }
   // Calls visit(header, position) for each batch in [from, limit) until it
   // returns false.
   Status ForEachBatch(

@@ -1,14 +1,16 @@
 // Fetch (1): reads whole batches from each requested partition (the first
 // one containing the fetch offset; at least one batch even past max_bytes,
 // KIP-74) and long-polls up to max_wait_ms for min_bytes, woken early by
-// produce. Fetch sessions (KIP-227) are declined with session id 0, which
-// every client handles by sending full fetches.
+// produce. Local records are not copied: the response carries them as file
+// regions the server sends with sendfile(2). Fetch sessions (KIP-227) are declined with session id
+// 0, which every client handles by sending full fetches.
+#include "protocol/messages/fetch.h"
+
 #include <chrono>
 
 #include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
-#include "protocol/messages/fetch.h"
 
 namespace strata::broker {
 
@@ -33,9 +35,9 @@ struct RemoteRead {
 
 // Reads one partition into `out`, spending `budget` bytes; returns the log
 // end offset seen (-1 when the partition is unreadable).
-int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, const FetchRequest::Partition& in,
-                      bool first_data, int32_t& budget, FetchResponse::Partition& out,
-                      RemoteRead* remote) {
+int64_t ReadPartition(BrokerContext& ctx, const std::string& topic,
+                      const FetchRequest::Partition& in, bool first_data, int32_t& budget,
+                      FetchResponse::Partition& out, RemoteRead* remote) {
   out.partition_index = in.partition;
   out.records.null = false;
   auto log = ctx.topics.GetLog({topic, in.partition});
@@ -65,13 +67,14 @@ int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, const FetchR
     budget -= max_bytes;  // reserved: the remote read may fill it
     return high_watermark;
   }
-  auto read = log->Read(in.fetch_offset, max_bytes, high_watermark, /*min_one_batch=*/first_data);
+  auto read =
+      log->ReadRegion(in.fetch_offset, max_bytes, high_watermark, /*min_one_batch=*/first_data);
   if (!read.ok()) {
     out.error_code = Code(GenericErrorCode(read.error().code));
     return -1;
   }
-  budget -= static_cast<int32_t>(read->records.size());
-  out.records.Own(std::move(read->records));
+  budget -= static_cast<int32_t>(read->region.length);
+  out.records.Send(std::move(read->region));
   return high_watermark;
 }
 
@@ -107,7 +110,8 @@ FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, int64_t& byte
 }
 
 // True when any requested partition grew since `end_offsets` were seen.
-bool HasNewData(BrokerContext& ctx, const FetchRequest& req, const std::vector<int64_t>& end_offsets) {
+bool HasNewData(BrokerContext& ctx, const FetchRequest& req,
+                const std::vector<int64_t>& end_offsets) {
   size_t i = 0;
   for (const auto& topic : req.topics) {
     for (const auto& p : topic.partitions) {
@@ -139,9 +143,9 @@ asio::awaitable<int64_t> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>&
     if (!r.result.ok()) {
       // Retention removed it meanwhile: out of range; a store outage (or an
       // open breaker): KAFKA_STORAGE_ERROR, which clients retry.
-      out.error_code = Code(r.result.error().code == Errc::kNotFound
-                                ? ErrorCode::kOffsetOutOfRange
-                                : ErrorCode::kKafkaStorageError);
+      out.error_code =
+          Code(r.result.error().code == Errc::kNotFound ? ErrorCode::kOffsetOutOfRange
+                                                        : ErrorCode::kKafkaStorageError);
       errors = true;
       continue;
     }
@@ -157,7 +161,8 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
   auto decoded = DecodeRequest<FetchRequest>(request);
   if (!decoded.ok()) co_return decoded.take_error();
   FetchRequest& req = decoded.value();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(req.max_wait_ms, 0));
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(req.max_wait_ms, 0));
   std::vector<TopicPartition> partitions;
   for (const auto& t : req.topics) {
     for (const auto& p : t.partitions) partitions.push_back({t.topic, p.partition});
@@ -171,7 +176,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     if (!remote.empty()) bytes += co_await ReadRemote(ctx, remote, resp, errors);
     auto now = std::chrono::steady_clock::now();
     if (bytes >= req.min_bytes || errors || now >= deadline || partitions.empty()) {
-      co_return std::optional<Bytes>(EncodeResponse(request, resp));
+      co_return std::optional<Bytes>(EncodeResponse(request, resp, &request.response_splices));
     }
     auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
     if (!HasNewData(ctx, req, end_offsets)) {
@@ -180,7 +185,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     }
     ctx.notifier.Unregister(waiter);
     if (std::chrono::steady_clock::now() >= deadline && !HasNewData(ctx, req, end_offsets)) {
-      co_return std::optional<Bytes>(EncodeResponse(request, resp));
+      co_return std::optional<Bytes>(EncodeResponse(request, resp, &request.response_splices));
     }
   }
 }
