@@ -24,6 +24,7 @@ Broker::~Broker() {
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
+  if (maintenance_thread_.joinable()) maintenance_thread_.join();
   if (topics_) topics_->Shutdown();
 }
 
@@ -54,7 +55,8 @@ Status Broker::Start() {
 
   work_ = std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
       io_.get_executor());
-  asio::co_spawn(io_, PeriodicTasks(), asio::detached);
+  asio::co_spawn(maintenance_io_, PeriodicTasks(), asio::detached);
+  maintenance_thread_ = std::thread([this] { maintenance_io_.run(); });
   asio::co_spawn(io_, GroupCoordinatorTicks(), asio::detached);
   int threads = static_cast<int>(config_.GetLong("num.network.threads"));
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
@@ -75,6 +77,7 @@ void Broker::Stop() {
   if (admin_) admin_->Stop();
   work_.reset();
   io_.stop();
+  maintenance_io_.stop();
 }
 
 asio::awaitable<void> Broker::PeriodicTasks() {
@@ -84,7 +87,7 @@ asio::awaitable<void> Broker::PeriodicTasks() {
   for (;;) {
     timer.expires_after(std::chrono::milliseconds(1000));
     co_await timer.async_wait(asio::use_awaitable);
-    topics_->FlushAll();
+    topics_->FlushDue();
     if (clock_->MonotonicMs() >= next_retention) {
       int deleted = topics_->EnforceRetention();
       if (deleted > 0) Log()->info("retention deleted {} segments", deleted);

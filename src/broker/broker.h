@@ -53,6 +53,10 @@ class Broker : public net::RequestHandler {
   config::BrokerConfig config_;
   Clock* clock_;
   asio::io_context io_;
+  // Flushing and retention block on the disk (fsync, unlink); they run here,
+  // on their own thread, so they never stall the network threads.
+  asio::io_context maintenance_io_;
+  std::thread maintenance_thread_;
   std::unique_ptr<cluster::MetadataStore> store_;
   std::unique_ptr<TopicManager> topics_;
   AppendNotifier notifier_;

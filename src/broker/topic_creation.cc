@@ -52,6 +52,11 @@ TopicCreationResult CreateTopicChecked(BrokerContext& ctx, const std::string& na
     r.message = *reason;
     return r;
   }
+  if (auto reason = InvalidTieringReason(ctx.config, configs)) {
+    r.error = ErrorCode::kInvalidConfig;
+    r.message = *reason;
+    return r;
+  }
   if (ctx.topics.GetTopicInfo(name)) {
     r.error = ErrorCode::kTopicAlreadyExists;
     r.message = "Topic '" + name + "' already exists.";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "broker/remote_stack_config.h"
 #include "broker/topic_validation.h"
 
 namespace strata::broker {
@@ -27,6 +28,18 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
   if (config_.GetBool("log.cleaner.enable")) {
     cleaner_ = std::make_unique<storage::LogCleaner>(CleanerConfigFrom(config_), clock_);
   }
+  DiskHighMarkOptions hm;
+  hm.log_dir = config_.log_dir();
+  hm.max_bytes = config_.GetLong("strata.log.dir.high.mark.bytes");
+  hm.max_percent = static_cast<int>(config_.GetLong("strata.log.dir.high.mark.percent"));
+  high_mark_ = std::make_unique<DiskHighMark>(hm, clock_, [this] { return TotalLogBytes(); });
+}
+
+int64_t TopicManager::TotalLogBytes() const {
+  std::shared_lock lock(mu_);
+  int64_t total = 0;
+  for (const auto& [tp, log] : logs_) total += log->size_bytes();
+  return total;
 }
 
 TopicManager::~TopicManager() {
@@ -50,13 +63,22 @@ Status TopicManager::StartRemote() {
   o.parallel_lag_segments =
       static_cast<int>(config_.GetLong("strata.remote.upload.parallel.lag.segments"));
   o.retention_interval_ms = config_.GetLong("remote.log.manager.task.interval.ms");
+  o.cache_bytes = static_cast<uint64_t>(config_.GetLong("strata.remote.cache.bytes"));
+  o.cache_chunk_bytes = static_cast<uint64_t>(config_.GetLong("strata.remote.cache.chunk.bytes"));
+  o.readahead_chunks = static_cast<int>(config_.GetLong("strata.remote.cache.readahead.chunks"));
+  o.cache_dir = config_.Get("strata.remote.cache.dir");
+  if (o.cache_dir.empty()) {
+    o.cache_dir = (std::filesystem::path(config_.log_dir()) / ".remote-cache").string();
+  }
   auto opened =
-      tiered::RemoteLogManager::Open(uri, config_.Get("strata.remote.storage.user"), o, clock_);
+      tiered::RemoteLogManager::Open(uri, config_.Get("strata.remote.storage.user"), o,
+                                     RemoteStackOptionsFrom(config_), clock_);
   if (!opened.ok()) {
     return MakeError(opened.error().code,
                      fmt::format("remote storage {}: {}", uri, opened.error().message));
   }
   remote_ = std::move(opened).value();
+  remote_->AttachMetadataStore(&store_);
   Log()->info("tiered storage enabled: {}", uri);
   return Status::Ok();
 }
@@ -245,15 +267,17 @@ int TopicManager::EnforceRetention() {
   return deleted;
 }
 
-void TopicManager::FlushAll() {
+void TopicManager::FlushDue() {
   std::vector<std::shared_ptr<storage::Log>> logs;
   {
     std::shared_lock lock(mu_);
     for (auto& [_, log] : logs_) logs.push_back(log);
   }
   for (auto& log : logs) {
-    Status st = log->Flush();
-    if (!st.ok()) Log()->warn("flush {} failed: {}", log->dir().string(), st.error().message);
+    auto flushed = log->FlushIfDue();
+    if (!flushed.ok()) {
+      Log()->warn("flush {} failed: {}", log->dir().string(), flushed.error().message);
+    }
   }
 }
 

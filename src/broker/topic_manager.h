@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "base/result.h"
+#include "broker/disk_high_mark.h"
 #include "broker/topic_partition.h"
 #include "cluster/metadata_store.h"
 #include "config/broker_config.h"
@@ -59,13 +60,20 @@ class TopicManager {
 
   // Applies retention to every log; returns segments deleted.
   int EnforceRetention();
-  // Flushes logs whose flush.ms has elapsed (Log handles its own policy).
-  void FlushAll();
+  // fsyncs the logs whose flush.ms has elapsed with unflushed data (Kafka's
+  // log flusher; with the default flush.ms nothing is due).
+  void FlushDue();
 
   // Tiered storage (remote.log.storage.system.enable); nullptr when disabled.
   tiered::RemoteLogManager* remote() const { return remote_.get(); }
   // The partition's log start offset, remote segments included.
   int64_t LogStartOffset(const TopicPartition& tp, const storage::Log& log) const;
+
+  // Why produce is refused right now (local disk above the high mark), or
+  // nullopt. Cheap: usage is sampled at most once a second.
+  std::optional<std::string> ProduceBlockedReason() { return high_mark_->Check(); }
+  // Total bytes of every partition log on this broker.
+  int64_t TotalLogBytes() const;
 
   // The log cleaner's counters (for metrics); nullptr when disabled.
   const storage::LogCleaner* cleaner() const { return cleaner_.get(); }
@@ -89,6 +97,7 @@ class TopicManager {
   std::unordered_map<std::string, std::shared_ptr<const TopicInfo>> infos_;
   std::unique_ptr<storage::LogCleaner> cleaner_;  // null unless log.cleaner.enable
   std::unique_ptr<tiered::RemoteLogManager> remote_;  // null unless tiered storage is on
+  std::unique_ptr<DiskHighMark> high_mark_;  // produce back-pressure
 };
 
 }  // namespace strata::broker

@@ -37,6 +37,19 @@ std::optional<std::string> InvalidTopicConfigReason(const std::map<std::string, 
   return std::nullopt;
 }
 
+std::optional<std::string> InvalidTieringReason(const config::BrokerConfig& broker,
+                                                const std::map<std::string, std::string>& configs) {
+  auto get = [&](const char* name) {
+    return EffectiveTopicConfig(broker, configs, *config::FindTopicConfig(name));
+  };
+  if (!config::ToBool(get("remote.storage.enable"))) return std::nullopt;
+  const std::string policy = get("cleanup.policy");
+  if (policy.find("compact") == std::string::npos) return std::nullopt;
+  return "Invalid configuration: remote.storage.enable=true cannot be combined with "
+         "cleanup.policy=" +
+         policy + " (tiered storage does not support compacted topics; use cleanup.policy=delete)";
+}
+
 std::string EffectiveTopicConfig(const config::BrokerConfig& broker,
                                  const std::map<std::string, std::string>& overrides,
                                  const config::ConfigDef& def) {

@@ -47,6 +47,30 @@ Status FsyncPath(const std::filesystem::path& p, int flags) {
   return Status::Ok();
 }
 
+// Replaces dir/name with `doc` crash-safely (temp file, fsync, rename, fsync dir).
+Status WriteJsonAtomic(const std::filesystem::path& dir, const std::string& name, const json& doc) {
+  auto tmp = dir / (name + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << doc.dump(2);
+    if (!out) return MakeError(Errc::kIoError, "write " + tmp.string());
+  }
+  STRATA_RETURN_IF_ERROR(FsyncPath(tmp, O_RDONLY));
+  std::error_code ec;
+  std::filesystem::rename(tmp, dir / name, ec);
+  if (ec) return MakeError(Errc::kIoError, "rename " + tmp.string() + ": " + ec.message());
+  return FsyncPath(dir, O_RDONLY | O_DIRECTORY);
+}
+
+constexpr const char* kMetadataFile = "strata-metadata.json";
+// Remote log bounds change with every tiered upload: a file (and mutex) of
+// their own, so those writes never delay topic lookups.
+constexpr const char* kRemoteLogFile = "strata-remote-log.json";
+
+std::string RemoteKey(const std::string& topic_id, int32_t partition) {
+  return topic_id + ":" + std::to_string(partition);
+}
+
 class EmbeddedMetadataStore : public MetadataStore {
  public:
   explicit EmbeddedMetadataStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
@@ -79,7 +103,7 @@ class EmbeddedMetadataStore : public MetadataStore {
     } catch (const std::exception& e) {
       return MakeError(Errc::kCorrupt, "metadata file " + path.string() + ": " + e.what());
     }
-    return Status::Ok();
+    return LoadRemote();
   }
 
   std::string cluster_id() const override { return cluster_id_; }
@@ -106,8 +130,32 @@ class EmbeddedMetadataStore : public MetadataStore {
     TopicRecord saved = it->second;
     topics_.erase(it);
     Status st = Persist();
-    if (!st.ok()) topics_[name] = saved;
+    if (!st.ok()) {
+      topics_[name] = saved;
+      return st;
+    }
+    ForgetRemote(saved.id);
     return st;
+  }
+
+  Status SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
+                             const RemoteLogOffsets& offsets) override {
+    std::lock_guard lock(remote_mu_);
+    auto& slot = remote_[RemoteKey(topic_id, partition)];
+    if (slot == offsets) return Status::Ok();
+    RemoteLogOffsets saved = slot;
+    slot = offsets;
+    Status st = PersistRemoteLocked();
+    if (!st.ok()) slot = saved;
+    return st;
+  }
+
+  std::optional<RemoteLogOffsets> GetRemoteLogOffsets(const std::string& topic_id,
+                                                      int32_t partition) const override {
+    std::lock_guard lock(remote_mu_);
+    auto it = remote_.find(RemoteKey(topic_id, partition));
+    if (it == remote_.end()) return std::nullopt;
+    return it->second;
   }
 
   std::optional<TopicRecord> GetTopic(const std::string& name) const override {
@@ -163,7 +211,7 @@ class EmbeddedMetadataStore : public MetadataStore {
   }
 
  private:
-  std::filesystem::path file() const { return dir_ / "strata-metadata.json"; }
+  std::filesystem::path file() const { return dir_ / kMetadataFile; }
 
   // Caller holds mu_ (or is single-threaded during Load).
   Status Persist() {
@@ -180,17 +228,47 @@ class EmbeddedMetadataStore : public MetadataStore {
                                {"configs", t.configs},
                                {"internal", t.internal}});
     }
-    auto tmp = dir_ / "strata-metadata.json.tmp";
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      out << doc.dump(2);
-      if (!out) return MakeError(Errc::kIoError, "write " + tmp.string());
+    return WriteJsonAtomic(dir_, kMetadataFile, doc);
+  }
+
+  // Caller holds remote_mu_.
+  Status PersistRemoteLocked() {
+    json doc = json::object();
+    for (const auto& [key, o] : remote_) {
+      doc[key] = {{"start", o.start}, {"end", o.end}, {"log_start", o.log_start}};
     }
-    STRATA_RETURN_IF_ERROR(FsyncPath(tmp, O_RDONLY));
-    std::error_code ec;
-    std::filesystem::rename(tmp, file(), ec);
-    if (ec) return MakeError(Errc::kIoError, "rename " + tmp.string() + ": " + ec.message());
-    return FsyncPath(dir_, O_RDONLY | O_DIRECTORY);
+    return WriteJsonAtomic(dir_, kRemoteLogFile, doc);
+  }
+
+  Status LoadRemote() {
+    auto path = dir_ / kRemoteLogFile;
+    if (!std::filesystem::exists(path)) return Status::Ok();
+    std::ifstream in(path);
+    try {
+      json doc = json::parse(in);
+      for (const auto& [key, o] : doc.items()) {
+        remote_[key] = RemoteLogOffsets{o.at("start").get<int64_t>(), o.at("end").get<int64_t>(),
+                                        o.value("log_start", int64_t{-1})};
+      }
+    } catch (const std::exception& e) {
+      return MakeError(Errc::kCorrupt, "remote log file " + path.string() + ": " + e.what());
+    }
+    return Status::Ok();
+  }
+
+  void ForgetRemote(const TopicId& id) {
+    std::lock_guard lock(remote_mu_);
+    const std::string prefix = UuidToBase64(id) + ":";
+    bool changed = false;
+    for (auto it = remote_.lower_bound(prefix);
+         it != remote_.end() && it->first.compare(0, prefix.size(), prefix) == 0;) {
+      it = remote_.erase(it);
+      changed = true;
+    }
+    if (changed) {
+      Status st = PersistRemoteLocked();
+      if (!st.ok()) log::Get("cluster")->warn("forgetting remote offsets: {}", st.error().message);
+    }
   }
 
   std::filesystem::path dir_;
@@ -198,6 +276,8 @@ class EmbeddedMetadataStore : public MetadataStore {
   std::string cluster_id_;
   int64_t next_producer_id_ = 0;
   std::map<std::string, TopicRecord> topics_;
+  mutable std::mutex remote_mu_;  // guards remote_ and its file
+  std::map<std::string, RemoteLogOffsets> remote_;
 };
 
 }  // namespace

@@ -31,6 +31,16 @@ struct TopicRecord {
   bool internal = false;
 };
 
+// A tiered partition's remote log bounds, kept in cluster metadata (KIP-405
+// keeps them in its remote log metadata) so they are known while the remote
+// store is down and, with a shared backend, by every replica. -1 = none.
+struct RemoteLogOffsets {
+  int64_t start = -1;  // first offset in remote storage
+  int64_t end = -1;    // last offset in remote storage
+  int64_t log_start = -1;  // log start set by DeleteRecords inside remote data
+  bool operator==(const RemoteLogOffsets&) const = default;
+};
+
 class MetadataStore {
  public:
   virtual ~MetadataStore() = default;
@@ -49,6 +59,12 @@ class MetadataStore {
   virtual Status SetTopicConfigs(const std::string& name,
                                  std::map<std::string, std::string> configs) = 0;
 
+  // Remote log bounds of (topic id, partition); topic_id in Kafka's base64
+  // text form. Deleting the topic removes them.
+  virtual Status SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
+                                     const RemoteLogOffsets& offsets) = 0;
+  virtual std::optional<RemoteLogOffsets> GetRemoteLogOffsets(const std::string& topic_id,
+                                                              int32_t partition) const = 0;
   // Reserves `count` producer ids; returns the first. Never returns an id twice,
   // across restarts.
   virtual Result<int64_t> AllocateProducerIds(int64_t count) = 0;

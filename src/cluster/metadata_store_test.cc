@@ -50,6 +50,27 @@ TEST_F(MetadataStoreTest, TopicsSurviveReopen) {
   EXPECT_EQ(store->AllocateProducerIds(1).value(), 10);
 }
 
+TEST_F(MetadataStoreTest, RemoteLogOffsetsSurviveReopenAndGoWithTheTopic) {
+  std::string kept_id, gone_id;
+  {
+    auto store = OpenEmbeddedMetadataStore(dir_).value();
+    kept_id = UuidToBase64(store->CreateTopic({.name = "kept", .partitions = 2}).value().id);
+    gone_id = UuidToBase64(store->CreateTopic({.name = "gone"}).value().id);
+    EXPECT_FALSE(store->GetRemoteLogOffsets(kept_id, 0).has_value());
+    ASSERT_TRUE(store->SetRemoteLogOffsets(kept_id, 0, {10, 99, -1}).ok());
+    ASSERT_TRUE(store->SetRemoteLogOffsets(kept_id, 1, {0, 5, 3}).ok());
+    ASSERT_TRUE(store->SetRemoteLogOffsets(kept_id, 0, {20, 199, 25}).ok());
+    ASSERT_TRUE(store->SetRemoteLogOffsets(gone_id, 0, {0, 7, -1}).ok());
+    ASSERT_TRUE(store->DeleteTopic("gone").ok());
+    EXPECT_FALSE(store->GetRemoteLogOffsets(gone_id, 0).has_value());
+  }
+  auto store = OpenEmbeddedMetadataStore(dir_).value();
+  EXPECT_EQ(store->GetRemoteLogOffsets(kept_id, 0), (RemoteLogOffsets{20, 199, 25}));
+  EXPECT_EQ(store->GetRemoteLogOffsets(kept_id, 1), (RemoteLogOffsets{0, 5, 3}));
+  EXPECT_FALSE(store->GetRemoteLogOffsets(gone_id, 0).has_value());
+  EXPECT_FALSE(store->GetRemoteLogOffsets(kept_id, 2).has_value());
+}
+
 TEST(UuidTest, Base64MatchesKafkaForm) {
   TopicId id{};
   id[15] = 1;

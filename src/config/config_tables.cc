@@ -1,9 +1,25 @@
 // The broker and topic config tables (names and defaults as in Kafka 4.x).
+#include <cstdlib>
+
 #include "config/config_def.h"
 
 namespace strata::config {
 
 using T = ConfigType;
+
+namespace {
+
+// A share in [0, 1] (fault injection ratios).
+std::function<std::optional<std::string>(const std::string&)> Ratio() {
+  return [](const std::string& v) -> std::optional<std::string> {
+    char* end = nullptr;
+    double d = std::strtod(v.c_str(), &end);
+    if (end == v.c_str() || *end != '\0' || !(d >= 0 && d <= 1)) return "must be between 0 and 1";
+    return std::nullopt;
+  };
+}
+
+}  // namespace
 
 const std::vector<ConfigDef>& TopicConfigDefs() {
   static const std::vector<ConfigDef> defs = {
@@ -155,10 +171,53 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"strata.remote.upload.parallel.lag.segments", T::kInt, "4",
        "pending segments of one partition above which they upload in parallel", AtLeast(1)},
       {"strata.remote.cache.bytes", T::kLong, "1073741824",
-       "bound of the on-disk remote chunk cache (not used yet)", AtLeast(0)},
+       "bound of the on-disk cache of remote segment chunks (0: no cache)", AtLeast(0)},
+      {"strata.remote.cache.chunk.bytes", T::kLong, "4194304",
+       "size of the chunks remote segments are cached and read ahead in", AtLeast(4096)},
+      {"strata.remote.cache.readahead.chunks", T::kInt, "2",
+       "chunks fetched ahead of each remote read", AtLeast(0)},
+      {"strata.remote.cache.dir", T::kString, "",
+       "directory of the remote chunk cache (empty: <first log dir>/.remote-cache)"},
       {"strata.admin.listener", T::kString, "", "host:port of the HTTP admin API (empty: off)"},
       {"strata.log.level", T::kString, "info", "log level",
        OneOf({"trace", "debug", "info", "warn", "error", "off"})},
+      // Remote storage resilience (strata names: Kafka has none for these).
+      {"strata.remote.retry.max.attempts", T::kInt, "6",
+       "attempts per remote storage call on retriable errors", AtLeast(1)},
+      {"strata.remote.retry.backoff.ms", T::kLong, "100",
+       "first retry backoff of a remote call (doubles, full jitter)", AtLeast(0)},
+      {"strata.remote.retry.backoff.max.ms", T::kLong, "5000", "cap of the remote retry backoff",
+       AtLeast(0)},
+      {"strata.remote.call.timeout.ms", T::kLong, "120000",
+       "deadline of one remote call including its retries", AtLeast(1)},
+      {"strata.remote.attempt.timeout.ms", T::kLong, "30000",
+       "deadline of one attempt of a remote call (0: the call's remaining time)", AtLeast(0)},
+      {"strata.remote.hedge.delay.ms", T::kLong, "200",
+       "start a second remote read when the first has not answered after this long (0: no "
+       "hedging)",
+       AtLeast(0)},
+      {"strata.remote.hedge.max.ratio", T::kDouble, "0.1",
+       "cap on hedged reads as a share of all remote reads", Ratio()},
+      {"strata.remote.breaker.failure.threshold", T::kInt, "5",
+       "consecutive failed remote calls that open the circuit breaker", AtLeast(1)},
+      {"strata.remote.breaker.open.ms", T::kLong, "5000",
+       "how long an open breaker fails remote calls fast before a probe", AtLeast(1)},
+      // Test-only fault injection over the remote backend (0 = off).
+      {"strata.remote.fault.get.delay.ratio", T::kDouble, "0",
+       "TEST ONLY: share of remote reads delayed by strata.remote.fault.get.delay.ms", Ratio()},
+      {"strata.remote.fault.get.delay.ms", T::kLong, "0",
+       "TEST ONLY: delay of a delayed remote read", AtLeast(0)},
+      {"strata.remote.fault.put.fail.ratio", T::kDouble, "0",
+       "TEST ONLY: share of remote writes failing (retriable, nothing written)", Ratio()},
+      {"strata.remote.fault.seed", T::kLong, "1", "TEST ONLY: seed of the fault injection",
+       nullptr},
+      // Produce back-pressure on local disk usage.
+      {"strata.log.dir.high.mark.bytes", T::kLong, "0",
+       "refuse produce (KAFKA_STORAGE_ERROR) while partition logs hold more bytes (0: off)",
+       AtLeast(0)},
+      {"strata.log.dir.high.mark.percent", T::kInt, "95",
+       "refuse produce while the log dir's filesystem is fuller than this percent (0: off)",
+       AtLeast(0)},
   };
   return defs;
 }

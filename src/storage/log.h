@@ -198,6 +198,9 @@ class Log {
 
   // fsyncs what was appended (also done per flush.messages/flush.ms).
   virtual Status Flush() = 0;
+  // Flushes when there is unflushed data and flush.ms has passed since the
+  // last flush (the periodic check for logs that stopped receiving appends).
+  virtual Result<bool> FlushIfDue() = 0;  // true when it flushed
   // Flushes, writes a producer snapshot and marks a clean shutdown.
   virtual Status Close() = 0;
   // Closes and removes the directory (topic deletion).

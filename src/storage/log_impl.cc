@@ -265,6 +265,14 @@ Status LogImpl::Flush() {
   return FlushLocked();
 }
 
+Result<bool> LogImpl::FlushIfDue() {
+  std::lock_guard lock(mu_);
+  if (closed_ || unflushed_records_ == 0) return false;
+  if (clock_->NowMs() - last_flush_ms_ < config_.flush_ms) return false;
+  STRATA_RETURN_IF_ERROR(FlushLocked());
+  return true;
+}
+
 Status LogImpl::Close() {
   // Stop a cleaning pass first (it checks the flag between batches).
   stop_cleaning_.store(true);

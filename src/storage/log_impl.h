@@ -58,6 +58,7 @@ class LogImpl final : public Log {
   Result<int> EnforceRetention() override;
   void UpdateConfig(const LogConfig& config) override;
   Status Flush() override;
+  Result<bool> FlushIfDue() override;
   Status Close() override;
   Status Delete() override;
   std::filesystem::path dir() const override { return dir_; }

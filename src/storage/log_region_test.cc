@@ -79,3 +79,32 @@ TEST_F(LogRegionTest, RegionOutlivesDeletedSegment) {
 
 }  // namespace
 }  // namespace strata::storage
+
+namespace strata::storage {
+namespace {
+
+// The periodic flush (FlushIfDue) follows flush.ms: nothing with the default
+// (Kafka's: never), and only logs with unflushed appends.
+TEST_F(LogRegionTest, FlushIfDueFollowsFlushMs) {
+  LogConfig config;
+  auto opened = Log::Open(dir_, config, &clock_);
+  ASSERT_TRUE(opened.ok());
+  auto& log = *opened;
+  ASSERT_TRUE(testing::AppendAll(*log, {testing::MakeBatch({.records = 2})}, 1).ok());
+  clock_.Advance(3'600'000);
+  EXPECT_FALSE(log->FlushIfDue().value());  // default flush.ms: never
+
+  config.flush_ms = 1000;
+  log->UpdateConfig(config);
+  clock_.Advance(1000);
+  EXPECT_TRUE(log->FlushIfDue().value());
+  EXPECT_FALSE(log->FlushIfDue().value());  // nothing appended since
+  ASSERT_TRUE(testing::AppendAll(*log, {testing::MakeBatch({.records = 2})}, 1).ok());
+  clock_.Advance(400);
+  EXPECT_FALSE(log->FlushIfDue().value());
+  clock_.Advance(600);
+  EXPECT_TRUE(log->FlushIfDue().value());
+}
+
+}  // namespace
+}  // namespace strata::storage

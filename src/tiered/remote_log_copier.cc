@@ -24,7 +24,11 @@ void RemoteLogManager::ScanPartition(const std::shared_ptr<Partition>& p) {
   std::lock_guard lock(p->mu);
   if (p->removed || !p->log) return;
   if (!p->loaded && !LoadManifestLocked(*p)) return;
-  if (p->manifest_dirty && !WriteManifestLocked(*p).ok()) return;
+  if (p->manifest_dirty) {
+    // A failed manifest write is retried here, no sooner than its backoff.
+    if (clock_->MonotonicMs() < p->backoff_until_ms) return;
+    if (!WriteManifestLocked(*p).ok()) return;
+  }
   QueueRolledLocked(*p);
   CommitLocked(*p);
   DispatchLocked(p);
@@ -58,14 +62,14 @@ bool RemoteLogManager::LoadManifestLocked(Partition& p) {
   int64_t end = p.manifest.remote_log_end_offset();
   if (end >= 0) p.log->SetRemoteCopiedOffset(end + 1);
   p.loaded = true;
-  p.PublishOffsetsLocked();
+  PublishOffsetsLocked(p);
   Log()->info("{}: remote manifest loaded: {} segments, remote offsets [{}, {}]", p.id.key(),
               p.manifest.segments().size(), p.manifest.remote_log_start_offset(), end);
   return true;
 }
 
 Status RemoteLogManager::WriteManifestLocked(Partition& p) {
-  p.PublishOffsetsLocked();
+  PublishOffsetsLocked(p);
   Bytes data = p.manifest.Serialize();
   manifest_writes_.fetch_add(1);
   Status st = store().Put(p.dir + "/" + kManifestName, PutSource::Memory(data));
@@ -101,6 +105,9 @@ void RemoteLogManager::QueueRolledLocked(Partition& p) {
 void RemoteLogManager::CommitLocked(Partition& p) {
   bool changed = false;
   while (!p.inflight.empty() && p.inflight.begin()->second.done) {
+    // A failed upload goes back to `pending`: segments after it wait, or the
+    // copied offset would pass it and local retention delete it un-uploaded.
+    if (!p.pending.empty() && p.pending.front().base_offset < p.inflight.begin()->first) break;
     RemoteSegment* e = p.manifest.Find(p.inflight.begin()->first);
     if (e != nullptr && e->state == S::kCopyStarted) {
       e->state = S::kCopyFinished;
@@ -110,7 +117,17 @@ void RemoteLogManager::CommitLocked(Partition& p) {
     }
     p.inflight.erase(p.inflight.begin());
   }
-  if (changed) (void)WriteManifestLocked(p);
+  if (!changed) return;
+  p.manifest_dirty = true;
+  // While backing off after a failure the write waits for ScanPartition, so
+  // a failing store sees one manifest write per backoff period.
+  if (clock_->MonotonicMs() < p.backoff_until_ms) return;
+  // On failure WriteManifestLocked counts it (manifest_write_failures), logs
+  // it rate-limited (BackOffLocked: the first, then every 20th in a row),
+  // keeps the manifest dirty and backs off; ScanPartition retries. Until a
+  // write succeeds local retention keeps the segments (the copied offset only
+  // moves after a successful write).
+  (void)WriteManifestLocked(p);
 }
 
 void RemoteLogManager::DispatchLocked(const std::shared_ptr<Partition>& p) {

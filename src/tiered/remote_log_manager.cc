@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "base/metrics.h"
 #include "tiered/remote_log_partition.h"
 #include "tiered/segment_uploader.h"
 
@@ -20,7 +21,16 @@ RemoteLogManager::RemoteLogManager(RemoteLogManagerOptions options, ResilientSto
     : options_(options),
       layers_(std::move(storage)),
       clock_(clock),
-      reader_pool_(static_cast<size_t>(std::max(options.reader_threads, 1))) {}
+      reader_pool_(static_cast<size_t>(std::max(options.reader_threads, 1))) {
+  RemoteChunkCacheOptions co;
+  co.dir = options_.cache_dir;
+  co.capacity_bytes = options_.cache_dir.empty() ? 0 : options_.cache_bytes;
+  co.chunk_bytes = options_.cache_chunk_bytes;
+  co.readahead_chunks = options_.readahead_chunks;
+  cache_ = std::make_unique<RemoteChunkCache>(co);
+  Status st = cache_->Open();  // on failure reads bypass the cache
+  if (!st.ok()) Log()->warn("remote chunk cache disabled: {}", st.error().message);
+}
 
 RemoteLogManager::~RemoteLogManager() {
   Stop();
@@ -45,7 +55,10 @@ Result<std::unique_ptr<RemoteLogManager>> RemoteLogManager::Open(const std::stri
 void RemoteLogManager::Start() {
   if (started_) return;
   started_ = true;
-  if (options_.register_metrics) RegisterMetrics();
+  if (options_.register_metrics) {
+    RegisterMetrics();
+    RegisterCacheMetrics();
+  }
   for (int i = 0; i < std::max(options_.copier_threads, 1); ++i) {
     copiers_.emplace_back([this] {
       for (;;) {
@@ -109,6 +122,28 @@ void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr
   slot->dir = RemotePartitionDir(id.topic, id.partition, id.topic_id);
   slot->log = std::move(log);
   slot->config = config;
+  if (metadata_ == nullptr) return;
+  if (auto saved = metadata_->GetRemoteLogOffsets(id.topic_id, id.partition)) {
+    slot->saved_offsets = *saved;
+    slot->remote_start.store(saved->start);
+    slot->remote_end.store(saved->end);
+    slot->delete_floor.store(saved->log_start);
+  }
+}
+
+void RemoteLogManager::PublishOffsetsLocked(Partition& p) {
+  if (!p.loaded) return;
+  cluster::RemoteLogOffsets now{p.manifest.remote_log_start_offset(),
+                                p.manifest.remote_log_end_offset(), p.delete_floor.load()};
+  p.remote_start.store(now.start);
+  p.remote_end.store(now.end);
+  if (metadata_ == nullptr || now == p.saved_offsets) return;
+  Status st = metadata_->SetRemoteLogOffsets(p.id.topic_id, p.id.partition, now);
+  if (st.ok()) {
+    p.saved_offsets = now;
+  } else {
+    Log()->warn("{}: saving remote log offsets: {}", p.id.key(), st.error().message);
+  }
 }
 
 void RemoteLogManager::RemovePartition(const std::string& key, bool delete_remote) {
@@ -152,7 +187,8 @@ int64_t RemoteLogManager::LogStartOffset(const std::string& key, int64_t local_s
   auto p = FindPartition(key);
   if (!p) return local_start;
   int64_t remote = p->remote_start.load();
-  return remote >= 0 ? std::min(remote, local_start) : local_start;
+  int64_t start = remote >= 0 ? std::min(remote, local_start) : local_start;
+  return std::max(start, p->delete_floor.load());  // DeleteRecords inside a remote segment
 }
 
 int64_t RemoteLogManager::RemoteLogEndOffset(const std::string& key) const {
@@ -195,13 +231,39 @@ Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int
       }
     }
   }
-  auto data = ReadRemoteSegmentWithIndex(store(), dir, seg, *index, offset, max_bytes);
+  auto data =
+      ReadRemoteSegmentWithIndex(store(), cache_.get(), dir, seg, *index, offset, max_bytes);
   if (!data.ok()) {
     read_failures_.fetch_add(1);
     return data;
   }
   read_bytes_.fetch_add(data->size());
   return data;
+}
+
+void RemoteLogManager::RegisterCacheMetrics() {
+  auto hook = metrics_hook_;
+  auto gauge = [hook](uint64_t (*get)(const ChunkCacheCounters&)) {
+    return [hook, get]() {
+      std::lock_guard lock(hook->mu);
+      return hook->rlm ? double(get(hook->rlm->cache_counters())) : 0.0;
+    };
+  };
+  using C = ChunkCacheCounters;
+  auto& reg = metrics::Global();
+  reg.SetGauge("strata_remote_cache_hits_total", "Remote chunk reads served without a store Get",
+               {}, gauge([](const C& c) { return c.hits; }));
+  reg.SetGauge("strata_remote_cache_misses_total", "Remote chunk reads fetched from the store", {},
+               gauge([](const C& c) { return c.misses; }));
+  reg.SetGauge("strata_remote_cache_bytes", "Bytes in the on-disk remote chunk cache", {},
+               gauge([](const C& c) { return c.current_bytes; }));
+  reg.SetGauge("strata_remote_cache_evictions_total", "Chunks evicted from the remote cache", {},
+               gauge([](const C& c) { return c.evictions; }));
+  reg.SetGauge("strata_remote_cache_readahead_total", "Read-ahead chunk fetches started", {},
+               gauge([](const C& c) { return c.readahead_fetches; }));
+  reg.SetGauge("strata_remote_cache_readahead_failures_total",
+               "Read-ahead chunk fetches that failed", {},
+               gauge([](const C& c) { return c.readahead_failures; }));
 }
 
 }  // namespace strata::tiered

@@ -12,7 +12,8 @@
 //    remote (DELETE_STARTED -> objects deleted -> DELETE_FINISHED), moving the
 //    log start offset, and
 //  - serves reads below the local log start from remote storage (blocking:
-//    callers run them on reader_pool()).
+//    callers run them on reader_pool()), the .log objects through an on-disk
+//    chunk cache with read-ahead (RemoteChunkCache).
 // When the store is down uploads back off and resume in order; nothing is
 // deleted locally that is not COPY_FINISHED.
 //
@@ -32,10 +33,13 @@
 
 #include "base/clock.h"
 #include "base/result.h"
+#include "cluster/metadata_store.h"
 #include "storage/log.h"
 #include "tiered/circuit_breaker.h"
+#include "tiered/remote_chunk_cache.h"
 #include "tiered/remote_manifest.h"
 #include "tiered/remote_storage.h"
+#include "tiered/remote_stack.h"
 #include "tiered/resilient_storage.h"
 
 namespace strata::tiered {
@@ -49,6 +53,11 @@ struct RemoteLogManagerOptions {
   int64_t retry_backoff_ms = 500;  // after a failed upload or manifest write (doubles)
   int64_t max_retry_backoff_ms = 5000;
   bool register_metrics = true;    // export gauges/counters to metrics::Global()
+  // On-disk chunk cache of remote .log objects (RemoteChunkCache).
+  uint64_t cache_bytes = uint64_t{1} << 30;        // strata.remote.cache.bytes; 0: no cache
+  uint64_t cache_chunk_bytes = uint64_t{4} << 20;  // strata.remote.cache.chunk.bytes
+  int readahead_chunks = 2;                        // strata.remote.cache.readahead.chunks
+  std::string cache_dir;                           // strata.remote.cache.dir; empty: no cache
 };
 
 // Identifies a tiered partition.
@@ -95,6 +104,15 @@ class RemoteLogManager {
                                                         const std::string& user,
                                                         RemoteLogManagerOptions options,
                                                         Clock* clock);
+  // Opens `uri` wrapped as `stack` says (resilience settings, test fault injection).
+  static Result<std::unique_ptr<RemoteLogManager>> Open(const std::string& uri,
+                                                        const std::string& user,
+                                                        RemoteLogManagerOptions options,
+                                                        RemoteStackOptions stack, Clock* clock);
+
+  // Where the remote log offsets of each partition are also kept (optional;
+  // call before AddPartition).
+  void AttachMetadataStore(cluster::MetadataStore* store) { metadata_ = store; }
 
   void Start();  // starts the scan and copier threads
   void Stop();   // waits for in-flight uploads; idempotent
@@ -113,6 +131,12 @@ class RemoteLogManager {
   int64_t LogStartOffset(const std::string& key, int64_t local_start) const;
   // Last offset in remote storage (ListOffsets -5); -1 when none.
   int64_t RemoteLogEndOffset(const std::string& key) const;
+  // DeleteRecords: the partition's log start becomes at least `offset` at once
+  // (LogStartOffset), and remote segments wholly below it are deleted soon on
+  // the reader pool (DELETE_STARTED -> objects deleted -> DELETE_FINISHED;
+  // retried by the retention task if the store is down). kNotFound if the
+  // partition is not tiered.
+  Status DeleteRecordsBefore(const std::string& key, int64_t offset);
   // Blocking read of whole batches at `offset` from remote storage. Errors:
   // kNotFound (not tiered / no remote segment holds it), kUnavailable when the
   // store's breaker is open, other store errors.
@@ -133,6 +157,8 @@ class RemoteLogManager {
   BreakerState breaker_state() const;
   ResilienceCounters resilience_counters() const;
   RemoteStorage& store() { return *layers_.storage; }
+  ChunkCacheCounters cache_counters() const { return cache_->counters(); }
+  RemoteChunkCache& cache() { return *cache_; }
 
  private:
   struct Partition;
@@ -141,6 +167,9 @@ class RemoteLogManager {
   std::vector<std::shared_ptr<Partition>> Partitions() const;
   void ScanPartition(const std::shared_ptr<Partition>& p);
   bool LoadManifestLocked(Partition& p);
+  // Publishes the loaded manifest's offsets to the atomics and saves them
+  // (with the DeleteRecords floor) in the metadata store when they changed.
+  void PublishOffsetsLocked(Partition& p);
   Status WriteManifestLocked(Partition& p);
   void QueueRolledLocked(Partition& p);
   void CommitLocked(Partition& p);
@@ -153,9 +182,11 @@ class RemoteLogManager {
   // the failure is worth logging (the first, then every 20th).
   bool BackOffLocked(Partition& p);
   void RegisterMetrics();
+  void RegisterCacheMetrics();  // after RegisterMetrics (uses metrics_hook_)
 
   struct MetricsHook;
   RemoteLogManagerOptions options_;
+  cluster::MetadataStore* metadata_ = nullptr;
   ResilientStorage layers_;  // layers_.storage is the store; the rest are for counters
   Clock* clock_;
 
@@ -178,6 +209,8 @@ class RemoteLogManager {
   std::atomic<uint64_t> manifest_writes_{0}, manifest_write_failures_{0};
   std::atomic<uint64_t> reads_{0}, read_failures_{0}, read_bytes_{0}, expired_{0};
   std::shared_ptr<MetricsHook> metrics_hook_;
+  // Declared after layers_: destroyed first, so read-ahead never outlives the store.
+  std::unique_ptr<RemoteChunkCache> cache_;
 };
 
 }  // namespace strata::tiered

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/bytes.h"
+#include "cluster/metadata_store.h"
 #include "storage/log.h"
 #include "tiered/remote_log_manager.h"
 #include "tiered/remote_manifest.h"
@@ -44,13 +45,16 @@ struct RemoteLogManager::Partition {
   std::deque<int64_t> index_lru;  // uploads / manifest writes since the last success
   // Copies of the manifest's remote log start / end offsets, readable without
   // `mu` (network threads ask for them; `mu` may be held across store I/O).
+  // Until the manifest is loaded they hold what the metadata store saved, so
+  // a broker restarted while the store is down still knows that offsets
+  // below the local log start exist (reads of them fail as retriable).
   std::atomic<int64_t> remote_start{-1};
   std::atomic<int64_t> remote_end{-1};
-
-  void PublishOffsetsLocked() {
-    remote_start.store(loaded ? manifest.remote_log_start_offset() : -1);
-    remote_end.store(loaded ? manifest.remote_log_end_offset() : -1);
-  }
+  // The log start set by DeleteRecords (-1: none). Offsets below it are gone
+  // even while their remote segment awaits deletion. Saved with the offsets.
+  std::atomic<int64_t> delete_floor{-1};
+  // What the metadata store holds for this partition (saved when it changes).
+  cluster::RemoteLogOffsets saved_offsets;
 };
 
 // Scrape-time callbacks reach the manager through this hook, which the

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <asio/post.hpp>
 
 #include "base/log.h"
 #include "base/metrics.h"
@@ -16,6 +17,18 @@ namespace {
 auto Log() { return log::Get("tiered"); }
 using S = RemoteSegmentState;
 }  // namespace
+
+Status RemoteLogManager::DeleteRecordsBefore(const std::string& key, int64_t offset) {
+  auto p = FindPartition(key);
+  if (!p) return MakeError(Errc::kNotFound, key + " is not tiered");
+  int64_t prev = p->delete_floor.load();
+  while (offset > prev && !p->delete_floor.compare_exchange_weak(prev, offset)) {
+  }
+  // Deleting needs the partition mutex, which uploads hold across store I/O:
+  // do it off the caller's (network) thread.
+  asio::post(reader_pool_, [this, p] { ExpirePartition(*p); });
+  return Status::Ok();
+}
 
 int RemoteLogManager::EnforceRetentionOnce() {
   int expired = 0;
@@ -59,26 +72,29 @@ int RemoteLogManager::ExpirePartition(Partition& p) {
     }
   }
   const storage::LogConfig& c = p.config;
-  if (c.cleanup_delete) {
-    const int64_t now = clock_->NowMs();
-    const int64_t remote_end = p.manifest.remote_log_end_offset();
-    // Total size = remote segments + local bytes not in remote storage.
-    int64_t overlap = 0;
-    for (const auto& s : p.log->RolledSegments()) {
-      if (s.end_offset <= remote_end) overlap += s.size;
-    }
-    int64_t total = p.manifest.remote_bytes() + p.log->size_bytes() - overlap;
-    for (RemoteSegment& s : p.manifest.segments()) {
-      if (s.state != S::kCopyFinished) continue;
-      bool by_time = c.retention_ms >= 0 && s.max_timestamp >= 0 &&
-                     now - s.max_timestamp > c.retention_ms;
-      bool by_size = c.retention_bytes >= 0 && total - s.size >= c.retention_bytes;
-      if (!by_time && !by_size) break;
-      if (!DeleteSegmentLocked(p, s)) break;
-      ++expired;
-      total -= s.size;
-      moved_to = std::max(moved_to, s.end_offset + 1);
-    }
+  // DeleteRecords: segments wholly below the new log start go whatever the
+  // cleanup policy says.
+  const int64_t floor = p.delete_floor.load();
+  const int64_t now = clock_->NowMs();
+  const int64_t remote_end = p.manifest.remote_log_end_offset();
+  // Total size = remote segments + local bytes not in remote storage.
+  int64_t overlap = 0;
+  for (const auto& s : p.log->RolledSegments()) {
+    if (s.end_offset <= remote_end) overlap += s.size;
+  }
+  int64_t total = p.manifest.remote_bytes() + p.log->size_bytes() - overlap;
+  for (RemoteSegment& s : p.manifest.segments()) {
+    if (s.state != S::kCopyFinished) continue;
+    bool by_time = c.cleanup_delete && c.retention_ms >= 0 && s.max_timestamp >= 0 &&
+                   now - s.max_timestamp > c.retention_ms;
+    bool by_size =
+        c.cleanup_delete && c.retention_bytes >= 0 && total - s.size >= c.retention_bytes;
+    bool deleted_records = floor >= 0 && s.end_offset < floor;
+    if (!by_time && !by_size && !deleted_records) break;
+    if (!DeleteSegmentLocked(p, s)) break;
+    ++expired;
+    total -= s.size;
+    moved_to = std::max(moved_to, s.end_offset + 1);
   }
   if (expired > 0) {
     (void)WriteManifestLocked(p);
@@ -91,6 +107,7 @@ int RemoteLogManager::ExpirePartition(Partition& p) {
       if (!st.ok()) Log()->warn("{}: moving log start: {}", p.id.key(), st.error().message);
     }
   }
+  PublishOffsetsLocked(p);  // saves a moved DeleteRecords floor too
   return expired;
 }
 
@@ -162,7 +179,8 @@ void RemoteLogManager::RegisterMetrics() {
     };
   };
   auto& reg = metrics::Global();
-  reg.SetGaugeFamily("strata_remote_upload_lag_segments", "Rolled segments not yet in remote storage",
+  reg.SetGaugeFamily("strata_remote_upload_lag_segments",
+                     "Rolled segments not yet in remote storage",
                      family([](const RemotePartitionStats& s) { return s.lag_segments; }));
   reg.SetGaugeFamily("strata_remote_upload_lag_bytes", "Bytes of rolled segments not yet uploaded",
                      family([](const RemotePartitionStats& s) { return s.lag_bytes; }));
@@ -185,14 +203,18 @@ void RemoteLogManager::RegisterMetrics() {
                scalar([](M& m) { return m.counters().upload_failures; }));
   reg.SetGauge("strata_remote_uploaded_bytes_total", "Segment bytes uploaded", {},
                scalar([](M& m) { return m.counters().bytes_uploaded; }));
+  reg.SetGauge("strata_remote_manifest_write_failures_total",
+               "Failed manifest writes (retried with backoff)", {},
+               scalar([](M& m) { return m.counters().manifest_write_failures; }));
   reg.SetGauge("strata_remote_reads_total", "Fetches served from remote storage", {},
                scalar([](M& m) { return m.counters().remote_reads; }));
   reg.SetGauge("strata_remote_read_failures_total", "Remote reads that failed", {},
                scalar([](M& m) { return m.counters().remote_read_failures; }));
   reg.SetGauge("strata_remote_segments_expired_total", "Remote segments deleted by retention", {},
                scalar([](M& m) { return m.counters().segments_expired; }));
-  reg.SetGauge("strata_remote_breaker_state", "Remote storage breaker: 0 closed, 1 open, 2 half-open",
-               {}, scalar([](M& m) { return int(m.breaker_state()); }));
+  reg.SetGauge("strata_remote_breaker_state",
+               "Remote storage breaker: 0 closed, 1 open, 2 half-open", {},
+               scalar([](M& m) { return int(m.breaker_state()); }));
   const std::pair<const char*, uint64_t (*)(const ResilienceCounters&)> decorators[] = {
       {"retry_calls", [](const ResilienceCounters& c) { return c.retry.calls; }},
       {"retry_attempts", [](const ResilienceCounters& c) { return c.retry.attempts; }},

@@ -6,6 +6,7 @@
 
 #include "protocol/record_batch.h"
 #include "storage/file.h"
+#include "tiered/remote_chunk_cache.h"
 
 namespace strata::tiered {
 
@@ -103,6 +104,13 @@ Result<Bytes> ReadRemoteSegment(RemoteStorage& store, const std::string& dir,
 Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, const std::string& dir,
                                          const RemoteSegment& seg, ByteView index, int64_t offset,
                                          int32_t max_bytes, const CallOptions& opts) {
+  return ReadRemoteSegmentWithIndex(store, nullptr, dir, seg, index, offset, max_bytes, opts);
+}
+
+Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, RemoteChunkCache* cache,
+                                         const std::string& dir, const RemoteSegment& seg,
+                                         ByteView index, int64_t offset, int32_t max_bytes,
+                                         const CallOptions& opts) {
   if (offset < seg.base_offset || offset > seg.end_offset) {
     return MakeError(Errc::kOutOfRange, fmt::format("offset {} not in remote segment [{}, {}]",
                                                     offset, seg.base_offset, seg.end_offset));
@@ -118,7 +126,8 @@ Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, const std::string
   auto ensure = [&](uint64_t at, uint64_t len) -> Status {
     if (at >= buf_pos && at + len <= buf_pos + buf.size()) return Status::Ok();
     uint64_t n = std::min(size - at, std::max(len, want));
-    STRATA_ASSIGN_OR_RETURN(buf, store.Get(log_path, at, n, opts));
+    STRATA_ASSIGN_OR_RETURN(buf, cache ? cache->Read(store, log_path, size, at, n, opts)
+                                       : store.Get(log_path, at, n, opts));
     buf_pos = at;
     if (buf.size() < len) return MakeError(Errc::kCorrupt, "remote segment shorter than manifest");
     return Status::Ok();

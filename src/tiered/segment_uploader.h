@@ -19,6 +19,8 @@
 
 namespace strata::tiered {
 
+class RemoteChunkCache;
+
 // Uploads the segment's .log, .index, .timeindex, the producer snapshot at
 // its end (when present; sets seg->has_snapshot) and its leader-epoch
 // entries (`epochs`: epoch, start offset) up to its end, as
@@ -44,6 +46,11 @@ Result<Bytes> ReadRemoteSegment(RemoteStorage& store, const std::string& dir,
 Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, const std::string& dir,
                                          const RemoteSegment& seg, ByteView index, int64_t offset,
                                          int32_t max_bytes, const CallOptions& opts = {});
+// The same reading the .log through `cache` (null: straight from the store).
+Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, RemoteChunkCache* cache,
+                                         const std::string& dir, const RemoteSegment& seg,
+                                         ByteView index, int64_t offset, int32_t max_bytes,
+                                         const CallOptions& opts = {});
 
 // Kafka's leader-epoch checkpoint text for the entries starting at or below
 // `end_offset`.

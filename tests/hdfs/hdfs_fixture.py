@@ -7,6 +7,8 @@ Use from pytest::
     h.start(format=True)          # blocks until WebHDFS answers; returns self
     h.webhdfs_uri("/strata")      # "webhdfs://127.0.0.1:<http port>/strata"
     h.kill9(); h.restart()        # same storage, same ports
+    h.hdfs_uri()                  # "hdfs://127.0.0.1:<namenode rpc port>"
+    h.digest("/strata")           # {path: (length, sha256)} read with the Java client over RPC
     h.stop()
 
 or from a shell (the state lives in <base-dir>/fixture.json, so any process can kill or
@@ -16,8 +18,10 @@ restart a cluster another process started)::
     python3 hdfs_fixture.py kill    --base-dir DIR     # kill -9, waits until the JVM is gone
     python3 hdfs_fixture.py restart --base-dir DIR     # start again on the same storage/ports
     python3 hdfs_fixture.py stop    --base-dir DIR
+    python3 hdfs_fixture.py digest  --base-dir DIR --dir /strata   # sha256 of every file (RPC)
 
-The Java side is tests/hdfs/src/main/java/io/strata/hdfs/MiniHdfs.java, built by build.sh.
+The Java side is tests/hdfs/src/main/java/io/strata/hdfs/MiniHdfs.java (and HdfsDigest.java, the
+independent reader), built by build.sh.
 """
 from __future__ import annotations
 
@@ -96,6 +100,41 @@ class MiniHdfs:
 
     def webhdfs_uri(self, root: str = "/") -> str:
         return f"webhdfs://127.0.0.1:{self.http_port}{root}"
+
+    def hdfs_uri(self) -> str:
+        """The NameNode's native RPC address (what the Java HDFS client talks to)."""
+        return f"hdfs://127.0.0.1:{self.nn_port}"
+
+    # ---- reading back with the Java client over RPC (HdfsDigest.java) -------------------
+    def _java_client(self, *args: str, timeout: float = 300) -> bytes:
+        jar = HERE / "target" / "strata-minihdfs.jar"
+        cmd = ["java", "-Xmx256m", "-XX:+IgnoreUnrecognizedVMOptions", *JVM_OPENS,
+               "-Djava.net.preferIPv4Stack=true", "-Dlog4j2.level=warn",
+               "-cp", f"{jar}:{HERE / 'target' / 'lib'}/*", "io.strata.hdfs.HdfsDigest",
+               self.hdfs_uri(), *args]
+        r = subprocess.run(cmd, capture_output=True, timeout=timeout)
+        if r.returncode != 0:
+            raise RuntimeError(f"HdfsDigest {args} failed ({r.returncode}):\n"
+                               f"{r.stderr.decode(errors='replace')[-4000:]}")
+        return r.stdout
+
+    def digest(self, directory: str) -> tuple[dict[str, tuple[int, str]], float]:
+        """{path: (length, sha256 hex)} of every file under `directory` (recursive), read in full
+        over hdfs:// RPC, plus the seconds the reads took (JVM start-up excluded)."""
+        files: dict[str, tuple[int, str]] = {}
+        secs = -1.0
+        for line in self._java_client(directory).decode().splitlines():
+            if line.startswith("TOTAL "):
+                secs = float(line.split()[3])
+                continue
+            sha, length, path = line.split(" ", 2)
+            files[path] = (int(length), sha)
+        assert secs >= 0, "HdfsDigest printed no TOTAL line"
+        return files, secs
+
+    def cat(self, path: str) -> bytes:
+        """The bytes of one file, read over hdfs:// RPC."""
+        return self._java_client("--cat", path)
 
     # ---- lifecycle ----------------------------------------------------------------------
     def start(self, format: bool = False, timeout: float = 180) -> "MiniHdfs":
@@ -184,7 +223,9 @@ class MiniHdfs:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("command", choices=["build", "start", "stop", "kill", "restart", "status"])
+    ap.add_argument("command", choices=["build", "start", "stop", "kill", "restart", "status",
+                                        "digest"])
+    ap.add_argument("--dir", default="/", help="digest: the HDFS directory to hash")
     ap.add_argument("--base-dir", required=False)
     ap.add_argument("--format", action="store_true")
     ap.add_argument("--nn-port", type=int)
@@ -204,6 +245,10 @@ def main() -> int:
         h.kill9()
     elif args.command == "restart":
         h.restart()
+    elif args.command == "digest":
+        files, secs = h.digest(args.dir)
+        print(json.dumps({"files": files, "read_seconds": secs}))
+        return 0
     print(json.dumps({"running": h.running, "pid": h.pid, "nn_port": h.nn_port,
                       "http_port": h.http_port, "uri": h.webhdfs_uri()}))
     return 0

@@ -2,17 +2,26 @@
 
 Rolled segments go to HDFS and are read back for a consumer from offset 0; while HDFS is down
 (kill -9) produce goes on, nothing un-uploaded leaves local disk, and once HDFS is back the
-uploads resume in order. Skipped when the MiniHdfs jar is not built (tests/hdfs/build.sh).
+uploads resume in order. 200 MiB of segments are compared byte for byte (SHA-256) with what the
+Java HDFS client reads back over native RPC (HdfsDigest.java, independent of Strata and WebHDFS).
+A broker restarted while HDFS is down starts, serves produce and local reads, answers remote-only
+fetches with a retriable error, and resumes uploading once HDFS is back.
+Skipped when the MiniHdfs jar is not built (tests/hdfs/build.sh).
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import socket
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 import kit
+import rawkafka
 from test_tiered_localfs import list_offsets, wait_until
 
 HDFS_DIR = Path(__file__).resolve().parents[1] / "hdfs"
@@ -84,3 +93,307 @@ def test_tiered_hdfs_upload_outage_and_resume(broker_factory, hdfs):
     got = kit.consume_confluent(b.bootstrap, topic, PARTITIONS, timeout=180)
     kit.assert_same_records(recs + more, got)
     assert list_offsets(b.bootstrap, topic, -4, PARTITIONS) != local_start
+
+
+# ---- helpers for the tests below ----------------------------------------------------------
+
+KAFKA_STORAGE_ERROR = 56
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tiered_broker(broker_factory, hdfs, admin_port: int, extra: dict | None = None):
+    return broker_factory(config={
+        "strata.admin.listener": f"127.0.0.1:{admin_port}",
+        "remote.log.storage.system.enable": "true",
+        "strata.remote.storage.uri": hdfs.webhdfs_uri("/strata"),
+        "remote.log.manager.task.interval.ms": "500",
+        "log.retention.check.interval.ms": "300",
+        **(extra or {}),
+    })
+
+
+def webhdfs_get(hdfs, path: str) -> bytes:
+    url = f"http://127.0.0.1:{hdfs.http_port}/webhdfs/v1{path}?op=OPEN&user.name=strata-test"
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return r.read()
+
+
+def metric_sum(admin_port: int, name: str) -> float:
+    """Sum of every series of `name` on /metrics (upload lag is one series per partition)."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{admin_port}/metrics", timeout=10).read()
+    vals = [float(line.rsplit(" ", 1)[1]) for line in text.decode().splitlines()
+            if line.startswith(name + " ") or line.startswith(name + "{")]
+    assert vals, f"metric {name} not exported"
+    return sum(vals)
+
+
+def local_logs(b, topic: str, p: int) -> list[int]:
+    return sorted(int(f.stem) for f in b.partition_dir(topic, p).glob("*.log"))
+
+
+def all_rolled_tiered(b, topic: str, partitions: int):
+    """{p: remote log end} once every rolled local segment of every partition is in remote
+    storage (remote end + 1 == base of the active segment), else False."""
+    tiered = list_offsets(b.bootstrap, topic, -5, partitions)
+    for p in range(partitions):
+        logs = local_logs(b, topic, p)
+        if tiered[p] < 0 or tiered[p] + 1 != logs[-1]:
+            return False
+    return tiered
+
+
+def set_topic_config(bootstrap: str, topic: str, config: dict) -> None:
+    """AlterConfigs (replaces the topic's whole dynamic config with `config`)."""
+    from confluent_kafka.admin import ConfigResource
+    a = kit.admin(bootstrap)
+    res = ConfigResource("topic", topic, set_config=config)
+    a.alter_configs([res])[res].result(30)
+
+
+def fetch_v4(bootstrap: str, topic: str, partition: int, offset: int,
+             max_bytes: int = 1 << 20) -> tuple[int, int, bytes]:
+    """One raw Fetch v4 for one partition -> (error code, high watermark, records bytes).
+
+    Raw because librdkafka retries KAFKA_STORAGE_ERROR silently and never shows it."""
+    w = rawkafka.Writer()
+    w.i32(-1).i32(100).i32(1).i32(max_bytes).i8(0)  # replica, max wait, min bytes, max bytes, RU
+    w.array([topic], lambda w2, t: w2.string(t).array(
+        [partition], lambda w3, p: w3.i32(p).i64(offset).i32(max_bytes)))
+    with rawkafka.Conn(bootstrap, timeout=60) as c:
+        c.send(rawkafka.request(1, 4, 11, bytes(w.buf)))
+        cid, body = c.recv_frame()
+    assert cid == 11
+    r = rawkafka.Reader(body)
+    r.i32()  # throttle
+    assert r.array_len() == 1 and r.string() == topic
+    assert r.array_len() == 1
+    p, err, hw = r.i32(), r.i16(), r.i64()
+    r.i64()  # last stable offset
+    assert p == partition
+    for _ in range(max(r.array_len(), 0)):  # aborted transactions
+        r.i64(), r.i64()
+    size = r.i32()
+    return err, hw, (r._take(size) if size > 0 else b"")
+
+
+def first_batch_base_offset(records: bytes) -> int:
+    import struct
+    assert len(records) >= 12, f"no complete batch in {len(records)} bytes"
+    return struct.unpack_from(">q", records, 0)[0]
+
+
+def remote_dirs(files: dict, topic: str, partitions: int) -> dict[int, str]:
+    """{p: HDFS directory of partition p} from a digest listing."""
+    out: dict[int, str] = {}
+    for path in files:
+        parent = path.rsplit("/", 1)[0]
+        name = parent.rsplit("/", 1)[1]
+        for p in range(partitions):
+            if name.startswith(f"{topic}-{p}-"):
+                assert out.get(p, parent) == parent, f"two remote dirs for {topic}-{p}"
+                out[p] = parent
+    assert sorted(out) == list(range(partitions)), f"remote dirs: {out}"
+    return out
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ---- 200 MiB: byte-identical in HDFS (read with the Java client over RPC) -----------------
+
+BIG_PARTITIONS = 4
+BIG_BYTES = 200 * 1024 * 1024
+
+
+def test_tiered_hdfs_200mib_identical_over_rpc_then_remote_only(broker_factory, hdfs):
+    t_start = time.monotonic()
+    admin_port = free_port()
+    # Uploading 1 MiB segments costs ~28 WebHDFS round trips each (CREATE + stat + rename per
+    # object and manifest): 4 copiers bring the 200-segment upload to ~1.5 min (2 take ~2).
+    b = tiered_broker(broker_factory, hdfs, admin_port,
+                      {"remote.log.manager.copier.thread.pool.size": "4"})
+    topic = kit.unique_topic("hdfs-big")
+    base_config = {"remote.storage.enable": "true", "segment.bytes": str(SEGMENT),
+                   "retention.ms": "-1"}
+    kit.create_topic(b.bootstrap, topic, BIG_PARTITIONS,
+                     config={**base_config, "local.retention.bytes": str(4 * BIG_BYTES)})
+
+    # Values average 4100 random bytes; with keys and headers that is ~200 MiB of log.
+    n = BIG_BYTES // 4100
+    recs = kit.make_records(n, BIG_PARTITIONS, seed=4050, tag="big", value_size=8200)
+    kit.produce_confluent(b.bootstrap, topic, recs, extra={"linger.ms": 20},
+                          flush_timeout=240)
+    t_produced = time.monotonic()
+
+    # Every rolled segment uploaded: remote end reaches the active segment, no lag left.
+    wait_until(lambda: all_rolled_tiered(b, topic, BIG_PARTITIONS)
+               and metric_sum(admin_port, "strata_remote_upload_lag_segments") == 0,
+               240, "every rolled segment uploaded to HDFS")
+    t_uploaded = time.monotonic()
+
+    # Local rolled segments vs the same objects read back by the Java client over hdfs://.
+    files, read_secs = hdfs.digest("/strata")
+    dirs = remote_dirs(files, topic, BIG_PARTITIONS)
+    compared = 0
+    for p in range(BIG_PARTITIONS):
+        pdir = b.partition_dir(topic, p)
+        rolled = local_logs(b, topic, p)[:-1]
+        assert len(rolled) >= 40, f"partition {p}: only {len(rolled)} rolled segments"
+        man = json.loads(webhdfs_get(hdfs, f"{dirs[p]}/manifest.json"))  # metadata only
+        segs = man["segments"]
+        assert [s["state"] for s in segs] == ["COPY_FINISHED"] * len(segs)
+        assert [s["base_offset"] for s in segs] == rolled, f"partition {p}: manifest bases"
+        remote_logs = sorted(f for f in files if f.startswith(dirs[p] + "/") and f.endswith(".log"))
+        assert remote_logs == sorted(f"{dirs[p]}/{s['base_offset']:020d}-{s['uuid']}.log"
+                                     for s in segs), f"partition {p}: stray or missing .log objects"
+        for s in segs:
+            local = pdir / f"{s['base_offset']:020d}.log"
+            length, sha = files[f"{dirs[p]}/{s['base_offset']:020d}-{s['uuid']}.log"]
+            assert length == local.stat().st_size == s["size"], f"{local.name}: sizes differ"
+            assert sha == sha256_file(local), f"partition {p} segment {local.name}: bytes differ"
+            compared += length
+        for a, c in zip(segs, segs[1:]):
+            assert a["end_offset"] + 1 == c["base_offset"]
+    assert compared >= 0.95 * BIG_BYTES, f"only {compared} bytes compared"
+    t_hashed = time.monotonic()
+
+    # Local retention down to nothing: only the active segment may stay on local disk.
+    tiered = list_offsets(b.bootstrap, topic, -5, BIG_PARTITIONS)
+    set_topic_config(b.bootstrap, topic, {**base_config, "local.retention.bytes": "1"})
+
+    def tail_only():
+        return all(local_logs(b, topic, p) == [tiered[p] + 1] for p in range(BIG_PARTITIONS))
+    wait_until(tail_only, 60, "local retention down to the active segment")
+    assert list_offsets(b.bootstrap, topic, -4, BIG_PARTITIONS) == {
+        p: tiered[p] + 1 for p in range(BIG_PARTITIONS)}
+    assert list_offsets(b.bootstrap, topic, -2, BIG_PARTITIONS) == {
+        p: 0 for p in range(BIG_PARTITIONS)}
+
+    # Everything from offset 0, almost all of it now only in HDFS, identical.
+    got = kit.consume_confluent(b.bootstrap, topic, BIG_PARTITIONS, timeout=240)
+    t_consumed = time.monotonic()
+    kit.assert_same_records(recs, got)
+    assert sum(len(v) for v in got.values()) == n
+    print(f"\n200MiB test: {compared / 2**20:.1f} MiB compared; produce "
+          f"{t_produced - t_start:.1f}s, upload wait {t_uploaded - t_produced:.1f}s, "
+          f"RPC digest {t_hashed - t_uploaded:.1f}s (reads {read_secs:.1f}s), "
+          f"remote consume {t_consumed - t_hashed:.1f}s, total {time.monotonic() - t_start:.1f}s")
+
+
+# ---- broker restart while HDFS is down ----------------------------------------------------
+
+def test_tiered_hdfs_broker_restart_during_outage(broker_factory, hdfs):
+    admin_port = free_port()
+    b = tiered_broker(broker_factory, hdfs, admin_port)
+    topic = kit.unique_topic("hdfs-restart")
+    kit.create_topic(b.bootstrap, topic, PARTITIONS, config={
+        "remote.storage.enable": "true", "segment.bytes": str(SEGMENT),
+        "local.retention.bytes": str(SEGMENT), "retention.ms": "-1"})
+    recs = kit.make_records(6000, PARTITIONS, seed=17, tag="before", value_size=2000)
+    kit.produce_confluent(b.bootstrap, topic, recs)
+    wait_until(lambda: all_rolled_tiered(b, topic, PARTITIONS), 120, "uploads to HDFS")
+    local_start = wait_until(
+        lambda: (s := list_offsets(b.bootstrap, topic, -4, PARTITIONS)) and all(
+            s[p] > 0 for p in range(PARTITIONS)) and s, 30, "local retention")
+
+    # HDFS dies; acks=all produce must still succeed and roll new (un-uploadable) segments.
+    tiered_before = list_offsets(b.bootstrap, topic, -5, PARTITIONS)
+    hdfs.kill9()
+    during = kit.make_records(4000, PARTITIONS, seed=18, tag="during", value_size=2000)
+    kit.produce_confluent(b.bootstrap, topic, during)
+    kept = {p: local_logs(b, topic, p) for p in range(PARTITIONS)}
+    for p in range(PARTITIONS):
+        assert kept[p][0] <= tiered_before[p] + 1, f"partition {p}: un-uploaded segment deleted"
+        assert len([o for o in kept[p] if o > tiered_before[p]]) >= 3, (
+            f"partition {p}: expected several un-uploaded segments, have {kept[p]}")
+
+    # Clean stop and start again on the same data dir, HDFS still down.
+    rc = b.stop()
+    assert rc == 0, f"broker did not stop cleanly with HDFS down (rc {rc})"
+    t0 = time.monotonic()
+    b.start()
+    start_secs = time.monotonic() - t0
+
+    # Produce and local reads work.
+    after = kit.make_records(2000, PARTITIONS, seed=19, tag="after", value_size=2000)
+    kit.produce_confluent(b.bootstrap, topic, after)
+    local_now = list_offsets(b.bootstrap, topic, -4, PARTITIONS)
+    for p in range(PARTITIONS):
+        assert local_now[p] <= tiered_before[p] + 1, f"partition {p}: un-uploaded data deleted"
+    everything = recs + during + after
+    got = kit.consume_confluent(b.bootstrap, topic, PARTITIONS, timeout=120, start=local_now)
+    kit.assert_same_records([r for r in everything if r.offset >= local_now[r.partition]], got,
+                            contiguous_from=None)
+    for p in range(PARTITIONS):
+        offs = [m.offset() for m in got[p]]
+        assert offs == list(range(local_now[p], local_now[p] + len(offs)))
+
+    # Remote-only old data: a retriable error (KAFKA_STORAGE_ERROR), never OFFSET_OUT_OF_RANGE
+    # (which sends consumers to auto.offset.reset, past the remote data), and the log start
+    # offset stays 0. BROKER BUG found by this test (Strata at the time of writing): the
+    # manifest is not loaded while HDFS is down, so the broker takes the local log start as
+    # the log start: Fetch(0) -> OFFSET_OUT_OF_RANGE (1) and ListOffsets(-2) -> local start.
+    # Collected here and failed at the end, so the recovery below is still checked.
+    outage_bugs = []
+    for p in range(PARTITIONS):
+        err, hw, data = fetch_v4(b.bootstrap, topic, p, 0)
+        if err != KAFKA_STORAGE_ERROR or data != b"":
+            outage_bugs.append(f"partition {p}: Fetch(offset 0, remote-only) with HDFS down after "
+                               f"a restart -> error {err} (want {KAFKA_STORAGE_ERROR}), "
+                               f"{len(data)} bytes")
+        assert hw == 1 + max(r.offset for r in everything if r.partition == p)
+    earliest = list_offsets(b.bootstrap, topic, -2, PARTITIONS)
+    if earliest != {p: 0 for p in range(PARTITIONS)}:
+        outage_bugs.append(f"ListOffsets(-2) with HDFS down after a restart -> {earliest}, "
+                           f"want 0 everywhere (local starts {local_now})")
+    # What a client sees: a consumer positioned at offset 0 must wait (or get offset 0 once
+    # HDFS is back), never silently continue past the remote-only records.
+    from confluent_kafka import TopicPartition
+    c = kit.consumer_confluent(b.bootstrap)
+    try:
+        c.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+        first: dict[int, int] = {}
+        deadline = time.time() + 4
+        while time.time() < deadline:
+            for m in c.consume(num_messages=1000, timeout=0.5):
+                if m.error() is None:
+                    first.setdefault(m.partition(), m.offset())
+    finally:
+        c.close()
+    skipped = {p: o for p, o in first.items() if o != 0}
+    if skipped:
+        outage_bugs.append(f"consumer assigned at offset 0 (auto.offset.reset=earliest) with HDFS "
+                           f"down got first records at {skipped}: remote-only records skipped")
+
+    # Several retention passes later, nothing un-uploaded has left local disk.
+    time.sleep(3)
+    for p in range(PARTITIONS):
+        logs = local_logs(b, topic, p)
+        assert logs[0] <= tiered_before[p] + 1, f"partition {p}: un-uploaded segment deleted"
+        assert set(o for o in kept[p] if o > tiered_before[p]) <= set(logs)
+
+    # HDFS back on the same storage: uploads resume without a broker restart.
+    hdfs.restart()
+    wait_until(lambda: all_rolled_tiered(b, topic, PARTITIONS), 180, "uploads after the outage")
+    wait_until(lambda: list_offsets(b.bootstrap, topic, -2, PARTITIONS) == {
+        p: 0 for p in range(PARTITIONS)}, 60, "log start offset 0 (remote) again")
+    for p in range(PARTITIONS):
+        err, _hw, data = fetch_v4(b.bootstrap, topic, p, 0)
+        assert err == 0 and first_batch_base_offset(data) == 0
+    got = kit.consume_confluent(b.bootstrap, topic, PARTITIONS, timeout=180)
+    kit.assert_same_records(everything, got)
+    wait_until(lambda: list_offsets(b.bootstrap, topic, -4, PARTITIONS) != local_start
+               and metric_sum(admin_port, "strata_remote_upload_lag_segments") == 0,
+               60, "local retention after the catch-up")
+    print(f"\nrestart with HDFS down: broker accepted connections after {start_secs:.1f}s")
+    assert not outage_bugs, "BROKER BUG while HDFS was down:\n" + "\n".join(outage_bugs)

@@ -46,6 +46,9 @@ std::shared_ptr<const TopicInfo> TopicFor(BrokerContext& ctx, int8_t type, const
 void Apply(BrokerContext& ctx, const std::string& topic, std::map<std::string, std::string> configs,
            bool validate_only, AlterConfigsResourceResponse& out) {
   if (auto reason = InvalidTopicConfigReason(configs)) return Fail(out, ErrorCode::kInvalidConfig, *reason);
+  if (auto reason = InvalidTieringReason(ctx.config, configs)) {
+    return Fail(out, ErrorCode::kInvalidConfig, *reason);
+  }
   if (validate_only) return;
   Status st = ctx.topics.SetTopicConfigs(topic, std::move(configs));
   if (!st.ok()) Fail(out, ErrorCode::kKafkaStorageError, st.error().message);

@@ -38,6 +38,12 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
     SetError(out, ErrorCode::kUnknownTopicOrPartition, "unknown topic or partition " + tp.ToString());
     return;
   }
+  if (auto reason = ctx.topics.ProduceBlockedReason()) {
+    // Retriable: clients back off and retry until uploads and local
+    // retention free space.
+    SetError(out, ErrorCode::kKafkaStorageError, std::move(*reason));
+    return;
+  }
   if (acks == -1 && info->min_insync_replicas > 1) {
     SetError(out, ErrorCode::kNotEnoughReplicas,
              fmt::format("min.insync.replicas={} but only 1 replica is in sync",

@@ -47,8 +47,15 @@ HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request) {
         continue;
       }
       Status st = offset > log->log_start_offset() ? log->DeleteRecordsBefore(offset) : Status::Ok();
+      // Tiered: the log start moves at once; remote segments wholly below it
+      // are deleted in the background.
+      TopicPartition tp{topic.name, p.partition_index};
+      tiered::RemoteLogManager* remote = ctx.topics.remote();
+      if (st.ok() && remote != nullptr && remote->IsTiered(tp.ToString())) {
+        st = remote->DeleteRecordsBefore(tp.ToString(), offset);
+      }
       if (!st.ok()) out.error_code = Code(GenericErrorCode(st.error().code));
-      out.low_watermark = log->log_start_offset();
+      out.low_watermark = ctx.topics.LogStartOffset(tp, *log);
     }
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));

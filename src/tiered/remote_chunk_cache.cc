@@ -1,0 +1,311 @@
+#include "tiered/remote_chunk_cache.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <asio/post.hpp>
+#include <filesystem>
+#include <optional>
+
+#include "base/log.h"
+#include "tiered/posix_file.h"
+
+namespace strata::tiered {
+
+namespace {
+auto Log() { return log::Get("tiered"); }
+constexpr std::string_view kChunkSuffix = ".chunk";
+constexpr std::string_view kTempSuffix = ".chunk.tmp";
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+}  // namespace
+
+// One fetch of a chunk that callers missing the same chunk wait for.
+struct RemoteChunkCache::Flight {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;       // guarded by mu
+  ChunkData data;          // set when the fetch succeeded; guarded by mu
+  Error error;             // set when it failed; guarded by mu
+  bool readahead = false;  // immutable: started by read-ahead
+};
+
+RemoteChunkCache::RemoteChunkCache(RemoteChunkCacheOptions options)
+    : options_(std::move(options)),
+      cancel_(MakeCancelFlag()),
+      pool_(static_cast<size_t>(std::max(options_.readahead_threads, 1))) {}
+
+RemoteChunkCache::~RemoteChunkCache() {
+  cancel_->store(true);
+  pool_.join();
+}
+
+Status RemoteChunkCache::Open() {
+  enabled_ = false;
+  if (options_.capacity_bytes == 0) return Status::Ok();
+  if (options_.dir.empty() || options_.chunk_bytes == 0) {
+    return MakeError(Errc::kInvalidArgument, "remote chunk cache needs a directory and chunk size");
+  }
+  STRATA_RETURN_IF_ERROR(MakeDirs(options_.dir));
+  // Chunk names are only meaningful to the in-memory index of the run that
+  // wrote them, so whatever an earlier run left is garbage. Only our own file
+  // names are removed, in case the directory is shared by mistake.
+  std::error_code ec;
+  for (const auto& ent : std::filesystem::directory_iterator(options_.dir, ec)) {
+    std::string name = ent.path().filename().string();
+    if (EndsWith(name, kChunkSuffix) || EndsWith(name, kTempSuffix)) {
+      std::filesystem::remove(ent.path(), ec);
+    }
+  }
+  if (ec)
+    return MakeError(Errc::kIoError, fmt::format("cleaning {}: {}", options_.dir, ec.message()));
+  enabled_ = true;
+  Log()->info("remote chunk cache: {} ({} bytes, {} byte chunks, read-ahead {})", options_.dir,
+              options_.capacity_bytes, options_.chunk_bytes, options_.readahead_chunks);
+  return Status::Ok();
+}
+
+Result<Bytes> RemoteChunkCache::Read(RemoteStorage& store, const std::string& path,
+                                     uint64_t object_size, uint64_t offset, uint64_t length,
+                                     const CallOptions& opts) {
+  if (!enabled_) return store.Get(path, offset, length, opts);
+  if (offset > object_size) {
+    return MakeError(Errc::kOutOfRange,
+                     fmt::format("read {} at {}: past the end ({})", path, offset, object_size));
+  }
+  const uint64_t end = offset + std::min(length, object_size - offset);
+  Bytes out;
+  if (end == offset) return out;
+  out.reserve(end - offset);
+  const uint64_t c = options_.chunk_bytes;
+  const uint64_t first = offset / c, last = (end - 1) / c;
+  // Before the foreground reads, so a miss and the read-ahead overlap.
+  ScheduleReadAhead(store, path, object_size, last);
+  for (uint64_t k = first; k <= last; ++k) {
+    const uint64_t chunk_start = k * c;
+    const uint64_t chunk_size = std::min(c, object_size - chunk_start);
+    const uint64_t from = std::max(offset, chunk_start) - chunk_start;
+    const uint64_t to = std::min(end, chunk_start + chunk_size) - chunk_start;
+    STRATA_RETURN_IF_ERROR(ReadChunk(store, Key{path, k}, chunk_size, from, to, opts, &out));
+  }
+  return out;
+}
+
+Status RemoteChunkCache::ReadChunk(RemoteStorage& store, const Key& key, uint64_t chunk_size,
+                                   uint64_t from, uint64_t to, const CallOptions& opts,
+                                   Bytes* out) {
+  for (int attempt = 0;; ++attempt) {
+    std::shared_ptr<Flight> flight;
+    bool leader = false;
+    std::optional<uint64_t> file_id;
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = entries_.find(key); it != entries_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second.lru);
+        file_id = it->second.file_id;
+      } else if (auto f = flights_.find(key); f != flights_.end()) {
+        flight = f->second;
+      } else {
+        flight = std::make_shared<Flight>();
+        flights_.emplace(key, flight);
+        leader = true;
+      }
+    }
+    if (file_id) {
+      if (ReadFile(*file_id, from, to, out)) {
+        hits_.fetch_add(1);
+        bytes_from_cache_.fetch_add(to - from);
+        return Status::Ok();
+      }
+      std::lock_guard lock(mu_);
+      DropEntryLocked(key, *file_id);  // gone or short: a miss, go round again
+      continue;
+    }
+    if (leader) {
+      misses_.fetch_add(1);
+      STRATA_ASSIGN_OR_RETURN(ChunkData data, FetchAndStore(store, key, chunk_size, flight, opts));
+      out->insert(out->end(), data->begin() + int64_t(from), data->begin() + int64_t(to));
+      return Status::Ok();
+    }
+    std::unique_lock lock(flight->mu);
+    flight->cv.wait(lock, [&] { return flight->done; });
+    if (flight->data) {
+      hits_.fetch_add(1);
+      coalesced_.fetch_add(1);
+      bytes_from_cache_.fetch_add(to - from);
+      const Bytes& d = *flight->data;
+      out->insert(out->end(), d.begin() + int64_t(from), d.begin() + int64_t(to));
+      return Status::Ok();
+    }
+    // A failed read-ahead (perhaps cancelled) must not fail a consumer that
+    // never asked for it: fetch once ourselves.
+    if (flight->readahead && attempt == 0) continue;
+    return flight->error;
+  }
+}
+
+Result<RemoteChunkCache::ChunkData> RemoteChunkCache::FetchAndStore(
+    RemoteStorage& store, const Key& key, uint64_t chunk_size,
+    const std::shared_ptr<Flight>& flight, const CallOptions& opts) {
+  Result<Bytes> got = opts.cancelled()
+                          ? Result<Bytes>(MakeError(Errc::kShuttingDown, "cancelled"))
+                          : store.Get(key.path, key.chunk * options_.chunk_bytes, chunk_size, opts);
+  ChunkData data;
+  Error error;
+  if (!got.ok()) {
+    error = got.take_error();
+  } else if (got->size() != chunk_size) {
+    error = MakeError(Errc::kCorrupt, fmt::format("{}: chunk {} has {} bytes, expected {}",
+                                                  key.path, key.chunk, got->size(), chunk_size));
+  } else {
+    bytes_fetched_.fetch_add(chunk_size);
+    data = std::make_shared<const Bytes>(std::move(got).value());
+  }
+  const uint64_t file_id = next_file_id_.fetch_add(1);
+  const bool written = data && WriteFile(file_id, *data);
+  std::vector<uint64_t> unlink;
+  {
+    std::lock_guard lock(mu_);
+    if (written) IndexLocked(key, file_id, chunk_size, &unlink);
+    flights_.erase(key);  // in the same critical section: a caller sees the entry or the flight
+  }
+  for (uint64_t id : unlink) ::unlink(FileName(id).c_str());
+  {
+    std::lock_guard lock(flight->mu);
+    flight->done = true;
+    flight->data = data;
+    flight->error = error;
+  }
+  flight->cv.notify_all();
+  if (!data) return error;
+  return data;
+}
+
+bool RemoteChunkCache::WriteFile(uint64_t file_id, const Bytes& data) {
+  const std::string final_name = FileName(file_id);
+  const std::string tmp = final_name + ".tmp";
+  Status st;
+  {
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd.valid()) {
+      st = ErrnoError(errno, "create", tmp);
+    } else {
+      st = WriteAll(fd.get(), data, tmp);
+    }
+  }
+  if (st.ok() && ::rename(tmp.c_str(), final_name.c_str()) != 0)
+    st = ErrnoError(errno, "rename", tmp);
+  if (st.ok()) return true;
+  ::unlink(tmp.c_str());
+  // The data is still served; only caching it failed (e.g. the disk is full).
+  if (write_failures_.fetch_add(1) % 100 == 0) {
+    Log()->warn("remote chunk cache: {}", st.error().message);
+  }
+  return false;
+}
+
+bool RemoteChunkCache::ReadFile(uint64_t file_id, uint64_t from, uint64_t to, Bytes* out) const {
+  const std::string name = FileName(file_id);
+  UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return false;
+  const size_t old = out->size();
+  out->resize(old + (to - from));
+  if (!PreadExact(fd.get(), from, MutableByteView(out->data() + old, to - from), name).ok()) {
+    out->resize(old);
+    return false;
+  }
+  return true;
+}
+
+void RemoteChunkCache::IndexLocked(const Key& key, uint64_t file_id, uint64_t size,
+                                   std::vector<uint64_t>* unlink) {
+  if (size > options_.capacity_bytes || entries_.count(key) != 0) {
+    unlink->push_back(file_id);  // cannot be kept (or, defensively, a duplicate)
+    return;
+  }
+  while (current_bytes_ + size > options_.capacity_bytes && !lru_.empty()) {
+    auto it = entries_.find(lru_.back());
+    unlink->push_back(it->second.file_id);
+    current_bytes_ -= it->second.size;
+    entries_.erase(it);
+    lru_.pop_back();
+    evictions_.fetch_add(1);
+  }
+  lru_.push_front(key);
+  entries_.emplace(key, Entry{file_id, size, lru_.begin()});
+  current_bytes_ += size;
+}
+
+void RemoteChunkCache::DropEntryLocked(const Key& key, uint64_t file_id) {
+  auto it = entries_.find(key);
+  if (it == entries_.end() || it->second.file_id != file_id) return;  // already replaced/evicted
+  current_bytes_ -= it->second.size;
+  lru_.erase(it->second.lru);
+  entries_.erase(it);
+  ::unlink(FileName(file_id).c_str());
+}
+
+void RemoteChunkCache::ScheduleReadAhead(RemoteStorage& store, const std::string& path,
+                                         uint64_t object_size, uint64_t last_chunk) {
+  if (options_.readahead_chunks <= 0) return;
+  const uint64_t c = options_.chunk_bytes;
+  const uint64_t chunks = (object_size + c - 1) / c;
+  const uint64_t stop = std::min(chunks, last_chunk + 1 + uint64_t(options_.readahead_chunks));
+  for (uint64_t k = last_chunk + 1; k < stop; ++k) {
+    Key key{path, k};
+    auto flight = std::make_shared<Flight>();
+    flight->readahead = true;
+    {
+      std::lock_guard lock(mu_);
+      if (entries_.count(key) != 0 || flights_.count(key) != 0) continue;
+      if (readahead_inflight_ >= options_.max_readahead_inflight) {
+        readahead_dropped_.fetch_add(1);
+        return;
+      }
+      flights_.emplace(key, flight);
+      ++readahead_inflight_;
+    }
+    readahead_fetches_.fetch_add(1);
+    const uint64_t chunk_size = std::min(c, object_size - k * c);
+    asio::post(pool_, [this, &store, key = std::move(key), chunk_size, flight] {
+      CallOptions o;
+      o.cancel = cancel_;
+      if (!FetchAndStore(store, key, chunk_size, flight, o).ok()) readahead_failures_.fetch_add(1);
+      std::lock_guard lock(mu_);
+      if (--readahead_inflight_ == 0) readahead_idle_.notify_all();
+    });
+  }
+}
+
+void RemoteChunkCache::WaitForReadAhead() {
+  std::unique_lock lock(mu_);
+  readahead_idle_.wait(lock, [this] { return readahead_inflight_ == 0; });
+}
+
+ChunkCacheCounters RemoteChunkCache::counters() const {
+  ChunkCacheCounters c;
+  c.hits = hits_.load();
+  c.coalesced = coalesced_.load();
+  c.misses = misses_.load();
+  c.bytes_from_cache = bytes_from_cache_.load();
+  c.bytes_fetched = bytes_fetched_.load();
+  c.evictions = evictions_.load();
+  c.readahead_fetches = readahead_fetches_.load();
+  c.readahead_failures = readahead_failures_.load();
+  c.readahead_dropped = readahead_dropped_.load();
+  c.write_failures = write_failures_.load();
+  std::lock_guard lock(mu_);
+  c.current_bytes = current_bytes_;
+  c.current_chunks = entries_.size();
+  return c;
+}
+
+std::string RemoteChunkCache::FileName(uint64_t file_id) const {
+  return fmt::format("{}/{:016x}{}", options_.dir, file_id, kChunkSuffix);
+}
+
+}  // namespace strata::tiered

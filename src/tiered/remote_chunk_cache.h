@@ -1,0 +1,145 @@
+#pragma once
+// RemoteChunkCache: an on-disk cache of fixed-size chunks of immutable remote
+// objects (the .log objects of remote segments), so consumers re-reading old
+// data do not go to the remote store for every fetch, with read-ahead so a
+// sequential consumer finds the next chunks already on local disk.
+//
+//  - Chunk k of an object covers [k * chunk_bytes, (k + 1) * chunk_bytes); the
+//    last one may be shorter. Each cached chunk is one file `<id>.chunk` in the
+//    cache directory, written to `<id>.chunk.tmp` and renamed; the in-memory
+//    index is the only authority (files are wiped by Open), so a file that is
+//    missing or short is simply a miss.
+//  - The cached bytes are bounded by capacity_bytes (LRU eviction); 0
+//    disables the cache and every Read goes straight to the store.
+//  - Concurrent misses of one chunk share one store Get (single flight).
+//  - A Read touching chunks [a, b] of an object fetches chunks b+1..b+N that
+//    are neither cached nor in flight in the background (N =
+//    readahead_chunks), on a small pool with at most max_readahead_inflight
+//    fetches at a time (further requests are dropped). Read-ahead errors are
+//    only counted.
+//
+// Objects must be immutable: a path must always name the same bytes (remote
+// segment names include a uuid).
+//
+// Thread-safety: every method is safe from any thread. Stores passed to Read
+// must outlive the cache (read-ahead keeps using them until the destructor).
+#include <asio/thread_pool.hpp>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/result.h"
+#include "tiered/remote_storage.h"
+
+namespace strata::tiered {
+
+struct RemoteChunkCacheOptions {
+  std::string dir;                 // where chunk files live; created by Open
+  uint64_t capacity_bytes = 0;     // 0 = disabled
+  uint64_t chunk_bytes = 4 << 20;  // fixed chunk size
+  int readahead_chunks = 2;        // chunks fetched ahead of each read
+  int readahead_threads = 2;       // background fetch threads
+  int max_readahead_inflight = 4;  // read-ahead fetches queued or running at once
+};
+
+struct ChunkCacheCounters {
+  uint64_t hits = 0;       // chunk reads that issued no store Get (on disk, or joined a fetch)
+  uint64_t coalesced = 0;  // of the hits, those that waited for another caller's fetch
+  uint64_t misses = 0;     // chunk reads that fetched the chunk from the store
+  uint64_t bytes_from_cache = 0;  // bytes returned by Read without a store Get of their own
+  uint64_t bytes_fetched = 0;     // bytes fetched from the store (foreground and read-ahead)
+  uint64_t evictions = 0;
+  uint64_t readahead_fetches = 0;   // read-ahead Gets started
+  uint64_t readahead_failures = 0;  // of those, failed (ignored)
+  uint64_t readahead_dropped = 0;   // read-ahead requests over max_readahead_inflight
+  uint64_t write_failures = 0;      // chunks fetched but not written to disk
+  uint64_t current_bytes = 0;       // bytes of cached chunks
+  uint64_t current_chunks = 0;
+};
+
+class RemoteChunkCache {
+ public:
+  explicit RemoteChunkCache(RemoteChunkCacheOptions options);
+  ~RemoteChunkCache();  // cancels and waits for read-ahead
+  RemoteChunkCache(const RemoteChunkCache&) = delete;
+  RemoteChunkCache& operator=(const RemoteChunkCache&) = delete;
+
+  // Creates the directory and removes chunk files left by an earlier run
+  // (only `*.chunk` / `*.chunk.tmp`). On failure the cache stays disabled.
+  Status Open();
+  bool enabled() const { return enabled_; }
+
+  // Exactly what store.Get(path, offset, length, opts) returns for an object
+  // of `object_size` bytes: min(length, size - offset) bytes; offset > size is
+  // kOutOfRange. A store that returns fewer bytes than object_size promises is
+  // kCorrupt (and nothing is cached).
+  Result<Bytes> Read(RemoteStorage& store, const std::string& path, uint64_t object_size,
+                     uint64_t offset, uint64_t length, const CallOptions& opts = {});
+
+  // Blocks until no read-ahead is queued or running (tests).
+  void WaitForReadAhead();
+  ChunkCacheCounters counters() const;
+  const RemoteChunkCacheOptions& options() const { return options_; }
+
+ private:
+  struct Key {
+    std::string path;
+    uint64_t chunk = 0;
+    bool operator<(const Key& o) const {
+      return chunk != o.chunk ? chunk < o.chunk : path < o.path;
+    }
+  };
+  struct Entry {
+    uint64_t file_id = 0;
+    uint64_t size = 0;
+    std::list<Key>::iterator lru;
+  };
+  struct Flight;
+  using ChunkData = std::shared_ptr<const Bytes>;
+
+  // Appends bytes [from, to) of chunk `key` (of `chunk_size` bytes) to *out.
+  Status ReadChunk(RemoteStorage& store, const Key& key, uint64_t chunk_size, uint64_t from,
+                   uint64_t to, const CallOptions& opts, Bytes* out);
+  // Reads [from, to) of a cached chunk file; false when it is gone or short.
+  bool ReadFile(uint64_t file_id, uint64_t from, uint64_t to, Bytes* out) const;
+  // Fetches the chunk as the flight's leader, stores it and completes the flight.
+  Result<ChunkData> FetchAndStore(RemoteStorage& store, const Key& key, uint64_t chunk_size,
+                                  const std::shared_ptr<Flight>& flight, const CallOptions& opts);
+  // Writes `data` to the chunk file `file_id` (temp name, then rename).
+  bool WriteFile(uint64_t file_id, const Bytes& data);
+  // Indexes a written chunk file, evicting LRU chunks to stay within the
+  // capacity; files to unlink (evicted, or this one if it cannot be kept) are
+  // added to *unlink.
+  void IndexLocked(const Key& key, uint64_t file_id, uint64_t size, std::vector<uint64_t>* unlink);
+  void DropEntryLocked(const Key& key, uint64_t file_id);
+  void ScheduleReadAhead(RemoteStorage& store, const std::string& path, uint64_t object_size,
+                         uint64_t last_chunk);
+  std::string FileName(uint64_t file_id) const;
+
+  const RemoteChunkCacheOptions options_;
+  bool enabled_ = false;
+  CancelFlag cancel_;  // set by the destructor: in-flight read-ahead gives up
+
+  mutable std::mutex mu_;
+  std::map<Key, Entry> entries_;                    // guarded by mu_
+  std::list<Key> lru_;                              // most recent first; guarded by mu_
+  std::map<Key, std::shared_ptr<Flight>> flights_;  // guarded by mu_
+  uint64_t current_bytes_ = 0;                      // guarded by mu_
+  int readahead_inflight_ = 0;                      // guarded by mu_
+  std::condition_variable readahead_idle_;
+
+  std::atomic<uint64_t> next_file_id_{0};
+  asio::thread_pool pool_;
+  std::atomic<uint64_t> hits_{0}, coalesced_{0}, misses_{0}, bytes_from_cache_{0};
+  std::atomic<uint64_t> bytes_fetched_{0}, evictions_{0}, readahead_fetches_{0};
+  std::atomic<uint64_t> readahead_failures_{0}, readahead_dropped_{0}, write_failures_{0};
+};
+
+}  // namespace strata::tiered

@@ -1,0 +1,419 @@
+// Tests of RemoteChunkCache (exact bytes, LRU bound, single flight,
+// read-ahead, failures) and of remote reads through it in RemoteLogManager.
+#include "tiered/remote_chunk_cache.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "storage/test_util.h"
+#include "tiered/remote_log_manager.h"
+#include "tiered/test_util.h"
+
+namespace strata::tiered {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RandomBytes;
+using testing::TempDir;
+
+// Counts Gets; can delay them or fail them all.
+class CountingStorage : public testing::ForwardingStorage {
+ public:
+  explicit CountingStorage(std::unique_ptr<RemoteStorage> inner)
+      : ForwardingStorage(inner.get()), owned_(std::move(inner)) {}
+  using RemoteStorage::Get;
+  Result<Bytes> Get(std::string_view p, uint64_t off, uint64_t len, const CallOptions& o) override {
+    gets.fetch_add(1);
+    if (delay_ms.load() > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms.load()));
+    if (fail.load()) return MakeError(Errc::kUnavailable, "store down");
+    return inner_->Get(p, off, len, o);
+  }
+
+  std::atomic<int> gets{0};
+  std::atomic<int> delay_ms{0};
+  std::atomic<bool> fail{false};
+
+ private:
+  std::unique_ptr<RemoteStorage> owned_;
+};
+
+std::unique_ptr<CountingStorage> MakeStore(const TempDir& dir) {
+  auto fs_store = OpenRemoteStorage("file://" + dir.path());
+  STRATA_CHECK(fs_store.ok(), "open store");
+  return std::make_unique<CountingStorage>(std::move(fs_store).value());
+}
+
+// Bytes of the *.chunk files in `dir`.
+uint64_t ChunkFileBytes(const std::string& dir, int* files = nullptr) {
+  uint64_t total = 0;
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name.find(".chunk") == std::string::npos) continue;
+    total += e.file_size();
+    ++n;
+  }
+  if (files) *files = n;
+  return total;
+}
+
+class RemoteChunkCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override { store_ = MakeStore(remote_); }
+
+  std::unique_ptr<RemoteChunkCache> MakeCache(uint64_t capacity, uint64_t chunk, int readahead,
+                                              const std::string& name = "cache") {
+    RemoteChunkCacheOptions o;
+    o.dir = cache_dir_.path() + "/" + name;
+    o.capacity_bytes = capacity;
+    o.chunk_bytes = chunk;
+    o.readahead_chunks = readahead;
+    auto c = std::make_unique<RemoteChunkCache>(o);
+    EXPECT_TRUE(c->Open().ok());
+    return c;
+  }
+
+  Bytes PutObject(const std::string& path, size_t size, uint64_t seed) {
+    Bytes b = RandomBytes(size, seed);
+    EXPECT_TRUE(store_->Put(path, PutSource::Memory(b)).ok());
+    return b;
+  }
+
+  TempDir remote_, cache_dir_;
+  std::unique_ptr<CountingStorage> store_;  // declared before any cache: outlives it
+};
+
+TEST_F(RemoteChunkCacheTest, BytesMatchDirectGetForRandomRanges) {
+  const uint64_t size = 10 * 1000 + 337;  // last chunk partial
+  Bytes obj = PutObject("t/a.log", size, 1);
+  auto cache = MakeCache(1 << 20, 1000, 2);
+  std::mt19937_64 rng(42);
+  for (int i = 0; i < 400; ++i) {
+    uint64_t off = rng() % (size + 1);
+    uint64_t len = i % 10 == 0 ? kToEnd : rng() % 3500;
+    auto got = cache->Read(*store_, "t/a.log", size, off, len);
+    auto want = store_->Get("t/a.log", off, len);
+    ASSERT_TRUE(got.ok() && want.ok()) << off << "+" << len;
+    ASSERT_EQ(*got, *want) << off << "+" << len;
+  }
+  EXPECT_EQ(*cache->Read(*store_, "t/a.log", size, size - 337, kToEnd),
+            Bytes(obj.end() - 337, obj.end()));
+  EXPECT_TRUE(cache->Read(*store_, "t/a.log", size, size, 10)->empty());
+  EXPECT_EQ(cache->Read(*store_, "t/a.log", size, size + 1, 10).error().code, Errc::kOutOfRange);
+  // Everything is cached now: a full read is all hits and costs no Get.
+  cache->WaitForReadAhead();
+  const int gets = store_->gets.load();
+  const auto before = cache->counters();
+  EXPECT_EQ(*cache->Read(*store_, "t/a.log", size, 0, kToEnd), obj);
+  EXPECT_EQ(store_->gets.load(), gets);
+  EXPECT_EQ(cache->counters().hits - before.hits, 11u);
+  EXPECT_EQ(cache->counters().misses, before.misses);
+  EXPECT_EQ(cache->counters().current_bytes, size);
+  EXPECT_EQ(ChunkFileBytes(cache->options().dir), size);
+}
+
+TEST_F(RemoteChunkCacheTest, LruEvictionKeepsTheBound) {
+  const uint64_t size = 8000;
+  Bytes a = PutObject("a.log", size, 2);
+  Bytes b = PutObject("b.log", size, 3);
+  auto cache = MakeCache(3500, 1000, 0);  // room for 3 chunks
+  for (uint64_t k : {0, 1, 2}) ASSERT_TRUE(cache->Read(*store_, "a.log", size, k * 1000, 1).ok());
+  ASSERT_TRUE(cache->Read(*store_, "a.log", size, 0, 1).ok());     // chunk 0 is now the newest
+  ASSERT_TRUE(cache->Read(*store_, "a.log", size, 3000, 1).ok());  // evicts chunk 1
+  EXPECT_EQ(cache->counters().evictions, 1u);
+  int gets = store_->gets.load();
+  ASSERT_TRUE(cache->Read(*store_, "a.log", size, 0, 1).ok());
+  EXPECT_EQ(store_->gets.load(), gets);  // chunk 0 kept
+  ASSERT_TRUE(cache->Read(*store_, "a.log", size, 1000, 1).ok());
+  EXPECT_EQ(store_->gets.load(), gets + 1);  // chunk 1 was the one evicted
+
+  // Random reads over two objects with read-ahead: never above the bound.
+  auto ra = MakeCache(3500, 1000, 2, "cache2");
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 300; ++i) {
+    const bool use_a = rng() % 2 == 0;
+    uint64_t off = rng() % size, len = rng() % 2500;
+    auto got = ra->Read(*store_, use_a ? "a.log" : "b.log", size, off, len);
+    ASSERT_TRUE(got.ok());
+    const Bytes& src = use_a ? a : b;
+    uint64_t end = std::min(size, off + len);
+    ASSERT_EQ(*got, Bytes(src.begin() + int64_t(off), src.begin() + int64_t(end)));
+    ASSERT_LE(ra->counters().current_bytes, 3500u);
+  }
+  ra->WaitForReadAhead();
+  EXPECT_LE(ra->counters().current_bytes, 3500u);
+  EXPECT_EQ(ChunkFileBytes(ra->options().dir), ra->counters().current_bytes);
+  EXPECT_GT(ra->counters().evictions, 50u);
+}
+
+TEST_F(RemoteChunkCacheTest, ConcurrentMissesShareOneGet) {
+  const uint64_t size = 5000;
+  Bytes obj = PutObject("o.log", size, 4);
+  auto cache = MakeCache(1 << 20, 1000, 0);
+  store_->delay_ms = 100;  // all threads arrive while the first Get is running
+  constexpr int kThreads = 8;
+  std::vector<Bytes> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = cache->Read(*store_, "o.log", size, 1000 + uint64_t(i) * 10, 500);
+      if (r.ok()) results[size_t(i)] = std::move(r).value();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(store_->gets.load(), 1);
+  for (int i = 0; i < kThreads; ++i) {
+    const int64_t off = 1000 + i * 10;
+    EXPECT_EQ(results[size_t(i)], Bytes(obj.begin() + off, obj.begin() + off + 500)) << i;
+  }
+  auto c = cache->counters();
+  EXPECT_EQ(c.misses, 1u);
+  EXPECT_EQ(c.hits, uint64_t(kThreads - 1));
+  EXPECT_EQ(c.coalesced, uint64_t(kThreads - 1));
+  EXPECT_EQ(c.bytes_fetched, 1000u);
+}
+
+TEST_F(RemoteChunkCacheTest, ConcurrentReadsWithEvictionReturnExactBytes) {
+  const uint64_t size = 9500;
+  std::vector<Bytes> objs;
+  for (int i = 0; i < 3; ++i) objs.push_back(PutObject(fmt::format("c{}.log", i), size, 20 + i));
+  auto cache = MakeCache(5000, 1000, 2);  // far smaller than the data: constant eviction
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(100 + t);
+      for (int i = 0; i < 200; ++i) {
+        const size_t o = rng() % objs.size();
+        const uint64_t off = rng() % size, len = rng() % 3000;
+        auto r = cache->Read(*store_, fmt::format("c{}.log", o), size, off, len);
+        const uint64_t end = std::min(size, off + len);
+        if (!r.ok() ||
+            *r != Bytes(objs[o].begin() + int64_t(off), objs[o].begin() + int64_t(end))) {
+          bad.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  cache->WaitForReadAhead();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_LE(cache->counters().current_bytes, 5000u);
+  EXPECT_EQ(ChunkFileBytes(cache->options().dir), cache->counters().current_bytes);
+  EXPECT_GT(cache->counters().hits, 0u);
+}
+
+TEST_F(RemoteChunkCacheTest, ReadAheadMakesTheNextSequentialReadAHit) {
+  const uint64_t size = 4500;  // chunks 0..4, the last 500 bytes
+  Bytes obj = PutObject("s.log", size, 5);
+  auto cache = MakeCache(1 << 20, 1000, 2);
+  ASSERT_EQ(*cache->Read(*store_, "s.log", size, 0, 1000), Bytes(obj.begin(), obj.begin() + 1000));
+  cache->WaitForReadAhead();
+  EXPECT_EQ(store_->gets.load(), 3);  // chunk 0 and read-ahead of 1, 2
+  EXPECT_EQ(cache->counters().readahead_fetches, 2u);
+  // The sequential next read is a hit; it reads ahead chunk 3.
+  ASSERT_EQ(*cache->Read(*store_, "s.log", size, 1000, 1000),
+            Bytes(obj.begin() + 1000, obj.begin() + 2000));
+  EXPECT_EQ(cache->counters().hits, 1u);
+  EXPECT_EQ(cache->counters().misses, 1u);
+  cache->WaitForReadAhead();
+  EXPECT_EQ(store_->gets.load(), 4);
+  // Reading on to the end: every read a hit, and nothing past the last chunk.
+  for (uint64_t off = 2000; off < size; off += 1000) {
+    ASSERT_EQ(*cache->Read(*store_, "s.log", size, off, 1000),
+              Bytes(obj.begin() + int64_t(off), obj.begin() + int64_t(std::min(size, off + 1000))));
+    cache->WaitForReadAhead();
+  }
+  auto c = cache->counters();
+  EXPECT_EQ(c.misses, 1u);
+  EXPECT_EQ(c.hits, 4u);
+  EXPECT_EQ(c.readahead_fetches, 4u);
+  EXPECT_EQ(c.readahead_failures, 0u);
+  EXPECT_EQ(store_->gets.load(), 5);
+  EXPECT_EQ(c.bytes_fetched, size);
+}
+
+TEST_F(RemoteChunkCacheTest, FailingStoreSurfacesTheErrorAndCachesNothing) {
+  const uint64_t size = 3000;
+  Bytes obj = PutObject("f.log", size, 6);
+  auto cache = MakeCache(1 << 20, 1000, 2);
+  store_->fail = true;
+  auto r = cache->Read(*store_, "f.log", size, 100, 200);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Errc::kUnavailable);
+  cache->WaitForReadAhead();
+  auto c = cache->counters();
+  EXPECT_EQ(c.current_bytes, 0u);
+  EXPECT_EQ(c.readahead_failures, 2u);
+  int files = -1;
+  EXPECT_EQ(ChunkFileBytes(cache->options().dir, &files), 0u);
+  EXPECT_EQ(files, 0);
+  // An object shorter than its caller claims is corrupt, and not cached.
+  store_->fail = false;
+  auto short_read = cache->Read(*store_, "f.log", size + 500, 2500, 600);
+  ASSERT_FALSE(short_read.ok());
+  EXPECT_EQ(short_read.error().code, Errc::kCorrupt);
+  // The store is back: the same read now works.
+  EXPECT_EQ(*cache->Read(*store_, "f.log", size, 100, 200),
+            Bytes(obj.begin() + 100, obj.begin() + 300));
+}
+
+TEST_F(RemoteChunkCacheTest, MissingChunkFileIsAMiss) {
+  const uint64_t size = 2000;
+  Bytes obj = PutObject("m.log", size, 8);
+  auto cache = MakeCache(1 << 20, 1000, 0);
+  ASSERT_TRUE(cache->Read(*store_, "m.log", size, 0, kToEnd).ok());
+  for (const auto& e : fs::directory_iterator(cache->options().dir)) fs::remove(e.path());
+  EXPECT_EQ(*cache->Read(*store_, "m.log", size, 0, kToEnd), obj);
+  EXPECT_EQ(cache->counters().misses, 4u);
+  EXPECT_EQ(cache->counters().current_bytes, size);
+}
+
+TEST_F(RemoteChunkCacheTest, DisabledCachePassesThrough) {
+  const uint64_t size = 3000;
+  Bytes obj = PutObject("d.log", size, 9);
+  auto cache = MakeCache(0, 1000, 2);
+  EXPECT_FALSE(cache->enabled());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(*cache->Read(*store_, "d.log", size, 0, kToEnd), obj);
+  EXPECT_EQ(store_->gets.load(), 3);
+  EXPECT_EQ(cache->Read(*store_, "d.log", size, 5000, 1).error().code,
+            store_->Get("d.log", 5000, 1).error().code);
+  EXPECT_EQ(cache->counters().hits + cache->counters().misses, 0u);
+  EXPECT_FALSE(fs::exists(cache->options().dir));
+}
+
+TEST_F(RemoteChunkCacheTest, OpenRemovesOnlyOldChunkFiles) {
+  const std::string dir = cache_dir_.path() + "/cache";
+  fs::create_directories(dir);
+  for (const char* name : {"0000000000000001.chunk", "0000000000000002.chunk.tmp", "keep.txt"}) {
+    std::ofstream(dir + "/" + name) << "x";
+  }
+  auto cache = MakeCache(1 << 20, 1000, 0);
+  EXPECT_TRUE(fs::exists(dir + "/keep.txt"));
+  EXPECT_FALSE(fs::exists(dir + "/0000000000000001.chunk"));
+  EXPECT_FALSE(fs::exists(dir + "/0000000000000002.chunk.tmp"));
+}
+
+// A tiered partition read back by a sequential consumer, twice.
+class RemoteReadCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_.segment_bytes = 128 * 1024;
+    config_.index_interval_bytes = 4096;
+    config_.remote_storage_enable = true;
+    config_.local_retention_bytes = 0;
+    config_.retention_ms = -1;
+    auto log = storage::Log::Open(fs::path(local_.path()) / "t-0", config_, Clock::Real());
+    ASSERT_TRUE(log.ok());
+    log_ = std::move(log).value();
+    for (int i = 0; i < 600; ++i) {  // ~1.2 KiB batches: ~5 segments
+      storage::testing::BatchOptions o;
+      o.records = 10;
+      o.value_bytes = 100;
+      o.fill = uint8_t('a' + i % 20);
+      ASSERT_TRUE(storage::testing::AppendOne(*log_, o).ok());
+    }
+  }
+
+  std::unique_ptr<RemoteLogManager> MakeManager(const std::string& cache_dir) {
+    auto store = MakeStore(remote_);
+    store_ = store.get();
+    ResilientStorage rs;
+    rs.storage = std::move(store);
+    RemoteLogManagerOptions o;
+    o.scan_interval_ms = 5;
+    o.register_metrics = false;
+    o.cache_dir = cache_dir;
+    o.cache_bytes = 4 << 20;
+    o.cache_chunk_bytes = 16 * 1024;
+    o.readahead_chunks = 2;
+    auto m = std::make_unique<RemoteLogManager>(o, std::move(rs), Clock::Real());
+    m->AddPartition(id_, log_, config_);
+    m->Start();
+    EXPECT_TRUE(m->WaitForUploads(30000));
+    return m;
+  }
+
+  // Reads every remote offset in order, 8 KiB per fetch; returns the bytes.
+  Bytes Consume(RemoteLogManager& m, int64_t end, double* ms) {
+    auto t0 = std::chrono::steady_clock::now();
+    Bytes out;
+    int64_t next = 0;
+    while (next <= end) {
+      auto r = m.Read(id_.key(), next, 8192);
+      EXPECT_TRUE(r.ok()) << next;
+      if (!r.ok()) break;
+      auto hs = storage::testing::Headers(*r);
+      if (hs.empty()) break;
+      next = hs.back().last_offset() + 1;
+      out.insert(out.end(), r->begin(), r->end());
+    }
+    *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+  }
+
+  Bytes LocalRolledBytes() const {
+    Bytes all;
+    for (const auto& s : log_->RolledSegments()) {
+      std::ifstream in(s.log_path, std::ios::binary);
+      all.insert(all.end(), std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    return all;
+  }
+
+  TempDir local_, remote_, cache_;
+  storage::LogConfig config_;
+  std::shared_ptr<storage::Log> log_;
+  RemotePartitionId id_{"t", 0, "AAAAAAAAAAAAAAAAAAAAAQ"};
+  CountingStorage* store_ = nullptr;
+};
+
+TEST_F(RemoteReadCacheTest, SequentialConsumerRereadingOldDataHitsTheCache) {
+  const auto rolled = log_->RolledSegments();
+  ASSERT_GE(rolled.size(), 4u);
+  const Bytes expected = LocalRolledBytes();
+  const int64_t end = rolled.back().end_offset;
+
+  // Baseline without a cache, every Get 2 ms away.
+  double no_cache_ms = 0;
+  {
+    auto m = MakeManager("");
+    store_->delay_ms = 2;
+    EXPECT_EQ(Consume(*m, end, &no_cache_ms), expected);
+    EXPECT_EQ(m->cache_counters().misses + m->cache_counters().hits, 0u);
+  }
+
+  auto m = MakeManager(cache_.path());
+  store_->delay_ms = 2;
+  double first_ms = 0, second_ms = 0;
+  ASSERT_EQ(Consume(*m, end, &first_ms), expected);
+  const ChunkCacheCounters first = m->cache_counters();
+  m->cache().WaitForReadAhead();
+  const int gets_before = store_->gets.load();
+  const ChunkCacheCounters before = m->cache_counters();
+  ASSERT_EQ(Consume(*m, end, &second_ms), expected);
+  const ChunkCacheCounters after = m->cache_counters();
+  const double hits = double(after.hits - before.hits);
+  const double misses = double(after.misses - before.misses);
+  const double ratio = hits / (hits + misses);
+  EXPECT_GT(ratio, 0.9);
+  EXPECT_EQ(store_->gets.load(), gets_before);  // .log and .index both cached
+  EXPECT_LE(after.current_bytes, uint64_t(4 << 20));
+  std::printf(
+      "[ remote cache ] %zu bytes in %zu segments: no cache %.1f ms; first pass %.1f ms "
+      "(hit ratio %.3f, %llu read-ahead); second pass %.1f ms (hit ratio %.3f)\n",
+      expected.size(), rolled.size(), no_cache_ms, first_ms,
+      double(first.hits) / double(first.hits + first.misses),
+      static_cast<unsigned long long>(first.readahead_fetches), second_ms, ratio);
+}
+
+}  // namespace
+}  // namespace strata::tiered

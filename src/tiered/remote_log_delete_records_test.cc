@@ -1,0 +1,286 @@
+// Tests of DeleteRecords on tiered partitions (remote segments below the new
+// log start are deleted promptly) and of the copier's commit: the retry of a
+// failed manifest write, and in-order commit when an earlier upload fails.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "storage/test_util.h"
+#include "tiered/fault_injecting_storage.h"
+#include "tiered/remote_log_manager.h"
+#include "tiered/remote_manifest.h"
+#include "tiered/test_util.h"
+
+namespace strata::tiered {
+namespace {
+
+namespace fs = std::filesystem;
+using storage::testing::AppendOne;
+using storage::testing::BatchOptions;
+using testing::TempDir;
+
+Bytes ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Fails Puts of manifest.json that commit a COPY_FINISHED segment while `fail` is set, counting
+// every manifest Put attempt.
+class FailingCommitStorage : public testing::ForwardingStorage {
+ public:
+  using ForwardingStorage::ForwardingStorage;
+  using RemoteStorage::Put;
+  Status Put(std::string_view p, const PutSource& s, const CallOptions& o) override {
+    if (p.ends_with(kManifestName)) {
+      manifest_puts.fetch_add(1);
+      std::string_view text(reinterpret_cast<const char*>(s.bytes.data()), s.bytes.size());
+      if (fail.load() && text.find("COPY_FINISHED") != std::string_view::npos) {
+        return MakeError(Errc::kUnavailable, "injected manifest write failure");
+      }
+    }
+    return inner_->Put(p, s, o);
+  }
+  std::atomic<bool> fail{false};
+  std::atomic<int> manifest_puts{0};
+};
+
+// Fails every Put whose path contains `part` while `fail` is set.
+class FailingPathStorage : public testing::ForwardingStorage {
+ public:
+  FailingPathStorage(RemoteStorage* inner, std::string part)
+      : ForwardingStorage(inner), part_(std::move(part)) {}
+  using RemoteStorage::Put;
+  Status Put(std::string_view p, const PutSource& s, const CallOptions& o) override {
+    if (fail.load() && p.find(part_) != std::string_view::npos) {
+      failures.fetch_add(1);
+      return MakeError(Errc::kUnavailable, "injected failure");
+    }
+    return inner_->Put(p, s, o);
+  }
+  std::atomic<bool> fail{true};
+  std::atomic<int> failures{0};
+
+ private:
+  std::string part_;
+};
+
+class RemoteDeleteRecordsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_.segment_bytes = 4096;
+    config_.index_interval_bytes = 256;
+    config_.remote_storage_enable = true;
+    config_.local_retention_bytes = 0;
+    config_.retention_ms = -1;
+    auto log = storage::Log::Open(fs::path(local_.path()) / "t-0", config_, Clock::Real());
+    ASSERT_TRUE(log.ok());
+    log_ = std::move(log).value();
+    auto fs_store = OpenRemoteStorage("file://" + remote_.path());
+    ASSERT_TRUE(fs_store.ok());
+    backend_ = std::move(fs_store).value();
+  }
+
+  // Appends `n` 5-record batches (~6 per 4 KiB segment).
+  void Produce(int n) {
+    for (int i = 0; i < n; ++i) {
+      BatchOptions o;
+      o.records = 5;
+      o.value_bytes = 100;
+      o.first_timestamp = 1000 + i;
+      ASSERT_TRUE(AppendOne(*log_, o).ok());
+    }
+  }
+
+  std::unique_ptr<RemoteLogManager> MakeManager(std::unique_ptr<RemoteStorage> store) {
+    ResilientStorage rs;
+    rs.storage = std::move(store);
+    RemoteLogManagerOptions o;
+    o.copier_threads = 2;
+    o.scan_interval_ms = 5;
+    o.retry_backoff_ms = 50;
+    o.max_retry_backoff_ms = 200;
+    o.retention_interval_ms = 1000000;  // never: only DeleteRecords deletes
+    o.register_metrics = false;
+    auto m = std::make_unique<RemoteLogManager>(o, std::move(rs), Clock::Real());
+    m->AddPartition(id_, log_, config_);
+    return m;
+  }
+  std::unique_ptr<RemoteLogManager> MakeFaultyManager() {
+    auto faulty = std::make_unique<FaultInjectingStorage>(
+        std::make_unique<testing::ForwardingStorage>(backend_.get()), 1);
+    faulty_ = faulty.get();
+    return MakeManager(std::move(faulty));
+  }
+
+  std::set<std::string> RemoteLogFiles() const {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(fs::path(remote_.path()) / dir_)) {
+      if (e.path().extension() == ".log") out.insert(e.path().filename().string());
+    }
+    return out;
+  }
+  RemoteManifest Manifest() const {
+    auto m = RemoteManifest::Parse(ReadFile(fs::path(remote_.path()) / dir_ / kManifestName));
+    EXPECT_TRUE(m.ok());
+    return m.ok() ? std::move(m).value() : RemoteManifest{};
+  }
+  // Polls until `n` segments are DELETE_FINISHED in the stored manifest (or 5 s pass).
+  bool WaitForDeleted(size_t n) {
+    for (int i = 0; i < 500; ++i) {
+      size_t done = 0;
+      const RemoteManifest manifest = Manifest();
+      for (const auto& s : manifest.segments()) {
+        done += s.state == RemoteSegmentState::kDeleteFinished;
+      }
+      if (done >= n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  TempDir local_, remote_;
+  storage::LogConfig config_;
+  std::shared_ptr<storage::Log> log_;
+  std::unique_ptr<RemoteStorage> backend_;
+  FaultInjectingStorage* faulty_ = nullptr;
+  RemotePartitionId id_{"t", 0, "AAAAAAAAAAAAAAAAAAAAAQ"};
+  std::string dir_ = "t-0-AAAAAAAAAAAAAAAAAAAAAQ";
+};
+
+TEST_F(RemoteDeleteRecordsTest, DeletesRemoteSegmentsBelowNewStartPromptly) {
+  Produce(60);
+  auto m = MakeFaultyManager();
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  const auto rolled = log_->RolledSegments();
+  ASSERT_GT(rolled.size(), 6u);
+  ASSERT_TRUE(log_->EnforceRetention().ok());  // local keeps only the active segment
+  const size_t files_before = RemoteLogFiles().size();
+  ASSERT_EQ(files_before, rolled.size());
+
+  // A new start inside segment 3: segments 0-2 go, segment 3 stays (partly readable).
+  const int64_t start = rolled[3].base_offset + 2;
+  ASSERT_TRUE(m->DeleteRecordsBefore(id_.key(), start).ok());
+  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), start);  // at once
+  ASSERT_TRUE(WaitForDeleted(3));  // well before the (disabled) retention tick
+  EXPECT_EQ(RemoteLogFiles().size(), files_before - 3);
+  RemoteManifest manifest = Manifest();
+  for (const RemoteSegment& s : manifest.segments()) {
+    EXPECT_EQ(s.state, s.base_offset < rolled[3].base_offset ? RemoteSegmentState::kDeleteFinished
+                                                             : RemoteSegmentState::kCopyFinished)
+        << s.base_offset;
+  }
+  EXPECT_EQ(manifest.remote_log_start_offset(), rolled[3].base_offset);
+  EXPECT_EQ(m->counters().segments_expired, 3u);
+  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), start);
+  EXPECT_EQ(m->Read(id_.key(), rolled[2].end_offset, 100).error().code, Errc::kNotFound);
+  EXPECT_TRUE(m->Read(id_.key(), start, 100).ok());
+  // A lower offset later does not move the start back.
+  ASSERT_TRUE(m->DeleteRecordsBefore(id_.key(), 1).ok());
+  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), start);
+  EXPECT_EQ(m->DeleteRecordsBefore("nope-0", 5).error().code, Errc::kNotFound);
+}
+
+TEST_F(RemoteDeleteRecordsTest, DeletionFailingWhileStoreIsDownIsFinishedLater) {
+  Produce(40);
+  auto m = MakeFaultyManager();
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  const auto rolled = log_->RolledSegments();
+  ASSERT_TRUE(log_->EnforceRetention().ok());
+  FaultSpec down;
+  down.fail_ratio = 1.0;
+  faulty_->SetFault(StorageOp::kDelete, down);
+  const int64_t start = rolled[2].end_offset + 1;
+  ASSERT_TRUE(m->DeleteRecordsBefore(id_.key(), start).ok());
+  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), start);
+  // The background deletion fails: the first segment is durably
+  // DELETE_STARTED but its objects remain.
+  for (int i = 0; i < 500 && faulty_->counters().injected_failures == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(Manifest().segments().front().state, RemoteSegmentState::kDeleteStarted);
+  EXPECT_EQ(RemoteLogFiles().size(), rolled.size());
+  EXPECT_EQ(m->counters().segments_expired, 0u);
+
+  faulty_->SetFault(StorageOp::kDelete, FaultSpec{});  // back: the retention task finishes it
+  EXPECT_EQ(m->EnforceRetentionOnce(), 3);
+  EXPECT_EQ(RemoteLogFiles().size(), rolled.size() - 3);
+  EXPECT_EQ(Manifest().remote_log_start_offset(), rolled[3].base_offset);
+  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), start);
+}
+
+TEST_F(RemoteDeleteRecordsTest, FailedManifestCommitIsRetriedWithBackoff) {
+  Produce(40);
+  const auto rolled = log_->RolledSegments();
+  auto store = std::make_unique<FailingCommitStorage>(backend_.get());
+  FailingCommitStorage* s = store.get();
+  s->fail = true;
+  auto m = MakeManager(std::move(store));
+  m->Start();
+  // Wait for the first failed commit, then count retries over 600 ms.
+  for (int i = 0; i < 500 && m->counters().manifest_write_failures == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(m->counters().manifest_write_failures, 0u);
+  const int puts_before = s->manifest_puts.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const int retries = s->manifest_puts.load() - puts_before;
+  // Backoff 50, 100, 200, 200 ms: a handful, not one per 5 ms scan.
+  EXPECT_GE(retries, 2);
+  EXPECT_LE(retries, 8);
+  EXPECT_EQ(log_->log_start_offset(), 0);
+  ASSERT_TRUE(log_->EnforceRetention().ok());  // nothing committed: nothing deleted locally
+  EXPECT_EQ(log_->RolledSegments().size(), rolled.size());
+
+  s->fail = false;
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  m->Stop();
+  RemoteManifest manifest = Manifest();
+  ASSERT_EQ(manifest.segments().size(), rolled.size());
+  for (size_t i = 0; i < rolled.size(); ++i) {
+    EXPECT_EQ(manifest.segments()[i].base_offset, rolled[i].base_offset);
+    EXPECT_EQ(manifest.segments()[i].state, RemoteSegmentState::kCopyFinished);
+  }
+  EXPECT_EQ(RemoteLogFiles().size(), rolled.size());
+  EXPECT_EQ(m->counters().uploads, rolled.size());
+}
+
+TEST_F(RemoteDeleteRecordsTest, LaterUploadsWaitForAFailedEarlierOne) {
+  Produce(60);
+  const auto rolled = log_->RolledSegments();
+  ASSERT_GT(rolled.size(), 5u);
+  // Segment 0's objects cannot be written; the others upload in parallel.
+  auto store = std::make_unique<FailingPathStorage>(backend_.get(), "/00000000000000000000-");
+  FailingPathStorage* s = store.get();
+  config_.local_retention_bytes = 0;
+  auto m = MakeManager(std::move(store));
+  m->Start();
+  for (int i = 0; i < 500 && (s->failures.load() < 2 || m->counters().upload_failures < 2); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(m->counters().upload_failures, 2u);
+  // Nothing is committed past the missing segment, so local retention keeps it.
+  EXPECT_EQ(m->RemoteLogEndOffset(id_.key()), -1);
+  EXPECT_EQ(m->counters().uploads, 0u);
+  ASSERT_TRUE(log_->EnforceRetention().ok());
+  EXPECT_EQ(log_->log_start_offset(), 0);
+  EXPECT_EQ(log_->RolledSegments().size(), rolled.size());
+
+  s->fail = false;
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  m->Stop();
+  RemoteManifest manifest = Manifest();
+  ASSERT_EQ(manifest.segments().size(), rolled.size());
+  for (size_t i = 0; i < rolled.size(); ++i) {
+    EXPECT_EQ(manifest.segments()[i].base_offset, rolled[i].base_offset);
+    EXPECT_EQ(manifest.segments()[i].state, RemoteSegmentState::kCopyFinished);
+  }
+  EXPECT_EQ(m->counters().uploads, rolled.size());
+}
+
+}  // namespace
+}  // namespace strata::tiered
