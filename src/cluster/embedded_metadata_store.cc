@@ -9,6 +9,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "base/log.h"
@@ -150,6 +151,27 @@ class EmbeddedMetadataStore : public MetadataStore {
     return st;
   }
 
+  Status AddPendingRemoteDeletion(const std::string& remote_dir) override {
+    std::lock_guard lock(remote_mu_);
+    if (!pending_deletions_.insert(remote_dir).second) return Status::Ok();
+    Status st = PersistRemoteLocked();
+    if (!st.ok()) pending_deletions_.erase(remote_dir);
+    return st;
+  }
+
+  Status RemovePendingRemoteDeletion(const std::string& remote_dir) override {
+    std::lock_guard lock(remote_mu_);
+    if (pending_deletions_.erase(remote_dir) == 0) return Status::Ok();
+    Status st = PersistRemoteLocked();
+    if (!st.ok()) pending_deletions_.insert(remote_dir);
+    return st;
+  }
+
+  std::vector<std::string> PendingRemoteDeletions() const override {
+    std::lock_guard lock(remote_mu_);
+    return {pending_deletions_.begin(), pending_deletions_.end()};
+  }
+
   std::optional<RemoteLogOffsets> GetRemoteLogOffsets(const std::string& topic_id,
                                                       int32_t partition) const override {
     std::lock_guard lock(remote_mu_);
@@ -233,10 +255,11 @@ class EmbeddedMetadataStore : public MetadataStore {
 
   // Caller holds remote_mu_.
   Status PersistRemoteLocked() {
-    json doc = json::object();
+    json partitions = json::object();
     for (const auto& [key, o] : remote_) {
-      doc[key] = {{"start", o.start}, {"end", o.end}, {"log_start", o.log_start}};
+      partitions[key] = {{"start", o.start}, {"end", o.end}, {"log_start", o.log_start}};
     }
+    json doc{{"partitions", partitions}, {"pending_deletions", pending_deletions_}};
     return WriteJsonAtomic(dir_, kRemoteLogFile, doc);
   }
 
@@ -246,10 +269,11 @@ class EmbeddedMetadataStore : public MetadataStore {
     std::ifstream in(path);
     try {
       json doc = json::parse(in);
-      for (const auto& [key, o] : doc.items()) {
+      for (const auto& [key, o] : doc.at("partitions").items()) {
         remote_[key] = RemoteLogOffsets{o.at("start").get<int64_t>(), o.at("end").get<int64_t>(),
                                         o.value("log_start", int64_t{-1})};
       }
+      pending_deletions_ = doc.value("pending_deletions", std::set<std::string>{});
     } catch (const std::exception& e) {
       return MakeError(Errc::kCorrupt, "remote log file " + path.string() + ": " + e.what());
     }
@@ -278,6 +302,7 @@ class EmbeddedMetadataStore : public MetadataStore {
   std::map<std::string, TopicRecord> topics_;
   mutable std::mutex remote_mu_;  // guards remote_ and its file
   std::map<std::string, RemoteLogOffsets> remote_;
+  std::set<std::string> pending_deletions_;
 };
 
 }  // namespace

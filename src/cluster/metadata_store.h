@@ -65,6 +65,11 @@ class MetadataStore {
                                      const RemoteLogOffsets& offsets) = 0;
   virtual std::optional<RemoteLogOffsets> GetRemoteLogOffsets(const std::string& topic_id,
                                                               int32_t partition) const = 0;
+  // Remote directories of deleted tiered partitions that still have to be
+  // removed from the remote store (it may be down when the topic goes).
+  virtual Status AddPendingRemoteDeletion(const std::string& remote_dir) = 0;
+  virtual Status RemovePendingRemoteDeletion(const std::string& remote_dir) = 0;
+  virtual std::vector<std::string> PendingRemoteDeletions() const = 0;
   // Reserves `count` producer ids; returns the first. Never returns an id twice,
   // across restarts.
   virtual Result<int64_t> AllocateProducerIds(int64_t count) = 0;

@@ -71,6 +71,25 @@ TEST_F(MetadataStoreTest, RemoteLogOffsetsSurviveReopenAndGoWithTheTopic) {
   EXPECT_FALSE(store->GetRemoteLogOffsets(kept_id, 2).has_value());
 }
 
+TEST_F(MetadataStoreTest, PendingRemoteDeletionsSurviveReopen) {
+  {
+    auto store = OpenEmbeddedMetadataStore(dir_).value();
+    ASSERT_TRUE(store->AddPendingRemoteDeletion("t-a/0").ok());
+    ASSERT_TRUE(store->AddPendingRemoteDeletion("t-a/1").ok());
+    ASSERT_TRUE(store->AddPendingRemoteDeletion("t-a/1").ok());
+    ASSERT_TRUE(store->SetRemoteLogOffsets("id", 0, {1, 2, -1}).ok());
+  }
+  {
+    auto store = OpenEmbeddedMetadataStore(dir_).value();
+    EXPECT_EQ(store->PendingRemoteDeletions(), (std::vector<std::string>{"t-a/0", "t-a/1"}));
+    ASSERT_TRUE(store->RemovePendingRemoteDeletion("t-a/0").ok());
+    ASSERT_TRUE(store->RemovePendingRemoteDeletion("never").ok());
+  }
+  auto store = OpenEmbeddedMetadataStore(dir_).value();
+  EXPECT_EQ(store->PendingRemoteDeletions(), (std::vector<std::string>{"t-a/1"}));
+  EXPECT_EQ(store->GetRemoteLogOffsets("id", 0), (RemoteLogOffsets{1, 2, -1}));
+}
+
 TEST(UuidTest, Base64MatchesKafkaForm) {
   TopicId id{};
   id[15] = 1;

@@ -163,7 +163,7 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        "threads uploading segments to remote storage", AtLeast(1)},
       {"remote.log.manager.task.interval.ms", T::kLong, "30000",
        "period of remote retention (expiry of remote segments)", AtLeast(1)},
-      {"remote.log.reader.threads", T::kInt, "2", "threads serving fetches from remote storage",
+      {"remote.log.reader.threads", T::kInt, "10", "threads serving fetches from remote storage",
        AtLeast(1)},
       {"strata.remote.storage.uri", T::kString, "",
        "remote tier: file:///abs/dir or webhdfs://host:port/dir"},

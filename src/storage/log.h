@@ -9,6 +9,7 @@
 // segment and then read file ranges (bytes below the log end never change).
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -232,6 +233,10 @@ class Log {
   virtual void SetRemoteCopiedOffset(int64_t offset) { (void)offset; }
   // The leader-epoch entries (epoch, start offset) known to the log.
   virtual std::vector<std::pair<int32_t, int64_t>> LeaderEpochEntries() const { return {}; }
+  // Called (under the log's lock: keep it short, never call back into the
+  // log) after each roll, so uploads start at once instead of at the next
+  // poll. Replaces the previous listener; an empty function removes it.
+  virtual void SetRollListener(std::function<void()> listener) { (void)listener; }
 };
 
 }  // namespace strata::storage

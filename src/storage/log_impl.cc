@@ -170,7 +170,13 @@ Status LogImpl::RollLocked() {
       ProducerStateManager::PruneSnapshots(dir_, log_start_.load(), base, kKeptSnapshots));
   log::Get("storage")->info("{}: rolled new segment at offset {} ({} segments)", label_, base,
                             segments_.size());
+  if (roll_listener_) roll_listener_();
   return Status::Ok();
+}
+
+void LogImpl::SetRollListener(std::function<void()> listener) {
+  std::lock_guard lock(mu_);
+  roll_listener_ = std::move(listener);
 }
 
 Result<LogImpl::ReadSpan> LogImpl::Locate(int64_t offset, int32_t max_bytes, int64_t max_offset,

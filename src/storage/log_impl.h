@@ -69,6 +69,7 @@ class LogImpl final : public Log {
   int64_t cleaner_checkpoint() const override { return cleaner_checkpoint_.load(); }
   std::vector<SegmentSummary> RolledSegments() const override;
   void SetRemoteCopiedOffset(int64_t offset) override;
+  void SetRollListener(std::function<void()> listener) override;
   std::vector<std::pair<int32_t, int64_t>> LeaderEpochEntries() const override;
 
   // Steps of the compaction swap, for crash tests.
@@ -155,6 +156,7 @@ class LogImpl final : public Log {
   std::atomic<int64_t> leo_{0};
   ProducerStateManager producers_;
   LeaderEpochCache epochs_;
+  std::function<void()> roll_listener_;
   int64_t unflushed_records_ = 0;
   int64_t last_flush_ms_ = 0;
   bool closed_ = false;

@@ -108,3 +108,25 @@ TEST_F(LogRegionTest, FlushIfDueFollowsFlushMs) {
 
 }  // namespace
 }  // namespace strata::storage
+
+namespace strata::storage {
+namespace {
+
+TEST_F(LogRegionTest, RollListenerHearsEveryRoll) {
+  LogConfig config;
+  config.segment_bytes = int64_t(testing::MakeBatch({.records = 4}).size());  // one batch a segment
+  auto log = Log::Open(dir_, config, &clock_).value();
+  int rolls = 0;
+  log->SetRollListener([&rolls] { ++rolls; });
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(testing::AppendAll(*log, {testing::MakeBatch({.records = 4})}, 1).ok());
+  }
+  EXPECT_EQ(rolls, log->segment_count() - 1);
+  EXPECT_EQ(rolls, 4);
+  log->SetRollListener({});
+  ASSERT_TRUE(testing::AppendAll(*log, {testing::MakeBatch({.records = 4})}, 1).ok());
+  EXPECT_EQ(rolls, 4);
+}
+
+}  // namespace
+}  // namespace strata::storage

@@ -1,5 +1,7 @@
 #include "tiered/remote_log_manager.h"
 
+#include <asio/post.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -55,6 +57,10 @@ Result<std::unique_ptr<RemoteLogManager>> RemoteLogManager::Open(const std::stri
 void RemoteLogManager::Start() {
   if (started_) return;
   started_ = true;
+  if (metadata_ != nullptr) {
+    std::lock_guard lock(deletions_mu_);
+    for (auto& dir : metadata_->PendingRemoteDeletions()) pending_dirs_.insert(dir);
+  }
   if (options_.register_metrics) {
     RegisterMetrics();
     RegisterCacheMetrics();
@@ -86,6 +92,10 @@ void RemoteLogManager::Stop() {
   }
   pool_cv_.notify_all();
   scan_cv_.notify_all();
+  for (const auto& p : Partitions()) {
+    std::lock_guard lock(p->mu);
+    if (p->log) p->log->SetRollListener({});  // the logs may outlive this manager
+  }
   if (scanner_.joinable()) scanner_.join();
   for (auto& t : copiers_) {
     if (t.joinable()) t.join();
@@ -98,21 +108,33 @@ void RemoteLogManager::ScanLoop() {
     ScanOnce();
     if (clock_->MonotonicMs() >= next_retention) {
       EnforceRetentionOnce();
+      DeletePendingDirsOnce();
       next_retention = clock_->MonotonicMs() + options_.retention_interval_ms;
     }
     std::unique_lock lock(scan_mu_);
     scan_cv_.wait_for(lock, std::chrono::milliseconds(options_.scan_interval_ms),
-                      [this] { return stopping_; });
+                      [this] { return stopping_ || scan_requested_; });
     if (stopping_) return;
+    scan_requested_ = false;
   }
+}
+
+void RemoteLogManager::RequestScan() {
+  {
+    std::lock_guard lock(scan_mu_);
+    scan_requested_ = true;
+  }
+  scan_cv_.notify_all();
 }
 
 void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                                     const storage::LogConfig& config) {
   std::lock_guard lock(map_mu_);
   auto& slot = partitions_[id.key()];
+  log->SetRollListener([this] { RequestScan(); });
   if (slot) {
     std::lock_guard plock(slot->mu);
+    if (slot->log && slot->log != log) slot->log->SetRollListener({});
     slot->log = std::move(log);
     slot->config = config;
     return;
@@ -159,12 +181,50 @@ void RemoteLogManager::RemovePartition(const std::string& key, bool delete_remot
   {
     std::lock_guard lock(p->mu);
     p->removed = true;
+    if (p->log) p->log->SetRollListener({});
     p->log.reset();
     dir = p->dir;
   }
   if (!delete_remote) return;
-  Status st = store().Delete(dir, /*recursive=*/true);
-  if (!st.ok()) Log()->warn("deleting remote {}: {}", dir, st.error().message);
+  {
+    std::lock_guard lock(deletions_mu_);
+    pending_dirs_.insert(dir);
+  }
+  if (metadata_ != nullptr) {
+    Status st = metadata_->AddPendingRemoteDeletion(dir);
+    if (!st.ok()) Log()->warn("recording remote deletion of {}: {}", dir, st.error().message);
+  }
+  // Off the caller's (network) thread: the store may be slow or down.
+  asio::post(reader_pool_, [this] { DeletePendingDirsOnce(); });
+}
+
+size_t RemoteLogManager::DeletePendingDirsOnce() {
+  std::lock_guard pass(deletion_pass_mu_);
+  std::vector<std::string> dirs;
+  {
+    std::lock_guard lock(deletions_mu_);
+    dirs.assign(pending_dirs_.begin(), pending_dirs_.end());
+  }
+  for (const std::string& dir : dirs) {
+    Status st = store().Delete(dir, /*recursive=*/true);
+    if (!st.ok()) {
+      Log()->warn("deleting remote {} failed (will retry): {}", dir, st.error().message);
+      continue;
+    }
+    Log()->info("deleted remote {}", dir);
+    if (metadata_ != nullptr) {
+      Status forgot = metadata_->RemovePendingRemoteDeletion(dir);
+      if (!forgot.ok()) Log()->warn("forgetting remote deletion: {}", forgot.error().message);
+    }
+    std::lock_guard lock(deletions_mu_);
+    pending_dirs_.erase(dir);
+  }
+  return pending_dir_count();
+}
+
+size_t RemoteLogManager::pending_dir_count() const {
+  std::lock_guard lock(deletions_mu_);
+  return pending_dirs_.size();
 }
 
 bool RemoteLogManager::IsTiered(const std::string& key) const { return FindPartition(key) != nullptr; }

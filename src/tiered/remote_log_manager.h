@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,7 +50,9 @@ struct RemoteLogManagerOptions {
   int reader_threads = 2;          // remote.log.reader.threads
   int parallel_lag_segments = 4;   // strata.remote.upload.parallel.lag.segments
   int64_t retention_interval_ms = 30000;  // remote.log.manager.task.interval.ms
-  int64_t scan_interval_ms = 200;  // how often rolled segments are looked for
+  // Rolls wake the scan at once (Log::SetRollListener); this poll only paces
+  // retries after failures and catches anything missed.
+  int64_t scan_interval_ms = 1000;
   int64_t retry_backoff_ms = 500;  // after a failed upload or manifest write (doubles)
   int64_t max_retry_backoff_ms = 5000;
   bool register_metrics = true;    // export gauges/counters to metrics::Global()
@@ -122,8 +125,14 @@ class RemoteLogManager {
   void AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                     const storage::LogConfig& config);
   // Stops tiering the partition; with delete_remote its remote directory is
-  // removed (topic deletion; best effort).
+  // removed (topic deletion) in the background: the directory is first
+  // recorded as pending in the metadata store, and retried every retention
+  // interval until the store answers, so an outage leaves no orphans.
   void RemovePartition(const std::string& key, bool delete_remote);
+  // Tries every pending remote directory deletion once; returns how many
+  // are still pending.
+  size_t DeletePendingDirsOnce();
+  size_t pending_dir_count() const;
   bool IsTiered(const std::string& key) const;
 
   // The partition's log start offset: the first remote offset when remote
@@ -178,6 +187,7 @@ class RemoteLogManager {
   int ExpirePartition(Partition& p);
   bool DeleteSegmentLocked(Partition& p, RemoteSegment& seg);
   void ScanLoop();
+  void RequestScan();
   // Backs the partition off after a failure (exponential, capped); true when
   // the failure is worth logging (the first, then every 20th).
   bool BackOffLocked(Partition& p);
@@ -187,6 +197,9 @@ class RemoteLogManager {
   struct MetricsHook;
   RemoteLogManagerOptions options_;
   cluster::MetadataStore* metadata_ = nullptr;
+  mutable std::mutex deletions_mu_;  // guards pending_dirs_ (never held across store calls)
+  std::set<std::string> pending_dirs_;
+  std::mutex deletion_pass_mu_;  // one DeletePendingDirsOnce at a time
   ResilientStorage layers_;  // layers_.storage is the store; the rest are for counters
   Clock* clock_;
 
@@ -202,6 +215,7 @@ class RemoteLogManager {
   std::mutex scan_mu_;
   std::condition_variable scan_cv_;
   bool stopping_ = false;  // guarded by pool_mu_ and scan_mu_ (set under both)
+  bool scan_requested_ = false;  // guarded by scan_mu_: a log rolled
   bool started_ = false;
   asio::thread_pool reader_pool_;
 

@@ -212,6 +212,9 @@ void RemoteLogManager::RegisterMetrics() {
                scalar([](M& m) { return m.counters().remote_read_failures; }));
   reg.SetGauge("strata_remote_segments_expired_total", "Remote segments deleted by retention", {},
                scalar([](M& m) { return m.counters().segments_expired; }));
+  reg.SetGauge("strata_remote_pending_dir_deletions",
+               "Remote directories of deleted topics not yet removed", {},
+               scalar([](M& m) { return m.pending_dir_count(); }));
   reg.SetGauge("strata_remote_breaker_state",
                "Remote storage breaker: 0 closed, 1 open, 2 half-open", {},
                scalar([](M& m) { return int(m.breaker_state()); }));

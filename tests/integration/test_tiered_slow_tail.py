@@ -8,6 +8,8 @@
   with a message naming the cause, and accepts again by itself once uploads drain.
 * DeleteRecords on a tiered topic deletes the remote segments below the new log start promptly.
 * remote.storage.enable=true with cleanup.policy=compact is refused with INVALID_CONFIG (40).
+* A topic deleted while the store is down: DeleteTopics answers at once, the remote directories
+  stay pending across a restart, and are removed once the store is back.
 """
 from __future__ import annotations
 
@@ -389,3 +391,42 @@ def test_remote_storage_with_compaction_is_refused(broker_factory, tmp_path):
     ok = kit.unique_topic("ok")
     kit.create_topic(b.bootstrap, ok, 1, config={"remote.storage.enable": "false",
                                                  "cleanup.policy": "compact"})
+
+
+# ---- topic deletion while the store is down ---------------------------------------------------
+
+def test_topic_deleted_while_store_down_is_removed_remotely_later(broker_factory, tmp_path):
+    """The remote directories of a topic deleted during an outage are recorded as pending (in
+    the metadata store, so a restart keeps them) and removed once the store answers again."""
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    admin_port = free_port()
+    b = tiered_broker(broker_factory, remote, admin_port,
+                      {"remote.log.manager.task.interval.ms": "300"})
+    topic = tiered_topic(b, partitions=2)
+    produce(b, topic, kit.make_records(3000, 2, seed=5, tag="del", value_size=1000, nulls=False))
+    wait_all_tiered(b, remote, topic, 2)
+    dirs = [remote_partition_dir(remote, topic, p) for p in range(2)]
+    assert all(d.is_dir() for d in dirs)
+
+    away = tmp_path / "remote-away"
+    remote.rename(away)
+    remote.write_text("store is down")
+    t0 = time.monotonic()
+    a = kit.admin(b.bootstrap)  # keep the client alive until the future resolves
+    a.delete_topics([topic], operation_timeout=30)[topic].result(30)
+    assert time.monotonic() - t0 < 5, "DeleteTopics must not wait for the remote store"
+    wait_until(lambda: metric(admin_port, "strata_remote_pending_dir_deletions") == 2, 10,
+               "two pending remote deletions")
+
+    # A restart during the outage keeps them pending.
+    b.stop()
+    b.start()
+    time.sleep(1.0)
+    assert metric(admin_port, "strata_remote_pending_dir_deletions") == 2
+    remote.unlink()
+    away.rename(remote)
+    assert all(d.is_dir() for d in dirs)
+    wait_until(lambda: metric(admin_port, "strata_remote_pending_dir_deletions") == 0, 20,
+               "pending remote deletions done")
+    assert not any(d.exists() for d in dirs)

@@ -6,6 +6,7 @@
 // 0, which every client handles by sending full fetches.
 #include "protocol/messages/fetch.h"
 
+#include <asio/experimental/as_tuple.hpp>
 #include <chrono>
 
 #include "broker/error_mapping.h"
@@ -123,29 +124,49 @@ bool HasNewData(BrokerContext& ctx, const FetchRequest& req,
   return false;
 }
 
-// Runs the remote reads on the reader pool and puts their batches (or a
-// retriable KAFKA_STORAGE_ERROR) into `resp`; returns the bytes added.
+// Runs the remote reads on the reader pool, all partitions at once, and
+// resumes when every one has answered. Completions are posted back to this
+// coroutine's strand, so `left` needs no lock; the timer is only a wake-up.
+asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm, std::vector<RemoteRead>& reads) {
+  struct Pending {
+    explicit Pending(asio::any_io_executor e, size_t n) : timer(e), left(n) {}
+    asio::steady_timer timer;
+    size_t left;
+    std::vector<Result<Bytes>> results;
+  };
+  auto executor = co_await asio::this_coro::executor;
+  auto pending = std::make_shared<Pending>(executor, reads.size());
+  pending->results.resize(reads.size(), Bytes{});
+  pending->timer.expires_at(asio::steady_timer::time_point::max());
+  for (size_t i = 0; i < reads.size(); ++i) {
+    asio::post(rlm->reader_pool(), [rlm, pending, executor, i, key = reads[i].key,
+                                    offset = reads[i].offset, max = reads[i].max_bytes] {
+      pending->results[i] = rlm->Read(key, offset, max);
+      asio::post(executor, [pending] {
+        if (--pending->left == 0) pending->timer.cancel();
+      });
+    });
+  }
+  while (pending->left > 0) {
+    co_await pending->timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
+  }
+  for (size_t i = 0; i < reads.size(); ++i) reads[i].result = std::move(pending->results[i]);
+}
+
+// Puts the remote reads' batches (or a retriable KAFKA_STORAGE_ERROR) into
+// `resp`; returns the bytes added.
 asio::awaitable<int64_t> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>& reads,
                                     FetchResponse& resp, bool& errors) {
-  tiered::RemoteLogManager* rlm = ctx.topics.remote();
-  // co_spawn on the pool: the blocking reads run there and this coroutine
-  // resumes on its own executor when they are done.
-  co_await asio::co_spawn(
-      rlm->reader_pool().get_executor(),
-      [&]() -> asio::awaitable<void> {
-        for (RemoteRead& r : reads) r.result = rlm->Read(r.key, r.offset, r.max_bytes);
-        co_return;
-      },
-      asio::use_awaitable);
+  co_await RunRemoteReads(ctx.topics.remote(), reads);
   int64_t bytes = 0;
   for (RemoteRead& r : reads) {
     auto& out = resp.responses[r.topic_index].partitions[r.partition_index];
     if (!r.result.ok()) {
       // Retention removed it meanwhile: out of range; a store outage (or an
       // open breaker): KAFKA_STORAGE_ERROR, which clients retry.
-      out.error_code =
-          Code(r.result.error().code == Errc::kNotFound ? ErrorCode::kOffsetOutOfRange
-                                                        : ErrorCode::kKafkaStorageError);
+      out.error_code = Code(r.result.error().code == Errc::kNotFound
+                                ? ErrorCode::kOffsetOutOfRange
+                                : ErrorCode::kKafkaStorageError);
       errors = true;
       continue;
     }
