@@ -97,6 +97,17 @@ def git_head() -> str:
     return ""
 
 
+def settle_page_cache() -> None:
+    """Writes back dirty pages before a workload, so none starts while the previous one's
+    data is still being flushed (the system whose produce was faster would otherwise start the
+    next workload with more dirty data and get throttled by the kernel). Same for both."""
+    t0 = time.monotonic()
+    os.sync()
+    took = time.monotonic() - t0
+    if took > 0.5:
+        log(f"  (page cache settled: sync took {took:.1f} s)")
+
+
 class Runner:
     """Runs every workload against one system and collects result dicts. Not thread-safe."""
 
@@ -159,6 +170,7 @@ class Runner:
         topic = f"{kind}-{gen.name}-acks{acks}-{comp}"
         label = f"{kind} acks={acks} {comp}"
         kadmin.create_topic(broker.bootstrap, topic, PARTITIONS)
+        settle_page_cache()
         log(f"{broker.name}: {label} ({records:,} records{f' at {rate:,}/s' if rate else ''}) "
             f"with {gen.name}")
         sampler.begin()
@@ -174,6 +186,7 @@ class Runner:
 
     def _consume(self, broker, sampler, gen, topic: str) -> None:
         label = "consume from start"
+        settle_page_cache()
         log(f"{broker.name}: {label} ({self.plan['records']:,} records) with {gen.name}")
         sampler.begin()
         r = gen.consume(broker.bootstrap, topic, self.plan["records"],

@@ -104,20 +104,22 @@ asio::awaitable<bool> Server::ServeOne(asio::ip::tcp::socket& socket, const std:
   }
   Request req;
   req.peer = peer;
-  req.frame.resize(static_cast<size_t>(size));
-  co_await asio::async_read(socket, asio::buffer(req.frame), asio::use_awaitable);
+  req.frame_size = static_cast<size_t>(size);
+  req.frame = std::make_unique_for_overwrite<uint8_t[]>(req.frame_size);
+  MutableByteView frame(req.frame.get(), req.frame_size);
+  co_await asio::async_read(socket, asio::buffer(frame.data(), frame.size()), asio::use_awaitable);
 
-  int16_t key = static_cast<int16_t>(LoadBE16(req.frame.data()));
-  int16_t version = static_cast<int16_t>(LoadBE16(req.frame.data() + 2));
+  int16_t key = static_cast<int16_t>(LoadBE16(frame.data()));
+  int16_t version = static_cast<int16_t>(LoadBE16(frame.data() + 2));
   req.flexible = handler_.IsFlexibleRequest(key, version);
-  protocol::WireReader reader(MutableByteView(req.frame), req.flexible);
+  protocol::WireReader reader(frame, req.flexible);
   protocol::ReadRequestHeader(reader, req.header);
   if (!reader.ok()) {
     Log()->warn("closing connection {}: malformed {} v{} request header: {}", peer,
                 protocol::ApiKeyName(key), version, reader.error());
     co_return false;
   }
-  req.body = MutableByteView(req.frame).subspan(reader.position());
+  req.body = frame.subspan(reader.position());
 
   auto result = co_await handler_.Handle(req);
   if (!result.ok()) {

@@ -28,7 +28,10 @@ namespace strata::net {
 struct Request {
   protocol::RequestHeader header;
   bool flexible = false;
-  Bytes frame;
+  // The frame's bytes. Not a Bytes: a vector would zero-fill up to
+  // socket.request.max.bytes that the socket read overwrites at once.
+  std::unique_ptr<uint8_t[]> frame;
+  size_t frame_size = 0;
   MutableByteView body;
   std::string peer;  // "ip:port", for log lines
   // Set by a handler whose response carries file regions (Fetch): they are
