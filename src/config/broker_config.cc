@@ -1,22 +1,7 @@
 #include "config/broker_config.h"
 
-#include <sstream>
 
 namespace strata::config {
-
-namespace {
-
-std::vector<std::string> Split(const std::string& v) {
-  std::vector<std::string> out;
-  std::stringstream ss(v);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
-}  // namespace
 
 Endpoint ParseEndpoint(const std::string& key, const std::string& value) {
   Endpoint ep;
@@ -78,10 +63,10 @@ void BrokerConfig::ResolveDerived() {
     node_id_ = static_cast<int32_t>(GetLong("broker.id"));
     values_["node.id"] = values_["broker.id"];
   }
-  for (const auto& l : Split(Get("listeners"))) listeners_.push_back(ParseEndpoint("listeners", l));
+  for (const auto& l : SplitList(Get("listeners"))) listeners_.push_back(ParseEndpoint("listeners", l));
   if (listeners_.empty()) throw ConfigError("listeners: at least one listener is required");
   if (IsExplicit("advertised.listeners") && !Get("advertised.listeners").empty()) {
-    for (const auto& l : Split(Get("advertised.listeners"))) {
+    for (const auto& l : SplitList(Get("advertised.listeners"))) {
       advertised_.push_back(ParseEndpoint("advertised.listeners", l));
     }
   } else {
@@ -92,7 +77,7 @@ void BrokerConfig::ResolveDerived() {
   }
   std::string dirs =
       IsExplicit("log.dirs") || !IsExplicit("log.dir") ? Get("log.dirs") : Get("log.dir");
-  auto list = Split(dirs);
+  auto list = SplitList(dirs);
   if (list.empty()) throw ConfigError("log.dirs: at least one directory is required");
   log_dir_ = list.front();
 }

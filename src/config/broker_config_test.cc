@@ -55,5 +55,12 @@ TEST(TopicConfigTest, Validation) {
   EXPECT_TRUE(ValidateValue(*FindTopicConfig("min.cleanable.dirty.ratio"), "x"));
 }
 
+TEST(ConfigListTest, SplitsOnCommasAndTrimsLikeKafka) {
+  EXPECT_EQ(SplitList(" compact , delete,,\tx "),
+            (std::vector<std::string>{"compact", "delete", "x"}));
+  EXPECT_TRUE(SplitList("").empty());
+  EXPECT_TRUE(SplitList(" , ").empty());
+}
+
 }  // namespace
 }  // namespace strata::config

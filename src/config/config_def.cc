@@ -15,19 +15,19 @@ std::optional<int64_t> ParseLong(const std::string& v) {
   return out;
 }
 
+}  // namespace
+
 std::vector<std::string> SplitList(const std::string& v) {
   std::vector<std::string> out;
   std::stringstream ss(v);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
     if (!item.empty()) out.push_back(item);
   }
   return out;
 }
-
-}  // namespace
 
 std::function<std::optional<std::string>(const std::string&)> AtLeast(int64_t min) {
   return [min](const std::string& v) -> std::optional<std::string> {

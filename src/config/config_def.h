@@ -50,6 +50,10 @@ std::function<std::optional<std::string>(const std::string&)> ListOf(
     std::vector<std::string> allowed);
 
 // Parsing helpers (value already validated).
+// A LIST value's items, as Kafka splits them: on commas, whitespace around
+// items trimmed, empty items dropped.
+std::vector<std::string> SplitList(const std::string& value);
+
 int64_t ToLong(const std::string& value);
 bool ToBool(const std::string& value);
 

@@ -1,11 +1,11 @@
 // AlterConfigs (33, replaces a topic's overrides) and IncrementalAlterConfigs
 // (44, SET/DELETE/APPEND/SUBTRACT per key). Broker configs are static in
 // Strata: altering them is refused with a message saying so.
-#include <sstream>
 
 #include "broker/config_entries.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_validation.h"
+#include "config/config_def.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/alter_configs.h"
 #include "protocol/messages/incremental_alter_configs.h"
@@ -54,16 +54,6 @@ void Apply(BrokerContext& ctx, const std::string& topic, std::map<std::string, s
   if (!st.ok()) Fail(out, ErrorCode::kKafkaStorageError, st.error().message);
 }
 
-std::vector<std::string> SplitList(const std::string& v) {
-  std::vector<std::string> out;
-  std::stringstream ss(v);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 std::string JoinList(const std::vector<std::string>& items) {
   std::string s;
   for (const auto& i : items) s += (s.empty() ? "" : ",") + i;
@@ -86,8 +76,8 @@ std::string ApplyOp(BrokerContext& ctx, std::map<std::string, std::string>& conf
     case Op::kAppend:
     case Op::kSubtract: {
       if (def->type != config::ConfigType::kList) return "Config " + c.name + " is not a list";
-      auto current = SplitList(configs.count(c.name) ? configs[c.name] : ctx.config.TopicDefault(*def));
-      for (const auto& item : SplitList(c.value.value_or(""))) {
+      auto current = config::SplitList(configs.count(c.name) ? configs[c.name] : ctx.config.TopicDefault(*def));
+      for (const auto& item : config::SplitList(c.value.value_or(""))) {
         auto it = std::find(current.begin(), current.end(), item);
         if (c.config_operation == static_cast<int8_t>(Op::kAppend) && it == current.end()) current.push_back(item);
         if (c.config_operation == static_cast<int8_t>(Op::kSubtract) && it != current.end()) current.erase(it);
