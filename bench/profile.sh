@@ -32,8 +32,8 @@ run() {  # label, then the bench arguments
   sync
   local t0 t1 line
   t0=$(ticks)
-  line=$( { /usr/bin/time -f "TIME %e %U %S" "$bin" bench "$@" --bootstrap "127.0.0.1:$port" \
-            2>&1 >/dev/null; } | grep -E "^TIME|done:" | tr '\n' ' ')
+  line=$(/usr/bin/time -f "TIME %e %U %S" "$bin" bench "$@" --bootstrap "127.0.0.1:$port" 2>&1 |
+         grep -E "^TIME|done:" | tr '\n' ' ')
   t1=$(ticks)
   local mbs wall user sys
   mbs=$(grep -oE '[0-9.]+ MB/s' <<<"$line" | head -1 | cut -d' ' -f1)
@@ -57,6 +57,6 @@ perf_pid=$!
 sleep 0.5
 "$bin" bench consume --topic p-none --records "$records" --bootstrap "127.0.0.1:$port" >/dev/null 2>&1
 kill -INT $perf_pid; wait $perf_pid 2>/dev/null || true
-perf report -i "$work/perf.data" --no-children --sort sym 2>/dev/null | grep -E '^ +[0-9.]+%' | head -15 >>"$out"
+perf report -i "$work/perf.data" --no-children --sort sym 2>/dev/null | grep -E '^ +[0-9.]+%' | awk 'NR <= 15' >>"$out"
 echo '```' >>"$out"
 cat "$out"
