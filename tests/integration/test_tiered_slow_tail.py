@@ -10,6 +10,8 @@
 * remote.storage.enable=true with cleanup.policy=compact is refused with INVALID_CONFIG (40).
 * A topic deleted while the store is down: DeleteTopics answers at once, the remote directories
   stay pending across a restart, and are removed once the store is back.
+* The broker restarted while the store is down: ListOffsets -2 still says 0, old offsets get the
+  retriable 56, local data is served, nothing un-uploaded is deleted, uploads resume.
 """
 from __future__ import annotations
 
@@ -430,3 +432,45 @@ def test_topic_deleted_while_store_down_is_removed_remotely_later(broker_factory
     wait_until(lambda: metric(admin_port, "strata_remote_pending_dir_deletions") == 0, 20,
                "pending remote deletions done")
     assert not any(d.exists() for d in dirs)
+
+
+# ---- broker restarted while the store is down (file://; test_tiered_hdfs.py does it on HDFS) --
+
+def test_broker_restarted_while_store_down_keeps_old_offsets(broker_factory, tmp_path):
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    admin_port = free_port()
+    b = tiered_broker(broker_factory, remote, admin_port)
+    topic = tiered_topic(b)
+    first = kit.make_records(1500, 1, seed=31, tag="before", value_size=1000, nulls=False)
+    produce(b, topic, first)
+    segs = wait_all_tiered(b, remote, topic, 1)[0]
+    local_start = segs[-1]["end_offset"] + 1
+    assert local_start > 0
+
+    away = tmp_path / "remote-away"
+    remote.rename(away)
+    remote.write_text("store is down")
+    during = kit.make_records(1500, 1, seed=32, tag="during", value_size=1000, nulls=False)
+    produce(b, topic, during, acks="all")
+    b.stop()
+    b.start()
+    # The remote log start comes from the metadata store: offset 0 still exists, and reading
+    # it is a retriable storage error, not OFFSET_OUT_OF_RANGE.
+    assert list_offsets(b.bootstrap, topic, -2, 1) == {0: 0}
+    with rawkafka.Conn(b.bootstrap, timeout=30) as c:
+        err, _ = fetch(c, topic, 0, 0, 1 << 20, cid=1)
+        assert err == KAFKA_STORAGE_ERROR
+        err, data = fetch(c, topic, 0, local_start, 1 << 20, cid=2)
+        assert err == 0 and data  # local data is served
+    # Nothing un-uploaded was deleted: every segment from the local start is still local.
+    local = sorted(int(f.stem) for f in b.partition_dir(topic, 0).glob("*.log"))
+    assert local[0] == local_start and len(local) > 1
+    after = kit.make_records(500, 1, seed=33, tag="after", value_size=1000, nulls=False)
+    produce(b, topic, after)
+
+    remote.unlink()
+    away.rename(remote)
+    wait_all_tiered(b, remote, topic, 1)
+    got = kit.consume_confluent(b.bootstrap, topic, 1, timeout=120)
+    kit.assert_same_records(first + during + after, got)
