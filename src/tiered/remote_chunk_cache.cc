@@ -165,6 +165,15 @@ Result<RemoteChunkCache::ChunkData> RemoteChunkCache::FetchAndStore(
     bytes_fetched_.fetch_add(chunk_size);
     data = std::make_shared<const Bytes>(std::move(got).value());
   }
+  // Waiters get the bytes before the chunk file is written (readers that
+  // arrive meanwhile find the finished flight and use them too).
+  {
+    std::lock_guard lock(flight->mu);
+    flight->done = true;
+    flight->data = data;
+    flight->error = error;
+  }
+  flight->cv.notify_all();
   const uint64_t file_id = next_file_id_.fetch_add(1);
   const bool written = data && WriteFile(file_id, *data);
   std::vector<uint64_t> unlink;
@@ -174,13 +183,6 @@ Result<RemoteChunkCache::ChunkData> RemoteChunkCache::FetchAndStore(
     flights_.erase(key);  // in the same critical section: a caller sees the entry or the flight
   }
   for (uint64_t id : unlink) ::unlink(FileName(id).c_str());
-  {
-    std::lock_guard lock(flight->mu);
-    flight->done = true;
-    flight->data = data;
-    flight->error = error;
-  }
-  flight->cv.notify_all();
   if (!data) return error;
   return data;
 }
