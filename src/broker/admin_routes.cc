@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -61,22 +64,50 @@ json TopicsJson(BrokerContext& ctx) {
   return topics;
 }
 
+// Labels and log of every local partition, cached briefly so one scrape lists
+// the topics once rather than once per family. Thread-safe.
+class PartitionSnapshot {
+ public:
+  using Entries = std::vector<std::pair<metrics::Labels, std::shared_ptr<storage::Log>>>;
+
+  std::shared_ptr<const Entries> Get(BrokerContext& ctx) {
+    std::lock_guard lock(mu_);
+    auto now = std::chrono::steady_clock::now();
+    if (entries_ && now - built_ < std::chrono::seconds(1)) return entries_;
+    auto fresh = std::make_shared<Entries>();
+    for (const auto& record : ctx.topics.ListTopics()) {
+      for (int32_t p = 0; p < record.partitions; ++p) {
+        if (auto log = ctx.topics.GetLog({record.name, p})) {
+          fresh->push_back({{{"topic", record.name}, {"partition", std::to_string(p)}}, log});
+        }
+      }
+    }
+    entries_ = std::move(fresh);
+    built_ = now;
+    return entries_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::shared_ptr<const Entries> entries_;
+  std::chrono::steady_clock::time_point built_;
+};
+
 }  // namespace
 
 void RegisterBrokerGauges(BrokerContext& ctx) {
   auto& registry = metrics::Global();
   registry.SetGauge("process_resident_memory_bytes", "Resident memory", {}, ProcessRssBytes);
   registry.SetGauge("process_cpu_seconds_total", "User and system CPU time", {}, ProcessCpuSeconds);
-  auto per_partition = [&ctx](auto value) {
-    return [&ctx, value] {
+  // The four per-partition families of one scrape share one walk over the
+  // topics (rebuilt when older than a second).
+  auto partitions = std::make_shared<PartitionSnapshot>();
+  auto per_partition = [&ctx, partitions](auto value) {
+    return [&ctx, partitions, value] {
       std::vector<std::pair<metrics::Labels, double>> out;
-      for (const auto& record : ctx.topics.ListTopics()) {
-        for (int32_t p = 0; p < record.partitions; ++p) {
-          auto log = ctx.topics.GetLog({record.name, p});
-          if (!log) continue;
-          out.push_back({{{"topic", record.name}, {"partition", std::to_string(p)}},
-                         static_cast<double>(value(*log))});
-        }
+      auto entries = partitions->Get(ctx);  // keeps the snapshot alive for the loop
+      for (const auto& [labels, log] : *entries) {
+        out.push_back({labels, static_cast<double>(value(*log))});
       }
       return out;
     };

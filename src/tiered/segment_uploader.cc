@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 
 #include "protocol/record_batch.h"
 #include "storage/file.h"
@@ -58,26 +59,40 @@ Status UploadSegment(RemoteStorage& store, const std::string& dir,
   if (!fs::exists(local.log_path, ec)) {
     return MakeError(Errc::kNotFound, "local segment gone: " + local.log_path.string());
   }
-  // Indexes first and the .log last is not needed for safety (the manifest
-  // decides visibility), but it makes a partial upload easy to spot.
-  STRATA_RETURN_IF_ERROR(store.Put(RemoteObjectPath(dir, *seg, kRemoteIndexExt),
-                                   PutSource::File(WithSuffix(local.log_path, ".index")), opts));
-  STRATA_RETURN_IF_ERROR(store.Put(RemoteObjectPath(dir, *seg, kRemoteTimeIndexExt),
-                                   PutSource::File(WithSuffix(local.log_path, ".timeindex")),
-                                   opts));
+  // The objects go up in parallel: against HDFS each Put is several round
+  // trips (NameNode CREATE, DataNode write, length check, rename), so one
+  // segment's five objects one after the other cost most of an upload. The
+  // manifest, written after all of them, decides visibility.
   fs::path snapshot =
       local.log_path.parent_path() / storage::OffsetFileName(local.end_offset + 1, ".snapshot");
   seg->has_snapshot = fs::exists(snapshot, ec);
+  const std::string epochs_text = EpochCheckpointText(epochs, local.end_offset);
+  const ByteView epochs_bytes(reinterpret_cast<const uint8_t*>(epochs_text.data()),
+                              epochs_text.size());
+  std::vector<std::pair<std::string, PutSource>> puts;
+  puts.emplace_back(RemoteObjectPath(dir, *seg, kRemoteIndexExt),
+                    PutSource::File(WithSuffix(local.log_path, ".index")));
+  puts.emplace_back(RemoteObjectPath(dir, *seg, kRemoteTimeIndexExt),
+                    PutSource::File(WithSuffix(local.log_path, ".timeindex")));
   if (seg->has_snapshot) {
-    STRATA_RETURN_IF_ERROR(store.Put(RemoteObjectPath(dir, *seg, kRemoteSnapshotExt),
-                                     PutSource::File(snapshot.string()), opts));
+    puts.emplace_back(RemoteObjectPath(dir, *seg, kRemoteSnapshotExt),
+                      PutSource::File(snapshot.string()));
   }
-  std::string epochs_text = EpochCheckpointText(epochs, local.end_offset);
-  ByteView epochs_bytes(reinterpret_cast<const uint8_t*>(epochs_text.data()), epochs_text.size());
-  STRATA_RETURN_IF_ERROR(store.Put(RemoteObjectPath(dir, *seg, kRemoteEpochsExt),
-                                   PutSource::Memory(epochs_bytes), opts));
-  return store.Put(RemoteObjectPath(dir, *seg, kRemoteLogExt),
-                   PutSource::File(local.log_path.string()), opts);
+  puts.emplace_back(RemoteObjectPath(dir, *seg, kRemoteEpochsExt),
+                    PutSource::Memory(epochs_bytes));
+  std::vector<std::future<Status>> pending;
+  for (const auto& [path, source] : puts) {
+    pending.push_back(std::async(std::launch::async, [&store, &path, &source, &opts] {
+      return store.Put(path, source, opts);
+    }));
+  }
+  Status result = store.Put(RemoteObjectPath(dir, *seg, kRemoteLogExt),
+                            PutSource::File(local.log_path.string()), opts);
+  for (auto& f : pending) {
+    Status st = f.get();  // always wait: the sources must outlive every Put
+    if (result.ok() && !st.ok()) result = st;
+  }
+  return result;
 }
 
 Status DeleteRemoteSegment(RemoteStorage& store, const std::string& dir, const RemoteSegment& seg,
