@@ -108,6 +108,17 @@ def settle_page_cache() -> None:
         log(f"  (page cache settled: sync took {took:.1f} s)")
 
 
+def drop_page_cache() -> None:
+    """Each system starts from the same page-cache state: the previous system's files (deleted
+    with its data dir) leave nothing behind to write back or reclaim. Needs root; skipped
+    (logged) otherwise."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError as e:
+        log(f"  (page cache not dropped: {e})")
+
+
 class Runner:
     """Runs every workload against one system and collects result dicts. Not thread-safe."""
 
@@ -118,6 +129,7 @@ class Runner:
         self.results: list[dict] = []
 
     def run_system(self, broker: brokers.Broker) -> None:
+        drop_page_cache()
         log(f"{broker.name}: starting (data in {broker.data_dir})")
         broker.start()
         sampler = procs.ProcSampler(broker.pid)
