@@ -43,17 +43,6 @@ RemoteLogManager::~RemoteLogManager() {
   reader_pool_.join();
 }
 
-Result<std::unique_ptr<RemoteLogManager>> RemoteLogManager::Open(const std::string& uri,
-                                                                 const std::string& user,
-                                                                 RemoteLogManagerOptions options,
-                                                                 Clock* clock) {
-  RemoteStorageOptions so;
-  so.user = user;
-  STRATA_ASSIGN_OR_RETURN(auto backend, OpenRemoteStorage(uri, so));
-  ResilientStorage stack = MakeResilientStorage(std::move(backend), ResilienceOptions{});
-  return std::make_unique<RemoteLogManager>(options, std::move(stack), clock);
-}
-
 void RemoteLogManager::Start() {
   if (started_) return;
   started_ = true;

@@ -102,12 +102,8 @@ class RemoteLogManager {
   RemoteLogManager(RemoteLogManagerOptions options, ResilientStorage storage, Clock* clock);
   ~RemoteLogManager();
 
-  // Opens `uri` with the standard decorator stack (MakeResilientStorage).
-  static Result<std::unique_ptr<RemoteLogManager>> Open(const std::string& uri,
-                                                        const std::string& user,
-                                                        RemoteLogManagerOptions options,
-                                                        Clock* clock);
-  // Opens `uri` wrapped as `stack` says (resilience settings, test fault injection).
+  // Opens `uri` wrapped as `stack` says: the standard decorator stack
+  // (MakeResilientStorage) with its settings, plus test fault injection.
   static Result<std::unique_ptr<RemoteLogManager>> Open(const std::string& uri,
                                                         const std::string& user,
                                                         RemoteLogManagerOptions options,
