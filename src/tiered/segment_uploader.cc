@@ -88,9 +88,22 @@ Status UploadSegment(RemoteStorage& store, const std::string& dir,
   }
   Status result = store.Put(RemoteObjectPath(dir, *seg, kRemoteLogExt),
                             PutSource::File(local.log_path.string()), opts);
-  for (auto& f : pending) {
-    Status st = f.get();  // always wait: the sources must outlive every Put
-    if (result.ok() && !st.ok()) result = st;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    Status st = pending[i].get();  // always wait: the sources must outlive every Put
+    if (st.ok() || !result.ok()) continue;
+    // The producer snapshot is optional and the log prunes old ones as it
+    // rolls: one pruned since the check above just means "no snapshot".
+    if (st.error().code == Errc::kNotFound && puts[i].second.file_path == snapshot.string()) {
+      seg->has_snapshot = false;
+      continue;
+    }
+    result = st;
+  }
+  // kNotFound tells the caller the segment is gone (DeleteRecords), and the
+  // caller then drops it: only say so when the .log itself is gone.
+  if (!result.ok() && result.error().code == Errc::kNotFound && fs::exists(local.log_path, ec)) {
+    return MakeError(Errc::kIoError, "uploading " + local.log_path.string() + ": " +
+                                         result.error().message);
   }
   return result;
 }
