@@ -7,7 +7,6 @@
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/implemented.h"
 #include "protocol/api_key.h"
-#include "protocol/crc32c.h"
 #include "protocol/request_registry.h"
 
 namespace strata::broker {
@@ -32,7 +31,8 @@ Status Broker::Start() {
   std::filesystem::path dir(config_.log_dir());
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return MakeError(Errc::kIoError, fmt::format("log.dirs {}: {}", dir.string(), ec.message()));
+  if (ec)
+    return MakeError(Errc::kIoError, fmt::format("log.dirs {}: {}", dir.string(), ec.message()));
   STRATA_ASSIGN_OR_RETURN(store_, cluster::OpenEmbeddedMetadataStore(dir));
   topics_ = std::make_unique<TopicManager>(config_, *store_, clock_);
   STRATA_RETURN_IF_ERROR(topics_->Start());
@@ -60,9 +60,9 @@ Status Broker::Start() {
   asio::co_spawn(io_, GroupCoordinatorTicks(), asio::detached);
   int threads = static_cast<int>(config_.GetLong("num.network.threads"));
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
-  Log()->info("node {} cluster {} listening on {}:{} (data in {}, crc32c {}, {} threads)",
-              config_.node_id(), store_->cluster_id(), listener.host, server_->bound_port(),
-              config_.log_dir(), protocol::Crc32cHardware() ? "hardware" : "software", threads);
+  Log()->info("node {} cluster {} listening on {}:{} (data in {}, {} threads)", config_.node_id(),
+              store_->cluster_id(), listener.host, server_->bound_port(), config_.log_dir(),
+              threads);
   return Status::Ok();
 }
 
@@ -112,7 +112,8 @@ Status Broker::StartGroupCoordinator() {
     STRATA_RETURN_IF_ERROR(topics_->CreateTopic(std::move(record)));
   }
   coordinator::CoordinatorConfig cc;
-  cc.initial_rebalance_delay_ms = static_cast<int32_t>(config_.GetLong("group.initial.rebalance.delay.ms"));
+  cc.initial_rebalance_delay_ms =
+      static_cast<int32_t>(config_.GetLong("group.initial.rebalance.delay.ms"));
   cc.max_group_size = static_cast<int32_t>(config_.GetLong("group.max.size"));
   cc.min_session_timeout_ms = static_cast<int32_t>(config_.GetLong("group.min.session.timeout.ms"));
   cc.max_session_timeout_ms = static_cast<int32_t>(config_.GetLong("group.max.session.timeout.ms"));
@@ -120,8 +121,14 @@ Status Broker::StartGroupCoordinator() {
   cc.retention_check_interval_ms = config_.GetLong("offsets.retention.check.interval.ms");
   TopicManager* topics = topics_.get();
   auto log = std::make_unique<coordinator::OffsetsLog>(
-      partitions, [topics, topic](int32_t p) { return topics->GetLog({topic, p}); },
-      [this, topic](int32_t p) { notifier_.Notify({topic, p}); }, clock_);
+      partitions,
+      [topics, topic](int32_t p) {
+        return topics->GetLog({topic, p});
+      },
+      [this, topic](int32_t p) {
+        notifier_.Notify({topic, p});
+      },
+      clock_);
   group_coordinator_ = std::make_unique<coordinator::GroupCoordinator>(cc, std::move(log), clock_);
   STRATA_RETURN_IF_ERROR(group_coordinator_->Load());
   context_->group_coordinator = group_coordinator_.get();
@@ -159,8 +166,8 @@ Status Broker::StartAdmin() {
     request_counters_[api.key] =
         &metrics::Global().GetCounter("strata_requests_total", "Kafka requests received", labels);
     request_closed_counters_[api.key] = &metrics::Global().GetCounter(
-        "strata_requests_failed_total", "Requests that closed their connection (malformed or unsupported)",
-        labels);
+        "strata_requests_failed_total",
+        "Requests that closed their connection (malformed or unsupported)", labels);
   }
   RegisterBrokerGauges(*context_);
   metrics::Global().SetGauge("strata_connections", "Open Kafka connections", {},
@@ -189,40 +196,64 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& req
   }
   const protocol::ApiRange* api = protocol::FindApi(key);
   if (api == nullptr || !IsImplementedApi(key) || version < api->min || version > api->max) {
-    co_return MakeError(Errc::kUnsupported,
-                        fmt::format("unsupported API {} ({}) version {}", key,
-                                    protocol::ApiKeyName(key), version));
+    co_return MakeError(Errc::kUnsupported, fmt::format("unsupported API {} ({}) version {}", key,
+                                                        protocol::ApiKeyName(key), version));
   }
   using protocol::ApiKey;
   switch (static_cast<ApiKey>(key)) {
-    case ApiKey::kProduce: co_return HandleProduce(ctx, request);
-    case ApiKey::kFetch: co_return co_await HandleFetch(ctx, request);
-    case ApiKey::kMetadata: co_return HandleMetadata(ctx, request);
-    case ApiKey::kListOffsets: co_return HandleListOffsets(ctx, request);
-    case ApiKey::kCreateTopics: co_return HandleCreateTopics(ctx, request);
-    case ApiKey::kDeleteTopics: co_return HandleDeleteTopics(ctx, request);
-    case ApiKey::kCreatePartitions: co_return HandleCreatePartitions(ctx, request);
-    case ApiKey::kDescribeConfigs: co_return HandleDescribeConfigs(ctx, request);
-    case ApiKey::kAlterConfigs: co_return HandleAlterConfigs(ctx, request);
-    case ApiKey::kIncrementalAlterConfigs: co_return HandleIncrementalAlterConfigs(ctx, request);
-    case ApiKey::kDescribeCluster: co_return HandleDescribeCluster(ctx, request);
-    case ApiKey::kDeleteRecords: co_return HandleDeleteRecords(ctx, request);
-    case ApiKey::kOffsetForLeaderEpoch: co_return HandleOffsetForLeaderEpoch(ctx, request);
-    case ApiKey::kInitProducerId: co_return HandleInitProducerId(ctx, request);
-    case ApiKey::kFindCoordinator: co_return HandleFindCoordinator(ctx, request);
-    case ApiKey::kJoinGroup: co_return co_await HandleJoinGroup(ctx, request);
-    case ApiKey::kSyncGroup: co_return co_await HandleSyncGroup(ctx, request);
-    case ApiKey::kHeartbeat: co_return HandleHeartbeat(ctx, request);
-    case ApiKey::kLeaveGroup: co_return HandleLeaveGroup(ctx, request);
-    case ApiKey::kOffsetCommit: co_return HandleOffsetCommit(ctx, request);
-    case ApiKey::kOffsetFetch: co_return HandleOffsetFetch(ctx, request);
-    case ApiKey::kOffsetDelete: co_return HandleOffsetDelete(ctx, request);
-    case ApiKey::kListGroups: co_return HandleListGroups(ctx, request);
-    case ApiKey::kDescribeGroups: co_return HandleDescribeGroups(ctx, request);
-    case ApiKey::kDeleteGroups: co_return HandleDeleteGroups(ctx, request);
+    case ApiKey::kProduce:
+      co_return HandleProduce(ctx, request);
+    case ApiKey::kFetch:
+      co_return co_await HandleFetch(ctx, request);
+    case ApiKey::kMetadata:
+      co_return HandleMetadata(ctx, request);
+    case ApiKey::kListOffsets:
+      co_return HandleListOffsets(ctx, request);
+    case ApiKey::kCreateTopics:
+      co_return HandleCreateTopics(ctx, request);
+    case ApiKey::kDeleteTopics:
+      co_return HandleDeleteTopics(ctx, request);
+    case ApiKey::kCreatePartitions:
+      co_return HandleCreatePartitions(ctx, request);
+    case ApiKey::kDescribeConfigs:
+      co_return HandleDescribeConfigs(ctx, request);
+    case ApiKey::kAlterConfigs:
+      co_return HandleAlterConfigs(ctx, request);
+    case ApiKey::kIncrementalAlterConfigs:
+      co_return HandleIncrementalAlterConfigs(ctx, request);
+    case ApiKey::kDescribeCluster:
+      co_return HandleDescribeCluster(ctx, request);
+    case ApiKey::kDeleteRecords:
+      co_return HandleDeleteRecords(ctx, request);
+    case ApiKey::kOffsetForLeaderEpoch:
+      co_return HandleOffsetForLeaderEpoch(ctx, request);
+    case ApiKey::kInitProducerId:
+      co_return HandleInitProducerId(ctx, request);
+    case ApiKey::kFindCoordinator:
+      co_return HandleFindCoordinator(ctx, request);
+    case ApiKey::kJoinGroup:
+      co_return co_await HandleJoinGroup(ctx, request);
+    case ApiKey::kSyncGroup:
+      co_return co_await HandleSyncGroup(ctx, request);
+    case ApiKey::kHeartbeat:
+      co_return HandleHeartbeat(ctx, request);
+    case ApiKey::kLeaveGroup:
+      co_return HandleLeaveGroup(ctx, request);
+    case ApiKey::kOffsetCommit:
+      co_return HandleOffsetCommit(ctx, request);
+    case ApiKey::kOffsetFetch:
+      co_return HandleOffsetFetch(ctx, request);
+    case ApiKey::kOffsetDelete:
+      co_return HandleOffsetDelete(ctx, request);
+    case ApiKey::kListGroups:
+      co_return HandleListGroups(ctx, request);
+    case ApiKey::kDescribeGroups:
+      co_return HandleDescribeGroups(ctx, request);
+    case ApiKey::kDeleteGroups:
+      co_return HandleDeleteGroups(ctx, request);
     default:
-      co_return MakeError(Errc::kUnsupported,
-                          fmt::format("API {} ({}) is not implemented", key, protocol::ApiKeyName(key)));
+      co_return MakeError(Errc::kUnsupported, fmt::format("API {} ({}) is not implemented", key,
+                                                          protocol::ApiKeyName(key)));
   }
 }
 
