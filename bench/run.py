@@ -3,11 +3,11 @@
 
     bench/run.sh [--quick|--smoke]      (run.sh installs what is needed, then runs this)
 
-One run: measure the machine's limits (disk write, loopback TCP), then for each system in
-turn (Kafka first, then Strata; never both at once; fresh data dir each) start the broker,
-run the same workloads with two load generators (`strata bench` and Kafka's
-ProducerPerformance/ConsumerPerformance) while sampling the broker's CPU time and RSS,
-stop it. Writes bench/results/<ts>.json and .png and appends a section to bench/RESULTS.md
+One run: measure the machine's limits (disk write, loopback TCP), then in each of --reps
+rounds, for each system in turn (never both at once; fresh data dir each; Kafka first in
+round 1, the order alternating after that) start the broker, run the same workloads with two
+load generators (`strata bench` and Kafka's ProducerPerformance/ConsumerPerformance) while
+sampling the broker's CPU time and RSS, stop it. The report gives medians over the rounds. Writes bench/results/<ts>.json and .png and appends a section to bench/RESULTS.md
 (--smoke: Strata only, tiny volumes, everything in a temp dir, and asserts the outputs).
 See bench/README.md.
 """
@@ -38,18 +38,22 @@ PRODUCE_CONFIGS = [(acks, comp) for acks in ("1", "all") for comp in ("none", "l
 CONSUME_CONFIG = ("1", "none")  # the topic this config wrote is then consumed from the start
 
 # Sizes per mode. records: per produce workload; warmup: records produced (and discarded)
-# right after each broker starts; latency_s: length of each fixed-rate run.
+# right after each broker starts; latency_s: length of each fixed-rate run (shortened so
+# that it produces at most LATENCY_MAX_BYTES); reps: rounds of the whole plan per system.
 MODES = {
-    "full": dict(records=2_000_000, warmup=200_000, latency_s=20, dd_mib=1024, loopback_s=3,
+    "full": dict(records=2_000_000, warmup=200_000, latency_s=20, dd_mib=1024, loopback_s=3, reps=3,
                  produce=PRODUCE_CONFIGS, latency=[("1", "none"), ("all", "none")],
                  systems=["kafka", "strata"], fixed_rate=None),
-    "quick": dict(records=250_000, warmup=50_000, latency_s=6, dd_mib=512, loopback_s=2,
+    "quick": dict(records=250_000, warmup=50_000, latency_s=6, dd_mib=512, loopback_s=2, reps=1,
                   produce=PRODUCE_CONFIGS, latency=[("1", "none"), ("all", "none")],
                   systems=["kafka", "strata"], fixed_rate=None),
-    "smoke": dict(records=5_000, warmup=0, latency_s=1, dd_mib=16, loopback_s=0.5,
+    "smoke": dict(records=5_000, warmup=0, latency_s=1, dd_mib=16, loopback_s=0.5, reps=1,
                   produce=[("1", "none"), ("all", "zstd")], latency=[("1", "none")],
                   systems=["strata"], fixed_rate=1000),
 }
+# A fixed-rate run stops after this many bytes of record values even if latency_s has not
+# passed: see drop_page_cache for why a workload should stay within a few GB.
+LATENCY_MAX_BYTES = 3_000_000_000
 
 
 def log(msg: str) -> None:
@@ -109,9 +113,12 @@ def settle_page_cache() -> None:
 
 
 def drop_page_cache() -> None:
-    """Each system starts from the same page-cache state: the previous system's files (deleted
-    with its data dir) leave nothing behind to write back or reclaim. Needs root; skipped
-    (logged) otherwise."""
+    """Called before each system starts and before every produce workload, so each starts from
+    the same page-cache state with nothing to write back or reclaim. On this VM it matters far
+    beyond noise: once the page cache grows past ~4 GB, both brokers' produce costs ~6x the CPU
+    per GB at ~1/3 of the throughput (Strata alone, acks=all none, 2 GB runs back to back: 0.34-0.41
+    CPU s/GB at 1.3-1.4 GB/s while the cache held < 4 GB, then 2.1-2.5 CPU s/GB at 0.38-0.42
+    GB/s; 0.39 again after a drop). Needs root; skipped (logged) otherwise."""
     os.sync()
     try:
         Path("/proc/sys/vm/drop_caches").write_text("3\n")
@@ -127,8 +134,13 @@ class Runner:
         self.gens = gens
         self.workdir = workdir
         self.results: list[dict] = []
+        self.rep = 0
+        # (generator, acks, compression) -> (records/s, basis): fixed by the first round, so
+        # every round and both systems run the latency workloads at the same rate.
+        self.latency_rates: dict[tuple, tuple[int, str]] = {}
 
-    def run_system(self, broker: brokers.Broker) -> None:
+    def run_system(self, broker: brokers.Broker, rep: int) -> None:
+        self.rep = rep
         drop_page_cache()
         log(f"{broker.name}: starting (data in {broker.data_dir})")
         broker.start()
@@ -146,7 +158,8 @@ class Runner:
             for acks, comp in self.plan["latency"]:
                 for gen in self.gens:
                     rate, basis = self._latency_rate(broker.name, gen.name, acks, comp)
-                    n = max(int(rate * self.plan["latency_s"]), 1)
+                    seconds = min(self.plan["latency_s"], LATENCY_MAX_BYTES / RECORD_SIZE / rate)
+                    n = max(int(rate * seconds), 1)
                     self._workload(broker, sampler, gen, "latency", acks, comp, n, rate,
                                    rate_basis=basis)
         finally:
@@ -165,7 +178,13 @@ class Runner:
 
     def _latency_rate(self, system: str, gen: str, acks: str, comp: str) -> tuple[int, str]:
         """Half of Kafka's unthrottled produce rate for this generator and config, measured
-        earlier in this run (Kafka runs first)."""
+        earlier in this run (Kafka runs first in round 1); the same rate in every round."""
+        key = (gen, acks, comp)
+        if key not in self.latency_rates:
+            self.latency_rates[key] = self._first_latency_rate(system, gen, acks, comp)
+        return self.latency_rates[key]
+
+    def _first_latency_rate(self, system: str, gen: str, acks: str, comp: str) -> tuple[int, str]:
         if self.plan["fixed_rate"]:
             return self.plan["fixed_rate"], "fixed (smoke)"
         rates = produce_rates(self.results)
@@ -182,8 +201,8 @@ class Runner:
         topic = f"{kind}-{gen.name}-acks{acks}-{comp}"
         label = f"{kind} acks={acks} {comp}"
         kadmin.create_topic(broker.bootstrap, topic, PARTITIONS)
-        settle_page_cache()
-        log(f"{broker.name}: {label} ({records:,} records{f' at {rate:,}/s' if rate else ''}) "
+        drop_page_cache()
+        log(f"{broker.name} (round {self.rep + 1}): {label} ({records:,} records{f' at {rate:,}/s' if rate else ''}) "
             f"with {gen.name}")
         sampler.begin()
         r = gen.produce(broker.bootstrap, topic, records, acks, comp, rate,
@@ -199,7 +218,8 @@ class Runner:
     def _consume(self, broker, sampler, gen, topic: str) -> None:
         label = "consume from start"
         settle_page_cache()
-        log(f"{broker.name}: {label} ({self.plan['records']:,} records) with {gen.name}")
+        log(f"{broker.name} (round {self.rep + 1}): {label} ({self.plan['records']:,} records) "
+            f"with {gen.name}")
         sampler.begin()
         r = gen.consume(broker.bootstrap, topic, self.plan["records"],
                         f"{broker.name}-consume-{gen.name}")
@@ -214,7 +234,7 @@ class Runner:
         if r.get("ok") and r.get("records"):
             gb = r["records"] * RECORD_SIZE / 1e9
             r["cpu_s_per_gb"] = round(r["broker_cpu_s"] / gb, 3)
-        entry = {"system": system, "generator": gen, "workload": workload, **r}
+        entry = {"system": system, "generator": gen, "rep": self.rep, "workload": workload, **r}
         self.results.append(entry)
         if r["ok"]:
             lat = (f", p50 {r['p50_ms']:.2f} p99 {r['p99_ms']:.2f} p99.9 {r['p999_ms']:.2f} ms"
@@ -237,7 +257,8 @@ def smoke_checks(run: dict, out_dir: Path, md: str) -> list[str]:
     """What --smoke asserts: every workload ran and produced sane numbers, and every output
     file exists and parses."""
     problems = []
-    expected = (len(run["plan"]["produce"]) + 1 + len(run["plan"]["latency"])) * 2
+    expected = (len(run["plan"]["produce"]) + 1 + len(run["plan"]["latency"])) * 2 * \
+        run["plan"]["reps"] * len(run["plan"]["systems"])
     if len(run["results"]) != expected:
         problems.append(f"{len(run['results'])} results, expected {expected}")
     for r in run["results"]:
@@ -274,6 +295,7 @@ def main() -> int:
                    help="Strata only, tiny volumes, output to a temp dir; checks the pipeline")
     ap.add_argument("--systems", help="comma-separated subset of kafka,strata")
     ap.add_argument("--records", type=int, help="records per produce workload (overrides mode)")
+    ap.add_argument("--reps", type=int, help="rounds of every workload per system (overrides mode)")
     ap.add_argument("--strata-bin", default=os.environ.get("STRATA_BIN", str(REPO / "build/strata")))
     ap.add_argument("--kafka-lib", help="directory with Apache Kafka's jars")
     ap.add_argument("--workdir", help="where data dirs and logs go (default bench/.work/<ts>)")
@@ -285,6 +307,8 @@ def main() -> int:
     plan = dict(MODES[mode])
     if args.records:
         plan["records"] = args.records
+    if args.reps:
+        plan["reps"] = args.reps
     if args.systems:
         plan["systems"] = [s for s in ("kafka", "strata") if s in args.systems.split(",")]
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -310,6 +334,8 @@ def main() -> int:
     command = "bench/run.sh" + {"full": "", "quick": " --quick", "smoke": " --smoke"}[mode]
     if args.records:
         command += f" --records {args.records}"
+    if args.reps:
+        command += f" --reps {args.reps}"
     if args.systems:
         command += f" --systems {args.systems}"
     workdir.mkdir(parents=True, exist_ok=True)
@@ -325,6 +351,7 @@ def main() -> int:
            "plan": {k: v for k, v in plan.items()},
            "config": {"records": plan["records"], "record_size": RECORD_SIZE,
                       "partitions": PARTITIONS, "latency_seconds": plan["latency_s"],
+                      "latency_max_bytes": LATENCY_MAX_BYTES, "reps": plan["reps"],
                       "latency_rate_rule": (f"a fixed {plan['fixed_rate']:,} records/s"
                                             if plan["fixed_rate"] else "half of Kafka's "
                                             "unthrottled rate for the same config and generator"),
@@ -346,19 +373,10 @@ def main() -> int:
         run["limits"]["loopback"] = limits.loopback_tcp(plan["loopback_s"])
         log(f"  disk {run['limits']['disk']['mb_per_s']} MB/s, "
             f"loopback {run['limits']['loopback']['mb_per_s']} MB/s")
-        for system in plan["systems"]:
-            sysdir = workdir / system
-            broker = (brokers.KafkaBroker(sysdir, kafka_lib) if system == "kafka"
-                      else brokers.StrataBroker(sysdir, strata_bin))
-            run["brokers"][system] = {"config": broker.config, "loadavg_before": limits.loadavg()}
-            try:
-                runner.run_system(broker)
-            except (RuntimeError, kadmin.KafkaError, OSError) as e:
-                errors.append(f"{system}: {e}")
-                log(f"{system}: ABORTED: {e}")
-            run["brokers"][system]["command"] = getattr(broker, "command", [])
-            run["brokers"][system]["exit_code"] = broker.exit_code
-            run["brokers"][system]["log"] = str(broker.log_path)
+        for rep in range(plan["reps"]):
+            order = plan["systems"] if rep % 2 == 0 else list(reversed(plan["systems"]))
+            for system in order:
+                errors += run_round(run, runner, system, rep, workdir, kafka_lib, strata_bin)
     finally:
         procs.kill_all()
     run["elapsed_s"] = round(time.time() - t0, 1)
@@ -389,6 +407,27 @@ def main() -> int:
     shutil.rmtree(workdir / "kafka" / "data", ignore_errors=True)
     log(f"done in {run['elapsed_s'] / 60:.1f} min; logs in {workdir}")
     return 0
+
+
+def run_round(run: dict, runner: Runner, system: str, rep: int, workdir: Path,
+              kafka_lib: Path, strata_bin: Path) -> list[str]:
+    """One round of every workload against one freshly started system; returns errors."""
+    sysdir = workdir / system
+    broker = (brokers.KafkaBroker(sysdir, kafka_lib) if system == "kafka"
+              else brokers.StrataBroker(sysdir, strata_bin))
+    info = run["brokers"].setdefault(system, {"config": broker.config, "rounds": []})
+    this = {"round": rep + 1, "loadavg_before": limits.loadavg()}
+    info["rounds"].append(this)
+    errors = []
+    try:
+        runner.run_system(broker, rep)
+    except (RuntimeError, kadmin.KafkaError, OSError) as e:
+        errors.append(f"{system} round {rep + 1}: {e}")
+        log(f"{system}: ABORTED: {e}")
+    info["command"] = getattr(broker, "command", [])
+    this["exit_code"] = broker.exit_code
+    this["log"] = str(broker.log_path)
+    return errors
 
 
 def _rel(p: Path) -> Path:

@@ -4,6 +4,7 @@ JSON file and the PNG chart. Pure functions of the run dict (see run.py for its 
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 SYSTEMS = ("strata", "kafka")
@@ -14,15 +15,38 @@ METRICS = [("mb_per_s", "MB/s", 1), ("records_per_s", "records/s", 0), ("p50_ms"
 
 
 def rows(run: dict) -> list[tuple[str, str, dict]]:
-    """[(workload label, generator, {system: result})] in the order the workloads ran."""
+    """[(workload label, generator, {system: [result of each round]})] in the order the
+    workloads first ran."""
     order, table = [], {}
     for r in run["results"]:
         key = (r["workload"]["label"], r["generator"])
         if key not in table:
             order.append(key)
             table[key] = {}
-        table[key][r["system"]] = r
+        table[key].setdefault(r["system"], []).append(r)
     return [(w, g, table[(w, g)]) for w, g in order]
+
+
+def headline(workload: str) -> tuple[str, str, int]:
+    """The figure whose per-round ratios a row lists: p99 for fixed-rate rows, else MB/s."""
+    return ("p99_ms", "p99", 2) if workload.startswith("latency") else ("mb_per_s", "MB/s", 1)
+
+
+def median(by_system: dict, system: str, key: str) -> float | None:
+    """Median of `key` over the system's successful rounds (None if none succeeded)."""
+    vals = [r[key] for r in by_system.get(system, []) if r.get("ok") and r.get(key) is not None]
+    return statistics.median(vals) if vals else None
+
+
+def round_ratios(by_system: dict, key: str) -> list[float]:
+    """Strata÷Kafka of `key` for each round both systems completed, in round order."""
+    ks = {r.get("rep", 0): r for r in by_system.get("kafka", []) if r.get("ok")}
+    out = []
+    for s in by_system.get("strata", []):
+        k = ks.get(s.get("rep", 0))
+        if s.get("ok") and k and s.get(key) is not None and k.get(key):
+            out.append(s[key] / k[key])
+    return out
 
 
 def _num(v, digits: int) -> str:
@@ -32,12 +56,12 @@ def _num(v, digits: int) -> str:
 
 
 def _value(by_system: dict, system: str, key: str, digits: int) -> tuple[float | None, str]:
-    r = by_system.get(system)
-    if r is None:
+    rs = by_system.get(system)
+    if not rs:
         return None, "n/a"
-    if not r.get("ok"):
-        return None, "unsupported" if r.get("unsupported") else "failed"
-    v = r.get(key)
+    if not any(r.get("ok") for r in rs):
+        return None, "unsupported" if any(r.get("unsupported") for r in rs) else "failed"
+    v = median(by_system, system, key)
     return v, _num(v, digits)
 
 
@@ -53,6 +77,7 @@ def _cell(by_system: dict, key: str, digits: int) -> str:
 def markdown(run: dict) -> str:
     m, lim, cfg = run["machine"], run["limits"], run["config"]
     ts = run["started_utc"]
+    reps = cfg.get("reps", 1)
     lines = [
         f"## {ts[:10]} {ts[11:16]} UTC — Strata vs Apache Kafka {cfg['kafka_version']}, "
         f"side by side (`{run['command']}`)",
@@ -60,7 +85,9 @@ def markdown(run: dict) -> str:
         f"Command: `{run['command']}` (mode {run['mode']}): {cfg['records']:,} records of "
         f"{cfg['record_size']} B per produce workload ({cfg['records'] * cfg['record_size'] / 1e9:.2f} GB) "
         f"into a fresh {cfg['partitions']}-partition topic; consume reads the acks=1/none topic "
-        f"from the start; latency runs last {cfg['latency_seconds']} s at {cfg['latency_rate_rule']}. "
+        f"from the start; latency runs last {cfg['latency_seconds']} s (at most "
+        f"{cfg.get('latency_max_bytes', 0) / 1e9:.0f} GB) at {cfg['latency_rate_rule']}, the same "
+        f"rate in every round. The page cache is dropped before every produce workload. "
         f"Whole run: {run['elapsed_s'] / 60:.1f} min.",
         "",
         f"Machine: {m['cpu_model']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, Linux {m['kernel']}, "
@@ -70,22 +97,29 @@ def markdown(run: dict) -> str:
         f"(`{lim['disk']['tool']}` on the log-dir filesystem); loopback TCP "
         f"{lim['loopback']['mb_per_s']:,.1f} MB/s ({lim['loopback']['tool']}).",
         "",
-        f"Systems, one after the other, each on a fresh data dir: Strata {cfg['strata_version']} "
+        f"Systems, one after the other, each round on a fresh data dir: Strata {cfg['strata_version']} "
         f"(`strata serve`, defaults + 1 GiB segments); Apache Kafka {cfg['kafka_version']} as one "
         f"KRaft broker+controller node, JVM -Xmx1g -Xms1g G1 (kafka-server-start's options). Both "
         f"PLAINTEXT on 127.0.0.1, 1 GiB segments, no per-message fsync. Load generators: "
         f"`strata bench` (librdkafka {cfg['librdkafka_version']}, 1 MiB batches, linger 5 ms) and "
         f"Kafka's ProducerPerformance / ConsumerPerformance (Java client defaults).",
         "",
-        "Each cell: **Strata / Kafka (Strata÷Kafka)**. Higher is better for MB/s and records/s, lower "
-        "for latency, CPU and RSS.",
+        f"Each cell: **Strata / Kafka (Strata÷Kafka)**, each figure the median over "
+        f"{reps} round{'s' if reps > 1 else ''} per system (rounds alternate which system runs "
+        f"first). Higher is better for MB/s and records/s, lower for latency, CPU and RSS. The last "
+        f"column lists Strata÷Kafka of each round (MB/s, or p99 on fixed-rate rows).",
         "",
-        "| workload | load generator | " + " | ".join(t for _, t, _ in METRICS) + " |",
-        "|---|---|" + "---|" * len(METRICS),
+        "| workload | load generator | " + " | ".join(t for _, t, _ in METRICS) +
+        " | per-round ratios |",
+        "|---|---|" + "---|" * (len(METRICS) + 1),
     ]
     for workload, gen, by_system in rows(run):
         cells = [_cell(by_system, key, d) for key, _, d in METRICS]
-        rates = sorted({r["workload"]["rate"] for r in by_system.values() if r["workload"]["rate"]})
+        key, name, _ = headline(workload)
+        ratios = round_ratios(by_system, key)
+        cells.append(f"{name}: " + ", ".join(f"{x:.2f}" for x in ratios) if ratios else "n/a")
+        rates = sorted({r["workload"]["rate"] for rs in by_system.values() for r in rs
+                        if r["workload"]["rate"]})
         if rates:
             workload += " at " + " / ".join(f"{x:,}" for x in rates) + " records/s"
         lines.append(f"| {workload} | {gen} | " + " | ".join(cells) + " |")
@@ -120,8 +154,7 @@ def write_json(run: dict, path: Path) -> None:
 
 
 def _ok_value(by_system: dict, system: str, key: str) -> float:
-    r = by_system.get(system) or {}
-    return (r.get(key) or 0) if r.get("ok") else 0
+    return median(by_system, system, key) or 0
 
 
 def chart(run: dict, path: Path) -> None:
