@@ -29,6 +29,28 @@ class Counter {
   std::atomic<int64_t> value_{0};
 };
 
+// A Prometheus histogram with fixed upper bounds (seconds for durations).
+// Observe is lock-free: one atomic add per bucket hit, plus count and sum.
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> bounds);
+  void Observe(double value);
+  const std::vector<double>& bounds() const { return bounds_; }
+  // Non-cumulative count of bucket i (bounds().size() is the +Inf bucket).
+  int64_t bucket(size_t i) const { return buckets_[i].load(std::memory_order_relaxed); }
+  int64_t count() const { return count_.load(std::memory_order_relaxed); }
+  double sum() const;
+
+ private:
+  std::vector<double> bounds_;
+  std::unique_ptr<std::atomic<int64_t>[]> buckets_;  // bounds_.size() + 1
+  std::atomic<int64_t> count_{0};
+  std::atomic<int64_t> sum_nanos_{0};  // sum * 1e9, so it can be an integer atomic
+};
+
+// Bucket bounds for request durations, 50 us to 30 s.
+const std::vector<double>& LatencyBuckets();
+
 class Registry {
  public:
   // Returns the counter for (name, labels), creating it on first use. The
@@ -42,13 +64,19 @@ class Registry {
   void SetGaugeFamily(const std::string& name, const std::string& help,
                       std::function<std::vector<std::pair<Labels, double>>()> values);
 
+  // Returns the histogram for (name, labels), creating it with `bounds` on
+  // first use. The reference stays valid for the registry's lifetime.
+  Histogram& GetHistogram(const std::string& name, const std::string& help, const Labels& labels,
+                          const std::vector<double>& bounds);
+
   std::string RenderPrometheus() const;
 
  private:
   struct Family {
     std::string help;
-    std::string type;                                                // "counter" or "gauge"
-    std::map<std::string, std::unique_ptr<Counter>> counters;        // by rendered labels
+    std::string type;                                          // "counter", "gauge" or "histogram"
+    std::map<std::string, std::unique_ptr<Counter>> counters;  // by rendered labels
+    std::map<std::string, std::pair<Labels, std::unique_ptr<Histogram>>> histograms;
     std::map<std::string, std::function<double()>> gauges;           // by rendered labels
     std::function<std::vector<std::pair<Labels, double>>()> family;  // optional
   };

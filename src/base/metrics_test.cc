@@ -23,5 +23,30 @@ TEST(MetricsTest, RendersCountersAndGauges) {
             std::string::npos);
 }
 
+TEST(MetricsTest, HistogramBucketsAreCumulativeWithSumAndCount) {
+  Registry r;
+  Histogram& h =
+      r.GetHistogram("strata_request_seconds", "Time", {{"api", "Produce"}}, {0.001, 0.01});
+  EXPECT_EQ(&h, &r.GetHistogram("strata_request_seconds", "Time", {{"api", "Produce"}}, {1}));
+  h.Observe(0.0005);
+  h.Observe(0.001);  // upper bounds are inclusive
+  h.Observe(0.005);
+  h.Observe(3);
+  EXPECT_EQ(h.bucket(0), 2);
+  EXPECT_EQ(h.bucket(1), 1);
+  EXPECT_EQ(h.bucket(2), 1);
+  EXPECT_NEAR(h.sum(), 3.0065, 1e-9);
+  std::string text = r.RenderPrometheus();
+  EXPECT_NE(text.find("# TYPE strata_request_seconds histogram\n"), std::string::npos);
+  EXPECT_NE(text.find("strata_request_seconds_bucket{api=\"Produce\",le=\"0.001\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("strata_request_seconds_bucket{api=\"Produce\",le=\"0.01\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("strata_request_seconds_bucket{api=\"Produce\",le=\"+Inf\"} 4\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("strata_request_seconds_sum{api=\"Produce\"} 3.0065\n"), std::string::npos);
+  EXPECT_NE(text.find("strata_request_seconds_count{api=\"Produce\"} 4\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace strata::metrics

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "base/log.h"
 #include "broker/admin_routes.h"
 #include "broker/handlers/handlers.h"
@@ -154,8 +156,13 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Handle(net::Request& reque
   int16_t key = request.header.api_key;
   bool known = key >= 0 && key < kMaxApiKey && request_counters_[key] != nullptr;
   if (known) request_counters_[key]->Add();
+  const auto start = std::chrono::steady_clock::now();
   auto result = co_await Dispatch(request);
-  if (known && !result.ok()) request_closed_counters_[key]->Add();
+  if (known) {
+    request_seconds_[key]->Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!result.ok()) request_closed_counters_[key]->Add();
+  }
   co_return result;
 }
 
@@ -168,6 +175,11 @@ Status Broker::StartAdmin() {
     request_closed_counters_[api.key] = &metrics::Global().GetCounter(
         "strata_requests_failed_total",
         "Requests that closed their connection (malformed or unsupported)", labels);
+    request_seconds_[api.key] = &metrics::Global().GetHistogram(
+        "strata_request_handle_seconds",
+        "Time from a request's arrival to its response being ready (Fetch and acks=all Produce "
+        "waits included; sending the response not)",
+        labels, metrics::LatencyBuckets());
   }
   RegisterBrokerGauges(*context_);
   metrics::Global().SetGauge("strata_connections", "Open Kafka connections", {},

@@ -46,6 +46,7 @@ class Broker : public net::RequestHandler {
   static constexpr int kMaxApiKey = 80;
   std::array<metrics::Counter*, kMaxApiKey> request_counters_{};
   std::array<metrics::Counter*, kMaxApiKey> request_closed_counters_{};
+  std::array<metrics::Histogram*, kMaxApiKey> request_seconds_{};
   // Creates __consumer_offsets if missing and loads the group coordinator.
   Status StartGroupCoordinator();
   asio::awaitable<void> GroupCoordinatorTicks();

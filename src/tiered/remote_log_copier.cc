@@ -145,7 +145,7 @@ void RemoteLogManager::DispatchLocked(const std::shared_ptr<Partition>& p) {
       continue;
     }
     if (e == nullptr) {
-      RemoteSegment seg{s.base_offset, s.end_offset, s.size, s.max_timestamp,
+      RemoteSegment seg{s.base_offset,      s.end_offset,    s.size, s.max_timestamp,
                         RandomUuidBase64(), S::kCopyStarted, false};
       auto& segs = p->manifest.segments();
       auto at = std::find_if(segs.begin(), segs.end(),

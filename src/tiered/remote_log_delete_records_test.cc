@@ -3,8 +3,10 @@
 // failed manifest write, and in-order commit when an earlier upload fails.
 #include <gtest/gtest.h>
 
+#include <asio/post.hpp>
 #include <atomic>
 #include <fstream>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -94,10 +96,12 @@ class RemoteDeleteRecordsTest : public ::testing::Test {
     }
   }
 
-  std::unique_ptr<RemoteLogManager> MakeManager(std::unique_ptr<RemoteStorage> store) {
+  std::unique_ptr<RemoteLogManager> MakeManager(std::unique_ptr<RemoteStorage> store,
+                                                int reader_threads = 2) {
     ResilientStorage rs;
     rs.storage = std::move(store);
     RemoteLogManagerOptions o;
+    o.reader_threads = reader_threads;
     o.copier_threads = 2;
     o.scan_interval_ms = 5;
     o.retry_backoff_ms = 50;
@@ -108,11 +112,11 @@ class RemoteDeleteRecordsTest : public ::testing::Test {
     m->AddPartition(id_, log_, config_);
     return m;
   }
-  std::unique_ptr<RemoteLogManager> MakeFaultyManager() {
+  std::unique_ptr<RemoteLogManager> MakeFaultyManager(int reader_threads = 2) {
     auto faulty = std::make_unique<FaultInjectingStorage>(
         std::make_unique<testing::ForwardingStorage>(backend_.get()), 1);
     faulty_ = faulty.get();
-    return MakeManager(std::move(faulty));
+    return MakeManager(std::move(faulty), reader_threads);
   }
 
   std::set<std::string> RemoteLogFiles() const {
@@ -211,6 +215,30 @@ TEST_F(RemoteDeleteRecordsTest, DeletionFailingWhileStoreIsDownIsFinishedLater) 
   EXPECT_EQ(RemoteLogFiles().size(), rolled.size() - 3);
   EXPECT_EQ(Manifest().remote_log_start_offset(), rolled[3].base_offset);
   EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), start);
+}
+
+TEST_F(RemoteDeleteRecordsTest, SlowDeletionDoesNotHoldTheReaderPool) {
+  Produce(40);
+  auto m = MakeFaultyManager(/*reader_threads=*/1);
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  const auto rolled = log_->RolledSegments();
+  ASSERT_TRUE(log_->EnforceRetention().ok());
+  FaultSpec slow;
+  slow.delay_ratio = 1.0;
+  slow.delay = std::chrono::milliseconds(3000);
+  faulty_->SetFault(StorageOp::kDelete, slow);
+  ASSERT_TRUE(m->DeleteRecordsBefore(id_.key(), rolled[2].end_offset + 1).ok());
+  for (int i = 0; i < 500 && faulty_->counters().injected_delays == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(faulty_->counters().injected_delays, 0u);  // a Delete is stuck in the store
+  // The (single) reader thread is free for the remote reads Fetch posts there.
+  std::promise<void> ran;
+  asio::post(m->reader_pool(), [&] { ran.set_value(); });
+  EXPECT_EQ(ran.get_future().wait_for(std::chrono::milliseconds(1500)), std::future_status::ready);
+  faulty_->SetFault(StorageOp::kDelete, FaultSpec{});
+  EXPECT_TRUE(WaitForDeleted(3));
 }
 
 TEST_F(RemoteDeleteRecordsTest, FailedManifestCommitIsRetriedWithBackoff) {

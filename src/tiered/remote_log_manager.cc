@@ -1,10 +1,9 @@
 #include "tiered/remote_log_manager.h"
 
-#include <asio/post.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <asio/post.hpp>
 
 #include "base/log.h"
 #include "base/metrics.h"
@@ -23,7 +22,8 @@ RemoteLogManager::RemoteLogManager(RemoteLogManagerOptions options, ResilientSto
     : options_(options),
       layers_(std::move(storage)),
       clock_(clock),
-      reader_pool_(static_cast<size_t>(std::max(options.reader_threads, 1))) {
+      reader_pool_(static_cast<size_t>(std::max(options.reader_threads, 1))),
+      deletion_pool_(1) {
   RemoteChunkCacheOptions co;
   co.dir = options_.cache_dir;
   co.capacity_bytes = options_.cache_dir.empty() ? 0 : options_.cache_bytes;
@@ -41,6 +41,7 @@ RemoteLogManager::~RemoteLogManager() {
     metrics_hook_->rlm = nullptr;
   }
   reader_pool_.join();
+  deletion_pool_.join();
 }
 
 void RemoteLogManager::Start() {
@@ -184,7 +185,7 @@ void RemoteLogManager::RemovePartition(const std::string& key, bool delete_remot
     if (!st.ok()) Log()->warn("recording remote deletion of {}: {}", dir, st.error().message);
   }
   // Off the caller's (network) thread: the store may be slow or down.
-  asio::post(reader_pool_, [this] { DeletePendingDirsOnce(); });
+  asio::post(deletion_pool_, [this] { DeletePendingDirsOnce(); });
 }
 
 size_t RemoteLogManager::DeletePendingDirsOnce() {
@@ -216,7 +217,9 @@ size_t RemoteLogManager::pending_dir_count() const {
   return pending_dirs_.size();
 }
 
-bool RemoteLogManager::IsTiered(const std::string& key) const { return FindPartition(key) != nullptr; }
+bool RemoteLogManager::IsTiered(const std::string& key) const {
+  return FindPartition(key) != nullptr;
+}
 
 std::shared_ptr<RemoteLogManager::Partition> RemoteLogManager::FindPartition(
     const std::string& key) const {

@@ -39,23 +39,23 @@
 #include "tiered/circuit_breaker.h"
 #include "tiered/remote_chunk_cache.h"
 #include "tiered/remote_manifest.h"
-#include "tiered/remote_storage.h"
 #include "tiered/remote_stack.h"
+#include "tiered/remote_storage.h"
 #include "tiered/resilient_storage.h"
 
 namespace strata::tiered {
 
 struct RemoteLogManagerOptions {
-  int copier_threads = 2;          // remote.log.manager.copier.thread.pool.size
-  int reader_threads = 2;          // remote.log.reader.threads
-  int parallel_lag_segments = 4;   // strata.remote.upload.parallel.lag.segments
+  int copier_threads = 2;                 // remote.log.manager.copier.thread.pool.size
+  int reader_threads = 2;                 // remote.log.reader.threads
+  int parallel_lag_segments = 4;          // strata.remote.upload.parallel.lag.segments
   int64_t retention_interval_ms = 30000;  // remote.log.manager.task.interval.ms
   // Rolls wake the scan at once (Log::SetRollListener); this poll only paces
   // retries after failures and catches anything missed.
   int64_t scan_interval_ms = 1000;
   int64_t retry_backoff_ms = 500;  // after a failed upload or manifest write (doubles)
   int64_t max_retry_backoff_ms = 5000;
-  bool register_metrics = true;    // export gauges/counters to metrics::Global()
+  bool register_metrics = true;  // export gauges/counters to metrics::Global()
   // On-disk chunk cache of remote .log objects (RemoteChunkCache).
   uint64_t cache_bytes = uint64_t{1} << 30;        // strata.remote.cache.bytes; 0: no cache
   uint64_t cache_chunk_bytes = uint64_t{4} << 20;  // strata.remote.cache.chunk.bytes
@@ -76,17 +76,17 @@ struct RemotePartitionStats {
   bool manifest_loaded = false;
   int64_t remote_log_start = -1;
   int64_t remote_log_end = -1;
-  int64_t lag_segments = 0;   // rolled but not COPY_FINISHED
+  int64_t lag_segments = 0;  // rolled but not COPY_FINISHED
   int64_t lag_bytes = 0;
-  int64_t lag_seconds = 0;    // age of the oldest rolled, un-uploaded segment's newest record
+  int64_t lag_seconds = 0;  // age of the oldest rolled, un-uploaded segment's newest record
   int64_t remote_segments = 0;
   int64_t remote_bytes = 0;
 };
 
 struct RemoteLogCounters {
-  uint64_t uploads = 0;         // segments COPY_FINISHED
-  uint64_t upload_failures = 0; // failed upload attempts (retried)
-  uint64_t bytes_uploaded = 0;  // .log bytes of finished uploads
+  uint64_t uploads = 0;          // segments COPY_FINISHED
+  uint64_t upload_failures = 0;  // failed upload attempts (retried)
+  uint64_t bytes_uploaded = 0;   // .log bytes of finished uploads
   uint64_t manifest_writes = 0;
   uint64_t manifest_write_failures = 0;
   uint64_t remote_reads = 0;
@@ -196,7 +196,7 @@ class RemoteLogManager {
   mutable std::mutex deletions_mu_;  // guards pending_dirs_ (never held across store calls)
   std::set<std::string> pending_dirs_;
   std::mutex deletion_pass_mu_;  // one DeletePendingDirsOnce at a time
-  ResilientStorage layers_;  // layers_.storage is the store; the rest are for counters
+  ResilientStorage layers_;      // layers_.storage is the store; the rest are for counters
   Clock* clock_;
 
   mutable std::mutex map_mu_;
@@ -210,10 +210,13 @@ class RemoteLogManager {
   std::thread scanner_;
   std::mutex scan_mu_;
   std::condition_variable scan_cv_;
-  bool stopping_ = false;  // guarded by pool_mu_ and scan_mu_ (set under both)
+  bool stopping_ = false;        // guarded by pool_mu_ and scan_mu_ (set under both)
   bool scan_requested_ = false;  // guarded by scan_mu_: a log rolled
   bool started_ = false;
   asio::thread_pool reader_pool_;
+  // DeleteRecords and topic deletion: their store calls can block for as long
+  // as the store is slow or down, which must not hold threads fetches need.
+  asio::thread_pool deletion_pool_;
 
   std::atomic<uint64_t> uploads_{0}, upload_failures_{0}, bytes_uploaded_{0};
   std::atomic<uint64_t> manifest_writes_{0}, manifest_write_failures_{0};

@@ -44,7 +44,7 @@ TEST(RemoteManifestTest, RoundTripsAndFindsSegments) {
   EXPECT_EQ(parsed->remote_log_start_offset(), 10);
   EXPECT_EQ(parsed->remote_log_end_offset(), 29);
   EXPECT_EQ(parsed->remote_bytes(), 500);
-  EXPECT_EQ(parsed->FindReadable(5), nullptr);   // being deleted
+  EXPECT_EQ(parsed->FindReadable(5), nullptr);  // being deleted
   EXPECT_EQ(parsed->FindReadable(25)->base_offset, 20);
   EXPECT_EQ(parsed->FindReadable(35), nullptr);  // not finished
   EXPECT_EQ(RemoteObjectPath("t-0-x", parsed->segments()[1], kRemoteLogExt),

@@ -26,7 +26,7 @@ Status RemoteLogManager::DeleteRecordsBefore(const std::string& key, int64_t off
   }
   // Deleting needs the partition mutex, which uploads hold across store I/O:
   // do it off the caller's (network) thread.
-  asio::post(reader_pool_, [this, p] { ExpirePartition(*p); });
+  asio::post(deletion_pool_, [this, p] { ExpirePartition(*p); });
   return Status::Ok();
 }
 

@@ -34,6 +34,12 @@ def test_metrics_and_state_follow_produced_data(broker_factory):
     assert ends == {0: 1000, 1: 1000, 2: 1000}
     produce = re.search(r'^strata_requests_total{api="Produce"} (\d+)$', text, re.M)
     assert produce and int(produce[1]) >= 1
+    # Every Produce request is timed: the histogram counts as many as the counter.
+    timed = re.search(r'^strata_request_handle_seconds_count{api="Produce"} (\d+)$', text, re.M)
+    assert timed and int(timed[1]) == int(produce[1])
+    inf = re.search(r'^strata_request_handle_seconds_bucket{api="Produce",le="\+Inf"} (\d+)$',
+                    text, re.M)
+    assert inf and inf[1] == timed[1]
     assert re.search(r"^process_resident_memory_bytes \d", text, re.M)
 
     status, body = get(admin_port, "/v1/topics")
