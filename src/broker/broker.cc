@@ -25,6 +25,9 @@ Broker::~Broker() {
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
+  // Joins the connection threads and destroys the connections' coroutine
+  // frames while everything they refer to still exists.
+  network_.reset();
   if (maintenance_thread_.joinable()) maintenance_thread_.join();
   if (topics_) topics_->Shutdown();
 }
@@ -48,7 +51,9 @@ Status Broker::Start() {
   options.host = listener.host;
   options.port = listener.port;
   options.max_request_bytes = static_cast<int32_t>(config_.GetLong("socket.request.max.bytes"));
-  server_ = std::make_unique<net::Server>(io_, options, *this);
+  const int threads = static_cast<int>(config_.GetLong("num.network.threads"));
+  network_ = std::make_unique<net::IoContextPool>(threads);
+  server_ = std::make_unique<net::Server>(io_, *network_, options, *this);
   STRATA_RETURN_IF_ERROR(server_->Start());
   STRATA_RETURN_IF_ERROR(StartAdmin());
   const auto& advertised = config_.advertised_listeners().front();
@@ -60,8 +65,8 @@ Status Broker::Start() {
   asio::co_spawn(maintenance_io_, PeriodicTasks(), asio::detached);
   maintenance_thread_ = std::thread([this] { maintenance_io_.run(); });
   asio::co_spawn(io_, GroupCoordinatorTicks(), asio::detached);
-  int threads = static_cast<int>(config_.GetLong("num.network.threads"));
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
+  network_->Start("strata-net");
+  threads_.emplace_back([this] { io_.run(); });
   Log()->info("node {} cluster {} listening on {}:{} (data in {}, {} threads)", config_.node_id(),
               store_->cluster_id(), listener.host, server_->bound_port(), config_.log_dir(),
               threads);
@@ -72,6 +77,7 @@ void Broker::Wait() {
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
+  if (network_) network_->Join();
 }
 
 void Broker::Stop() {
@@ -79,6 +85,7 @@ void Broker::Stop() {
   if (admin_) admin_->Stop();
   work_.reset();
   io_.stop();
+  if (network_) network_->Stop();
   maintenance_io_.stop();
 }
 

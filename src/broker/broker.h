@@ -53,7 +53,10 @@ class Broker : public net::RequestHandler {
 
   config::BrokerConfig config_;
   Clock* clock_;
+  // Accepting, the admin HTTP server and the group coordinator's timers.
   asio::io_context io_;
+  // Kafka connections (num.network.threads contexts, one thread each).
+  std::unique_ptr<net::IoContextPool> network_;
   // Flushing and retention block on the disk (fsync, unlink); they run here,
   // on their own thread, so they never stall the network threads.
   asio::io_context maintenance_io_;

@@ -16,8 +16,13 @@ auto Log() { return log::Get("net"); }
 constexpr int32_t kMinFrame = 8;  // api key, version, correlation id
 }  // namespace
 
-Server::Server(asio::io_context& io, ServerOptions options, RequestHandler& handler)
-    : io_(io), options_(std::move(options)), handler_(handler), acceptor_(io) {}
+Server::Server(asio::io_context& io, IoContextPool& connections, ServerOptions options,
+               RequestHandler& handler)
+    : io_(io),
+      connections_(connections),
+      options_(std::move(options)),
+      handler_(handler),
+      acceptor_(io) {}
 
 Status Server::Start() {
   asio::error_code ec;
@@ -56,7 +61,7 @@ void Server::Stop() {
 asio::awaitable<void> Server::AcceptLoop() {
   for (;;) {
     auto [ec, socket] = co_await acceptor_.async_accept(
-        asio::make_strand(io_), asio::experimental::as_tuple(asio::use_awaitable));
+        connections_.Next(), asio::experimental::as_tuple(asio::use_awaitable));
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
       Log()->warn("accept failed: {}", ec.message());

@@ -5,9 +5,10 @@
 // processed strictly one at a time, in order, as Kafka does (a connection is
 // "muted" while its request is in flight), so responses never reorder.
 //
-// Threading: one asio::io_context run by N threads; each connection lives on
-// its own strand, so its coroutine never runs on two threads at once. The
-// handler's state must therefore be thread-safe across connections.
+// Threading: the acceptor runs on `io`; each accepted connection lives on one
+// context of an IoContextPool (one thread each), so its coroutine never runs
+// on two threads at once. Connections on different contexts run in parallel:
+// the handler's state must be thread-safe across connections.
 #include <asio.hpp>
 #include <asio/experimental/as_tuple.hpp>
 #include <atomic>
@@ -19,6 +20,7 @@
 #include "base/bytes.h"
 #include "base/file_region.h"
 #include "base/result.h"
+#include "net/io_context_pool.h"
 #include "protocol/header.h"
 
 namespace strata::net {
@@ -59,13 +61,14 @@ struct ServerOptions {
 
 class Server {
  public:
-  Server(asio::io_context& io, ServerOptions options, RequestHandler& handler);
+  Server(asio::io_context& io, IoContextPool& connections, ServerOptions options,
+         RequestHandler& handler);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
   // Binds and starts accepting. Fails (kIoError) if the address is unusable.
   Status Start();
-  // Stops accepting; open connections close when the io_context stops.
+  // Stops accepting; open connections close when their contexts stop.
   void Stop();
   uint16_t bound_port() const { return bound_port_; }
   int64_t connections() const { return open_connections_.load(); }
@@ -79,6 +82,7 @@ class Server {
                                       const FileSplices& splices);
 
   asio::io_context& io_;
+  IoContextPool& connections_;
   ServerOptions options_;
   RequestHandler& handler_;
   asio::ip::tcp::acceptor acceptor_;

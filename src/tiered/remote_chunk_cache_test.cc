@@ -15,6 +15,7 @@
 #include "storage/test_util.h"
 #include "tiered/remote_log_manager.h"
 #include "tiered/test_util.h"
+#include "tiered/tiered_log_test_util.h"
 
 namespace strata::tiered {
 namespace {
@@ -303,40 +304,24 @@ TEST_F(RemoteChunkCacheTest, OpenRemovesOnlyOldChunkFiles) {
 }
 
 // A tiered partition read back by a sequential consumer, twice.
-class RemoteReadCacheTest : public ::testing::Test {
+class RemoteReadCacheTest : public testing::TieredLogTest {
  protected:
   void SetUp() override {
     config_.segment_bytes = 128 * 1024;
     config_.index_interval_bytes = 4096;
-    config_.remote_storage_enable = true;
-    config_.local_retention_bytes = 0;
-    config_.retention_ms = -1;
-    auto log = storage::Log::Open(fs::path(local_.path()) / "t-0", config_, Clock::Real());
-    ASSERT_TRUE(log.ok());
-    log_ = std::move(log).value();
-    for (int i = 0; i < 600; ++i) {  // ~1.2 KiB batches: ~5 segments
-      storage::testing::BatchOptions o;
-      o.records = 10;
-      o.value_bytes = 100;
-      o.fill = uint8_t('a' + i % 20);
-      ASSERT_TRUE(storage::testing::AppendOne(*log_, o).ok());
-    }
+    OpenLog();
+    Produce(600, /*records=*/10);  // ~1.2 KiB batches: ~5 segments
   }
 
   std::unique_ptr<RemoteLogManager> MakeManager(const std::string& cache_dir) {
     auto store = MakeStore(remote_);
     store_ = store.get();
-    ResilientStorage rs;
-    rs.storage = std::move(store);
-    RemoteLogManagerOptions o;
-    o.scan_interval_ms = 5;
-    o.register_metrics = false;
+    RemoteLogManagerOptions o = FastOptions();
     o.cache_dir = cache_dir;
     o.cache_bytes = 4 << 20;
     o.cache_chunk_bytes = 16 * 1024;
     o.readahead_chunks = 2;
-    auto m = std::make_unique<RemoteLogManager>(o, std::move(rs), Clock::Real());
-    m->AddPartition(id_, log_, config_);
+    auto m = Manage(std::move(store), o);
     m->Start();
     EXPECT_TRUE(m->WaitForUploads(30000));
     return m;
@@ -369,10 +354,7 @@ class RemoteReadCacheTest : public ::testing::Test {
     return all;
   }
 
-  TempDir local_, remote_, cache_;
-  storage::LogConfig config_;
-  std::shared_ptr<storage::Log> log_;
-  RemotePartitionId id_{"t", 0, "AAAAAAAAAAAAAAAAAAAAAQ"};
+  TempDir cache_;
   CountingStorage* store_ = nullptr;
 };
 

@@ -15,19 +15,10 @@
 #include "tiered/remote_log_manager.h"
 #include "tiered/remote_manifest.h"
 #include "tiered/test_util.h"
+#include "tiered/tiered_log_test_util.h"
 
 namespace strata::tiered {
 namespace {
-
-namespace fs = std::filesystem;
-using storage::testing::AppendOne;
-using storage::testing::BatchOptions;
-using testing::TempDir;
-
-Bytes ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 // Fails Puts of manifest.json that commit a COPY_FINISHED segment while `fail` is set, counting
 // every manifest Put attempt.
@@ -69,48 +60,21 @@ class FailingPathStorage : public testing::ForwardingStorage {
   std::string part_;
 };
 
-class RemoteDeleteRecordsTest : public ::testing::Test {
+class RemoteDeleteRecordsTest : public testing::TieredLogTest {
  protected:
   void SetUp() override {
-    config_.segment_bytes = 4096;
-    config_.index_interval_bytes = 256;
-    config_.remote_storage_enable = true;
-    config_.local_retention_bytes = 0;
-    config_.retention_ms = -1;
-    auto log = storage::Log::Open(fs::path(local_.path()) / "t-0", config_, Clock::Real());
-    ASSERT_TRUE(log.ok());
-    log_ = std::move(log).value();
-    auto fs_store = OpenRemoteStorage("file://" + remote_.path());
-    ASSERT_TRUE(fs_store.ok());
-    backend_ = std::move(fs_store).value();
-  }
-
-  // Appends `n` 5-record batches (~6 per 4 KiB segment).
-  void Produce(int n) {
-    for (int i = 0; i < n; ++i) {
-      BatchOptions o;
-      o.records = 5;
-      o.value_bytes = 100;
-      o.first_timestamp = 1000 + i;
-      ASSERT_TRUE(AppendOne(*log_, o).ok());
-    }
+    OpenLog();
+    backend_ = FileStore();
   }
 
   std::unique_ptr<RemoteLogManager> MakeManager(std::unique_ptr<RemoteStorage> store,
                                                 int reader_threads = 2) {
-    ResilientStorage rs;
-    rs.storage = std::move(store);
-    RemoteLogManagerOptions o;
+    RemoteLogManagerOptions o = FastOptions();
     o.reader_threads = reader_threads;
     o.copier_threads = 2;
-    o.scan_interval_ms = 5;
     o.retry_backoff_ms = 50;
     o.max_retry_backoff_ms = 200;
-    o.retention_interval_ms = 1000000;  // never: only DeleteRecords deletes
-    o.register_metrics = false;
-    auto m = std::make_unique<RemoteLogManager>(o, std::move(rs), Clock::Real());
-    m->AddPartition(id_, log_, config_);
-    return m;
+    return Manage(std::move(store), o);
   }
   std::unique_ptr<RemoteLogManager> MakeFaultyManager(int reader_threads = 2) {
     auto faulty = std::make_unique<FaultInjectingStorage>(
@@ -119,18 +83,6 @@ class RemoteDeleteRecordsTest : public ::testing::Test {
     return MakeManager(std::move(faulty), reader_threads);
   }
 
-  std::set<std::string> RemoteLogFiles() const {
-    std::set<std::string> out;
-    for (const auto& e : fs::directory_iterator(fs::path(remote_.path()) / dir_)) {
-      if (e.path().extension() == ".log") out.insert(e.path().filename().string());
-    }
-    return out;
-  }
-  RemoteManifest Manifest() const {
-    auto m = RemoteManifest::Parse(ReadFile(fs::path(remote_.path()) / dir_ / kManifestName));
-    EXPECT_TRUE(m.ok());
-    return m.ok() ? std::move(m).value() : RemoteManifest{};
-  }
   // Polls until `n` segments are DELETE_FINISHED in the stored manifest (or 5 s pass).
   bool WaitForDeleted(size_t n) {
     for (int i = 0; i < 500; ++i) {
@@ -145,13 +97,8 @@ class RemoteDeleteRecordsTest : public ::testing::Test {
     return false;
   }
 
-  TempDir local_, remote_;
-  storage::LogConfig config_;
-  std::shared_ptr<storage::Log> log_;
   std::unique_ptr<RemoteStorage> backend_;
   FaultInjectingStorage* faulty_ = nullptr;
-  RemotePartitionId id_{"t", 0, "AAAAAAAAAAAAAAAAAAAAAQ"};
-  std::string dir_ = "t-0-AAAAAAAAAAAAAAAAAAAAAQ";
 };
 
 TEST_F(RemoteDeleteRecordsTest, DeletesRemoteSegmentsBelowNewStartPromptly) {

@@ -14,6 +14,7 @@
 #include "tiered/remote_manifest.h"
 #include "tiered/segment_uploader.h"
 #include "tiered/test_util.h"
+#include "tiered/tiered_log_test_util.h"
 
 namespace strata::tiered {
 namespace {
@@ -24,10 +25,7 @@ using storage::testing::BatchOptions;
 using storage::testing::Headers;
 using testing::TempDir;
 
-Bytes ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using testing::ReadFile;
 
 TEST(RemoteManifestTest, RoundTripsAndFindsSegments) {
   RemoteManifest m;
@@ -56,75 +54,25 @@ TEST(EpochCheckpointTest, KeepsEntriesUpToTheSegmentEnd) {
   EXPECT_EQ(EpochCheckpointText({{0, 0}, {3, 50}, {4, 120}}, 99), "0\n2\n0 0\n3 50\n");
 }
 
-class RemoteLogManagerTest : public ::testing::Test {
+class RemoteLogManagerTest : public testing::TieredLogTest {
  protected:
-  void SetUp() override {
-    config_.segment_bytes = 4096;
-    config_.index_interval_bytes = 256;
-    config_.remote_storage_enable = true;
-    config_.local_retention_bytes = 0;
-    config_.retention_ms = -1;
-    auto log = storage::Log::Open(fs::path(local_.path()) / "t-0", config_, Clock::Real());
-    ASSERT_TRUE(log.ok());
-    log_ = std::move(log).value();
-  }
+  void SetUp() override { OpenLog(); }
 
-  // Appends `n` 5-record batches (about 640 bytes each: ~6 per segment).
-  void Produce(int n) {
-    for (int i = 0; i < n; ++i) {
-      BatchOptions o;
-      o.records = 5;
-      o.value_bytes = 100;
-      o.fill = uint8_t('a' + i % 20);
-      o.first_timestamp = 1000 + i;
-      ASSERT_TRUE(AppendOne(*log_, o).ok());
-    }
-  }
-
+  // Four copiers over file:// behind a FaultInjectingStorage whose Puts fail
+  // `put_fail_ratio` of the time.
   std::unique_ptr<RemoteLogManager> MakeManager(double put_fail_ratio, uint64_t seed = 7) {
-    auto fs_store = OpenRemoteStorage("file://" + remote_.path());
-    EXPECT_TRUE(fs_store.ok());
-    auto faulty = std::make_unique<FaultInjectingStorage>(std::move(fs_store).value(), seed);
+    auto faulty = std::make_unique<FaultInjectingStorage>(FileStore(), seed);
     faulty_ = faulty.get();
     FaultSpec spec;
     spec.fail_ratio = put_fail_ratio;
     spec.fail_after_call = true;  // the nastiest case: the object may exist anyway
     faulty->SetFault(StorageOp::kPut, spec);
-    ResilientStorage rs;
-    rs.storage = std::move(faulty);
-    RemoteLogManagerOptions o;
+    RemoteLogManagerOptions o = FastOptions();
     o.copier_threads = 4;
     o.parallel_lag_segments = 2;
-    o.scan_interval_ms = 5;
-    o.retry_backoff_ms = 2;
-    o.max_retry_backoff_ms = 50;
-    o.retention_interval_ms = 1000000;
-    o.register_metrics = false;
-    auto m = std::make_unique<RemoteLogManager>(o, std::move(rs), Clock::Real());
-    m->AddPartition(id_, log_, config_);
-    return m;
+    return Manage(std::move(faulty), o);
   }
 
-  std::set<std::string> RemoteLogFiles() const {
-    std::set<std::string> out;
-    for (const auto& e : fs::directory_iterator(fs::path(remote_.path()) / dir_)) {
-      std::string name = e.path().filename().string();
-      if (name.size() > 4 && name.substr(name.size() - 4) == ".log") out.insert(name);
-    }
-    return out;
-  }
-
-  RemoteManifest Manifest() const {
-    auto m = RemoteManifest::Parse(ReadFile(fs::path(remote_.path()) / dir_ / kManifestName));
-    EXPECT_TRUE(m.ok());
-    return m.ok() ? std::move(m).value() : RemoteManifest{};
-  }
-
-  TempDir local_, remote_;
-  storage::LogConfig config_;
-  std::shared_ptr<storage::Log> log_;
-  RemotePartitionId id_{"t", 0, "AAAAAAAAAAAAAAAAAAAAAQ"};
-  std::string dir_ = "t-0-AAAAAAAAAAAAAAAAAAAAAQ";
   FaultInjectingStorage* faulty_ = nullptr;
 };
 

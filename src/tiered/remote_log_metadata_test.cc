@@ -11,56 +11,38 @@
 #include "tiered/fault_injecting_storage.h"
 #include "tiered/remote_log_manager.h"
 #include "tiered/test_util.h"
+#include "tiered/tiered_log_test_util.h"
 
 namespace strata::tiered {
 namespace {
 
 namespace fs = std::filesystem;
 
-class RemoteLogMetadataTest : public ::testing::Test {
+class RemoteLogMetadataTest : public testing::TieredLogTest {
  protected:
   void SetUp() override {
-    config_.segment_bytes = 4096;
-    config_.remote_storage_enable = true;
-    config_.local_retention_bytes = 0;
-    config_.retention_ms = -1;
-    log_ = storage::Log::Open(fs::path(local_.path()) / "t-0", config_, Clock::Real()).value();
+    OpenLog();
     metadata_ = cluster::OpenEmbeddedMetadataStore(metadata_dir_.path()).value();
-    for (int i = 0; i < 60; ++i) {
-      storage::testing::BatchOptions o;
-      o.records = 5;
-      o.value_bytes = 100;
-      ASSERT_TRUE(storage::testing::AppendOne(*log_, o).ok());
-    }
+    Produce(60);
   }
 
   // A manager over file:// whose every call of `failing` fails (kUnavailable).
   std::unique_ptr<RemoteLogManager> MakeManager(std::vector<StorageOp> failing = {},
                                                 bool add_partition = true) {
-    auto faulty = std::make_unique<FaultInjectingStorage>(
-        OpenRemoteStorage("file://" + remote_.path()).value(), 1);
+    auto faulty = std::make_unique<FaultInjectingStorage>(FileStore(), 1);
     FaultSpec down;
     down.fail_ratio = 1.0;
     for (StorageOp op : failing) faulty->SetFault(op, down);
     ResilientStorage rs;
     rs.storage = std::move(faulty);
-    RemoteLogManagerOptions o;
-    o.scan_interval_ms = 5;
-    o.retry_backoff_ms = 2;
-    o.retention_interval_ms = 1000000;
-    o.register_metrics = false;
-    auto m = std::make_unique<RemoteLogManager>(o, std::move(rs), Clock::Real());
+    auto m = std::make_unique<RemoteLogManager>(FastOptions(), std::move(rs), Clock::Real());
     m->AttachMetadataStore(metadata_.get());
     if (add_partition) m->AddPartition(id_, log_, config_);
     return m;
   }
 
-  testing::TempDir local_, remote_, metadata_dir_;
-  storage::LogConfig config_;
-  std::shared_ptr<storage::Log> log_;
+  testing::TempDir metadata_dir_;
   std::unique_ptr<cluster::MetadataStore> metadata_;
-  RemotePartitionId id_{"t", 0, "AAAAAAAAAAAAAAAAAAAAAQ"};
-  std::string dir_ = "t-0-AAAAAAAAAAAAAAAAAAAAAQ";
 };
 
 TEST_F(RemoteLogMetadataTest, OffsetsOutliveARestartWhileTheStoreIsDown) {
