@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,8 @@ def main() -> int:
     ap.add_argument("--kafka", action="store_true", help="profile Apache Kafka instead")
     ap.add_argument("--strata-bin", default=str(REPO / "build/strata"))
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--consume", action="store_true",
+                    help="profile consuming the produced topic from the start instead")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="strata-profile-"))
     kafka_lib = bench_run.find_kafka_lib(None)
@@ -61,6 +64,10 @@ def main() -> int:
         topic = f"p-{args.acks}-{args.compression}"
         kadmin.create_topic(broker.bootstrap, topic, bench_run.PARTITIONS)
         bench_run.drop_page_cache()
+        if args.consume:  # produce first (not profiled); the consume reads the page cache
+            gen.produce(broker.bootstrap, topic, args.records, args.acks, args.compression, 0,
+                        "produce")
+            os.sync()
         perf_data = work / "perf.data"
         perf = subprocess.Popen(["perf", "record", "-F", "999", "-g", "-p", str(broker.pid),
                                  "-o", str(perf_data)], stdout=subprocess.DEVNULL,
@@ -68,24 +75,27 @@ def main() -> int:
         time.sleep(0.5)
         c0 = children_cpu()
         sampler.begin()
-        r = gen.produce(broker.bootstrap, topic, args.records, args.acks, args.compression,
-                        args.rate, "profiled")
+        r = (gen.consume(broker.bootstrap, topic, args.records, "profiled") if args.consume
+             else gen.produce(broker.bootstrap, topic, args.records, args.acks, args.compression,
+                              args.rate, "profiled"))
         r.update(sampler.end())
         client_cpu = children_cpu() - c0
         perf.send_signal(2)
         perf.wait()
         report = subprocess.run(["perf", "report", "-i", str(perf_data), "--no-children",
                                  "--sort", "sym"], capture_output=True, text=True).stdout
-        top = [ln for ln in report.splitlines() if ln.strip() and ln.strip()[0].isdigit()]
+        top = [ln for ln in report.splitlines() if re.match(r"^\s+[0-9.]+%", ln)]
         gb = r.get("records", 0) * bench_run.RECORD_SIZE / 1e9
         system = "kafka" if args.kafka else "strata"
         ts = time.strftime("%Y%m%dT%H%MZ", time.gmtime())
-        out = BENCH / "profiles" / f"{ts}-{system}-{args.gen}-acks{args.acks}-{args.compression}.md"
+        what = "consume" if args.consume else f"produce acks={args.acks} {args.compression}"
+        out = BENCH / "profiles" / f"{ts}-{system}-{args.gen}-{what.replace(' ', '-')}.md"
         lines = [
-            f"# {system} broker profile: produce acks={args.acks} {args.compression} with "
+            f"# {system} broker profile: {what} with "
             f"{args.gen}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", "",
             f"Command: `python3 bench/profile_workload.py --gen {args.gen} --acks {args.acks} "
             f"--compression {args.compression} --records {args.records} --rate {args.rate}"
+            f"{' --consume' if args.consume else ''}"
             f"{' --kafka' if args.kafka else ''}` (Strata {bench_run.git_head()}, "
             f"{os.cpu_count()} cores); page cache dropped before the workload.", "",
             f"Result: {r.get('records_per_s', 0):,.0f} records/s, {r.get('mb_per_s', 0):.1f} MB/s, "
