@@ -25,6 +25,12 @@ scripts/build.sh asan
 step "unit tests (asan+ubsan)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure
 
+step "integration tests against the asan+ubsan broker (a sanitizer report fails the test)"
+STRATA_BIN="$(pwd)/build-asan/strata" ASAN_OPTIONS=detect_leaks=1 python3 -m pytest -q \
+  tests/integration/test_confluent_kafka.py tests/integration/test_kcat.py \
+  tests/integration/test_bad_input.py tests/integration/test_consumer_groups.py \
+  tests/integration/test_crash.py tests/integration/test_tiered_localfs.py
+
 step "fuzzing (bounded)"
 scripts/build.sh fuzz
 scripts/fuzz.sh 30

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sys/sendfile.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -60,15 +61,29 @@ void Server::Stop() {
 
 asio::awaitable<void> Server::AcceptLoop() {
   for (;;) {
-    auto [ec, socket] = co_await acceptor_.async_accept(
-        connections_.Next(), asio::experimental::as_tuple(asio::use_awaitable));
+    // Accepted on the acceptor's own context, then handed to a connection
+    // context by descriptor: a pending accept then never holds a socket of
+    // another context, which may be destroyed first at shutdown.
+    auto [ec, accepted] =
+        co_await acceptor_.async_accept(asio::experimental::as_tuple(asio::use_awaitable));
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
       Log()->warn("accept failed: {}", ec.message());
       continue;
     }
     asio::error_code opt_ec;
-    socket.set_option(asio::ip::tcp::no_delay(true), opt_ec);
+    accepted.set_option(asio::ip::tcp::no_delay(true), opt_ec);
+    const auto protocol = accepted.local_endpoint(opt_ec).protocol();
+    if (opt_ec) continue;  // the peer already went away
+    const int fd = accepted.release(opt_ec);
+    if (opt_ec) continue;
+    asio::ip::tcp::socket socket(connections_.Next());
+    socket.assign(protocol, fd, opt_ec);
+    if (opt_ec) {
+      Log()->warn("dropping an accepted connection: {}", opt_ec.message());
+      ::close(fd);
+      continue;
+    }
     auto executor = socket.get_executor();
     asio::co_spawn(executor, Session(std::move(socket)), asio::detached);
   }

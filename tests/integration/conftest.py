@@ -246,6 +246,7 @@ def broker(tmp_path_factory):
     b = _make_broker(tmp_path_factory.mktemp("broker"))
     yield b
     b.stop()
+    _fail_on_sanitizer_reports([b])
 
 
 @pytest.fixture
@@ -267,6 +268,25 @@ def broker_factory(tmp_path):
     yield make
     for b in made:
         b.stop()
+    _fail_on_sanitizer_reports(made)
+
+
+def _fail_on_sanitizer_reports(brokers: list) -> None:
+    reports = [f"{b.log_path}: {line.strip()}" for b in brokers for line in _sanitizer_lines(b)]
+    if reports:
+        pytest.fail("sanitizer report in broker output:\n" + "\n".join(reports[:20]))
+
+
+# Lines ASan, LSan and UBSan start their reports with (a broker built with scripts/build.sh asan).
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+def _sanitizer_lines(b) -> list[str]:
+    try:
+        text = Path(b.log_path).read_text(errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if any(m in line for m in SANITIZER_MARKERS)]
 
 
 @pytest.fixture
