@@ -60,6 +60,22 @@ class FailingPathStorage : public testing::ForwardingStorage {
   std::string part_;
 };
 
+// Holds manifest Puts for `delay` while `slow` is set, counting those it held.
+class SlowManifestStorage : public testing::ForwardingStorage {
+ public:
+  using ForwardingStorage::ForwardingStorage;
+  using RemoteStorage::Put;
+  Status Put(std::string_view p, const PutSource& s, const CallOptions& o) override {
+    if (slow.load() && p.ends_with(kManifestName)) {
+      held.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    }
+    return inner_->Put(p, s, o);
+  }
+  std::atomic<bool> slow{false};
+  std::atomic<int> held{0};
+};
+
 class RemoteDeleteRecordsTest : public testing::TieredLogTest {
  protected:
   void SetUp() override {
@@ -186,6 +202,35 @@ TEST_F(RemoteDeleteRecordsTest, SlowDeletionDoesNotHoldTheReaderPool) {
   EXPECT_EQ(ran.get_future().wait_for(std::chrono::milliseconds(1500)), std::future_status::ready);
   faulty_->SetFault(StorageOp::kDelete, FaultSpec{});
   EXPECT_TRUE(WaitForDeleted(3));
+}
+
+TEST_F(RemoteDeleteRecordsTest, ReadsDoNotWaitForASlowManifestWrite) {
+  Produce(40);
+  auto store = std::make_unique<SlowManifestStorage>(backend_.get());
+  SlowManifestStorage* s = store.get();
+  auto m = MakeManager(std::move(store));
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  const auto rolled = log_->RolledSegments();
+  ASSERT_TRUE(log_->EnforceRetention().ok());  // remote-only now
+  // DeleteRecords marks segment 0 DELETE_STARTED and writes the manifest,
+  // holding the partition's lock across that (slow) Put.
+  s->slow = true;
+  ASSERT_TRUE(m->DeleteRecordsBefore(id_.key(), rolled[0].end_offset + 1).ok());
+  for (int i = 0; i < 300 && s->held.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(s->held.load(), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = m->Read(id_.key(), rolled[3].base_offset, 1000);
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(storage::testing::Headers(*r).front().base_offset, rolled[3].base_offset);
+  EXPECT_LT(waited, std::chrono::milliseconds(1000));  // the Put holds the lock for 2 s
+  // Segment 0 is hidden from reads as soon as its deletion starts.
+  EXPECT_EQ(m->Read(id_.key(), rolled[0].base_offset, 1000).error().code, Errc::kNotFound);
+  s->slow = false;
+  EXPECT_TRUE(WaitForDeleted(1));
 }
 
 TEST_F(RemoteDeleteRecordsTest, FailedManifestCommitIsRetriedWithBackoff) {

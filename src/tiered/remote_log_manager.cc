@@ -145,6 +145,11 @@ void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr
 
 void RemoteLogManager::PublishOffsetsLocked(Partition& p) {
   if (!p.loaded) return;
+  auto view = std::make_shared<const RemoteManifest>(p.manifest);
+  {
+    std::lock_guard lock(p.view_mu);
+    p.read_view = std::move(view);
+  }
   cluster::RemoteLogOffsets now{p.manifest.remote_log_start_offset(),
                                 p.manifest.remote_log_end_offset(), p.delete_floor.load()};
   p.remote_start.store(now.start);
@@ -251,18 +256,24 @@ int64_t RemoteLogManager::RemoteLogEndOffset(const std::string& key) const {
 Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int32_t max_bytes) {
   auto p = FindPartition(key);
   if (!p) return MakeError(Errc::kNotFound, key + " is not tiered");
-  RemoteSegment seg;
-  std::string dir;
+  // Never takes p->mu: uploads, manifest writes and deletions hold it across
+  // store calls, and a read must not wait for them (cached chunks are served
+  // even while the store hangs).
+  std::shared_ptr<const RemoteManifest> view;
+  {
+    std::lock_guard lock(p->view_mu);
+    view = p->read_view;
+  }
+  if (!view) return MakeError(Errc::kUnavailable, key + ": remote manifest not loaded");
+  const RemoteSegment* found = view->FindReadable(offset);
+  if (found == nullptr) {
+    return MakeError(Errc::kNotFound, fmt::format("{}: no remote segment holds {}", key, offset));
+  }
+  const RemoteSegment seg = *found;
+  const std::string& dir = p->dir;
   std::shared_ptr<const Bytes> index;
   {
-    std::lock_guard lock(p->mu);
-    if (!p->loaded) return MakeError(Errc::kUnavailable, key + ": remote manifest not loaded");
-    const RemoteSegment* found = p->manifest.FindReadable(offset);
-    if (found == nullptr) {
-      return MakeError(Errc::kNotFound, fmt::format("{}: no remote segment holds {}", key, offset));
-    }
-    seg = *found;
-    dir = p->dir;
+    std::lock_guard lock(p->index_mu);
     auto it = p->index_cache.find(seg.base_offset);
     if (it != p->index_cache.end()) index = it->second;
   }
@@ -274,7 +285,7 @@ Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int
       return fetched.take_error();
     }
     index = std::make_shared<const Bytes>(std::move(fetched).value());
-    std::lock_guard lock(p->mu);
+    std::lock_guard lock(p->index_mu);
     if (p->index_cache.emplace(seg.base_offset, index).second) {
       p->index_lru.push_back(seg.base_offset);
       if (p->index_lru.size() > Partition::kCachedIndexes) {

@@ -21,14 +21,16 @@ struct RemoteLogManager::Inflight {
   bool done = false;
 };
 
-// One tiered partition. Everything below is guarded by `mu`.
+// One tiered partition. Guarded by `mu` unless said otherwise; `mu` is held
+// across store calls (manifest writes, deletions), so what reads need has
+// its own locks.
 struct RemoteLogManager::Partition {
   RemotePartitionId id;
-  std::string dir;  // the partition's directory in the store
+  std::string dir;  // the partition's directory in the store (set once)
   std::mutex mu;
   std::shared_ptr<storage::Log> log;
   storage::LogConfig config;
-  bool loaded = false;          // manifest read from the store
+  bool loaded = false;  // manifest read from the store
   bool removed = false;
   bool manifest_dirty = false;  // in-memory manifest not yet written
   RemoteManifest manifest;
@@ -38,11 +40,17 @@ struct RemoteLogManager::Partition {
   int64_t backoff_until_ms = 0;
   int64_t load_failures = 0;
   int64_t consecutive_failures = 0;
+  // A copy of the manifest for Read, republished (PublishOffsetsLocked) on
+  // every change; null until the manifest is loaded. Guarded by view_mu.
+  std::mutex view_mu;
+  std::shared_ptr<const RemoteManifest> read_view;
   // Remote .index objects of recently read segments (by base offset, oldest
   // first in index_lru), so a sequential consumer does one Get per fetch.
+  // Guarded by index_mu.
   static constexpr size_t kCachedIndexes = 16;
+  std::mutex index_mu;
   std::map<int64_t, std::shared_ptr<const Bytes>> index_cache;
-  std::deque<int64_t> index_lru;  // uploads / manifest writes since the last success
+  std::deque<int64_t> index_lru;
   // Copies of the manifest's remote log start / end offsets, readable without
   // `mu` (network threads ask for them; `mu` may be held across store I/O).
   // Until the manifest is loaded they hold what the metadata store saved, so
