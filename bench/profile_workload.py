@@ -26,6 +26,21 @@ from harness import brokers, kadmin, loadgen, procs  # noqa: E402
 import run as bench_run  # noqa: E402
 
 
+def context_switches(pid: int) -> tuple[int, int]:
+    """(voluntary, involuntary) context switches of all of pid's threads so far."""
+    vol = inv = 0
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        try:
+            for line in status.read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    vol += int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches:"):
+                    inv += int(line.split()[1])
+        except OSError:  # the thread ended
+            pass
+    return vol, inv
+
+
 def children_cpu() -> float:
     """CPU seconds of this process's waited-for children (the load generator)."""
     t = os.times()
@@ -42,6 +57,7 @@ def main() -> int:
     ap.add_argument("--kafka", action="store_true", help="profile Apache Kafka instead")
     ap.add_argument("--strata-bin", default=str(REPO / "build/strata"))
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--network-threads", type=int, help="Strata's num.network.threads")
     ap.add_argument("--consume", action="store_true",
                     help="profile consuming the produced topic from the start instead")
     args = ap.parse_args()
@@ -55,6 +71,8 @@ def main() -> int:
            else loadgen.KafkaPerf(work / "logs", bench_run.RECORD_SIZE, kafka_lib, log4j))
     broker = (brokers.KafkaBroker(work / "kafka", kafka_lib) if args.kafka
               else brokers.StrataBroker(work / "strata", strata_bin))
+    if args.network_threads and not args.kafka:
+        broker.config["num.network.threads"] = str(args.network_threads)
     broker.start()
     try:
         sampler = procs.ProcSampler(broker.pid)
@@ -74,12 +92,15 @@ def main() -> int:
                                 stderr=subprocess.DEVNULL)
         time.sleep(0.5)
         c0 = children_cpu()
+        cs0 = context_switches(broker.pid)
         sampler.begin()
         r = (gen.consume(broker.bootstrap, topic, args.records, "profiled") if args.consume
              else gen.produce(broker.bootstrap, topic, args.records, args.acks, args.compression,
                               args.rate, "profiled"))
         r.update(sampler.end())
         client_cpu = children_cpu() - c0
+        cs1 = context_switches(broker.pid)
+        vol, inv = cs1[0] - cs0[0], cs1[1] - cs0[1]
         perf.send_signal(2)
         perf.wait()
         report = subprocess.run(["perf", "report", "-i", str(perf_data), "--no-children",
@@ -96,13 +117,15 @@ def main() -> int:
             f"Command: `python3 bench/profile_workload.py --gen {args.gen} --acks {args.acks} "
             f"--compression {args.compression} --records {args.records} --rate {args.rate}"
             f"{' --consume' if args.consume else ''}"
+            f"{f' --network-threads {args.network_threads}' if args.network_threads else ''}"
             f"{' --kafka' if args.kafka else ''}` (Strata {bench_run.git_head()}, "
             f"{os.cpu_count()} cores); page cache dropped before the workload.", "",
             f"Result: {r.get('records_per_s', 0):,.0f} records/s, {r.get('mb_per_s', 0):.1f} MB/s, "
             f"p50 {r.get('p50_ms')} p99 {r.get('p99_ms')} p99.9 {r.get('p999_ms')} ms; "
             f"wall {r.get('wall_s')} s; broker CPU {r.get('broker_cpu_s')} s "
             f"({r.get('broker_cpu_s', 0) / gb if gb else 0:.2f} s/GB); load generator CPU "
-            f"{client_cpu:.2f} s ({client_cpu / gb if gb else 0:.2f} s/GB).", "",
+            f"{client_cpu:.2f} s ({client_cpu / gb if gb else 0:.2f} s/GB); broker context "
+            f"switches {vol:,} voluntary + {inv:,} involuntary (under perf).", "",
             "Top symbols (broker process, perf record -F 999 -g, --no-children):", "", "```",
             *top[:args.top], "```", ""]
         out.write_text("\n".join(lines))
