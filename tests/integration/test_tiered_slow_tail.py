@@ -53,6 +53,14 @@ def tiered_broker(broker_factory, remote: Path, admin_port: int, extra: dict | N
     return broker_factory(config=config)
 
 
+def tiered_setup(broker_factory, tmp_path: Path, extra: dict | None = None):
+    """A tiered broker storing into a fresh `tmp_path/remote`: (broker, remote dir, admin port)."""
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    admin_port = free_port()
+    return tiered_broker(broker_factory, remote, admin_port, extra), remote, admin_port
+
+
 def tiered_topic(b, partitions: int = 1, **extra) -> str:
     topic = kit.unique_topic("slowtail")
     config = {"remote.storage.enable": "true", "segment.bytes": str(SEGMENT),
@@ -133,10 +141,7 @@ def remote_bytes(remote: Path, topic: str, p: int, segs: list[dict]) -> bytes:
 
 
 def test_slow_remote_gets_are_hedged(broker_factory, tmp_path):
-    remote = tmp_path / "remote"
-    remote.mkdir()
-    admin_port = free_port()
-    b = tiered_broker(broker_factory, remote, admin_port, {
+    b, remote, admin_port = tiered_setup(broker_factory, tmp_path, {
         "strata.remote.fault.get.delay.ratio": "0.05",
         "strata.remote.fault.get.delay.ms": "2000",
         "strata.remote.hedge.delay.ms": "100",
@@ -183,10 +188,7 @@ def test_slow_remote_gets_are_hedged(broker_factory, tmp_path):
 
 
 def test_failing_puts_upload_each_segment_once(broker_factory, tmp_path):
-    remote = tmp_path / "remote"
-    remote.mkdir()
-    admin_port = free_port()
-    b = tiered_broker(broker_factory, remote, admin_port, {
+    b, remote, admin_port = tiered_setup(broker_factory, tmp_path, {
         "strata.remote.fault.put.fail.ratio": "0.2",
         "strata.remote.retry.max.attempts": "2",  # let some failures reach the copier
         "strata.remote.retry.backoff.ms": "10",
@@ -236,12 +238,9 @@ def produce_raw(conn: rawkafka.Conn, topic: str, batch: bytes, cid: int) -> tupl
 
 
 def test_produce_refused_above_disk_high_mark_while_store_down(broker_factory, tmp_path):
-    remote = tmp_path / "remote"
-    remote.mkdir()
     away = tmp_path / "remote-away"
-    admin_port = free_port()
     high_mark = 3 * 1024 * 1024
-    b = tiered_broker(broker_factory, remote, admin_port, {
+    b, remote, admin_port = tiered_setup(broker_factory, tmp_path, {
         "strata.log.dir.high.mark.bytes": str(high_mark)})
     topic = tiered_topic(b)
     # The store goes down: a file where its root directory was.
@@ -310,10 +309,7 @@ def test_produce_refused_above_disk_high_mark_while_store_down(broker_factory, t
 
 def test_delete_records_deletes_remote_segments(broker_factory, tmp_path):
     from confluent_kafka import TopicPartition
-    remote = tmp_path / "remote"
-    remote.mkdir()
-    admin_port = free_port()
-    b = tiered_broker(broker_factory, remote, admin_port)
+    b, remote, admin_port = tiered_setup(broker_factory, tmp_path)
     topic = tiered_topic(b)
     recs = kit.make_records(3000, 1, seed=21, tag="dr", value_size=1000, nulls=False)
     produce(b, topic, recs)
@@ -349,9 +345,7 @@ def test_delete_records_deletes_remote_segments(broker_factory, tmp_path):
 def test_remote_storage_with_compaction_is_refused(broker_factory, tmp_path):
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
-    remote = tmp_path / "remote"
-    remote.mkdir()
-    b = tiered_broker(broker_factory, remote, free_port())
+    b, _, _ = tiered_setup(broker_factory, tmp_path)
     a = kit.admin(b.bootstrap)
 
     def create_error(config: dict):
@@ -400,11 +394,8 @@ def test_remote_storage_with_compaction_is_refused(broker_factory, tmp_path):
 def test_topic_deleted_while_store_down_is_removed_remotely_later(broker_factory, tmp_path):
     """The remote directories of a topic deleted during an outage are recorded as pending (in
     the metadata store, so a restart keeps them) and removed once the store answers again."""
-    remote = tmp_path / "remote"
-    remote.mkdir()
-    admin_port = free_port()
-    b = tiered_broker(broker_factory, remote, admin_port,
-                      {"remote.log.manager.task.interval.ms": "300"})
+    b, remote, admin_port = tiered_setup(broker_factory, tmp_path,
+                                         {"remote.log.manager.task.interval.ms": "300"})
     topic = tiered_topic(b, partitions=2)
     produce(b, topic, kit.make_records(3000, 2, seed=5, tag="del", value_size=1000, nulls=False))
     wait_all_tiered(b, remote, topic, 2)
@@ -437,10 +428,7 @@ def test_topic_deleted_while_store_down_is_removed_remotely_later(broker_factory
 # ---- broker restarted while the store is down (file://; test_tiered_hdfs.py does it on HDFS) --
 
 def test_broker_restarted_while_store_down_keeps_old_offsets(broker_factory, tmp_path):
-    remote = tmp_path / "remote"
-    remote.mkdir()
-    admin_port = free_port()
-    b = tiered_broker(broker_factory, remote, admin_port)
+    b, remote, admin_port = tiered_setup(broker_factory, tmp_path)
     topic = tiered_topic(b)
     first = kit.make_records(1500, 1, seed=31, tag="before", value_size=1000, nulls=False)
     produce(b, topic, first)
