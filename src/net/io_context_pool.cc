@@ -32,7 +32,9 @@ void IoContextPool::Start(const std::string& name) {
 }
 
 void IoContextPool::Stop() {
-  guards_.clear();
+  // io_context::stop is thread-safe and ends run() despite the work guards,
+  // which stay until destruction: Stop may race with itself (signal thread
+  // and destructor) without touching shared state.
   for (auto& io : contexts_) io->stop();
 }
 
