@@ -9,7 +9,7 @@ shift || true
 targets=("$@")
 jobs=$(nproc)
 case "$kind" in
-  release) dir=build; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+  release) dir=build; args=(-DCMAKE_BUILD_TYPE=Release) ;;
   asan) dir=build-asan; args=(-DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=ON) ;;
   fuzz) dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_FUZZ=ON
                               -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)

@@ -8,6 +8,7 @@ packages=(
   libisal-dev
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
   librdkafka-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc golang-etcd-server-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -26,6 +26,8 @@ need_pkg() {  # need_pkg <dpkg-name>: queue it for install unless already instal
 if [[ "${SKIP_APT:-0}" != "1" ]] && command -v apt-get >/dev/null; then
   need_pkg kcat
   need_pkg librdkafka-dev
+  need_pkg etcd-server
+  need_pkg etcd-client
   command -v java >/dev/null || need_pkg openjdk-17-jdk-headless
   command -v javac >/dev/null || need_pkg openjdk-17-jdk-headless
   command -v mvn >/dev/null || need_pkg maven

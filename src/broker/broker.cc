@@ -32,13 +32,35 @@ Broker::~Broker() {
   if (topics_) topics_->Shutdown();
 }
 
+Result<std::unique_ptr<cluster::Metadata>> Broker::OpenMetadata(const std::filesystem::path& dir) {
+  cluster::MetadataOptions options;
+  options.local_node = cluster::NodeId(config_.node_id());
+  options.dir = dir / "strata-metadata";
+  options.legacy_dir = dir;
+  options.prefix = config_.Get("strata.etcd.prefix");
+  options.timeout = std::chrono::milliseconds(config_.GetLong("strata.etcd.request.timeout.ms") * 2);
+  if (config_.Get("strata.metadata.backend") == "etcd") {
+    options.backend = cluster::MetadataOptions::Backend::kEtcd;
+    auto endpoints = cluster::ParseEtcdEndpoints(config_.Get("strata.etcd.endpoints"));
+    if (!endpoints.ok()) return endpoints.take_error();
+    options.etcd.endpoints = std::move(*endpoints);
+    options.etcd.request_timeout =
+        std::chrono::milliseconds(config_.GetLong("strata.etcd.request.timeout.ms"));
+  }
+  auto md = cluster::Metadata::Open(options);
+  if (!md.ok()) return md.take_error();
+  Log()->info("cluster metadata in {} under {}", (*md)->kv().Describe(), (*md)->keys().prefix());
+  return std::move(*md);
+}
+
 Status Broker::Start() {
   std::filesystem::path dir(config_.log_dir());
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
     return MakeError(Errc::kIoError, fmt::format("log.dirs {}: {}", dir.string(), ec.message()));
-  STRATA_ASSIGN_OR_RETURN(store_, cluster::OpenEmbeddedMetadataStore(dir));
+  STRATA_ASSIGN_OR_RETURN(metadata_, OpenMetadata(dir));
+  store_ = metadata_.get();
   topics_ = std::make_unique<TopicManager>(config_, *store_, clock_);
   STRATA_RETURN_IF_ERROR(topics_->Start());
   producer_ids_ = std::make_unique<ProducerIdAllocator>(*store_);

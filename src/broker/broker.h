@@ -14,7 +14,7 @@
 #include "broker/append_notifier.h"
 #include "broker/broker_context.h"
 #include "broker/topic_manager.h"
-#include "cluster/metadata_store.h"
+#include "cluster/metadata.h"
 #include "config/broker_config.h"
 #include "coordinator/group_coordinator.h"
 #include "net/server.h"
@@ -41,6 +41,8 @@ class Broker : public net::RequestHandler {
   asio::awaitable<void> PeriodicTasks();
   asio::awaitable<Result<std::optional<Bytes>>> Dispatch(net::Request& request);
   Status StartAdmin();
+  // The embedded store in `dir`, or etcd (strata.metadata.backend).
+  Result<std::unique_ptr<cluster::Metadata>> OpenMetadata(const std::filesystem::path& dir);
 
   // Per-API request and error counters, indexed by API key (small, fixed).
   static constexpr int kMaxApiKey = 80;
@@ -61,7 +63,8 @@ class Broker : public net::RequestHandler {
   // on their own thread, so they never stall the network threads.
   asio::io_context maintenance_io_;
   std::thread maintenance_thread_;
-  std::unique_ptr<cluster::MetadataStore> store_;
+  std::unique_ptr<cluster::Metadata> metadata_;
+  cluster::MetadataStore* store_ = nullptr;  // metadata_, as the broker's store
   std::unique_ptr<TopicManager> topics_;
   AppendNotifier notifier_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;

@@ -1,9 +1,8 @@
 #pragma once
 // MetadataStore: the cluster's durable metadata (cluster id, topics with their
-// ids, partition counts and config overrides, producer-id blocks). The
-// embedded backend keeps it in a local file for a single broker; an etcd
-// backend will implement the same interface for clusters, so brokers never
-// depend on where metadata lives.
+// ids, partition counts and config overrides, producer-id blocks, remote log
+// bounds). cluster::Metadata implements it over a KvStore (embedded or etcd),
+// so brokers never depend on where metadata lives.
 //
 // Thread-safety: all methods are safe to call concurrently.
 #include <array>
@@ -35,8 +34,8 @@ struct TopicRecord {
 // keeps them in its remote log metadata) so they are known while the remote
 // store is down and, with a shared backend, by every replica. -1 = none.
 struct RemoteLogOffsets {
-  int64_t start = -1;  // first offset in remote storage
-  int64_t end = -1;    // last offset in remote storage
+  int64_t start = -1;      // first offset in remote storage
+  int64_t end = -1;        // last offset in remote storage
   int64_t log_start = -1;  // log start set by DeleteRecords inside remote data
   bool operator==(const RemoteLogOffsets&) const = default;
 };
@@ -58,6 +57,11 @@ class MetadataStore {
   // Replaces the topic's config overrides.
   virtual Status SetTopicConfigs(const std::string& name,
                                  std::map<std::string, std::string> configs) = 0;
+  // Changes the overrides by `mutate` on the stored ones, atomically: a
+  // concurrent change is never lost (the mutation is re-run on the newer
+  // overrides). An error from `mutate` aborts with nothing written.
+  using ConfigMutation = std::function<Status(std::map<std::string, std::string>&)>;
+  virtual Status UpdateTopicConfigs(const std::string& name, const ConfigMutation& mutate) = 0;
 
   // Remote log bounds of (topic id, partition); topic_id in Kafka's base64
   // text form. Deleting the topic removes them.
@@ -75,7 +79,8 @@ class MetadataStore {
   virtual Result<int64_t> AllocateProducerIds(int64_t count) = 0;
 };
 
-// Opens (or initialises) the embedded store kept under `dir`.
+// Opens (or initialises) the embedded store kept under `dir` (a Metadata over
+// an EmbeddedKvStore), importing a pre-KvStore strata-metadata.json once.
 Result<std::unique_ptr<MetadataStore>> OpenEmbeddedMetadataStore(const std::filesystem::path& dir);
 
 // Random 16-byte ids; never all zeros (Kafka reserves the zero UUID).

@@ -1,0 +1,466 @@
+#include "cluster/etcd_kv_store.h"
+
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <climits>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "base/log.h"
+#include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
+
+namespace strata::cluster {
+
+namespace {
+
+namespace pb = etcdserverpb;
+auto Log() { return log::Get("etcd"); }
+using std::chrono::milliseconds;
+
+// Maps a failed call to Errc; every message names the call and the cluster.
+Error FromGrpc(const grpc::Status& st, const std::string& call, const std::string& where) {
+  std::string msg = "etcd " + call + " (" + where + "): " + st.error_message();
+  switch (st.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::CANCELLED:
+    case grpc::StatusCode::ABORTED:
+      return MakeError(Errc::kUnavailable, msg);
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      if (st.error_message().find("space") != std::string::npos) {
+        msg += " (NOSPACE alarm: compact and defragment etcd, then `etcdctl alarm disarm`)";
+      }
+      return MakeError(Errc::kUnavailable, msg);
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return MakeError(Errc::kOutOfRange, msg);
+    case grpc::StatusCode::NOT_FOUND:
+      return MakeError(Errc::kNotFound, msg);
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return MakeError(Errc::kInvalidArgument, msg);
+    default:
+      return MakeError(Errc::kIoError, msg);
+  }
+}
+
+KeyValue FromPb(const mvccpb::KeyValue& kv) {
+  return KeyValue{kv.key(),          kv.value(),   kv.create_revision(),
+                  kv.mod_revision(), kv.version(), kv.lease()};
+}
+
+void ToPb(const KvCompare& c, pb::Compare* out) {
+  out->set_key(c.key);
+  switch (c.op) {
+    case KvCompare::Op::kEqual:
+      out->set_result(pb::Compare::EQUAL);
+      break;
+    case KvCompare::Op::kNotEqual:
+      out->set_result(pb::Compare::NOT_EQUAL);
+      break;
+    case KvCompare::Op::kLess:
+      out->set_result(pb::Compare::LESS);
+      break;
+    case KvCompare::Op::kGreater:
+      out->set_result(pb::Compare::GREATER);
+      break;
+  }
+  switch (c.target) {
+    case KvCompare::Target::kModRevision:
+      out->set_target(pb::Compare::MOD);
+      out->set_mod_revision(c.number);
+      break;
+    case KvCompare::Target::kCreateRevision:
+      out->set_target(pb::Compare::CREATE);
+      out->set_create_revision(c.number);
+      break;
+    case KvCompare::Target::kVersion:
+      out->set_target(pb::Compare::VERSION);
+      out->set_version(c.number);
+      break;
+    case KvCompare::Target::kValue:
+      out->set_target(pb::Compare::VALUE);
+      out->set_value(c.value);
+      break;
+  }
+}
+
+void ToPb(const KvOp& op, pb::RequestOp* out) {
+  switch (op.kind) {
+    case KvOp::Kind::kPut: {
+      auto* put = out->mutable_request_put();
+      put->set_key(op.key);
+      put->set_value(op.value);
+      put->set_lease(op.lease);
+      break;
+    }
+    case KvOp::Kind::kDelete:
+      out->mutable_request_delete_range()->set_key(op.key);
+      break;
+    case KvOp::Kind::kDeletePrefix: {
+      auto* del = out->mutable_request_delete_range();
+      del->set_key(op.key);
+      del->set_range_end(PrefixEnd(op.key));
+      break;
+    }
+  }
+}
+
+// One resolved IPv4 address per endpoint, for gRPC's "ipv4:" target, which
+// lets one channel balance over (and fail over across) the members.
+Result<std::string> ChannelTarget(const std::vector<std::string>& endpoints) {
+  std::string target = "ipv4:";
+  for (size_t i = 0; i < endpoints.size(); ++i) {
+    const std::string& ep = endpoints[i];
+    auto colon = ep.rfind(':');
+    std::string host = ep.substr(0, colon);
+    std::string port = ep.substr(colon + 1);
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+    if (rc != 0 || res == nullptr) {
+      return MakeError(Errc::kInvalidArgument,
+                       "strata.etcd.endpoints: cannot resolve " + ep + ": " + gai_strerror(rc));
+    }
+    char ip[INET_ADDRSTRLEN];
+    auto* sin = reinterpret_cast<sockaddr_in*>(res->ai_addr);
+    ::inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof ip);
+    ::freeaddrinfo(res);
+    if (i > 0) target += ",";
+    target += std::string(ip) + ":" + port;
+  }
+  return target;
+}
+
+// Streams one prefix's changes; see KvStore::Watch.
+class EtcdWatch : public KvWatch {
+ public:
+  EtcdWatch(std::shared_ptr<grpc::Channel> channel, std::string where, std::string prefix,
+            Revision start, WatchCallback callback)
+      : stub_(pb::Watch::NewStub(channel)),
+        where_(std::move(where)),
+        prefix_(std::move(prefix)),
+        next_(start),
+        callback_(std::move(callback)) {
+    thread_ = std::thread([this] { Run(); });
+  }
+
+  ~EtcdWatch() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+      if (ctx_) ctx_->TryCancel();
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void Run() {
+    milliseconds backoff{100};
+    while (true) {
+      bool progressed = false;
+      bool over = Stream(progressed);
+      if (over) return;
+      if (progressed) backoff = milliseconds{100};
+      std::unique_lock lock(mu_);
+      if (wake_.wait_for(lock, backoff, [this] { return stopping_; })) return;
+      backoff = std::min(backoff * 2, milliseconds{1000});
+    }
+  }
+
+  // One stream until it fails; true when the watch is over (stopped or
+  // compacted). `progressed`: the stream delivered something.
+  bool Stream(bool& progressed) {
+    grpc::ClientContext ctx;
+    // A member cut off from the quorum cancels the stream rather than go
+    // quiet, so the watch moves to a member that has a leader.
+    ctx.AddMetadata("hasleader", "true");
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return true;
+      ctx_ = &ctx;
+    }
+    auto stream = stub_->Watch(&ctx);
+    pb::WatchRequest req;
+    auto* create = req.mutable_create_request();
+    create->set_key(prefix_);
+    create->set_range_end(PrefixEnd(prefix_));
+    create->set_start_revision(next_);
+    create->set_progress_notify(true);
+    bool over = false;
+    if (stream->Write(req)) {
+      pb::WatchResponse resp;
+      while (stream->Read(&resp)) {
+        if (resp.compact_revision() != 0) {
+          WatchBatch batch;
+          batch.compact_revision = resp.compact_revision();
+          callback_(batch);
+          over = true;
+          break;
+        }
+        if (resp.canceled()) break;  // e.g. the member lost its leader
+        Log()->debug("etcd watch of {}: {} events, created={} canceled={} header revision {}",
+                     prefix_, resp.events_size(), resp.created(), resp.canceled(),
+                     resp.header().revision());
+        if (resp.created()) {
+          if (broken_)
+            Log()->info("etcd watch of {} ({}) resumed at revision {}", prefix_, where_, next_);
+          broken_ = false;
+          continue;
+        }
+        progressed = true;
+        Deliver(resp);
+      }
+    }
+    {
+      std::lock_guard lock(mu_);
+      ctx_ = nullptr;
+      if (stopping_) over = true;
+    }
+    ctx.TryCancel();
+    grpc::Status st = stream->Finish();
+    if (!over && !broken_) {  // one line per outage, not per retry
+      Log()->warn("etcd watch of {} ({}) broke at revision {}: {}; resuming", prefix_, where_,
+                  next_, st.error_message());
+      broken_ = true;
+    }
+    return over;
+  }
+
+  void Deliver(const pb::WatchResponse& resp) {
+    WatchBatch batch;
+    batch.revision = resp.header().revision();
+    for (const mvccpb::Event& ev : resp.events()) {
+      WatchEvent out;
+      out.type =
+          ev.type() == mvccpb::Event::DELETE ? WatchEvent::Type::kDelete : WatchEvent::Type::kPut;
+      out.kv = FromPb(ev.kv());
+      next_ = std::max(next_, out.kv.mod_revision + 1);
+      batch.events.push_back(std::move(out));
+    }
+    // A progress notification (no events) says every change up to the
+    // header's revision has been sent.
+    if (batch.events.empty()) next_ = std::max(next_, batch.revision + 1);
+    callback_(batch);
+  }
+
+  std::unique_ptr<pb::Watch::Stub> stub_;
+  std::string where_;
+  std::string prefix_;
+  Revision next_;        // only the watch thread touches it
+  bool broken_ = false;  // the last stream failed (watch thread only)
+  WatchCallback callback_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  grpc::ClientContext* ctx_ = nullptr;  // the live stream's, under mu_
+  std::thread thread_;
+};
+
+class EtcdKvStore : public KvStore {
+ public:
+  EtcdKvStore(const EtcdOptions& options, const std::string& target)
+      : options_(options), where_(Join(options.endpoints)) {
+    grpc::ChannelArguments args;
+    // pick_first: one member at a time, the next when it goes. (round_robin
+    // in gRPC 1.51 kept failing calls for many seconds after a member was
+    // killed and restarted, though the other two members were up.)
+    args.SetLoadBalancingPolicyName("pick_first");
+    args.SetMaxReceiveMessageSize(INT_MAX);
+    // etcd answers pings more often than every 5 s with GOAWAY.
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    // Reconnect soon after a member goes, but give each connection attempt
+    // 2 s: gRPC takes the minimum backoff as the connect timeout too, and a
+    // busy etcd may take longer than 100 ms to send its HTTP/2 SETTINGS.
+    // Connections of its own: no subchannel shared with another store's
+    // channel, whose shutdown would then cut ours mid-handshake.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+    channel_ = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+    kv_ = pb::KV::NewStub(channel_);
+    lease_ = pb::Lease::NewStub(channel_);
+  }
+
+  Result<RangeResult> Get(const std::string& key) override {
+    pb::RangeRequest req;
+    req.set_key(key);
+    return DoRange(req);
+  }
+
+  Result<RangeResult> Range(const std::string& from, const std::string& end, Revision at,
+                            int64_t limit) override {
+    pb::RangeRequest req;
+    req.set_key(from);
+    req.set_range_end(end);
+    req.set_revision(at);
+    req.set_limit(limit);
+    return DoRange(req);
+  }
+
+  Result<TxnResult> Txn(std::span<const KvCompare> compares, std::span<const KvOp> ops) override {
+    pb::TxnRequest req;
+    for (const KvCompare& c : compares) ToPb(c, req.add_compare());
+    for (const KvOp& op : ops) ToPb(op, req.add_success());
+    pb::TxnResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(ctx);
+    grpc::Status st = kv_->Txn(&ctx, req, &resp);
+    if (!st.ok()) return FromGrpc(st, "txn", where_);
+    return TxnResult{resp.succeeded(), resp.header().revision()};
+  }
+
+  Result<LeaseId> GrantLease(milliseconds ttl) override {
+    pb::LeaseGrantRequest req;
+    req.set_ttl(std::max<int64_t>(1, (ttl.count() + 999) / 1000));  // etcd counts seconds
+    pb::LeaseGrantResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(ctx);
+    grpc::Status st = lease_->LeaseGrant(&ctx, req, &resp);
+    if (!st.ok()) return FromGrpc(st, "lease grant", where_);
+    if (!resp.error().empty())
+      return MakeError(Errc::kIoError, "etcd lease grant: " + resp.error());
+    return LeaseId{resp.id()};
+  }
+
+  Result<milliseconds> KeepAliveOnce(LeaseId lease) override {
+    grpc::ClientContext ctx;
+    SetDeadline(ctx);
+    auto stream = lease_->LeaseKeepAlive(&ctx);
+    pb::LeaseKeepAliveRequest req;
+    req.set_id(lease);
+    pb::LeaseKeepAliveResponse resp;
+    bool got = stream->Write(req) && stream->WritesDone() && stream->Read(&resp);
+    ctx.TryCancel();
+    grpc::Status st = stream->Finish();
+    if (!got) {
+      if (st.ok() || st.error_code() == grpc::StatusCode::CANCELLED) {
+        return MakeError(Errc::kUnavailable, "etcd lease keepalive (" + where_ + "): no answer");
+      }
+      return FromGrpc(st, "lease keepalive", where_);
+    }
+    // A TTL <= 0 is how etcd says the lease is gone (not as an error).
+    if (resp.ttl() <= 0) {
+      return MakeError(Errc::kNotFound, "etcd lease " + std::to_string(lease) + " expired");
+    }
+    return milliseconds{resp.ttl() * 1000};
+  }
+
+  Status RevokeLease(LeaseId lease) override {
+    pb::LeaseRevokeRequest req;
+    req.set_id(lease);
+    pb::LeaseRevokeResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(ctx);
+    grpc::Status st = lease_->LeaseRevoke(&ctx, req, &resp);
+    if (!st.ok()) return FromGrpc(st, "lease revoke", where_);
+    return Status::Ok();
+  }
+
+  Result<std::unique_ptr<KvWatch>> Watch(const std::string& prefix, Revision start,
+                                         WatchCallback callback) override {
+    if (start == 0) {
+      // "From now" is fixed here, not when the stream reaches etcd: a write
+      // made after this call returns is always seen.
+      pb::RangeRequest req;
+      req.set_key(prefix);
+      req.set_count_only(true);
+      STRATA_ASSIGN_OR_RETURN(RangeResult now, DoRange(req));
+      start = now.revision + 1;
+    }
+    return std::unique_ptr<KvWatch>(
+        std::make_unique<EtcdWatch>(channel_, where_, prefix, start, std::move(callback)));
+  }
+
+  Status Compact(Revision rev) override {
+    pb::CompactionRequest req;
+    req.set_revision(rev);
+    req.set_physical(true);
+    pb::CompactionResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(ctx);
+    grpc::Status st = kv_->Compact(&ctx, req, &resp);
+    if (!st.ok()) return FromGrpc(st, "compact", where_);
+    return Status::Ok();
+  }
+
+  std::string Describe() const override { return "etcd " + where_; }
+
+ private:
+  static std::string Join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& e : v) s += (s.empty() ? "" : ",") + e;
+    return s;
+  }
+
+  void SetDeadline(grpc::ClientContext& ctx) const {
+    ctx.set_deadline(std::chrono::system_clock::now() + options_.request_timeout);
+  }
+
+  Result<RangeResult> DoRange(const pb::RangeRequest& req) {
+    pb::RangeResponse resp;
+    grpc::ClientContext ctx;
+    SetDeadline(ctx);
+    grpc::Status st = kv_->Range(&ctx, req, &resp);
+    if (!st.ok()) return FromGrpc(st, "range", where_);
+    RangeResult out;
+    out.revision = resp.header().revision();
+    out.more = resp.more();
+    out.kvs.reserve(resp.kvs_size());
+    for (const mvccpb::KeyValue& kv : resp.kvs()) out.kvs.push_back(FromPb(kv));
+    return out;
+  }
+
+  EtcdOptions options_;
+  std::string where_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<pb::KV::Stub> kv_;
+  std::unique_ptr<pb::Lease::Stub> lease_;
+};
+
+}  // namespace
+
+Result<std::vector<std::string>> ParseEtcdEndpoints(const std::string& list) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    std::string ep = list.substr(pos, comma - pos);
+    while (!ep.empty() && ep.front() == ' ') ep.erase(ep.begin());
+    while (!ep.empty() && ep.back() == ' ') ep.pop_back();
+    for (const char* scheme : {"http://", "https://"}) {
+      if (ep.rfind(scheme, 0) == 0) ep = ep.substr(std::string(scheme).size());
+    }
+    if (!ep.empty()) {
+      auto colon = ep.rfind(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == ep.size()) {
+        return MakeError(Errc::kInvalidArgument,
+                         "strata.etcd.endpoints: '" + ep + "' is not host:port");
+      }
+      out.push_back(ep);
+    }
+    pos = comma + 1;
+  }
+  if (out.empty()) return MakeError(Errc::kInvalidArgument, "strata.etcd.endpoints is empty");
+  return out;
+}
+
+Result<std::unique_ptr<KvStore>> OpenEtcdKvStore(const EtcdOptions& options) {
+  if (options.endpoints.empty()) {
+    return MakeError(Errc::kInvalidArgument, "strata.etcd.endpoints is empty");
+  }
+  STRATA_ASSIGN_OR_RETURN(std::string target, ChannelTarget(options.endpoints));
+  return std::unique_ptr<KvStore>(std::make_unique<EtcdKvStore>(options, target));
+}
+
+}  // namespace strata::cluster

@@ -1,0 +1,175 @@
+#include "cluster/metadata.h"
+
+#include "base/log.h"
+#include "cluster/embedded_kv_store.h"
+#include "cluster/records.h"
+
+namespace strata::cluster {
+
+namespace {
+
+auto Log() { return log::Get("metadata"); }
+
+// Conflicting writers retry a CAS this often before giving up (kUnavailable).
+constexpr int kCasAttempts = 32;
+
+}  // namespace
+
+Status ImportLegacyMetadata(const std::filesystem::path& dir, KvStore& kv, const KeyLayout& keys,
+                            NodeId node);
+
+Metadata::Metadata(KvStore* kv, std::unique_ptr<KvStore> owned, const MetadataOptions& options)
+    : owned_kv_(std::move(owned)), kv_(kv), keys_(options.prefix), options_(options) {}
+
+Metadata::~Metadata() {
+  view_.reset();  // stops the watch before the store goes
+  owned_kv_.reset();
+}
+
+Result<std::unique_ptr<Metadata>> Metadata::Open(const MetadataOptions& options) {
+  std::unique_ptr<KvStore> kv;
+  if (options.backend == MetadataOptions::Backend::kEtcd) {
+    STRATA_ASSIGN_OR_RETURN(kv, OpenEtcdKvStore(options.etcd));
+  } else {
+    STRATA_ASSIGN_OR_RETURN(auto embedded, EmbeddedKvStore::Open(options.dir));
+    kv = std::move(embedded);
+  }
+  if (options.backend == MetadataOptions::Backend::kEmbedded) {
+    STRATA_RETURN_IF_ERROR(
+        ImportLegacyMetadata(options.legacy_dir.empty() ? options.dir : options.legacy_dir, *kv,
+                             KeyLayout(options.prefix), options.local_node));
+  }
+  KvStore* raw = kv.get();
+  std::unique_ptr<Metadata> md(new Metadata(raw, std::move(kv), options));
+  STRATA_RETURN_IF_ERROR(md->Start());
+  return md;
+}
+
+Result<std::unique_ptr<Metadata>> Metadata::OpenOn(KvStore& kv, const MetadataOptions& options) {
+  std::unique_ptr<Metadata> md(new Metadata(&kv, nullptr, options));
+  STRATA_RETURN_IF_ERROR(md->Start());
+  return md;
+}
+
+Status Metadata::Start() {
+  STRATA_ASSIGN_OR_RETURN(view_, MetadataView::Open(*kv_, keys_, options_.timeout));
+  return InitClusterId();
+}
+
+Status Metadata::InitClusterId() {
+  // The first broker to start names the cluster; the others adopt it.
+  if (auto kv = view_->Raw(keys_.ClusterId())) {
+    cluster_id_ = kv->value;
+    return Status::Ok();
+  }
+  std::string id = UuidToBase64(RandomTopicId());
+  KvCompare absent = KvCompare::Absent(keys_.ClusterId());
+  KvOp put = KvOp::Put(keys_.ClusterId(), id);
+  STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&absent, 1), std::span(&put, 1)));
+  if (r.succeeded) {
+    cluster_id_ = id;
+    Log()->info("new cluster {} in {}", id, kv_->Describe());
+    return Status::Ok();
+  }
+  STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(keys_.ClusterId()));
+  if (got.kvs.empty()) return MakeError(Errc::kUnavailable, "cluster id vanished while created");
+  cluster_id_ = got.kvs[0].value;
+  return Status::Ok();
+}
+
+Result<TxnResult> Metadata::Commit(std::span<const KvCompare> compares, std::span<const KvOp> ops) {
+  STRATA_ASSIGN_OR_RETURN(TxnResult r, kv_->Txn(compares, ops));
+  if (r.succeeded && !ops.empty() && !view_->WaitForRevision(r.revision, options_.timeout)) {
+    // The write stands; only our view lags (the watch is reconnecting).
+    Log()->warn("metadata view has not caught up with revision {} after {} ms", r.revision,
+                options_.timeout.count());
+  }
+  return r;
+}
+
+Result<TxnResult> Metadata::UpdateKey(
+    const std::string& key,
+    const std::function<Result<std::optional<std::string>>(const std::optional<KeyValue>&)>&
+        update) {
+  for (int attempt = 0; attempt < kCasAttempts; ++attempt) {
+    // The view first (no round trip); after a conflict, the store itself.
+    std::optional<KeyValue> current = attempt == 0 ? view_->Raw(key) : std::nullopt;
+    if (attempt > 0) {
+      STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(key));
+      if (!got.kvs.empty()) current = got.kvs[0];
+    }
+    STRATA_ASSIGN_OR_RETURN(std::optional<std::string> next, update(current));
+    if (!next) return TxnResult{true, view_->revision()};  // nothing to change
+    KvCompare guard = KvCompare::ModRevisionIs(key, current ? current->mod_revision : 0);
+    KvOp put = KvOp::Put(key, *next);
+    STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), std::span(&put, 1)));
+    if (r.succeeded) return r;
+  }
+  return MakeError(Errc::kUnavailable, "metadata key " + key + " kept changing under us");
+}
+
+Status Metadata::SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
+                                     const RemoteLogOffsets& offsets) {
+  std::string value = EncodeRemoteLogOffsets(offsets);
+  auto r = UpdateKey(keys_.RemoteLog(topic_id, partition),
+                     [&](const std::optional<KeyValue>& cur) -> Result<std::optional<std::string>> {
+                       if (cur && cur->value == value) return std::optional<std::string>();
+                       return std::optional<std::string>(value);
+                     });
+  if (!r.ok()) return r.take_error();
+  return Status::Ok();
+}
+
+std::optional<RemoteLogOffsets> Metadata::GetRemoteLogOffsets(const std::string& topic_id,
+                                                              int32_t partition) const {
+  auto kv = view_->Raw(keys_.RemoteLog(topic_id, partition));
+  if (!kv) return std::nullopt;
+  auto o = DecodeRemoteLogOffsets(kv->value);
+  if (!o.ok()) {
+    Log()->error("metadata record {} is unreadable: {}", kv->key, o.error().message);
+    return std::nullopt;
+  }
+  return *o;
+}
+
+Status Metadata::AddPendingRemoteDeletion(const std::string& remote_dir) {
+  KvOp put = KvOp::Put(keys_.PendingDeletion(remote_dir), remote_dir);
+  auto r = Commit({}, std::span(&put, 1));
+  if (!r.ok()) return r.take_error();
+  return Status::Ok();
+}
+
+Status Metadata::RemovePendingRemoteDeletion(const std::string& remote_dir) {
+  KvOp del = KvOp::Delete(keys_.PendingDeletion(remote_dir));
+  auto r = Commit({}, std::span(&del, 1));
+  if (!r.ok()) return r.take_error();
+  return Status::Ok();
+}
+
+std::vector<std::string> Metadata::PendingRemoteDeletions() const {
+  std::vector<std::string> out;
+  for (const KeyValue& kv : view_->RawPrefix(keys_.PendingDeletionsPrefix()))
+    out.push_back(kv.value);
+  return out;
+}
+
+Result<int64_t> Metadata::AllocateProducerIds(int64_t count) {
+  int64_t first = 0;
+  auto r = UpdateKey(keys_.ProducerIds(),
+                     [&](const std::optional<KeyValue>& cur) -> Result<std::optional<std::string>> {
+                       first = 0;
+                       if (cur) {
+                         try {
+                           first = std::stoll(cur->value);
+                         } catch (const std::exception&) {
+                           return MakeError(Errc::kCorrupt, "producer id block '" + cur->value +
+                                                                "' is not a number");
+                         }
+                       }
+                       return std::optional<std::string>(std::to_string(first + count));
+                     });
+  if (!r.ok()) return r.take_error();
+  return first;
+}
+
+}  // namespace strata::cluster

@@ -1,0 +1,87 @@
+#pragma once
+// Metadata: the broker's handle on cluster metadata. It owns the key-value
+// store (embedded or etcd), the watched MetadataView that every read is
+// served from, and implements MetadataStore's writes as compare-and-set
+// transactions that return only once the view has caught up with them, so a
+// caller reads its own writes.
+//
+// Thread-safety: all methods are safe to call concurrently.
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cluster/etcd_kv_store.h"
+#include "cluster/keys.h"
+#include "cluster/kv_store.h"
+#include "cluster/metadata_store.h"
+#include "cluster/metadata_view.h"
+#include "cluster/types.h"
+
+namespace strata::cluster {
+
+struct MetadataOptions {
+  enum class Backend { kEmbedded, kEtcd };
+  Backend backend = Backend::kEmbedded;
+  std::filesystem::path dir;         // the embedded store's directory
+  std::filesystem::path legacy_dir;  // where pre-KvStore metadata files may be
+  EtcdOptions etcd;
+  std::string prefix = "/strata";  // strata.etcd.prefix
+  // How long start-up waits for the store, and a write for the view.
+  std::chrono::milliseconds timeout{10000};
+  NodeId local_node{1};
+};
+
+class Metadata : public MetadataStore {
+ public:
+  static Result<std::unique_ptr<Metadata>> Open(const MetadataOptions& options);
+  // For tests: over a store the caller keeps alive.
+  static Result<std::unique_ptr<Metadata>> OpenOn(KvStore& kv, const MetadataOptions& options);
+  ~Metadata() override;
+
+  KvStore& kv() { return *kv_; }
+  const KeyLayout& keys() const { return keys_; }
+  MetadataView& view() { return *view_; }
+
+  std::string cluster_id() const override { return cluster_id_; }
+  Result<TopicRecord> CreateTopic(TopicRecord topic) override;
+  Status DeleteTopic(const std::string& name) override;
+  std::optional<TopicRecord> GetTopic(const std::string& name) const override;
+  std::vector<TopicRecord> ListTopics() const override;
+  Status SetPartitionCount(const std::string& name, int32_t partitions) override;
+  Status SetTopicConfigs(const std::string& name,
+                         std::map<std::string, std::string> configs) override;
+  Status UpdateTopicConfigs(const std::string& name, const ConfigMutation& mutate) override;
+  Status SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
+                             const RemoteLogOffsets& offsets) override;
+  std::optional<RemoteLogOffsets> GetRemoteLogOffsets(const std::string& topic_id,
+                                                      int32_t partition) const override;
+  Status AddPendingRemoteDeletion(const std::string& remote_dir) override;
+  Status RemovePendingRemoteDeletion(const std::string& remote_dir) override;
+  std::vector<std::string> PendingRemoteDeletions() const override;
+  Result<int64_t> AllocateProducerIds(int64_t count) override;
+
+ private:
+  Metadata(KvStore* kv, std::unique_ptr<KvStore> owned, const MetadataOptions& options);
+  Status Start();
+  Status InitClusterId();
+  // Runs a transaction and waits for the view to apply it.
+  Result<TxnResult> Commit(std::span<const KvCompare> compares, std::span<const KvOp> ops);
+  // The partition records of [from, to), placed on the local broker (until
+  // the controller places them).
+  std::vector<KvOp> PartitionOps(const TopicRecord& topic, int32_t from, int32_t to) const;
+  // Read-modify-write of one key by CAS, retried on conflict.
+  Result<TxnResult> UpdateKey(
+      const std::string& key,
+      const std::function<Result<std::optional<std::string>>(const std::optional<KeyValue>&)>&
+          update);
+
+  std::unique_ptr<KvStore> owned_kv_;
+  KvStore* kv_;
+  KeyLayout keys_;
+  MetadataOptions options_;
+  std::unique_ptr<MetadataView> view_;
+  std::string cluster_id_;
+};
+
+}  // namespace strata::cluster

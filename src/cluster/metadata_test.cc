@@ -1,0 +1,255 @@
+// cluster::Metadata on both backends: several brokers' handles on one store
+// see each other's writes through their watched views, CAS updates lose
+// nothing under contention, bad records are skipped, and a view that falls
+// behind a compaction loads again.
+#include "cluster/metadata.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "cluster/embedded_kv_store.h"
+#include "cluster/etcd_test_util.h"
+#include "cluster/records.h"
+
+namespace strata::cluster {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Delegates to a KvStore, but lets a test cut every watch and resume it
+// later from the last delivered revision + 1, as a reconnecting etcd client
+// does, so that a compaction can happen while the watch is away.
+class InterruptibleKvStore : public KvStore {
+ public:
+  explicit InterruptibleKvStore(KvStore& base) : base_(base) {}
+
+  Result<RangeResult> Get(const std::string& key) override { return base_.Get(key); }
+  Result<RangeResult> Range(const std::string& from, const std::string& end, Revision at,
+                            int64_t limit) override {
+    return base_.Range(from, end, at, limit);
+  }
+  Result<TxnResult> Txn(std::span<const KvCompare> c, std::span<const KvOp> o) override {
+    return base_.Txn(c, o);
+  }
+  Result<LeaseId> GrantLease(std::chrono::milliseconds ttl) override {
+    return base_.GrantLease(ttl);
+  }
+  Result<std::chrono::milliseconds> KeepAliveOnce(LeaseId l) override {
+    return base_.KeepAliveOnce(l);
+  }
+  Status RevokeLease(LeaseId l) override { return base_.RevokeLease(l); }
+  Status Compact(Revision rev) override { return base_.Compact(rev); }
+  std::string Describe() const override { return base_.Describe(); }
+
+  Result<std::unique_ptr<KvWatch>> Watch(const std::string& prefix, Revision start,
+                                         WatchCallback cb) override {
+    auto w = std::make_unique<Relay>(this, prefix, std::move(cb), start);
+    std::lock_guard lock(mu_);
+    relays_.insert(w.get());
+    if (!cut_) w->Connect(start);
+    return std::unique_ptr<KvWatch>(std::move(w));
+  }
+
+  void Cut() {
+    std::lock_guard lock(mu_);
+    cut_ = true;
+    for (Relay* r : relays_) r->inner.reset();
+  }
+  void Resume() {
+    std::lock_guard lock(mu_);
+    cut_ = false;
+    for (Relay* r : relays_) r->Connect(r->next);
+  }
+
+ private:
+  struct Relay : KvWatch {
+    Relay(InterruptibleKvStore* o, std::string p, WatchCallback c, Revision n)
+        : owner(o), prefix(std::move(p)), cb(std::move(c)), next(n) {}
+    ~Relay() override {
+      std::lock_guard lock(owner->mu_);
+      owner->relays_.erase(this);
+      inner.reset();
+    }
+    void Connect(Revision from) {
+      inner = owner->base_
+                  .Watch(prefix, from,
+                         [this](const WatchBatch& b) {
+                           for (const auto& e : b.events)
+                             next = std::max(next.load(), e.kv.mod_revision + 1);
+                           cb(b);
+                         })
+                  .value();
+    }
+    InterruptibleKvStore* owner;
+    std::string prefix;
+    WatchCallback cb;
+    std::atomic<Revision> next;
+    std::unique_ptr<KvWatch> inner;
+  };
+  KvStore& base_;
+  std::mutex mu_;
+  bool cut_ = false;
+  std::set<Relay*> relays_;
+};
+
+class MetadataTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("strata-meta-" + std::to_string(::getpid()) + "-" +
+            std::to_string(reinterpret_cast<uintptr_t>(this)));
+    std::filesystem::remove_all(dir_);
+    if (GetParam() == "etcd") {
+      etcd_ = std::make_unique<testing::EtcdCluster>(1);
+      kv_ = OpenEtcdKvStore({etcd_->endpoints(), 3000ms}).value();
+    } else {
+      kv_ = EmbeddedKvStore::Open(dir_).value();
+    }
+  }
+  void TearDown() override {
+    kv_.reset();
+    etcd_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  std::unique_ptr<Metadata> Broker(int node, KvStore* kv = nullptr) {
+    MetadataOptions o;
+    o.local_node = NodeId(node);
+    o.timeout = 5000ms;
+    return Metadata::OpenOn(kv ? *kv : *kv_, o).value();
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<testing::EtcdCluster> etcd_;
+  std::unique_ptr<KvStore> kv_;
+};
+
+// Waits (bounded) until `pred` holds.
+template <typename P>
+bool Eventually(P pred, std::chrono::milliseconds timeout = 10s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+TEST_P(MetadataTest, BrokersShareOneClusterAndSeeEachOthersTopics) {
+  auto b1 = Broker(1);
+  auto b2 = Broker(2);
+  EXPECT_EQ(b1->cluster_id(), b2->cluster_id());
+  EXPECT_EQ(b1->cluster_id().size(), 22u);
+  auto t =
+      b1->CreateTopic({.name = "orders", .partitions = 200, .configs = {{"retention.ms", "1000"}}});
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  // Read-your-writes on the writer, and the other broker's view follows.
+  ASSERT_TRUE(b1->GetTopic("orders"));
+  ASSERT_TRUE(Eventually([&] { return b2->GetTopic("orders").has_value(); }));
+  EXPECT_EQ(b2->GetTopic("orders")->id, t->id);
+  EXPECT_EQ(b2->view().Partitions(UuidToBase64(t->id)).size(), 200u);  // > one txn of records
+  auto p7 = b2->view().Partition(UuidToBase64(t->id), 7).value();
+  EXPECT_EQ(p7.record.leader, NodeId(1));
+  EXPECT_EQ(p7.record.replicas, std::vector<NodeId>{NodeId(1)});
+  EXPECT_EQ(b2->CreateTopic({.name = "orders"}).error().code, Errc::kAlreadyExists);
+
+  ASSERT_TRUE(b2->SetPartitionCount("orders", 210).ok());
+  ASSERT_TRUE(Eventually([&] { return b1->GetTopic("orders")->partitions == 210; }));
+  EXPECT_EQ(b1->view().Partitions(UuidToBase64(t->id)).size(), 210u);
+
+  ASSERT_TRUE(b2->DeleteTopic("orders").ok());
+  ASSERT_TRUE(Eventually([&] { return !b1->GetTopic("orders").has_value(); }));
+  EXPECT_TRUE(b1->view().Partitions(UuidToBase64(t->id)).empty());
+  EXPECT_EQ(b1->DeleteTopic("orders").error().code, Errc::kNotFound);
+}
+
+TEST_P(MetadataTest, ConcurrentConfigChangesFromTwoBrokersAreAllKept) {
+  auto b1 = Broker(1);
+  auto b2 = Broker(2);
+  ASSERT_TRUE(b1->CreateTopic({.name = "t"}).ok());
+  ASSERT_TRUE(Eventually([&] { return b2->GetTopic("t").has_value(); }));
+  // Each broker adds its own keys, read-modify-write, at the same time.
+  auto writer = [](Metadata* md, const std::string& who) {
+    for (int i = 0; i < 15; ++i) {
+      Status st = md->UpdateTopicConfigs("t", [&](std::map<std::string, std::string>& c) {
+        c[who + std::to_string(i)] = "v";
+        return Status::Ok();
+      });
+      ASSERT_TRUE(st.ok()) << st.error().message;
+    }
+  };
+  std::thread t1(writer, b1.get(), "a");
+  std::thread t2(writer, b2.get(), "b");
+  t1.join();
+  t2.join();
+  ASSERT_TRUE(Eventually([&] { return b1->GetTopic("t")->configs.size() == 30u; }))
+      << b1->GetTopic("t")->configs.size();
+  // Producer id blocks from both brokers never overlap.
+  std::set<int64_t> firsts;
+  for (int i = 0; i < 10; ++i) {
+    firsts.insert(b1->AllocateProducerIds(1000).value());
+    firsts.insert(b2->AllocateProducerIds(1000).value());
+  }
+  EXPECT_EQ(firsts.size(), 20u);
+  int64_t prev = -1000;
+  for (int64_t f : firsts) {
+    EXPECT_GE(f, prev + 1000);
+    prev = f;
+  }
+}
+
+TEST_P(MetadataTest, ACorruptRecordIsSkippedAndTheRestServed) {
+  auto b1 = Broker(1);
+  ASSERT_TRUE(b1->CreateTopic({.name = "good"}).ok());
+  KvOp bad = KvOp::Put(b1->keys().Topic("bad"), "{not json");
+  ASSERT_TRUE(kv_->Txn({}, std::span(&bad, 1)).ok());
+  ASSERT_TRUE(Eventually([&] { return b1->view().corrupt_records() == 1; }));
+  auto b2 = Broker(2);  // loading past it works too
+  EXPECT_EQ(b2->view().corrupt_records(), 1);
+  EXPECT_TRUE(b2->GetTopic("good").has_value());
+  EXPECT_FALSE(b2->GetTopic("bad").has_value());
+  EXPECT_EQ(b2->ListTopics().size(), 1u);
+}
+
+TEST_P(MetadataTest, AViewBehindACompactionLoadsAgain) {
+  InterruptibleKvStore flaky(*kv_);
+  auto writer = Broker(1);
+  auto reader = Broker(2, &flaky);
+  ASSERT_TRUE(writer->CreateTopic({.name = "before"}).ok());
+  ASSERT_TRUE(Eventually([&] { return reader->GetTopic("before").has_value(); }));
+  int64_t loads = reader->view().reloads();
+  flaky.Cut();
+  ASSERT_TRUE(writer->CreateTopic({.name = "during"}).ok());
+  ASSERT_TRUE(writer->DeleteTopic("before").ok());
+  Revision now = writer->view().revision();
+  ASSERT_TRUE(kv_->Compact(now).ok());
+  flaky.Resume();
+  ASSERT_TRUE(Eventually([&] { return reader->view().reloads() > loads; }));
+  ASSERT_TRUE(Eventually([&] { return reader->GetTopic("during").has_value(); }));
+  EXPECT_FALSE(reader->GetTopic("before").has_value());
+  // And it follows changes again afterwards.
+  ASSERT_TRUE(writer->CreateTopic({.name = "after"}).ok());
+  ASSERT_TRUE(Eventually([&] { return reader->GetTopic("after").has_value(); }));
+}
+
+TEST_P(MetadataTest, RemoteLogOffsetsAndPendingDeletions) {
+  auto b1 = Broker(1);
+  auto b2 = Broker(2);
+  ASSERT_TRUE(b1->SetRemoteLogOffsets("AAAAAAAAAAAAAAAAAAAAAA", 3, {0, 99, -1}).ok());
+  ASSERT_TRUE(b1->SetRemoteLogOffsets("AAAAAAAAAAAAAAAAAAAAAA", 3, {0, 199, 5}).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto o = b2->GetRemoteLogOffsets("AAAAAAAAAAAAAAAAAAAAAA", 3);
+    return o && *o == RemoteLogOffsets{0, 199, 5};
+  }));
+  ASSERT_TRUE(b1->AddPendingRemoteDeletion("/remote/t-0/with%slash").ok());
+  ASSERT_TRUE(Eventually([&] { return b2->PendingRemoteDeletions().size() == 1; }));
+  EXPECT_EQ(b2->PendingRemoteDeletions()[0], "/remote/t-0/with%slash");
+  ASSERT_TRUE(b2->RemovePendingRemoteDeletion("/remote/t-0/with%slash").ok());
+  ASSERT_TRUE(Eventually([&] { return b1->PendingRemoteDeletions().empty(); }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, MetadataTest, ::testing::Values("embedded", "etcd"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace strata::cluster

@@ -1,0 +1,69 @@
+#pragma once
+// The records of cluster metadata, as stored under the keys of KeyLayout
+// (docs/metadata.md lists both). Values are JSON so an operator can read them
+// with etcdctl; each decoder checks every field and says which one is wrong.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "cluster/metadata_store.h"
+#include "cluster/types.h"
+
+namespace strata::cluster {
+
+enum class BrokerState { kActive, kStandby, kDraining, kFenced };
+const char* BrokerStateName(BrokerState s);
+
+struct BrokerListener {
+  std::string name;  // listener name (PLAINTEXT)
+  std::string host;
+  int32_t port = 0;
+  bool operator==(const BrokerListener&) const = default;
+};
+
+// A live broker: written with the broker's lease, so it goes when the broker
+// stops renewing. The broker epoch is the key's create revision.
+struct BrokerRegistration {
+  NodeId node_id{-1};
+  std::vector<BrokerListener> listeners;
+  std::string rack;  // empty: none
+  BrokerState state = BrokerState::kActive;
+  // strata.broker.capacity.* (bytes/s, bytes), for the balancer.
+  std::map<std::string, int64_t> capacity;
+  std::string incarnation;  // random per process start, tells restarts apart
+  bool operator==(const BrokerRegistration&) const = default;
+};
+
+// One partition's placement and leadership, changed only by compare-and-set
+// on its revision; partition_epoch grows with every change.
+struct PartitionRecord {
+  std::vector<NodeId> replicas;
+  std::vector<NodeId> isr;
+  NodeId leader{-1};  // -1: offline
+  LeaderEpoch leader_epoch{0};
+  PartitionEpoch partition_epoch{0};
+  // KIP-966 eligible leader replicas; empty until replication uses them.
+  std::vector<NodeId> elr;
+  std::vector<NodeId> last_known_elr;
+  // An ongoing reassignment (Kafka's adding/removing replicas).
+  std::vector<NodeId> adding;
+  std::vector<NodeId> removing;
+  bool operator==(const PartitionRecord&) const = default;
+};
+
+std::string EncodeBroker(const BrokerRegistration& b);
+Result<BrokerRegistration> DecodeBroker(const std::string& value);
+std::string EncodePartition(const PartitionRecord& p);
+Result<PartitionRecord> DecodePartition(const std::string& value);
+std::string EncodeTopic(const TopicRecord& t);
+Result<TopicRecord> DecodeTopic(const std::string& value);
+std::string EncodeRemoteLogOffsets(const RemoteLogOffsets& o);
+Result<RemoteLogOffsets> DecodeRemoteLogOffsets(const std::string& value);
+
+// Kafka's base64 text form of a topic id, back to bytes.
+std::optional<TopicId> TopicIdFromBase64(const std::string& text);
+
+}  // namespace strata::cluster
