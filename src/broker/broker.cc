@@ -22,6 +22,7 @@ Broker::Broker(config::BrokerConfig config, Clock* clock)
 
 Broker::~Broker() {
   Stop();
+  session_.reset();  // leaves the cluster at once (lease revoked)
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
@@ -38,7 +39,8 @@ Result<std::unique_ptr<cluster::Metadata>> Broker::OpenMetadata(const std::files
   options.dir = dir / "strata-metadata";
   options.legacy_dir = dir;
   options.prefix = config_.Get("strata.etcd.prefix");
-  options.timeout = std::chrono::milliseconds(config_.GetLong("strata.etcd.request.timeout.ms") * 2);
+  options.timeout =
+      std::chrono::milliseconds(config_.GetLong("strata.etcd.request.timeout.ms") * 2);
   if (config_.Get("strata.metadata.backend") == "etcd") {
     options.backend = cluster::MetadataOptions::Backend::kEtcd;
     auto endpoints = cluster::ParseEtcdEndpoints(config_.Get("strata.etcd.endpoints"));
@@ -51,6 +53,20 @@ Result<std::unique_ptr<cluster::Metadata>> Broker::OpenMetadata(const std::files
   if (!md.ok()) return md.take_error();
   Log()->info("cluster metadata in {} under {}", (*md)->kv().Describe(), (*md)->keys().prefix());
   return std::move(*md);
+}
+
+Status Broker::Register() {
+  cluster::BrokerSessionOptions options;
+  options.registration.node_id = cluster::NodeId(config_.node_id());
+  for (const auto& l : config_.advertised_listeners()) {
+    options.registration.listeners.push_back(
+        {l.listener_name, l.host, l.port != 0 ? l.port : server_->bound_port()});
+  }
+  options.registration.rack = config_.Get("broker.rack");
+  options.registration.incarnation = cluster::UuidToBase64(cluster::RandomTopicId());
+  options.ttl = std::chrono::milliseconds(config_.GetLong("strata.etcd.lease.ttl.ms"));
+  STRATA_ASSIGN_OR_RETURN(session_, cluster::BrokerSession::Start(*metadata_, std::move(options)));
+  return Status::Ok();
 }
 
 Status Broker::Start() {
@@ -81,6 +97,8 @@ Status Broker::Start() {
   const auto& advertised = config_.advertised_listeners().front();
   context_->advertised_host = advertised.host;
   context_->advertised_port = advertised.port != 0 ? advertised.port : server_->bound_port();
+  context_->metadata = metadata_.get();
+  STRATA_RETURN_IF_ERROR(Register());
 
   work_ = std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
       io_.get_executor());

@@ -14,6 +14,7 @@
 #include "broker/append_notifier.h"
 #include "broker/broker_context.h"
 #include "broker/topic_manager.h"
+#include "cluster/broker_session.h"
 #include "cluster/metadata.h"
 #include "config/broker_config.h"
 #include "coordinator/group_coordinator.h"
@@ -43,6 +44,8 @@ class Broker : public net::RequestHandler {
   Status StartAdmin();
   // The embedded store in `dir`, or etcd (strata.metadata.backend).
   Result<std::unique_ptr<cluster::Metadata>> OpenMetadata(const std::filesystem::path& dir);
+  // Registers this broker (listeners as advertised) under its lease.
+  Status Register();
 
   // Per-API request and error counters, indexed by API key (small, fixed).
   static constexpr int kMaxApiKey = 80;
@@ -64,7 +67,8 @@ class Broker : public net::RequestHandler {
   asio::io_context maintenance_io_;
   std::thread maintenance_thread_;
   std::unique_ptr<cluster::Metadata> metadata_;
-  cluster::MetadataStore* store_ = nullptr;  // metadata_, as the broker's store
+  cluster::MetadataStore* store_ = nullptr;          // metadata_, as the broker's store
+  std::unique_ptr<cluster::BrokerSession> session_;  // registration and lease
   std::unique_ptr<TopicManager> topics_;
   AppendNotifier notifier_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;

@@ -13,6 +13,9 @@
 namespace strata::coordinator {
 class GroupCoordinator;
 }
+namespace strata::cluster {
+class Metadata;
+}
 
 namespace strata::broker {
 
@@ -29,6 +32,8 @@ struct BrokerContext {
   int32_t advertised_port = 0;
   // Consumer groups and committed offsets; set once at start-up.
   coordinator::GroupCoordinator* group_coordinator = nullptr;
+  // The cluster metadata view (brokers, partition records); set at start-up.
+  cluster::Metadata* metadata = nullptr;
 };
 
 }  // namespace strata::broker

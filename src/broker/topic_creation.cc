@@ -70,7 +70,9 @@ TopicCreationResult CreateTopicChecked(BrokerContext& ctx, const std::string& na
   record.configs = configs;
   auto created = ctx.topics.CreateTopic(std::move(record));
   if (!created.ok()) {
+    // Metadata store unreachable: retriable, as Kafka's controller timing out.
     r.error = created.error().code == Errc::kAlreadyExists ? ErrorCode::kTopicAlreadyExists
+              : created.error().code == Errc::kUnavailable ? ErrorCode::kRequestTimedOut
                                                            : ErrorCode::kKafkaStorageError;
     r.message = created.error().message;
     return r;

@@ -138,11 +138,53 @@ Result<std::string> ChannelTarget(const std::vector<std::string>& endpoints) {
 }
 
 // Streams one prefix's changes; see KvStore::Watch.
+// One gRPC channel to the members with the stubs on it. Replaced as a whole
+// when calls keep failing as unavailable: gRPC 1.51 was seen to keep a
+// channel failing ("tcp handshaker shutdown") for tens of seconds after an
+// etcd restart, while a new channel connected at once.
+struct Connection {
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<pb::KV::Stub> kv;
+  std::unique_ptr<pb::Lease::Stub> lease;
+  std::chrono::steady_clock::time_point created;
+};
+
+std::shared_ptr<Connection> Connect(const std::string& target) {
+  grpc::ChannelArguments args;
+  // pick_first: one member at a time, the next when it goes. (round_robin
+  // kept failing calls for many seconds after a member was killed and
+  // restarted, though the other two members were up.)
+  args.SetLoadBalancingPolicyName("pick_first");
+  args.SetMaxReceiveMessageSize(INT_MAX);
+  // etcd answers pings more often than every 5 s, or pings without a call
+  // in flight, with GOAWAY.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  // Connections of its own: no subchannel shared with another channel.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  // Reconnect soon after a member goes, but give each attempt 2 s: gRPC
+  // takes the minimum backoff as the connect timeout too.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  auto c = std::make_shared<Connection>();
+  c->channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  c->kv = pb::KV::NewStub(c->channel);
+  c->lease = pb::Lease::NewStub(c->channel);
+  c->created = std::chrono::steady_clock::now();
+  return c;
+}
+
+class EtcdKvStore;
+std::shared_ptr<Connection> CurrentConnection(EtcdKvStore* store);
+void ConnectionUnavailable(EtcdKvStore* store, const std::shared_ptr<Connection>& used);
+std::unique_ptr<pb::Watch::Stub> WatchStub(const std::shared_ptr<Connection>& c);
+
 class EtcdWatch : public KvWatch {
  public:
-  EtcdWatch(std::shared_ptr<grpc::Channel> channel, std::string where, std::string prefix,
-            Revision start, WatchCallback callback)
-      : stub_(pb::Watch::NewStub(channel)),
+  EtcdWatch(EtcdKvStore* store, std::string where, std::string prefix, Revision start,
+            WatchCallback callback)
+      : store_(store),
         where_(std::move(where)),
         prefix_(std::move(prefix)),
         next_(start),
@@ -186,7 +228,9 @@ class EtcdWatch : public KvWatch {
       if (stopping_) return true;
       ctx_ = &ctx;
     }
-    auto stream = stub_->Watch(&ctx);
+    auto conn = CurrentConnection(store_);
+    auto stub = WatchStub(conn);
+    auto stream = stub->Watch(&ctx);
     pb::WatchRequest req;
     auto* create = req.mutable_create_request();
     create->set_key(prefix_);
@@ -225,6 +269,7 @@ class EtcdWatch : public KvWatch {
     }
     ctx.TryCancel();
     grpc::Status st = stream->Finish();
+    if (!over) ConnectionUnavailable(store_, conn);
     if (!over && !broken_) {  // one line per outage, not per retry
       Log()->warn("etcd watch of {} ({}) broke at revision {}: {}; resuming", prefix_, where_,
                   next_, st.error_message());
@@ -250,7 +295,7 @@ class EtcdWatch : public KvWatch {
     callback_(batch);
   }
 
-  std::unique_ptr<pb::Watch::Stub> stub_;
+  EtcdKvStore* store_;  // outlives its watches
   std::string where_;
   std::string prefix_;
   Revision next_;        // only the watch thread touches it
@@ -265,30 +310,29 @@ class EtcdWatch : public KvWatch {
 
 class EtcdKvStore : public KvStore {
  public:
-  EtcdKvStore(const EtcdOptions& options, const std::string& target)
-      : options_(options), where_(Join(options.endpoints)) {
-    grpc::ChannelArguments args;
-    // pick_first: one member at a time, the next when it goes. (round_robin
-    // in gRPC 1.51 kept failing calls for many seconds after a member was
-    // killed and restarted, though the other two members were up.)
-    args.SetLoadBalancingPolicyName("pick_first");
-    args.SetMaxReceiveMessageSize(INT_MAX);
-    // etcd answers pings more often than every 5 s with GOAWAY.
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-    // Reconnect soon after a member goes, but give each connection attempt
-    // 2 s: gRPC takes the minimum backoff as the connect timeout too, and a
-    // busy etcd may take longer than 100 ms to send its HTTP/2 SETTINGS.
-    // Connections of its own: no subchannel shared with another store's
-    // channel, whose shutdown would then cut ours mid-handshake.
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-    channel_ = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
-    kv_ = pb::KV::NewStub(channel_);
-    lease_ = pb::Lease::NewStub(channel_);
+  EtcdKvStore(const EtcdOptions& options, std::string target)
+      : options_(options),
+        where_(Join(options.endpoints)),
+        target_(std::move(target)),
+        conn_(Connect(target_)) {}
+
+  // The connection to use now (watches take it at every reconnect).
+  std::shared_ptr<Connection> Current() {
+    std::lock_guard lock(mu_);
+    return conn_;
+  }
+  // After an unavailable answer on `used`: a fresh channel, at most once a second.
+  void Unavailable(const std::shared_ptr<Connection>& used) {
+    std::lock_guard lock(mu_);
+    if (conn_ != used || std::chrono::steady_clock::now() - conn_->created < milliseconds(1000))
+      return;
+    conn_ = Connect(target_);
+  }
+  // FromGrpc, noting an unavailable store on the way.
+  Error Fail(const grpc::Status& st, const char* call, const std::shared_ptr<Connection>& used) {
+    Error e = FromGrpc(st, call, where_);
+    if (e.code == Errc::kUnavailable) Unavailable(used);
+    return e;
   }
 
   Result<RangeResult> Get(const std::string& key) override {
@@ -314,8 +358,9 @@ class EtcdKvStore : public KvStore {
     pb::TxnResponse resp;
     grpc::ClientContext ctx;
     SetDeadline(ctx);
-    grpc::Status st = kv_->Txn(&ctx, req, &resp);
-    if (!st.ok()) return FromGrpc(st, "txn", where_);
+    auto conn = Current();
+    grpc::Status st = conn->kv->Txn(&ctx, req, &resp);
+    if (!st.ok()) return Fail(st, "txn", conn);
     return TxnResult{resp.succeeded(), resp.header().revision()};
   }
 
@@ -325,8 +370,9 @@ class EtcdKvStore : public KvStore {
     pb::LeaseGrantResponse resp;
     grpc::ClientContext ctx;
     SetDeadline(ctx);
-    grpc::Status st = lease_->LeaseGrant(&ctx, req, &resp);
-    if (!st.ok()) return FromGrpc(st, "lease grant", where_);
+    auto conn = Current();
+    grpc::Status st = conn->lease->LeaseGrant(&ctx, req, &resp);
+    if (!st.ok()) return Fail(st, "lease grant", conn);
     if (!resp.error().empty())
       return MakeError(Errc::kIoError, "etcd lease grant: " + resp.error());
     return LeaseId{resp.id()};
@@ -335,7 +381,8 @@ class EtcdKvStore : public KvStore {
   Result<milliseconds> KeepAliveOnce(LeaseId lease) override {
     grpc::ClientContext ctx;
     SetDeadline(ctx);
-    auto stream = lease_->LeaseKeepAlive(&ctx);
+    auto conn = Current();
+    auto stream = conn->lease->LeaseKeepAlive(&ctx);
     pb::LeaseKeepAliveRequest req;
     req.set_id(lease);
     pb::LeaseKeepAliveResponse resp;
@@ -344,9 +391,10 @@ class EtcdKvStore : public KvStore {
     grpc::Status st = stream->Finish();
     if (!got) {
       if (st.ok() || st.error_code() == grpc::StatusCode::CANCELLED) {
+        Unavailable(conn);
         return MakeError(Errc::kUnavailable, "etcd lease keepalive (" + where_ + "): no answer");
       }
-      return FromGrpc(st, "lease keepalive", where_);
+      return Fail(st, "lease keepalive", conn);
     }
     // A TTL <= 0 is how etcd says the lease is gone (not as an error).
     if (resp.ttl() <= 0) {
@@ -361,8 +409,9 @@ class EtcdKvStore : public KvStore {
     pb::LeaseRevokeResponse resp;
     grpc::ClientContext ctx;
     SetDeadline(ctx);
-    grpc::Status st = lease_->LeaseRevoke(&ctx, req, &resp);
-    if (!st.ok()) return FromGrpc(st, "lease revoke", where_);
+    auto conn = Current();
+    grpc::Status st = conn->lease->LeaseRevoke(&ctx, req, &resp);
+    if (!st.ok()) return Fail(st, "lease revoke", conn);
     return Status::Ok();
   }
 
@@ -378,7 +427,7 @@ class EtcdKvStore : public KvStore {
       start = now.revision + 1;
     }
     return std::unique_ptr<KvWatch>(
-        std::make_unique<EtcdWatch>(channel_, where_, prefix, start, std::move(callback)));
+        std::make_unique<EtcdWatch>(this, where_, prefix, start, std::move(callback)));
   }
 
   Status Compact(Revision rev) override {
@@ -388,8 +437,9 @@ class EtcdKvStore : public KvStore {
     pb::CompactionResponse resp;
     grpc::ClientContext ctx;
     SetDeadline(ctx);
-    grpc::Status st = kv_->Compact(&ctx, req, &resp);
-    if (!st.ok()) return FromGrpc(st, "compact", where_);
+    auto conn = Current();
+    grpc::Status st = conn->kv->Compact(&ctx, req, &resp);
+    if (!st.ok()) return Fail(st, "compact", conn);
     return Status::Ok();
   }
 
@@ -410,8 +460,9 @@ class EtcdKvStore : public KvStore {
     pb::RangeResponse resp;
     grpc::ClientContext ctx;
     SetDeadline(ctx);
-    grpc::Status st = kv_->Range(&ctx, req, &resp);
-    if (!st.ok()) return FromGrpc(st, "range", where_);
+    auto conn = Current();
+    grpc::Status st = conn->kv->Range(&ctx, req, &resp);
+    if (!st.ok()) return Fail(st, "range", conn);
     RangeResult out;
     out.revision = resp.header().revision();
     out.more = resp.more();
@@ -422,10 +473,18 @@ class EtcdKvStore : public KvStore {
 
   EtcdOptions options_;
   std::string where_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<pb::KV::Stub> kv_;
-  std::unique_ptr<pb::Lease::Stub> lease_;
+  std::string target_;
+  std::mutex mu_;
+  std::shared_ptr<Connection> conn_;  // under mu_
 };
+
+std::shared_ptr<Connection> CurrentConnection(EtcdKvStore* store) { return store->Current(); }
+void ConnectionUnavailable(EtcdKvStore* store, const std::shared_ptr<Connection>& used) {
+  store->Unavailable(used);
+}
+std::unique_ptr<pb::Watch::Stub> WatchStub(const std::shared_ptr<Connection>& c) {
+  return pb::Watch::NewStub(c->channel);
+}
 
 }  // namespace
 

@@ -83,6 +83,7 @@ const std::vector<ConfigDef>& TopicConfigDefs() {
 const std::vector<ConfigDef>& BrokerConfigDefs() {
   static const std::vector<ConfigDef> defs = {
       {"node.id", T::kInt, "1", "this broker's id", AtLeast(0)},
+      {"broker.rack", T::kString, "", "rack of this broker (rack-aware placement; empty: none)"},
       {"broker.id", T::kInt, "-1", "alias of node.id", AtLeast(-1)},
       {"listeners", T::kList, "PLAINTEXT://127.0.0.1:9092", "where the broker listens"},
       {"advertised.listeners", T::kList, "", "what clients are told (default: listeners)"},

@@ -1,6 +1,7 @@
-// Metadata (3): brokers (just this one), cluster id, controller (this broker)
-// and topics. Unknown topics are auto-created when both the request and
+// Metadata (3): the live brokers, cluster id, controller and topics, with
+// each partition's leader, epoch, replicas and ISR from its record. Unknown topics are auto-created when both the request and
 // auto.create.topics.enable allow it, so they come back usable at once.
+#include "broker/cluster_state.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_creation.h"
 #include "broker/topic_validation.h"
@@ -20,14 +21,17 @@ MetadataResponse::Topic DescribeTopic(BrokerContext& ctx, const TopicInfo& info)
   t.name = info.record.name;
   t.topic_id = info.record.id;
   t.is_internal = info.record.internal;
-  int32_t node = ctx.config.node_id();
+  auto states = PartitionStates(ctx, info.record, LiveBrokers(ctx));
   for (int32_t p = 0; p < info.record.partitions; ++p) {
+    PartitionState& s = states[static_cast<size_t>(p)];
     MetadataResponse::Partition& part = t.partitions.emplace_back();
     part.partition_index = p;
-    part.leader_id = node;
-    part.leader_epoch = 0;
-    part.replica_nodes = {node};
-    part.isr_nodes = {node};
+    part.leader_id = s.leader;
+    part.leader_epoch = s.leader_epoch;  // real even without a leader (KIP-320)
+    part.replica_nodes = std::move(s.replicas);
+    part.isr_nodes = std::move(s.isr);
+    part.offline_replicas = std::move(s.offline_replicas);
+    if (!s.leader_available) part.error_code = Code(ErrorCode::kLeaderNotAvailable);
   }
   return t;
 }
@@ -62,7 +66,7 @@ HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(MetadataRequest req, DecodeRequest<MetadataRequest>(request));
   int16_t version = request.header.api_version;
   MetadataResponse resp;
-  resp.brokers.push_back({ctx.config.node_id(), ctx.advertised_host, ctx.advertised_port, std::nullopt});
+  for (auto& b : LiveBrokers(ctx)) resp.brokers.push_back({b.node_id, b.host, b.port, b.rack});
   resp.cluster_id = ctx.store.cluster_id();
   resp.controller_id = ctx.config.node_id();
 

@@ -2,6 +2,7 @@
 // OffsetForLeaderEpoch (23), InitProducerId (22).
 #include "base/log.h"
 #include "broker/error_mapping.h"
+#include "broker/cluster_state.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/delete_records.h"
@@ -20,7 +21,7 @@ HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request) {
   resp.endpoint_type = req.endpoint_type;
   resp.cluster_id = ctx.store.cluster_id();
   resp.controller_id = ctx.config.node_id();
-  resp.brokers.push_back({ctx.config.node_id(), ctx.advertised_host, ctx.advertised_port, std::nullopt});
+  for (auto& b : LiveBrokers(ctx)) resp.brokers.push_back({b.node_id, b.host, b.port, b.rack});
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 

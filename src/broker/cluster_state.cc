@@ -1,0 +1,68 @@
+#include "broker/cluster_state.h"
+
+#include <algorithm>
+
+#include "cluster/metadata.h"
+
+namespace strata::broker {
+
+std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx) {
+  std::vector<LiveBroker> out;
+  const std::string& listener = ctx.config.advertised_listeners().front().listener_name;
+  if (ctx.metadata != nullptr) {
+    for (const auto& b : ctx.metadata->view().Brokers()) {
+      if (b.registration.state == cluster::BrokerState::kFenced) continue;
+      for (const auto& l : b.registration.listeners) {
+        if (l.name != listener) continue;
+        LiveBroker live{b.registration.node_id.value(), l.host, l.port, std::nullopt};
+        if (!b.registration.rack.empty()) live.rack = b.registration.rack;
+        out.push_back(std::move(live));
+      }
+    }
+  }
+  bool self = std::any_of(out.begin(), out.end(),
+                          [&](const LiveBroker& b) { return b.node_id == ctx.config.node_id(); });
+  if (!self) {
+    out.push_back({ctx.config.node_id(), ctx.advertised_host, ctx.advertised_port, std::nullopt});
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.node_id < b.node_id; });
+  }
+  return out;
+}
+
+std::vector<PartitionState> PartitionStates(const BrokerContext& ctx,
+                                            const cluster::TopicRecord& topic,
+                                            const std::vector<LiveBroker>& live) {
+  auto is_live = [&](int32_t id) {
+    return std::any_of(live.begin(), live.end(),
+                       [&](const LiveBroker& b) { return b.node_id == id; });
+  };
+  std::map<int32_t, cluster::PartitionEntry> records;
+  if (ctx.metadata != nullptr)
+    records = ctx.metadata->view().Partitions(cluster::UuidToBase64(topic.id));
+  std::vector<PartitionState> out;
+  out.reserve(static_cast<size_t>(topic.partitions));
+  for (int32_t p = 0; p < topic.partitions; ++p) {
+    PartitionState s;
+    auto it = records.find(p);
+    if (it == records.end()) {
+      s.leader = ctx.config.node_id();
+      s.replicas = s.isr = {s.leader};
+    } else {
+      const cluster::PartitionRecord& r = it->second.record;
+      s.leader = r.leader.value();
+      s.leader_epoch = r.leader_epoch.value();
+      for (auto id : r.replicas) s.replicas.push_back(id.value());
+      for (auto id : r.isr) s.isr.push_back(id.value());
+    }
+    for (int32_t id : s.replicas) {
+      if (!is_live(id)) s.offline_replicas.push_back(id);
+    }
+    s.leader_available = s.leader >= 0 && is_live(s.leader);
+    if (!s.leader_available) s.leader = -1;  // as Kafka: a dead leader is no leader
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace strata::broker

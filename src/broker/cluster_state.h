@@ -1,0 +1,41 @@
+#pragma once
+// What the handlers tell clients about the cluster, from the watched
+// metadata view: the live brokers (registered, with this broker's listener
+// name) and each partition's leader, epoch, replicas and ISR.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/broker_context.h"
+#include "cluster/records.h"
+
+namespace strata::broker {
+
+struct LiveBroker {
+  int32_t node_id = -1;
+  std::string host;
+  int32_t port = 0;
+  std::optional<std::string> rack;
+};
+
+// The registered brokers, by node id; this broker itself while its own
+// registration is not yet visible.
+std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx);
+
+// A partition as Metadata describes it; kNone error when its leader is live.
+struct PartitionState {
+  int32_t leader = -1;
+  int32_t leader_epoch = 0;
+  std::vector<int32_t> replicas;
+  std::vector<int32_t> isr;
+  std::vector<int32_t> offline_replicas;
+  bool leader_available = false;
+};
+
+// The partitions [0, count) of a topic, from their records; a partition
+// without a record (a topic made before records existed) is this broker's.
+std::vector<PartitionState> PartitionStates(const BrokerContext& ctx,
+                                            const cluster::TopicRecord& topic,
+                                            const std::vector<LiveBroker>& live);
+
+}  // namespace strata::broker

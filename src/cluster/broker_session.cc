@@ -1,0 +1,161 @@
+#include "cluster/broker_session.h"
+
+#include <fmt/format.h>
+
+#include "base/log.h"
+
+namespace strata::cluster {
+
+namespace {
+
+auto Log() { return log::Get("cluster"); }
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+std::string Describe(const BrokerRegistration& b) {
+  std::string out;
+  for (const auto& l : b.listeners)
+    out += (out.empty() ? "" : ",") + fmt::format("{}:{}", l.host, l.port);
+  return out;
+}
+
+}  // namespace
+
+BrokerSession::BrokerSession(Metadata& metadata, BrokerSessionOptions options)
+    : metadata_(metadata),
+      options_(std::move(options)),
+      key_(metadata.keys().Broker(options_.registration.node_id)) {}
+
+Result<std::unique_ptr<BrokerSession>> BrokerSession::Start(Metadata& metadata,
+                                                            BrokerSessionOptions options) {
+  std::unique_ptr<BrokerSession> s(new BrokerSession(metadata, std::move(options)));
+  // A crashed predecessor's registration lasts at most one TTL (+ slack for
+  // an etcd leader change, which extends leases by an election timeout).
+  STRATA_RETURN_IF_ERROR(s->Register(s->options_.ttl + milliseconds(2000)));
+  s->thread_ = std::thread([p = s.get()] { p->Run(); });
+  return s;
+}
+
+BrokerSession::~BrokerSession() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (LeaseId lease = lease_.load()) {
+    Status st = metadata_.kv().RevokeLease(lease);
+    if (!st.ok())
+      Log()->warn("revoking broker lease: {} (it expires by itself)", st.error().message);
+  }
+}
+
+void BrokerSession::OnChange(std::function<void(bool, BrokerEpoch)> listener) {
+  std::lock_guard lock(mu_);
+  listener_ = std::move(listener);
+}
+
+Status BrokerSession::RegisterOnce() {
+  KvStore& kv = metadata_.kv();
+  STRATA_ASSIGN_OR_RETURN(LeaseId lease, kv.GrantLease(options_.ttl));
+  KvCompare absent = KvCompare::Absent(key_);
+  KvOp put = KvOp::Put(key_, EncodeBroker(options_.registration), lease);
+  auto r = kv.Txn(std::span(&absent, 1), std::span(&put, 1));
+  if (!r.ok() || !r->succeeded) {
+    (void)kv.RevokeLease(lease);
+    if (!r.ok()) return r.take_error();
+    return MakeError(Errc::kAlreadyExists, "registered");
+  }
+  lease_ = lease;
+  epoch_ = r->revision;  // the key's create revision
+  metadata_.view().WaitForRevision(r->revision, options_.ttl);
+  return Status::Ok();
+}
+
+Status BrokerSession::Register(milliseconds wait_for_predecessor) {
+  const NodeId node = options_.registration.node_id;
+  auto deadline = Clock::now() + wait_for_predecessor;
+  bool told = false;
+  while (true) {
+    Status st = RegisterOnce();
+    if (st.ok()) {
+      Log()->info("node {} registered with broker epoch {} (lease TTL {} ms)", node, epoch_.load(),
+                  options_.ttl.count());
+      return st;
+    }
+    if (st.error().code != Errc::kAlreadyExists) return st;
+    auto other = metadata_.kv().Get(key_);
+    std::string who = "?";
+    if (other.ok() && !other->kvs.empty()) {
+      auto b = DecodeBroker(other->kvs[0].value);
+      if (b.ok()) who = Describe(*b);
+    }
+    if (Clock::now() >= deadline) {
+      return MakeError(Errc::kAlreadyExists,
+                       fmt::format("node.id {} is already registered by a live broker ({}); "
+                                   "each broker needs its own node.id",
+                                   node, who));
+    }
+    if (!told) {
+      Log()->warn("node {} is still registered ({}); waiting for that registration to expire", node,
+                  who);
+      told = true;
+    }
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+}
+
+void BrokerSession::SetFenced(bool fenced, const std::string& why) {
+  if (fenced_.exchange(fenced) == fenced) return;
+  if (fenced) {
+    Log()->error("node {} is fenced: {}; it acts as no leader or controller until registered again",
+                 options_.registration.node_id, why);
+  } else {
+    Log()->info("node {} unfenced: {} (broker epoch {})", options_.registration.node_id, why,
+                epoch_.load());
+  }
+  std::function<void(bool, BrokerEpoch)> listener;
+  {
+    std::lock_guard lock(mu_);
+    listener = listener_;
+  }
+  if (listener) listener(fenced, BrokerEpoch(epoch_.load()));
+}
+
+void BrokerSession::Run() {
+  const milliseconds period = options_.ttl / 3;
+  auto last_renewed = Clock::now();
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      if (wake_.wait_for(lock, period, [this] { return stopping_; })) return;
+    }
+    if (fenced_.load() && lease_.load() == 0) {
+      // Lease gone: a new registration, with a higher epoch.
+      Status st = RegisterOnce();
+      if (st.ok()) {
+        last_renewed = Clock::now();
+        SetFenced(false, "registered again");
+      }
+      continue;
+    }
+    auto renewed = metadata_.kv().KeepAliveOnce(lease_.load());
+    if (renewed.ok()) {
+      renewals_++;
+      last_renewed = Clock::now();
+      if (fenced_.load()) SetFenced(false, "the lease outlived the outage");
+      continue;
+    }
+    if (renewed.error().code == Errc::kNotFound) {
+      lease_ = 0;
+      SetFenced(true, "its lease expired");
+      continue;
+    }
+    if (Clock::now() - last_renewed >= options_.ttl) {
+      SetFenced(true, "no lease renewal for " + std::to_string(options_.ttl.count()) + " ms (" +
+                          renewed.error().message + ")");
+    }
+  }
+}
+
+}  // namespace strata::cluster

@@ -1,0 +1,74 @@
+#pragma once
+// BrokerSession: this broker's registration in cluster metadata, bound to a
+// lease it renews every TTL/3. The registration key's create revision is the
+// broker epoch, so every registration has a higher one than the last.
+//
+// Fencing: when the lease is gone (etcd says so, or no renewal has succeeded
+// for a whole TTL by our own clock, which is what etcd would conclude), the
+// session is fenced: the broker must stop acting as a leader or controller.
+// It then registers again as soon as the store answers, with a new lease and
+// a higher epoch, and is unfenced. A renewal that succeeds after the local
+// deadline proves the lease lived on, and simply unfences.
+//
+// A node id already registered by a live broker is refused: the session waits
+// up to one TTL for that registration to expire (a crashed predecessor's
+// does), then gives up with an error naming the other broker.
+//
+// Thread-safety: all methods are safe from any thread; listeners run on the
+// session's thread.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cluster/metadata.h"
+#include "cluster/records.h"
+
+namespace strata::cluster {
+
+struct BrokerSessionOptions {
+  BrokerRegistration registration;
+  std::chrono::milliseconds ttl{10000};
+};
+
+class BrokerSession {
+ public:
+  static Result<std::unique_ptr<BrokerSession>> Start(Metadata& metadata,
+                                                      BrokerSessionOptions options);
+  // Revokes the lease: the registration goes at once (a clean shutdown).
+  ~BrokerSession();
+
+  BrokerEpoch epoch() const { return BrokerEpoch(epoch_.load()); }
+  bool fenced() const { return fenced_.load(); }
+  // Called with (fenced, epoch) on every change of either.
+  void OnChange(std::function<void(bool fenced, BrokerEpoch epoch)> listener);
+  // Renewals so far (for tests and metrics).
+  int64_t renewals() const { return renewals_.load(); }
+
+ private:
+  BrokerSession(Metadata& metadata, BrokerSessionOptions options);
+  // One registration attempt: kAlreadyExists while another broker's
+  // registration of the node id is live.
+  Status RegisterOnce();
+  Status Register(std::chrono::milliseconds wait_for_predecessor);
+  void Run();
+  void SetFenced(bool fenced, const std::string& why);
+
+  Metadata& metadata_;
+  const BrokerSessionOptions options_;
+  const std::string key_;
+  std::atomic<LeaseId> lease_{0};
+  std::atomic<int64_t> epoch_{0};
+  std::atomic<bool> fenced_{false};
+  std::atomic<int64_t> renewals_{0};
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::function<void(bool, BrokerEpoch)> listener_;
+  std::thread thread_;
+};
+
+}  // namespace strata::cluster

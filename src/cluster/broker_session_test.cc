@@ -1,0 +1,153 @@
+// BrokerSession against both backends: registration and epochs, duplicate
+// node ids, a crashed predecessor, fencing when the lease goes.
+#include "cluster/broker_session.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster/embedded_kv_store.h"
+#include "cluster/etcd_test_util.h"
+
+namespace strata::cluster {
+namespace {
+
+using namespace std::chrono_literals;
+
+template <typename P>
+bool Eventually(P pred, std::chrono::milliseconds timeout = 15s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+BrokerSessionOptions Options(int node, int port, std::chrono::milliseconds ttl = 2000ms) {
+  BrokerSessionOptions o;
+  o.registration.node_id = NodeId(node);
+  o.registration.listeners = {{"PLAINTEXT", "127.0.0.1", port}};
+  o.registration.rack = "r1";
+  o.ttl = ttl;
+  return o;
+}
+
+class BrokerSessionTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("strata-bs-" + std::to_string(::getpid()) + "-" +
+            std::to_string(reinterpret_cast<uintptr_t>(this)));
+    std::filesystem::remove_all(dir_);
+    if (GetParam() == "etcd") {
+      etcd_ = std::make_unique<testing::EtcdCluster>(1);
+      kv_ = OpenEtcdKvStore({etcd_->endpoints(), 2000ms}).value();
+    } else {
+      kv_ = EmbeddedKvStore::Open(dir_).value();
+    }
+    MetadataOptions o;
+    o.timeout = 5000ms;
+    md_ = Metadata::OpenOn(*kv_, o).value();
+  }
+  void TearDown() override {
+    md_.reset();
+    kv_.reset();
+    etcd_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path dir_;
+  std::unique_ptr<testing::EtcdCluster> etcd_;
+  std::unique_ptr<KvStore> kv_;
+  std::unique_ptr<Metadata> md_;
+};
+
+TEST_P(BrokerSessionTest, RegistersWithAGrowingEpochAndLeavesOnShutdown) {
+  BrokerEpoch first{0};
+  {
+    auto s = BrokerSession::Start(*md_, Options(1, 9092)).value();
+    first = s->epoch();
+    EXPECT_GT(first.value(), 0);
+    auto b = md_->view().Broker(NodeId(1));
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->epoch, first);
+    EXPECT_EQ(b->registration.rack, "r1");
+    EXPECT_EQ(b->registration.listeners[0].port, 9092);
+    // Renewed at TTL/3 for longer than a TTL: still registered.
+    ASSERT_TRUE(Eventually([&] { return s->renewals() >= 4; }));
+    EXPECT_TRUE(md_->view().Broker(NodeId(1)));
+    EXPECT_FALSE(s->fenced());
+  }
+  ASSERT_TRUE(Eventually([&] { return !md_->view().Broker(NodeId(1)); }, 3s));  // revoked
+  auto again = BrokerSession::Start(*md_, Options(1, 9092)).value();
+  EXPECT_GT(again->epoch(), first);
+}
+
+TEST_P(BrokerSessionTest, ALiveDuplicateNodeIdIsRefused) {
+  auto live = BrokerSession::Start(*md_, Options(7, 9092)).value();
+  auto start = std::chrono::steady_clock::now();
+  auto dup = BrokerSession::Start(*md_, Options(7, 9093));
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error().code, Errc::kAlreadyExists);
+  EXPECT_NE(dup.error().message.find("127.0.0.1:9092"), std::string::npos) << dup.error().message;
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 2000ms);  // it waited out a TTL first
+  EXPECT_EQ(md_->view().Broker(NodeId(7))->registration.listeners[0].port, 9092);
+}
+
+TEST_P(BrokerSessionTest, ACrashedPredecessorsRegistrationIsWaitedOut) {
+  // A predecessor that registered and died: its lease is never renewed.
+  LeaseId dead = kv_->GrantLease(2000ms).value();
+  KvOp put =
+      KvOp::Put(md_->keys().Broker(NodeId(3)), EncodeBroker(Options(3, 1111).registration), dead);
+  Revision old_epoch = kv_->Txn({}, std::span(&put, 1)).value().revision;
+  auto s = BrokerSession::Start(*md_, Options(3, 2222)).value();
+  EXPECT_GT(s->epoch().value(), old_epoch);
+  ASSERT_TRUE(Eventually([&] {
+    auto b = md_->view().Broker(NodeId(3));
+    return b && b->registration.listeners[0].port == 2222;
+  }));
+}
+
+TEST_P(BrokerSessionTest, ALostLeaseFencesUntilRegisteredAgainWithAHigherEpoch) {
+  auto s = BrokerSession::Start(*md_, Options(2, 9092)).value();
+  std::mutex mu;
+  std::vector<std::pair<bool, BrokerEpoch>> changes;
+  s->OnChange([&](bool fenced, BrokerEpoch e) {
+    std::lock_guard lock(mu);
+    changes.emplace_back(fenced, e);
+  });
+  BrokerEpoch before = s->epoch();
+  LeaseId lease = md_->view().Broker(NodeId(2))->lease;
+  ASSERT_TRUE(kv_->RevokeLease(lease).ok());  // as etcd expiring it would
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu);
+    return changes.size() >= 2;
+  }));
+  std::lock_guard lock(mu);
+  EXPECT_TRUE(changes[0].first);   // fenced first
+  EXPECT_FALSE(changes[1].first);  // then registered again
+  EXPECT_GT(changes[1].second, before);
+  EXPECT_EQ(s->epoch(), changes[1].second);
+  EXPECT_TRUE(md_->view().Broker(NodeId(2)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BrokerSessionTest, ::testing::Values("embedded", "etcd"),
+                         [](const auto& info) { return info.param; });
+
+TEST(BrokerSessionEtcd, AnEtcdOutageLongerThanTheTtlFencesAndRecovers) {
+  testing::EtcdCluster etcd(1);
+  auto kv = OpenEtcdKvStore({etcd.endpoints(), 1000ms}).value();
+  MetadataOptions o;
+  o.timeout = 5000ms;
+  auto md = Metadata::OpenOn(*kv, o).value();
+  auto s = BrokerSession::Start(*md, Options(4, 9092)).value();
+  etcd.Stop(0);
+  ASSERT_TRUE(Eventually([&] { return s->fenced(); }, 6s));
+  etcd.Start(0);
+  etcd.WaitHealthy();
+  // Either the lease outlived the outage (etcd restores leases on restart)
+  // or it expired and the broker registered again; both end unfenced.
+  ASSERT_TRUE(Eventually([&] { return !s->fenced(); }, 20s));
+  ASSERT_TRUE(Eventually([&] { return md->view().Broker(NodeId(4)).has_value(); }));
+}
+
+}  // namespace
+}  // namespace strata::cluster
