@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The "test" command: installs every dependency (apt, pip, Maven), builds the
-# release and ASan/UBSan configurations, and runs every test: unit tests under
-# both, bounded fuzzing of the decoders, and the integration suite with real
-# Kafka clients and Kafka's own tools against a real broker process.
+# release and ASan/UBSan configurations (and checks the other build types
+# compile), and runs every test: unit tests under both (the cluster ones against
+# real etcd processes), bounded fuzzing of the decoders, and the integration
+# suite with real Kafka clients, Kafka's own tools and a real etcd against real
+# broker processes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -34,6 +36,9 @@ STRATA_BIN="$(pwd)/build-asan/strata" ASAN_OPTIONS=detect_leaks=1 python3 -m pyt
 step "fuzzing (bounded)"
 scripts/build.sh fuzz
 scripts/fuzz.sh 30
+
+step "build: the other standard build types (RelWithDebInfo, MinSizeRel) compile"
+scripts/build-types.sh
 
 step "benchmark harness smoke (Strata only)"
 STRATA_BIN="$(pwd)/build/strata" bench/run.sh --smoke

@@ -91,6 +91,17 @@ int main(int argc, char** argv) {
   bc->add_option("--timeout", co.timeout_s);
   bc->add_option("--json", co.json_out);
 
+  strata::bench::MetadataScaleOptions mo;
+  auto* bm =
+      bench->add_subcommand("metadata", "cluster metadata at scale against etcd (no brokers)");
+  bm->add_option("--etcd", mo.etcd, "etcd endpoints host:port,...");
+  bm->add_option("--prefix", mo.prefix);
+  bm->add_option("--brokers", mo.brokers);
+  bm->add_option("--topics", mo.topics);
+  bm->add_option("--partitions", mo.partitions);
+  bm->add_option("--failover-leaders", mo.failover_leaders);
+  bm->add_option("--json", mo.json_out);
+
   CLI11_PARSE(app, argc, argv);
   if (version->parsed()) {
     std::cout << "strata 0.1.0\n";
@@ -98,5 +109,6 @@ int main(int argc, char** argv) {
   }
   if (bp->parsed()) return strata::bench::RunProduce(po);
   if (bc->parsed()) return strata::bench::RunConsume(co);
+  if (bm->parsed()) return strata::bench::RunMetadataScale(mo);
   return Serve(config_path, sets);
 }

@@ -132,8 +132,9 @@ void RegisterBrokerGauges(BrokerContext& ctx) {
   });
   registry.SetGaugeFamily("strata_log_end_offset", "Next offset to be written",
                           per_partition([](const storage::Log& l) { return l.log_end_offset(); }));
-  registry.SetGaugeFamily("strata_log_start_offset", "First offset kept",
-                          per_partition([](const storage::Log& l) { return l.log_start_offset(); }));
+  registry.SetGaugeFamily(
+      "strata_log_start_offset", "First offset kept",
+      per_partition([](const storage::Log& l) { return l.log_start_offset(); }));
   registry.SetGaugeFamily("strata_log_size_bytes", "Bytes on local disk",
                           per_partition([](const storage::Log& l) { return l.size_bytes(); }));
   registry.SetGaugeFamily("strata_log_segments", "Local segments",
@@ -142,7 +143,8 @@ void RegisterBrokerGauges(BrokerContext& ctx) {
 
 void RegisterAdminRoutes(admin::HttpServer& server, BrokerContext& ctx) {
   server.Route("/metrics", [](const std::string&) {
-    return admin::HttpResponse{200, "text/plain; version=0.0.4", metrics::Global().RenderPrometheus()};
+    return admin::HttpResponse{200, "text/plain; version=0.0.4",
+                               metrics::Global().RenderPrometheus()};
   });
   server.Route("/v1/cluster", [&ctx](const std::string&) {
     json body{{"cluster_id", ctx.store.cluster_id()},

@@ -34,7 +34,8 @@ class AppendNotifier {
 
  private:
   std::mutex mu_;
-  std::unordered_map<TopicPartition, std::vector<std::weak_ptr<Waiter>>, TopicPartitionHash> waiters_;
+  std::unordered_map<TopicPartition, std::vector<std::weak_ptr<Waiter>>, TopicPartitionHash>
+      waiters_;
 };
 
 class AppendNotifier::Waiter {

@@ -22,7 +22,8 @@ Broker::Broker(config::BrokerConfig config, Clock* clock)
 
 Broker::~Broker() {
   Stop();
-  session_.reset();  // leaves the cluster at once (lease revoked)
+  election_.reset();  // resigns, so another broker takes over at once
+  session_.reset();   // leaves the cluster at once (lease revoked)
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
@@ -66,6 +67,7 @@ Status Broker::Register() {
   options.registration.incarnation = cluster::UuidToBase64(cluster::RandomTopicId());
   options.ttl = std::chrono::milliseconds(config_.GetLong("strata.etcd.lease.ttl.ms"));
   STRATA_ASSIGN_OR_RETURN(session_, cluster::BrokerSession::Start(*metadata_, std::move(options)));
+  election_ = cluster::ControllerElection::Start(*metadata_, *session_, nullptr);
   return Status::Ok();
 }
 

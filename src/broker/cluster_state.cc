@@ -30,6 +30,13 @@ std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx) {
   return out;
 }
 
+int32_t ControllerId(const BrokerContext& ctx) {
+  if (ctx.metadata != nullptr) {
+    if (auto c = ctx.metadata->view().Controller()) return c->node.value();
+  }
+  return ctx.config.node_id();
+}
+
 std::vector<PartitionState> PartitionStates(const BrokerContext& ctx,
                                             const cluster::TopicRecord& topic,
                                             const std::vector<LiveBroker>& live) {

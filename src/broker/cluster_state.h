@@ -22,6 +22,10 @@ struct LiveBroker {
 // registration is not yet visible.
 std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx);
 
+// The active controller's node id (this broker while none is elected, as a
+// single broker is its own controller).
+int32_t ControllerId(const BrokerContext& ctx);
+
 // A partition as Metadata describes it; kNone error when its leader is live.
 struct PartitionState {
   int32_t leader = -1;

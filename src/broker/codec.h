@@ -17,8 +17,7 @@ Result<Req> DecodeRequest(net::Request& request) {
 // With `splices`, records held as file regions are left for the server to
 // sendfile (see net::Request::response_splices).
 template <class Resp>
-Bytes EncodeResponse(const net::Request& request, Resp& response,
-                     FileSplices* splices = nullptr) {
+Bytes EncodeResponse(const net::Request& request, Resp& response, FileSplices* splices = nullptr) {
   Bytes out;
   out.reserve(256);
   protocol::WriteResponseHeader(out, request.header.correlation_id, request.flexible);

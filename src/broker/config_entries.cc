@@ -15,7 +15,8 @@ std::vector<ConfigEntry> TopicConfigEntries(const config::BrokerConfig& broker,
     e.type = def.type;
     e.doc = def.doc;
     auto it = overrides.find(def.name);
-    if (it != overrides.end()) e.synonyms.push_back({def.name, it->second, ConfigSource::kTopicConfig});
+    if (it != overrides.end())
+      e.synonyms.push_back({def.name, it->second, ConfigSource::kTopicConfig});
     if (!def.broker_synonym.empty() && broker.IsExplicit(def.broker_synonym)) {
       e.synonyms.push_back(
           {def.broker_synonym, broker.Get(def.broker_synonym), ConfigSource::kStaticBrokerConfig});

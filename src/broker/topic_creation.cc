@@ -23,7 +23,8 @@ TopicCreationResult CreateTopicChecked(BrokerContext& ctx, const std::string& na
     r.message = *reason;
     return r;
   }
-  if (num_partitions == -1) num_partitions = static_cast<int32_t>(ctx.config.GetLong("num.partitions"));
+  if (num_partitions == -1)
+    num_partitions = static_cast<int32_t>(ctx.config.GetLong("num.partitions"));
   if (replication_factor == -1) {
     replication_factor = static_cast<int16_t>(ctx.config.GetLong("default.replication.factor"));
   }
@@ -42,9 +43,10 @@ TopicCreationResult CreateTopicChecked(BrokerContext& ctx, const std::string& na
   }
   if (replication_factor > kLiveBrokers) {
     r.error = ErrorCode::kInvalidReplicationFactor;
-    r.message = fmt::format("Unable to replicate the partition {} time(s): The target replication "
-                            "factor of {} cannot be reached because only {} broker(s) are registered.",
-                            replication_factor, replication_factor, kLiveBrokers);
+    r.message = fmt::format(
+        "Unable to replicate the partition {} time(s): The target replication "
+        "factor of {} cannot be reached because only {} broker(s) are registered.",
+        replication_factor, replication_factor, kLiveBrokers);
     return r;
   }
   if (auto reason = InvalidTopicConfigReason(configs)) {

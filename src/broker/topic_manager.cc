@@ -58,7 +58,8 @@ Status TopicManager::StartRemote() {
                      "remote.log.storage.system.enable needs strata.remote.storage.uri");
   }
   tiered::RemoteLogManagerOptions o;
-  o.copier_threads = static_cast<int>(config_.GetLong("remote.log.manager.copier.thread.pool.size"));
+  o.copier_threads =
+      static_cast<int>(config_.GetLong("remote.log.manager.copier.thread.pool.size"));
   o.reader_threads = static_cast<int>(config_.GetLong("remote.log.reader.threads"));
   o.parallel_lag_segments =
       static_cast<int>(config_.GetLong("strata.remote.upload.parallel.lag.segments"));
@@ -70,9 +71,8 @@ Status TopicManager::StartRemote() {
   if (o.cache_dir.empty()) {
     o.cache_dir = (std::filesystem::path(config_.log_dir()) / ".remote-cache").string();
   }
-  auto opened =
-      tiered::RemoteLogManager::Open(uri, config_.Get("strata.remote.storage.user"), o,
-                                     RemoteStackOptionsFrom(config_), clock_);
+  auto opened = tiered::RemoteLogManager::Open(uri, config_.Get("strata.remote.storage.user"), o,
+                                               RemoteStackOptionsFrom(config_), clock_);
   if (!opened.ok()) {
     return MakeError(opened.error().code,
                      fmt::format("remote storage {}: {}", uri, opened.error().message));
@@ -219,12 +219,19 @@ Status TopicManager::AddPartitions(const std::string& name, int32_t total) {
 
 Status TopicManager::SetTopicConfigs(const std::string& name,
                                      std::map<std::string, std::string> configs) {
+  return UpdateTopicConfigs(name, [&](std::map<std::string, std::string>& current) {
+    current = configs;
+    return Status::Ok();
+  });
+}
+
+Status TopicManager::UpdateTopicConfigs(const std::string& name,
+                                        const cluster::MetadataStore::ConfigMutation& mutate) {
   std::lock_guard admin(admin_mu_);
+  STRATA_RETURN_IF_ERROR(store_.UpdateTopicConfigs(name, mutate));
   auto topic = store_.GetTopic(name);
   if (!topic) return MakeError(Errc::kNotFound, "topic '" + name + "' not found");
-  storage::LogConfig log_config = ResolveLogConfig(config_, configs);
-  STRATA_RETURN_IF_ERROR(store_.SetTopicConfigs(name, configs));
-  topic->configs = std::move(configs);
+  storage::LogConfig log_config = ResolveLogConfig(config_, topic->configs);
   PublishTopicInfo(*topic);
   std::shared_lock lock(mu_);
   for (int32_t p = 0; p < topic->partitions; ++p) {

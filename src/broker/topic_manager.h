@@ -51,6 +51,10 @@ class TopicManager {
   Status DeleteTopic(const std::string& name);
   Status AddPartitions(const std::string& name, int32_t total);
   Status SetTopicConfigs(const std::string& name, std::map<std::string, std::string> configs);
+  // Changes the overrides by `mutate` atomically in the store (see
+  // MetadataStore::UpdateTopicConfigs), then applies the result locally.
+  Status UpdateTopicConfigs(const std::string& name,
+                            const cluster::MetadataStore::ConfigMutation& mutate);
 
   std::shared_ptr<storage::Log> GetLog(const TopicPartition& tp) const;
   std::optional<cluster::TopicRecord> GetTopic(const std::string& name) const;
@@ -95,9 +99,9 @@ class TopicManager {
   mutable std::shared_mutex mu_;
   std::unordered_map<TopicPartition, std::shared_ptr<storage::Log>, TopicPartitionHash> logs_;
   std::unordered_map<std::string, std::shared_ptr<const TopicInfo>> infos_;
-  std::unique_ptr<storage::LogCleaner> cleaner_;  // null unless log.cleaner.enable
+  std::unique_ptr<storage::LogCleaner> cleaner_;      // null unless log.cleaner.enable
   std::unique_ptr<tiered::RemoteLogManager> remote_;  // null unless tiered storage is on
-  std::unique_ptr<DiskHighMark> high_mark_;  // produce back-pressure
+  std::unique_ptr<DiskHighMark> high_mark_;           // produce back-pressure
 };
 
 }  // namespace strata::broker

@@ -26,7 +26,8 @@ std::optional<std::string> InvalidTopicNameReason(const std::string& name) {
   return std::nullopt;
 }
 
-std::optional<std::string> InvalidTopicConfigReason(const std::map<std::string, std::string>& configs) {
+std::optional<std::string> InvalidTopicConfigReason(
+    const std::map<std::string, std::string>& configs) {
   for (const auto& [key, value] : configs) {
     const config::ConfigDef* def = config::FindTopicConfig(key);
     if (def == nullptr) return "Unknown topic config name: " + key;

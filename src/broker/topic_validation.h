@@ -14,7 +14,8 @@ namespace strata::broker {
 std::optional<std::string> InvalidTopicNameReason(const std::string& name);
 
 // nullopt when every key is a known topic config with a valid value.
-std::optional<std::string> InvalidTopicConfigReason(const std::map<std::string, std::string>& configs);
+std::optional<std::string> InvalidTopicConfigReason(
+    const std::map<std::string, std::string>& configs);
 
 // nullopt unless the effective configs (overrides over broker defaults) ask
 // for tiering a compacted topic, which Kafka refuses (INVALID_CONFIG).

@@ -42,6 +42,10 @@ class BrokerSession {
   ~BrokerSession();
 
   BrokerEpoch epoch() const { return BrokerEpoch(epoch_.load()); }
+  // The current lease (0 while fenced and not yet registered again); keys
+  // that must go with this broker (the controller key) are written with it.
+  LeaseId lease() const { return lease_.load(); }
+  NodeId node() const { return options_.registration.node_id; }
   bool fenced() const { return fenced_.load(); }
   // Called with (fenced, epoch) on every change of either.
   void OnChange(std::function<void(bool fenced, BrokerEpoch epoch)> listener);

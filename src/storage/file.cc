@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/env.h"
+
 namespace strata::storage {
 
 namespace fs = std::filesystem;
@@ -93,55 +95,16 @@ Result<int64_t> File::ModifiedMs() const {
   return int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
 }
 
-Status SyncDir(const fs::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return IoError("open dir", dir);
-  int rc = ::fsync(fd);
-  Error e = rc != 0 ? IoError("fsync dir", dir) : Error{};
-  ::close(fd);
-  if (rc != 0) return e;
-  return Status::Ok();
-}
+// The crash-safe helpers are the Env's (one implementation, one fault seam).
+Status SyncDir(const fs::path& dir) { return Env::Default()->SyncDir(dir); }
 
 Status WriteFileAtomic(const fs::path& path, ByteView data) {
-  fs::path tmp = path;
-  tmp += ".tmp";
-  {
-    STRATA_ASSIGN_OR_RETURN(auto file, File::Open(tmp, /*create=*/true, /*truncate=*/true));
-    STRATA_RETURN_IF_ERROR(file->Append(data));
-    STRATA_RETURN_IF_ERROR(file->Sync());
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return IoError("rename", tmp);
-  return SyncDir(path.parent_path());
+  return Env::Default()->WriteFileAtomic(path, data);
 }
 
-Result<Bytes> ReadWholeFile(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return MakeError(Errc::kNotFound, path.string());
-    return IoError("open", path);
-  }
-  Bytes out;
-  uint8_t buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      Error e = IoError("read", path);
-      ::close(fd);
-      return e;
-    }
-    if (n == 0) break;
-    out.insert(out.end(), buf, buf + n);
-  }
-  ::close(fd);
-  return out;
-}
+Result<Bytes> ReadWholeFile(const fs::path& path) { return Env::Default()->ReadFile(path); }
 
-Status RemoveFile(const fs::path& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return IoError("unlink", path);
-  return Status::Ok();
-}
+Status RemoveFile(const fs::path& path) { return Env::Default()->RemoveFile(path); }
 
 std::string OffsetFileName(int64_t offset, std::string_view suffix) {
   return fmt::format("{:020d}{}", offset, suffix);

@@ -1,7 +1,8 @@
 #pragma once
 // File: an open regular file accessed by position (pread/pwrite), plus the
 // small filesystem helpers the storage layer shares (atomic replace, directory
-// fsync, Kafka's 20-digit offset file names).
+// fsync: Env's, so there is one implementation; Kafka's 20-digit offset file
+// names).
 //
 // Thread-safety: ReadAt may run concurrently with Append/Truncate (pread on a
 // shared fd); mutating calls must be serialised by the owner. size() is

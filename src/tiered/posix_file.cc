@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/env.h"
+
 namespace strata::tiered {
 
 UniqueFd::~UniqueFd() {
@@ -94,11 +96,6 @@ Status MakeDirs(const std::string& dir) {
   return Status::Ok();
 }
 
-Status SyncDir(const std::string& dir) {
-  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.valid()) return ErrnoError(errno, "open dir", dir);
-  if (::fsync(fd.get()) != 0) return ErrnoError(errno, "fsync dir", dir);
-  return Status::Ok();
-}
+Status SyncDir(const std::string& dir) { return Env::Default()->SyncDir(dir); }
 
 }  // namespace strata::tiered

@@ -29,7 +29,19 @@ struct ConsumeOptions {
   std::string json_out;
 };
 
+struct MetadataScaleOptions {
+  std::string etcd = "127.0.0.1:2379";
+  std::string prefix = "/strata-scale";
+  int32_t brokers = 1000;
+  int32_t topics = 1000;
+  int64_t partitions = 1000000;
+  int64_t failover_leaders = 1000;
+  std::string json_out;
+};
+
 int RunProduce(const ProduceOptions& options);
+// `strata bench metadata`: see tools/bench/metadata_scale.cc.
+int RunMetadataScale(const MetadataScaleOptions& options);
 int RunConsume(const ConsumeOptions& options);
 
 }  // namespace strata::bench

@@ -68,7 +68,7 @@ HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
   MetadataResponse resp;
   for (auto& b : LiveBrokers(ctx)) resp.brokers.push_back({b.node_id, b.host, b.port, b.rack});
   resp.cluster_id = ctx.store.cluster_id();
-  resp.controller_id = ctx.config.node_id();
+  resp.controller_id = ControllerId(ctx);
 
   bool all_topics = !req.topics.has_value() || (version == 0 && req.topics->empty());
   if (all_topics) {

@@ -20,7 +20,7 @@ HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request) {
   protocol::DescribeClusterResponse resp;
   resp.endpoint_type = req.endpoint_type;
   resp.cluster_id = ctx.store.cluster_id();
-  resp.controller_id = ctx.config.node_id();
+  resp.controller_id = ControllerId(ctx);
   for (auto& b : LiveBrokers(ctx)) resp.brokers.push_back({b.node_id, b.host, b.port, b.rack});
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the broker (libraries and the `strata` binary, not the tests) in the
+# standard CMake build types that scripts/test.sh does not otherwise build:
+# RelWithDebInfo and MinSizeRel. (Release is build/, Debug is build-asan/.)
+# Optimisation levels differ between them, and so do GCC's warnings, which
+# -Werror turns into errors: this is how the test command catches a type that
+# does not build. Output: build-types/<type>/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for type in RelWithDebInfo MinSizeRel; do
+  dir="build-types/$type"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" >/dev/null
+  echo "building $type"
+  ninja -C "$dir" -j "$(nproc)" strata > "$dir.log" 2>&1 || { tail -50 "$dir.log"; echo "$type build FAILED"; exit 1; }
+done

@@ -1,0 +1,137 @@
+// ControllerElection on both backends: one controller at a time, failover
+// when its lease goes, and a deposed controller's writes are fenced.
+#include "cluster/controller_election.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster/embedded_kv_store.h"
+#include "cluster/etcd_test_util.h"
+
+namespace strata::cluster {
+namespace {
+
+using namespace std::chrono_literals;
+
+template <typename P>
+bool Eventually(P pred, std::chrono::milliseconds timeout = 15s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+// One broker: its metadata handle, session and election.
+struct Node {
+  std::unique_ptr<Metadata> md;
+  std::unique_ptr<BrokerSession> session;
+  std::unique_ptr<ControllerElection> election;
+};
+
+class ControllerElectionTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("strata-ce-" + std::to_string(::getpid()) + "-" +
+            std::to_string(reinterpret_cast<uintptr_t>(this)));
+    std::filesystem::remove_all(dir_);
+    if (GetParam() == "etcd") {
+      etcd_ = std::make_unique<testing::EtcdCluster>(1);
+      kv_ = OpenEtcdKvStore({etcd_->endpoints(), 2000ms}).value();
+    } else {
+      kv_ = EmbeddedKvStore::Open(dir_).value();
+    }
+  }
+  void TearDown() override {
+    nodes_.clear();
+    kv_.reset();
+    etcd_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  Node& Add(int id) {
+    Node n;
+    MetadataOptions o;
+    o.local_node = NodeId(id);
+    o.timeout = 5000ms;
+    n.md = Metadata::OpenOn(*kv_, o).value();
+    BrokerSessionOptions so;
+    so.registration.node_id = NodeId(id);
+    so.registration.listeners = {{"PLAINTEXT", "127.0.0.1", 9000 + id}};
+    so.ttl = 2000ms;
+    n.session = BrokerSession::Start(*n.md, so).value();
+    n.election = ControllerElection::Start(*n.md, *n.session, nullptr);
+    nodes_.push_back(std::move(n));
+    return nodes_.back();
+  }
+  int Controllers() {
+    int c = 0;
+    for (auto& n : nodes_) c += n.election && n.election->active();
+    return c;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<testing::EtcdCluster> etcd_;
+  std::unique_ptr<KvStore> kv_;
+  std::vector<Node> nodes_;
+};
+
+TEST_P(ControllerElectionTest, OneControllerThenFailoverWithAFence) {
+  Add(1);
+  Add(2);
+  Add(3);
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+  int winner = -1;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].election->active()) winner = static_cast<int>(i);
+  }
+  Node& old = nodes_[static_cast<size_t>(winner)];
+  KvCompare old_fence = old.election->Fence();
+  Revision old_rev = old.election->election_revision();
+  // Every node's view names the winner.
+  for (auto& n : nodes_) {
+    ASSERT_TRUE(Eventually([&] {
+      auto c = n.md->view().Controller();
+      return c && c->node == old.session->node();
+    }));
+  }
+  // The controller's lease goes (as when its broker is SIGKILLed and etcd
+  // expires the lease): another node takes over, with a higher revision.
+  ASSERT_TRUE(kv_->RevokeLease(old.session->lease()).ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        for (size_t i = 0; i < nodes_.size(); ++i) {
+          if (static_cast<int>(i) != winner && nodes_[i].election->active()) return true;
+        }
+        return false;
+      },
+      10s));
+  Revision new_rev = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (static_cast<int>(i) != winner && nodes_[i].election->active())
+      new_rev = nodes_[i].election->election_revision();
+  }
+  EXPECT_GT(new_rev, old_rev);
+  // A write under the old controller's fence is refused, whatever it believes.
+  KvOp write = KvOp::Put(old.md->keys().prefix() + "fenced-write", "x");
+  EXPECT_FALSE(kv_->Txn(std::span(&old_fence, 1), std::span(&write, 1)).value().succeeded);
+  // At most one controller at any time from here on.
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+}
+
+TEST_P(ControllerElectionTest, ACleanShutdownHandsOverAtOnce) {
+  Add(1);
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+  Add(2);
+  ASSERT_TRUE(nodes_[0].election->active());
+  auto start = std::chrono::steady_clock::now();
+  nodes_[0].election.reset();  // resigns
+  ASSERT_TRUE(Eventually([&] { return nodes_[1].election->active(); }, 5s));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2000ms);  // well within a lease TTL
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ControllerElectionTest, ::testing::Values("embedded", "etcd"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace strata::cluster
