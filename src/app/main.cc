@@ -1,6 +1,7 @@
 // strata: the broker binary. `strata serve --config server.properties
 // [--set key=value ...]` runs one broker until SIGINT/SIGTERM.
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -13,6 +14,21 @@
 #include "config/properties.h"
 
 namespace {
+
+// Every partition holds three files open (log, offset and time index): raise
+// the soft descriptor limit to the hard one, as a broker with many
+// partitions needs, and say what it is.
+void RaiseFileLimit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  if (lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+  getrlimit(RLIMIT_NOFILE, &lim);
+  strata::log::Get("main")->info("open file limit {} (about {} partitions at 3 files each)",
+                                 lim.rlim_cur, lim.rlim_cur / 3);
+}
 
 int Serve(const std::string& config_path, const std::vector<std::string>& sets) {
   using namespace strata;
@@ -33,6 +49,7 @@ int Serve(const std::string& config_path, const std::vector<std::string>& sets) 
     return 2;
   }
   for (const auto& k : unknown) log::Get("config")->warn("unknown config key '{}' ignored", k);
+  RaiseFileLimit();
 
   // Signals are taken synchronously by this thread; broker threads never see them.
   sigset_t signals;
