@@ -42,6 +42,7 @@ MetadataView::~MetadataView() {
 }
 
 Status MetadataView::Load() {
+  auto started = std::chrono::steady_clock::now();
   std::vector<KeyValue> all;
   Revision at = 0;
   std::string from = keys_.prefix();
@@ -53,6 +54,7 @@ Status MetadataView::Load() {
     for (auto& kv : page.kvs) all.push_back(std::move(kv));
     if (!page.more) break;
   }
+  auto read = std::chrono::steady_clock::now();
   {
     std::lock_guard lock(mu_);
     raw_.clear();
@@ -66,6 +68,12 @@ Status MetadataView::Load() {
   }
   applied_.notify_all();
   reloads_++;
+  auto done = std::chrono::steady_clock::now();
+  using Ms = std::chrono::milliseconds;
+  Log()->info("metadata loaded: {} keys at revision {} in {} ms (reading {} ms, decoding {} ms)",
+              all.size(), at, std::chrono::duration_cast<Ms>(done - started).count(),
+              std::chrono::duration_cast<Ms>(read - started).count(),
+              std::chrono::duration_cast<Ms>(done - read).count());
   Notify({}, /*reloaded=*/true);
   return Status::Ok();
 }
