@@ -163,3 +163,21 @@ def test_an_etcd_outage_stops_metadata_changes_but_not_produce_and_consume(etcd,
                "the broker registered in etcd again", lambda: b.log_text()[-2000:])
 
 
+
+
+def test_kafka_cluster_tools_against_a_broker_on_etcd(etcd, broker_factory):
+    """kafka-cluster cluster-id and kafka-broker-api-versions read what is in etcd."""
+    b = broker_factory(config=etcd_config(etcd))
+
+    def tool(main_class: str, *args: str) -> str:
+        r = subprocess.run(["java", "-Xmx256m", "-cp", f"{kit.KAFKA_LIB}/*", main_class, *args],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, f"{main_class} {args}: {r.stdout}\n{r.stderr}"
+        return r.stdout
+
+    cluster_id = etcd.get_prefix(f"{PREFIX}/cluster_id")[f"{PREFIX}/cluster_id"]["value"]
+    out = tool("org.apache.kafka.tools.ClusterTool", "cluster-id", "--bootstrap-server", b.bootstrap)
+    assert f"Cluster ID: {cluster_id}" in out, out
+    out = tool("org.apache.kafka.tools.BrokerApiVersionsCommand", "--bootstrap-server", b.bootstrap)
+    assert f"127.0.0.1:{b.port} (id: 1 rack: null" in out, out
+    assert "Metadata(3)" in out and "UNSUPPORTED" not in out.split("Metadata(3)")[1].split(",")[0], out
