@@ -9,7 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 for type in RelWithDebInfo MinSizeRel; do
   dir="build-types/$type"
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" >/dev/null
+  # RelWithDebInfo without its -g: debug info changes no warning and costs a
+  # third of the compile time.
+  flags=()
+  [[ $type == RelWithDebInfo ]] && flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG")
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" "${flags[@]}" >/dev/null
   echo "building $type"
   ninja -C "$dir" -j "$(nproc)" strata > "$dir.log" 2>&1 || { tail -50 "$dir.log"; echo "$type build FAILED"; exit 1; }
 done

@@ -140,8 +140,11 @@ Status Metadata::AddPendingRemoteDeletion(const std::string& remote_dir) {
 }
 
 Status Metadata::RemovePendingRemoteDeletion(const std::string& remote_dir) {
+  // Guarded, so that a deletion of nothing (which takes no revision) is not
+  // waited for as if it had one.
+  KvCompare exists = KvCompare::Exists(keys_.PendingDeletion(remote_dir));
   KvOp del = KvOp::Delete(keys_.PendingDeletion(remote_dir));
-  auto r = Commit({}, std::span(&del, 1));
+  auto r = Commit(std::span(&exists, 1), std::span(&del, 1));
   if (!r.ok()) return r.take_error();
   return Status::Ok();
 }

@@ -65,7 +65,9 @@ class Metadata : public MetadataStore {
   Metadata(KvStore* kv, std::unique_ptr<KvStore> owned, const MetadataOptions& options);
   Status Start();
   Status InitClusterId();
-  // Runs a transaction and waits for the view to apply it.
+  // Runs a transaction and waits for the view to apply it. Every op must
+  // change something when the compares hold (a no-op takes no revision of
+  // ours to wait for).
   Result<TxnResult> Commit(std::span<const KvCompare> compares, std::span<const KvOp> ops);
   // The partition records of [from, to), placed on the local broker (until
   // the controller places them).

@@ -246,6 +246,13 @@ TEST_P(MetadataTest, RemoteLogOffsetsAndPendingDeletions) {
   EXPECT_EQ(b2->PendingRemoteDeletions()[0], "/remote/t-0/with%slash");
   ASSERT_TRUE(b2->RemovePendingRemoteDeletion("/remote/t-0/with%slash").ok());
   ASSERT_TRUE(Eventually([&] { return b1->PendingRemoteDeletions().empty(); }));
+  // Removing what is gone, after a write outside our prefix (another
+  // cluster on the same etcd): answered at once, not after a timeout.
+  KvOp foreign = KvOp::Put("/another-cluster/x", "y");
+  ASSERT_TRUE(kv_->Txn({}, std::span(&foreign, 1)).ok());
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(b1->RemovePendingRemoteDeletion("/remote/t-0/with%slash").ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1000ms);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, MetadataTest, ::testing::Values("embedded", "etcd"),

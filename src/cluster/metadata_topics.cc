@@ -53,21 +53,22 @@ Result<TopicRecord> Metadata::CreateTopic(TopicRecord topic) {
 }
 
 Status Metadata::DeleteTopic(const std::string& name) {
-  auto entry = view_->Topic(name);
-  if (!entry) return TopicNotFound(name);
-  std::string id = UuidToBase64(entry->record.id);
-  KvCompare guard = KvCompare::ModRevisionIs(keys_.Topic(name), entry->mod_revision);
-  KvOp ops[] = {KvOp::Delete(keys_.Topic(name)), KvOp::DeletePrefix(keys_.TopicPartitions(id)),
-                KvOp::DeletePrefix(keys_.TopicRemoteLogs(id))};
-  STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), ops));
-  if (!r.succeeded) {
+  for (int attempt = 0; attempt < 32; ++attempt) {
+    auto entry = view_->Topic(name);
+    if (!entry) return TopicNotFound(name);
+    std::string id = UuidToBase64(entry->record.id);
+    KvCompare guard = KvCompare::ModRevisionIs(keys_.Topic(name), entry->mod_revision);
+    KvOp ops[] = {KvOp::Delete(keys_.Topic(name)), KvOp::DeletePrefix(keys_.TopicPartitions(id)),
+                  KvOp::DeletePrefix(keys_.TopicRemoteLogs(id))};
+    STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), ops));
+    if (r.succeeded) return Status::Ok();
     // Changed meanwhile (configs, partitions) or deleted: decide on fresh state.
     STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(keys_.Topic(name)));
     if (got.kvs.empty()) return TopicNotFound(name);
-    view_->WaitForRevision(got.revision, options_.timeout);
-    return DeleteTopic(name);
+    // The key's own revision: the store's may be of writes outside our prefix.
+    view_->WaitForRevision(got.kvs[0].mod_revision, options_.timeout);
   }
-  return Status::Ok();
+  return MakeError(Errc::kUnavailable, "topic '" + name + "' kept changing; retry the deletion");
 }
 
 std::optional<TopicRecord> Metadata::GetTopic(const std::string& name) const {
