@@ -4,23 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include "cluster/embedded_kv_store.h"
-#include "cluster/etcd_test_util.h"
+#include "cluster/test_util.h"
 
 namespace strata::cluster {
 namespace {
 
 using namespace std::chrono_literals;
 
-template <typename P>
-bool Eventually(P pred, std::chrono::milliseconds timeout = 15s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
+using testing::Eventually;
 
 BrokerSessionOptions Options(int node, int port, std::chrono::milliseconds ttl = 2000ms) {
   BrokerSessionOptions o;
@@ -34,29 +25,18 @@ BrokerSessionOptions Options(int node, int port, std::chrono::milliseconds ttl =
 class BrokerSessionTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("strata-bs-" + std::to_string(::getpid()) + "-" +
-            std::to_string(reinterpret_cast<uintptr_t>(this)));
-    std::filesystem::remove_all(dir_);
-    if (GetParam() == "etcd") {
-      etcd_ = std::make_unique<testing::EtcdCluster>(1);
-      kv_ = OpenEtcdKvStore({etcd_->endpoints(), 2000ms}).value();
-    } else {
-      kv_ = EmbeddedKvStore::Open(dir_).value();
-    }
+    backend_ = std::make_unique<testing::TestBackend>(GetParam(), "bs");
+    kv_ = &backend_->kv();
     MetadataOptions o;
     o.timeout = 5000ms;
     md_ = Metadata::OpenOn(*kv_, o).value();
   }
   void TearDown() override {
     md_.reset();
-    kv_.reset();
-    etcd_.reset();
-    std::filesystem::remove_all(dir_);
+    backend_.reset();
   }
-  std::filesystem::path dir_;
-  std::unique_ptr<testing::EtcdCluster> etcd_;
-  std::unique_ptr<KvStore> kv_;
+  std::unique_ptr<testing::TestBackend> backend_;
+  KvStore* kv_ = nullptr;
   std::unique_ptr<Metadata> md_;
 };
 

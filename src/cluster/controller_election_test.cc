@@ -4,23 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include "cluster/embedded_kv_store.h"
-#include "cluster/etcd_test_util.h"
+#include "cluster/test_util.h"
 
 namespace strata::cluster {
 namespace {
 
 using namespace std::chrono_literals;
 
-template <typename P>
-bool Eventually(P pred, std::chrono::milliseconds timeout = 15s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
+using testing::Eventually;
 
 // One broker: its metadata handle, session and election.
 struct Node {
@@ -32,22 +23,12 @@ struct Node {
 class ControllerElectionTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("strata-ce-" + std::to_string(::getpid()) + "-" +
-            std::to_string(reinterpret_cast<uintptr_t>(this)));
-    std::filesystem::remove_all(dir_);
-    if (GetParam() == "etcd") {
-      etcd_ = std::make_unique<testing::EtcdCluster>(1);
-      kv_ = OpenEtcdKvStore({etcd_->endpoints(), 2000ms}).value();
-    } else {
-      kv_ = EmbeddedKvStore::Open(dir_).value();
-    }
+    backend_ = std::make_unique<testing::TestBackend>(GetParam(), "ce");
+    kv_ = &backend_->kv();
   }
   void TearDown() override {
     nodes_.clear();
-    kv_.reset();
-    etcd_.reset();
-    std::filesystem::remove_all(dir_);
+    backend_.reset();
   }
   Node& Add(int id) {
     Node n;
@@ -70,9 +51,8 @@ class ControllerElectionTest : public ::testing::TestWithParam<std::string> {
     return c;
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<testing::EtcdCluster> etcd_;
-  std::unique_ptr<KvStore> kv_;
+  std::unique_ptr<testing::TestBackend> backend_;
+  KvStore* kv_ = nullptr;
   std::vector<Node> nodes_;
 };
 

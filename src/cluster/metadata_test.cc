@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "cluster/embedded_kv_store.h"
-#include "cluster/etcd_test_util.h"
 #include "cluster/records.h"
+#include "cluster/test_util.h"
 
 namespace strata::cluster {
 namespace {
@@ -125,15 +125,7 @@ class MetadataTest : public ::testing::TestWithParam<std::string> {
 };
 
 // Waits (bounded) until `pred` holds.
-template <typename P>
-bool Eventually(P pred, std::chrono::milliseconds timeout = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
+using testing::Eventually;
 
 TEST_P(MetadataTest, BrokersShareOneClusterAndSeeEachOthersTopics) {
   auto b1 = Broker(1);
