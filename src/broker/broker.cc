@@ -22,6 +22,7 @@ Broker::Broker(config::BrokerConfig config, Clock* clock)
 
 Broker::~Broker() {
   Stop();
+  controller_.reset();
   election_.reset();  // resigns, so another broker takes over at once
   session_.reset();   // leaves the cluster at once (lease revoked)
   for (auto& t : threads_) {
@@ -67,7 +68,10 @@ Status Broker::Register() {
   options.registration.incarnation = cluster::UuidToBase64(cluster::RandomTopicId());
   options.ttl = std::chrono::milliseconds(config_.GetLong("strata.etcd.lease.ttl.ms"));
   STRATA_ASSIGN_OR_RETURN(session_, cluster::BrokerSession::Start(*metadata_, std::move(options)));
+  TopicManager* topics = topics_.get();
+  session_->OnChange([topics](bool fenced, cluster::BrokerEpoch) { topics->SetFenced(fenced); });
   election_ = cluster::ControllerElection::Start(*metadata_, *session_, nullptr);
+  controller_ = std::make_unique<cluster::Controller>(*metadata_, *election_);
   return Status::Ok();
 }
 
@@ -79,7 +83,7 @@ Status Broker::Start() {
     return MakeError(Errc::kIoError, fmt::format("log.dirs {}: {}", dir.string(), ec.message()));
   STRATA_ASSIGN_OR_RETURN(metadata_, OpenMetadata(dir));
   store_ = metadata_.get();
-  topics_ = std::make_unique<TopicManager>(config_, *store_, clock_);
+  topics_ = std::make_unique<TopicManager>(config_, *metadata_, clock_);
   STRATA_RETURN_IF_ERROR(topics_->Start());
   producer_ids_ = std::make_unique<ProducerIdAllocator>(*store_);
   context_ = std::make_unique<BrokerContext>(

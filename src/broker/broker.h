@@ -15,6 +15,7 @@
 #include "broker/broker_context.h"
 #include "broker/topic_manager.h"
 #include "cluster/broker_session.h"
+#include "cluster/controller.h"
 #include "cluster/controller_election.h"
 #include "cluster/metadata.h"
 #include "config/broker_config.h"
@@ -71,6 +72,7 @@ class Broker : public net::RequestHandler {
   cluster::MetadataStore* store_ = nullptr;                // metadata_, as the broker's store
   std::unique_ptr<cluster::BrokerSession> session_;        // registration and lease
   std::unique_ptr<cluster::ControllerElection> election_;  // campaigns with session_'s lease
+  std::unique_ptr<cluster::Controller> controller_;        // acts while election_ is active
   std::unique_ptr<TopicManager> topics_;
   AppendNotifier notifier_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;

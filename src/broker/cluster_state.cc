@@ -1,6 +1,7 @@
 #include "broker/cluster_state.h"
 
 #include <algorithm>
+#include <random>
 
 #include "cluster/metadata.h"
 
@@ -28,6 +29,34 @@ std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx) {
               [](const auto& a, const auto& b) { return a.node_id < b.node_id; });
   }
   return out;
+}
+
+std::vector<cluster::PlacementBroker> PlacementBrokers(const BrokerContext& ctx) {
+  std::vector<cluster::PlacementBroker> out;
+  const cluster::NodeId self(ctx.config.node_id());
+  bool has_self = false;
+  if (ctx.metadata != nullptr) {
+    for (const auto& b : ctx.metadata->view().Brokers()) {
+      if (b.registration.node_id == self) has_self = true;
+      if (b.registration.state != cluster::BrokerState::kActive) continue;
+      out.push_back({b.registration.node_id, b.registration.rack});
+    }
+  }
+  if (!has_self) out.push_back({self, ctx.config.Get("broker.rack")});
+  return out;
+}
+
+Result<cluster::ReplicaAssignment> PlaceNewReplicas(const BrokerContext& ctx, int32_t partitions,
+                                                    int16_t replication_factor,
+                                                    int32_t first_partition) {
+  static thread_local std::mt19937 rng{std::random_device{}()};
+  cluster::PlacementRequest request;
+  request.partitions = partitions;
+  request.replication_factor = replication_factor;
+  request.start_index = static_cast<uint32_t>(rng());
+  request.replica_shift = static_cast<uint32_t>(rng());
+  request.first_partition = first_partition;
+  return cluster::PlaceReplicas(PlacementBrokers(ctx), request);
 }
 
 int32_t ControllerId(const BrokerContext& ctx) {

@@ -8,6 +8,7 @@
 
 #include "broker/broker_context.h"
 #include "cluster/records.h"
+#include "cluster/replica_placement.h"
 
 namespace strata::broker {
 
@@ -21,6 +22,17 @@ struct LiveBroker {
 // The registered brokers, by node id; this broker itself while its own
 // registration is not yet visible.
 std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx);
+
+// The brokers new replicas may go to: registered and active (not fenced,
+// standby or draining), this broker included while its own registration is
+// not yet visible.
+std::vector<cluster::PlacementBroker> PlacementBrokers(const BrokerContext& ctx);
+
+// Places `partitions` new partitions (from `first_partition`) over
+// PlacementBrokers with a random start, as Kafka does.
+Result<cluster::ReplicaAssignment> PlaceNewReplicas(const BrokerContext& ctx, int32_t partitions,
+                                                    int16_t replication_factor,
+                                                    int32_t first_partition);
 
 // The active controller's node id (this broker while none is elected, as a
 // single broker is its own controller).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "broker/cluster_state.h"
 #include "broker/topic_validation.h"
 
 namespace strata::broker {
@@ -10,13 +11,13 @@ using protocol::ErrorCode;
 
 namespace {
 constexpr int32_t kMaxPartitions = 100000;
-constexpr int32_t kLiveBrokers = 1;
 }  // namespace
 
 TopicCreationResult CreateTopicChecked(BrokerContext& ctx, const std::string& name,
                                        int32_t num_partitions, int16_t replication_factor,
                                        const std::map<std::string, std::string>& configs,
-                                       bool validate_only) {
+                                       bool validate_only,
+                                       const cluster::ReplicaAssignment* manual) {
   TopicCreationResult r;
   if (auto reason = InvalidTopicNameReason(name)) {
     r.error = ErrorCode::kInvalidTopicException;
@@ -41,13 +42,25 @@ TopicCreationResult CreateTopicChecked(BrokerContext& ctx, const std::string& na
     r.message = "Replication factor must be larger than 0.";
     return r;
   }
-  if (replication_factor > kLiveBrokers) {
-    r.error = ErrorCode::kInvalidReplicationFactor;
-    r.message = fmt::format(
-        "Unable to replicate the partition {} time(s): The target replication "
-        "factor of {} cannot be reached because only {} broker(s) are registered.",
-        replication_factor, replication_factor, kLiveBrokers);
-    return r;
+  cluster::ReplicaAssignment replicas;
+  if (manual != nullptr) {
+    Status valid = cluster::ValidateAssignment(PlacementBrokers(ctx), *manual);
+    if (!valid.ok()) {
+      r.error = ErrorCode::kInvalidReplicaAssignment;
+      r.message = valid.error().message;
+      return r;
+    }
+    replicas = *manual;
+  } else {
+    const size_t brokers = PlacementBrokers(ctx).size();
+    if (static_cast<size_t>(replication_factor) > brokers) {
+      r.error = ErrorCode::kInvalidReplicationFactor;
+      r.message = fmt::format(
+          "Unable to replicate the partition {} time(s): The target replication "
+          "factor of {} cannot be reached because only {} broker(s) are registered.",
+          replication_factor, replication_factor, brokers);
+      return r;
+    }
   }
   if (auto reason = InvalidTopicConfigReason(configs)) {
     r.error = ErrorCode::kInvalidConfig;
@@ -65,12 +78,21 @@ TopicCreationResult CreateTopicChecked(BrokerContext& ctx, const std::string& na
     return r;
   }
   if (validate_only) return r;
+  if (replicas.empty()) {
+    auto placed = PlaceNewReplicas(ctx, num_partitions, replication_factor, 0);
+    if (!placed.ok()) {
+      r.error = ErrorCode::kInvalidReplicationFactor;
+      r.message = placed.error().message;
+      return r;
+    }
+    replicas = std::move(*placed);
+  }
   cluster::TopicRecord record;
   record.name = name;
   record.partitions = num_partitions;
   record.replication_factor = replication_factor;
   record.configs = configs;
-  auto created = ctx.topics.CreateTopic(std::move(record));
+  auto created = ctx.topics.CreateTopic(std::move(record), std::move(replicas));
   if (!created.ok()) {
     // Metadata store unreachable: retriable, as Kafka's controller timing out.
     r.error = created.error().code == Errc::kAlreadyExists ? ErrorCode::kTopicAlreadyExists

@@ -18,10 +18,13 @@ struct TopicCreationResult {
 };
 
 // num_partitions / replication_factor of -1 take the broker defaults.
-// validate_only checks everything but creates nothing.
+// validate_only checks everything but creates nothing. `manual` (Kafka's
+// --replica-assignment) places the partitions instead of the rack-aware
+// placement over the active brokers.
 TopicCreationResult CreateTopicChecked(BrokerContext& ctx, const std::string& name,
                                        int32_t num_partitions, int16_t replication_factor,
                                        const std::map<std::string, std::string>& configs,
-                                       bool validate_only);
+                                       bool validate_only,
+                                       const cluster::ReplicaAssignment* manual = nullptr);
 
 }  // namespace strata::broker

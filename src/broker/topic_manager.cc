@@ -22,9 +22,13 @@ storage::CleanerConfig CleanerConfigFrom(const config::BrokerConfig& config) {
 
 }  // namespace
 
-TopicManager::TopicManager(const config::BrokerConfig& config, cluster::MetadataStore& store,
+TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata& metadata,
                            Clock* clock)
-    : config_(config), store_(store), clock_(clock) {
+    : config_(config),
+      metadata_(metadata),
+      store_(metadata),
+      self_(config.node_id()),
+      clock_(clock) {
   if (config_.GetBool("log.cleaner.enable")) {
     cleaner_ = std::make_unique<storage::LogCleaner>(CleanerConfigFrom(config_), clock_);
   }
@@ -38,11 +42,12 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
 int64_t TopicManager::TotalLogBytes() const {
   std::shared_lock lock(mu_);
   int64_t total = 0;
-  for (const auto& [tp, log] : logs_) total += log->size_bytes();
+  for (const auto& [tp, partition] : partitions_) total += partition->log()->size_bytes();
   return total;
 }
 
 TopicManager::~TopicManager() {
+  StopReconciler();
   if (cleaner_) cleaner_->Stop();
 }
 
@@ -83,13 +88,14 @@ Status TopicManager::StartRemote() {
   return Status::Ok();
 }
 
-void TopicManager::UpdateTiering(const cluster::TopicRecord& topic, int32_t partition,
-                                 const std::shared_ptr<storage::Log>& log,
+void TopicManager::UpdateTiering(const cluster::TopicRecord& topic, const Partition& partition,
                                  const storage::LogConfig& config) {
   if (!remote_) return;
-  TopicPartition tp{topic.name, partition};
-  if (config.remote_storage_enable) {
-    remote_->AddPartition({topic.name, partition, cluster::UuidToBase64(topic.id)}, log, config);
+  const TopicPartition& tp = partition.tp();
+  // Only the leader uploads and applies remote retention.
+  if (config.remote_storage_enable && partition.leader() == self_) {
+    remote_->AddPartition({topic.name, tp.partition, cluster::UuidToBase64(topic.id)},
+                          partition.log(), config);
   } else if (remote_->IsTiered(tp.ToString())) {
     remote_->RemovePartition(tp.ToString(), /*delete_remote=*/false);
   }
@@ -102,26 +108,29 @@ int64_t TopicManager::LogStartOffset(const TopicPartition& tp, const storage::Lo
 
 Status TopicManager::Start() {
   STRATA_RETURN_IF_ERROR(StartRemote());
-  for (const auto& topic : store_.ListTopics()) {
-    STRATA_RETURN_IF_ERROR(OpenPartitions(topic, 0, topic.partitions));
+  {
+    std::lock_guard admin(admin_mu_);
+    STRATA_RETURN_IF_ERROR(ReconcileLocked());
   }
-  Log()->info("opened {} partition logs", logs_.size());
+  Log()->info("opened {} partition logs", partitions_.size());
   if (cleaner_) cleaner_->Start();
   if (remote_) remote_->Start();
+  StartReconciler();
   return Status::Ok();
 }
 
 void TopicManager::Shutdown() {
+  StopReconciler();
   // Closing a log aborts a pass running on it, so stop the threads last.
   if (cleaner_) cleaner_->RequestStop();
   if (remote_) remote_->Stop();  // uploads read the logs: stop them first
   {
     std::unique_lock lock(mu_);
-    for (auto& [tp, log] : logs_) {
-      Status st = log->Close();
+    for (auto& [tp, partition] : partitions_) {
+      Status st = partition->log()->Close();
       if (!st.ok()) Log()->error("closing {}: {}", tp.ToString(), st.error().message);
     }
-    logs_.clear();
+    partitions_.clear();
   }
   if (cleaner_) cleaner_->Stop();
 }
@@ -142,31 +151,12 @@ std::shared_ptr<const TopicInfo> TopicManager::GetTopicInfo(const std::string& n
   return it == infos_.end() ? nullptr : it->second;
 }
 
-Status TopicManager::OpenPartitions(const cluster::TopicRecord& topic, int32_t from, int32_t to) {
-  storage::LogConfig log_config = ResolveLogConfig(config_, topic.configs);
-  for (int32_t p = from; p < to; ++p) {
-    TopicPartition tp{topic.name, p};
-    auto opened = storage::Log::Open(PartitionDir(tp), log_config, clock_);
-    if (!opened.ok()) {
-      return MakeError(opened.error().code,
-                       fmt::format("opening log {}: {}", tp.ToString(), opened.error().message));
-    }
-    std::shared_ptr<storage::Log> log = std::move(opened).value();
-    if (cleaner_) cleaner_->Register(tp.ToString(), log);
-    UpdateTiering(topic, p, log, log_config);
-    std::unique_lock lock(mu_);
-    logs_[tp] = std::move(log);
-  }
-  cluster::TopicRecord published = topic;
-  published.partitions = to;
-  PublishTopicInfo(published);
-  return Status::Ok();
-}
-
-Result<cluster::TopicRecord> TopicManager::CreateTopic(cluster::TopicRecord topic) {
+Result<cluster::TopicRecord> TopicManager::CreateTopic(cluster::TopicRecord topic,
+                                                       cluster::ReplicaAssignment replicas) {
   std::lock_guard admin(admin_mu_);
-  STRATA_ASSIGN_OR_RETURN(cluster::TopicRecord created, store_.CreateTopic(std::move(topic)));
-  Status st = OpenPartitions(created, 0, created.partitions);
+  STRATA_ASSIGN_OR_RETURN(cluster::TopicRecord created,
+                          store_.CreateTopic(std::move(topic), std::move(replicas)));
+  Status st = ReconcileLocked();
   if (!st.ok()) {
     Log()->error("topic {} created but its logs failed to open: {}", created.name,
                  st.error().message);
@@ -178,43 +168,19 @@ Result<cluster::TopicRecord> TopicManager::CreateTopic(cluster::TopicRecord topi
 
 Status TopicManager::DeleteTopic(const std::string& name) {
   std::lock_guard admin(admin_mu_);
-  auto topic = store_.GetTopic(name);
-  if (!topic) return MakeError(Errc::kNotFound, "topic '" + name + "' not found");
   STRATA_RETURN_IF_ERROR(store_.DeleteTopic(name));
-  std::vector<std::shared_ptr<storage::Log>> removed;
-  {
-    std::unique_lock lock(mu_);
-    for (int32_t p = 0; p < topic->partitions; ++p) {
-      auto it = logs_.find({name, p});
-      if (it == logs_.end()) continue;
-      if (cleaner_) cleaner_->Unregister(it->first.ToString());
-      removed.push_back(std::move(it->second));
-      logs_.erase(it);
-    }
-    infos_.erase(name);
-  }
-  if (remote_) {  // outside mu_: deleting the remote copies may take a while
-    for (int32_t p = 0; p < topic->partitions; ++p) {
-      remote_->RemovePartition(TopicPartition{name, p}.ToString(), /*delete_remote=*/true);
-    }
-  }
-  for (auto& log : removed) {
-    Status st = log->Delete();
-    if (!st.ok()) Log()->error("deleting log {}: {}", log->dir().string(), st.error().message);
-  }
   Log()->info("deleted topic {}", name);
-  return Status::Ok();
+  return ReconcileLocked();
 }
 
-Status TopicManager::AddPartitions(const std::string& name, int32_t total) {
+Status TopicManager::AddPartitions(const std::string& name, int32_t total,
+                                   cluster::ReplicaAssignment replicas) {
   std::lock_guard admin(admin_mu_);
   auto topic = store_.GetTopic(name);
   if (!topic) return MakeError(Errc::kNotFound, "topic '" + name + "' not found");
-  STRATA_RETURN_IF_ERROR(store_.SetPartitionCount(name, total));
-  int32_t old = topic->partitions;
-  topic->partitions = total;
-  Log()->info("topic {}: partitions {} -> {}", name, old, total);
-  return OpenPartitions(*topic, old, total);
+  STRATA_RETURN_IF_ERROR(store_.SetPartitionCount(name, total, std::move(replicas)));
+  Log()->info("topic {}: partitions {} -> {}", name, topic->partitions, total);
+  return ReconcileLocked();
 }
 
 Status TopicManager::SetTopicConfigs(const std::string& name,
@@ -229,25 +195,26 @@ Status TopicManager::UpdateTopicConfigs(const std::string& name,
                                         const cluster::MetadataStore::ConfigMutation& mutate) {
   std::lock_guard admin(admin_mu_);
   STRATA_RETURN_IF_ERROR(store_.UpdateTopicConfigs(name, mutate));
-  auto topic = store_.GetTopic(name);
-  if (!topic) return MakeError(Errc::kNotFound, "topic '" + name + "' not found");
-  storage::LogConfig log_config = ResolveLogConfig(config_, topic->configs);
-  PublishTopicInfo(*topic);
+  return ReconcileLocked();
+}
+
+std::shared_ptr<Partition> TopicManager::GetPartition(const TopicPartition& tp) const {
   std::shared_lock lock(mu_);
-  for (int32_t p = 0; p < topic->partitions; ++p) {
-    auto it = logs_.find({name, p});
-    if (it == logs_.end()) continue;
-    it->second->UpdateConfig(log_config);
-    UpdateTiering(*topic, p, it->second, log_config);
-  }
-  if (cleaner_ && log_config.compacted) cleaner_->Wake();
-  return Status::Ok();
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<storage::Log> TopicManager::GetLog(const TopicPartition& tp) const {
-  std::shared_lock lock(mu_);
-  auto it = logs_.find(tp);
-  return it == logs_.end() ? nullptr : it->second;
+  auto partition = GetPartition(tp);
+  return partition ? partition->log() : nullptr;
+}
+
+LeaderLookup TopicManager::LeaderPartition(const TopicPartition& tp,
+                                           int32_t current_leader_epoch) const {
+  auto info = GetTopicInfo(tp.topic);
+  bool exists = info && tp.partition >= 0 && tp.partition < info->record.partitions;
+  return CheckLeader(tp, exists, exists ? GetPartition(tp) : nullptr, self_, fenced_.load(),
+                     current_leader_epoch);
 }
 
 std::optional<cluster::TopicRecord> TopicManager::GetTopic(const std::string& name) const {
@@ -260,7 +227,7 @@ int TopicManager::EnforceRetention() {
   std::vector<std::pair<TopicPartition, std::shared_ptr<storage::Log>>> logs;
   {
     std::shared_lock lock(mu_);
-    logs.assign(logs_.begin(), logs_.end());
+    for (auto& [tp, partition] : partitions_) logs.emplace_back(tp, partition->log());
   }
   int deleted = 0;
   for (auto& [tp, log] : logs) {
@@ -278,7 +245,7 @@ void TopicManager::FlushDue() {
   std::vector<std::shared_ptr<storage::Log>> logs;
   {
     std::shared_lock lock(mu_);
-    for (auto& [_, log] : logs_) logs.push_back(log);
+    for (auto& [_, partition] : partitions_) logs.push_back(partition->log());
   }
   for (auto& log : logs) {
     auto flushed = log->FlushIfDue();

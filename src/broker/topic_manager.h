@@ -1,25 +1,32 @@
 #pragma once
-// TopicManager: the broker's topics and the open Log of each partition. It
-// applies topic admin (create, delete, add partitions, alter configs) to both
-// the MetadataStore and the local logs, runs periodic retention, and owns the
-// log cleaner (compaction of cleanup.policy=compact topics; every log is
-// registered with it, it picks the compacted ones).
+// TopicManager: the broker's topics and its replicas of their partitions.
+// Topic admin (create, delete, add partitions, alter configs) writes cluster
+// metadata; every broker then reconciles from its watched view: it opens a
+// Partition (and its log) for each replica placed on it, applies leadership
+// and config changes to them, and removes the replicas that are no longer
+// placed here (deleting their data, and the remote data once, by the last
+// leader). It also runs periodic retention and owns the log cleaner
+// (compaction of cleanup.policy=compact topics).
 //
-// Thread-safety: safe from any thread. Logs are shared_ptr so a fetch that
-// holds one keeps it valid while the topic is deleted concurrently.
+// Thread-safety: safe from any thread. Partitions and logs are shared_ptr so
+// a fetch that holds one keeps it valid while the topic is deleted.
+#include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/result.h"
 #include "broker/disk_high_mark.h"
+#include "broker/partition.h"
 #include "broker/topic_partition.h"
-#include "cluster/metadata_store.h"
+#include "cluster/metadata.h"
 #include "config/broker_config.h"
 #include "storage/cleaner.h"
 #include "storage/log.h"
@@ -37,26 +44,37 @@ struct TopicInfo {
 
 class TopicManager {
  public:
-  TopicManager(const config::BrokerConfig& config, cluster::MetadataStore& store, Clock* clock);
+  TopicManager(const config::BrokerConfig& config, cluster::Metadata& metadata, Clock* clock);
   ~TopicManager();
 
-  // Opens the logs of every topic in the store (running recovery) and
-  // starts the log cleaner when log.cleaner.enable.
+  // Opens the replicas placed on this broker (running log recovery), then
+  // follows the metadata view; starts the log cleaner when log.cleaner.enable.
   Status Start();
-  // Stops the cleaner, then closes every log cleanly (flush, producer snapshots).
+  // Stops reconciling and the cleaner, then closes every log cleanly (flush,
+  // producer snapshots).
   void Shutdown();
 
-  // Creates the topic in the store and its partition logs.
-  Result<cluster::TopicRecord> CreateTopic(cluster::TopicRecord topic);
+  // Each writes the store and returns once this broker has reconciled the
+  // change (its own replicas open or gone); other brokers follow by watch.
+  // `replicas` as MetadataStore::CreateTopic (empty: this broker alone).
+  Result<cluster::TopicRecord> CreateTopic(cluster::TopicRecord topic,
+                                           cluster::ReplicaAssignment replicas = {});
   Status DeleteTopic(const std::string& name);
-  Status AddPartitions(const std::string& name, int32_t total);
+  Status AddPartitions(const std::string& name, int32_t total,
+                       cluster::ReplicaAssignment replicas = {});
   Status SetTopicConfigs(const std::string& name, std::map<std::string, std::string> configs);
   // Changes the overrides by `mutate` atomically in the store (see
   // MetadataStore::UpdateTopicConfigs), then applies the result locally.
   Status UpdateTopicConfigs(const std::string& name,
                             const cluster::MetadataStore::ConfigMutation& mutate);
 
+  // This broker's replica, or nullptr.
+  std::shared_ptr<Partition> GetPartition(const TopicPartition& tp) const;
   std::shared_ptr<storage::Log> GetLog(const TopicPartition& tp) const;
+  // The partition for a request that needs its leader: see CheckLeader.
+  LeaderLookup LeaderPartition(const TopicPartition& tp, int32_t current_leader_epoch) const;
+  // Set while the broker's registration is fenced: it leads nothing.
+  void SetFenced(bool fenced) { fenced_.store(fenced); }
   std::optional<cluster::TopicRecord> GetTopic(const std::string& name) const;
   // Cached topic view; nullptr if the topic does not exist.
   std::shared_ptr<const TopicInfo> GetTopicInfo(const std::string& name) const;
@@ -83,22 +101,44 @@ class TopicManager {
   const storage::LogCleaner* cleaner() const { return cleaner_.get(); }
 
  private:
-  Status OpenPartitions(const cluster::TopicRecord& topic, int32_t from, int32_t to);
+  // One pass: makes the local replicas match the view. Caller holds admin_mu_.
+  Status ReconcileLocked();
+  Status OpenReplica(const cluster::TopicRecord& topic, int32_t p,
+                     const cluster::PartitionRecord& state, const storage::LogConfig& config);
+  // Closes and deletes a replica no longer placed here; the remote data too
+  // when the topic is gone and this broker led the partition last.
+  void RemoveReplica(const std::shared_ptr<Partition>& partition, bool topic_deleted);
+  void ApplyTopicChange(const cluster::TopicRecord& topic);
+  void StartReconciler();
+  void StopReconciler();
+  void ReconcileLoop();
   std::filesystem::path PartitionDir(const TopicPartition& tp) const;
   void PublishTopicInfo(const cluster::TopicRecord& record);  // caller holds no lock
   Status StartRemote();
-  // Registers the partition with the remote log manager (or removes it when
-  // the topic is not tiered).
-  void UpdateTiering(const cluster::TopicRecord& topic, int32_t partition,
-                     const std::shared_ptr<storage::Log>& log, const storage::LogConfig& config);
+  // Registers the partition with the remote log manager when the topic is
+  // tiered and this broker leads it; removes it otherwise.
+  void UpdateTiering(const cluster::TopicRecord& topic, const Partition& partition,
+                     const storage::LogConfig& config);
 
   const config::BrokerConfig& config_;
+  cluster::Metadata& metadata_;
   cluster::MetadataStore& store_;
+  const cluster::NodeId self_;
   Clock* clock_;
-  std::mutex admin_mu_;  // serialises topic admin operations
+  std::atomic<bool> fenced_{false};
+  std::mutex admin_mu_;  // serialises topic admin and reconciliation
   mutable std::shared_mutex mu_;
-  std::unordered_map<TopicPartition, std::shared_ptr<storage::Log>, TopicPartitionHash> logs_;
+  std::unordered_map<TopicPartition, std::shared_ptr<Partition>, TopicPartitionHash> partitions_;
   std::unordered_map<std::string, std::shared_ptr<const TopicInfo>> infos_;
+  // The topic record revision each published TopicInfo came from.
+  std::unordered_map<std::string, cluster::Revision> info_revisions_;
+  // Reconciliation thread, woken by the view on topic and partition changes.
+  std::mutex wake_mu_;
+  std::condition_variable wake_;
+  bool dirty_ = false;
+  bool stopping_ = false;
+  int subscription_ = 0;
+  std::thread reconciler_;
   std::unique_ptr<storage::LogCleaner> cleaner_;      // null unless log.cleaner.enable
   std::unique_ptr<tiered::RemoteLogManager> remote_;  // null unless tiered storage is on
   std::unique_ptr<DiskHighMark> high_mark_;           // produce back-pressure

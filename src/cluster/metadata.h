@@ -44,11 +44,12 @@ class Metadata : public MetadataStore {
   MetadataView& view() { return *view_; }
 
   std::string cluster_id() const override { return cluster_id_; }
-  Result<TopicRecord> CreateTopic(TopicRecord topic) override;
+  Result<TopicRecord> CreateTopic(TopicRecord topic, ReplicaAssignment replicas = {}) override;
   Status DeleteTopic(const std::string& name) override;
   std::optional<TopicRecord> GetTopic(const std::string& name) const override;
   std::vector<TopicRecord> ListTopics() const override;
-  Status SetPartitionCount(const std::string& name, int32_t partitions) override;
+  Status SetPartitionCount(const std::string& name, int32_t partitions,
+                           ReplicaAssignment replicas = {}) override;
   Status SetTopicConfigs(const std::string& name,
                          std::map<std::string, std::string> configs) override;
   Status UpdateTopicConfigs(const std::string& name, const ConfigMutation& mutate) override;
@@ -69,9 +70,12 @@ class Metadata : public MetadataStore {
   // change something when the compares hold (a no-op takes no revision of
   // ours to wait for).
   Result<TxnResult> Commit(std::span<const KvCompare> compares, std::span<const KvOp> ops);
-  // The partition records of [from, to), placed on the local broker (until
-  // the controller places them).
-  std::vector<KvOp> PartitionOps(const TopicRecord& topic, int32_t from, int32_t to) const;
+  // The partition records of [from, to): replicas[p - from] or, when
+  // empty, the local broker. The first replica leads; the ISR is the leader
+  // alone until followers replicate (a follower without the data must never
+  // be elected).
+  std::vector<KvOp> PartitionOps(const TopicRecord& topic, int32_t from, int32_t to,
+                                 const ReplicaAssignment& replicas) const;
   // Read-modify-write of one key by CAS, retried on conflict.
   Result<TxnResult> UpdateKey(
       const std::string& key,

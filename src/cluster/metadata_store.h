@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "cluster/replica_placement.h"
 
 namespace strata::cluster {
 
@@ -47,13 +48,17 @@ class MetadataStore {
   virtual std::string cluster_id() const = 0;
 
   // kAlreadyExists if a topic with that name exists. Assigns a random id.
-  virtual Result<TopicRecord> CreateTopic(TopicRecord topic) = 0;
+  // `replicas` places each partition (its first replica leads); empty puts
+  // every partition on this broker alone.
+  virtual Result<TopicRecord> CreateTopic(TopicRecord topic, ReplicaAssignment replicas = {}) = 0;
   // kNotFound if absent.
   virtual Status DeleteTopic(const std::string& name) = 0;
   virtual std::optional<TopicRecord> GetTopic(const std::string& name) const = 0;
   virtual std::vector<TopicRecord> ListTopics() const = 0;
-  // Only grows (kInvalidArgument otherwise).
-  virtual Status SetPartitionCount(const std::string& name, int32_t partitions) = 0;
+  // Only grows (kInvalidArgument otherwise); `replicas` places the new
+  // partitions as CreateTopic's does.
+  virtual Status SetPartitionCount(const std::string& name, int32_t partitions,
+                                   ReplicaAssignment replicas = {}) = 0;
   // Replaces the topic's config overrides.
   virtual Status SetTopicConfigs(const std::string& name,
                                  std::map<std::string, std::string> configs) = 0;

@@ -16,27 +16,33 @@ Error TopicNotFound(const std::string& name) {
 
 }  // namespace
 
-std::vector<KvOp> Metadata::PartitionOps(const TopicRecord& topic, int32_t from, int32_t to) const {
+std::vector<KvOp> Metadata::PartitionOps(const TopicRecord& topic, int32_t from, int32_t to,
+                                         const ReplicaAssignment& replicas) const {
   std::vector<KvOp> ops;
   std::string id = UuidToBase64(topic.id);
   for (int32_t p = from; p < to; ++p) {
     PartitionRecord rec;
-    rec.replicas = {options_.local_node};
-    rec.isr = {options_.local_node};
-    rec.leader = options_.local_node;
+    auto i = static_cast<size_t>(p - from);
+    if (i < replicas.size() && !replicas[i].empty()) {
+      rec.replicas = replicas[i];
+    } else {
+      rec.replicas = {options_.local_node};
+    }
+    rec.leader = rec.replicas.front();
+    rec.isr = {rec.leader};
     ops.push_back(KvOp::Put(keys_.Partition(id, p), EncodePartition(rec)));
   }
   return ops;
 }
 
-Result<TopicRecord> Metadata::CreateTopic(TopicRecord topic) {
+Result<TopicRecord> Metadata::CreateTopic(TopicRecord topic, ReplicaAssignment replicas) {
   if (view_->Topic(topic.name)) {
     return MakeError(Errc::kAlreadyExists, "topic '" + topic.name + "' already exists");
   }
   topic.id = RandomTopicId();
   // Partition records first, under the new (unique) topic id: nobody looks
   // there until the topic record that names the id exists.
-  std::vector<KvOp> parts = PartitionOps(topic, 0, topic.partitions);
+  std::vector<KvOp> parts = PartitionOps(topic, 0, topic.partitions, replicas);
   STRATA_ASSIGN_OR_RETURN(TxnResult written, WriteInBatches(*kv_, {}, parts));
   (void)written;
   KvCompare absent = KvCompare::Absent(keys_.Topic(topic.name));
@@ -83,14 +89,15 @@ std::vector<TopicRecord> Metadata::ListTopics() const {
   return out;
 }
 
-Status Metadata::SetPartitionCount(const std::string& name, int32_t partitions) {
+Status Metadata::SetPartitionCount(const std::string& name, int32_t partitions,
+                                   ReplicaAssignment replicas) {
   auto entry = view_->Topic(name);
   if (!entry) return TopicNotFound(name);
   TopicRecord topic = entry->record;
   if (partitions <= topic.partitions) {
     return MakeError(Errc::kInvalidArgument, "partition count can only grow");
   }
-  std::vector<KvOp> parts = PartitionOps(topic, topic.partitions, partitions);
+  std::vector<KvOp> parts = PartitionOps(topic, topic.partitions, partitions, replicas);
   STRATA_ASSIGN_OR_RETURN(TxnResult written, WriteInBatches(*kv_, {}, parts));
   (void)written;
   topic.partitions = partitions;

@@ -109,6 +109,7 @@ Status GroupCoordinator::Load() {
   int64_t skipped = 0;
   size_t loaded_groups = 0;
   for (int32_t p = 0; p < log_->partitions(); ++p) {
+    if (!log_->Hosts(p)) continue;
     std::unordered_map<std::string, LoadedGroup> loaded;
     STRATA_RETURN_IF_ERROR(log_->Replay(p, [&](ByteView key, std::optional<ByteView> value) {
       ++records;

@@ -1,6 +1,6 @@
 #pragma once
-// GroupCoordinator: Kafka's classic consumer-group coordinator for a single
-// broker that leads every __consumer_offsets partition. It runs the rebalance
+// GroupCoordinator: Kafka's classic consumer-group coordinator for the
+// groups of the __consumer_offsets partitions this broker holds. It runs the rebalance
 // protocol (JoinGroup / SyncGroup / Heartbeat / LeaveGroup, static membership,
 // session and rebalance timeouts), stores committed offsets and group
 // metadata as records in __consumer_offsets (OffsetsLog), rebuilds both by
@@ -68,7 +68,8 @@ class GroupCoordinator {
   GroupCoordinator(CoordinatorConfig config, std::unique_ptr<OffsetsLog> log, Clock* clock);
   ~GroupCoordinator();
 
-  // Rebuilds groups and offsets from every partition of the log. Call once,
+  // Rebuilds groups and offsets from every partition of the log this broker
+  // holds (the broker answers NOT_COORDINATOR for the others). Call once,
   // before serving requests.
   Status Load();
 

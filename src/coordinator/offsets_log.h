@@ -32,6 +32,9 @@ class OffsetsLog {
              Clock* clock);
 
   int32_t partitions() const { return partitions_; }
+  // Whether this broker holds `partition` (in a cluster, the others are
+  // other brokers' to coordinate).
+  bool Hosts(int32_t partition) const { return logs_(partition) != nullptr; }
 
   // Appends `records` to `partition`; the records are durable in the log (as
   // any produce with acks=1) when this returns Ok.

@@ -1,6 +1,8 @@
-// CreatePartitions (37): grows a topic's partition count.
+// CreatePartitions (37): grows a topic's partition count, placing the new
+// partitions as topic creation does (or as the request's assignments say).
 #include <fmt/format.h>
 
+#include "broker/cluster_state.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/create_partitions.h"
@@ -31,22 +33,30 @@ void GrowOne(BrokerContext& ctx, const CreatePartitionsRequest::Topic& in, bool 
     return fail(ErrorCode::kInvalidPartitions,
                 fmt::format("Topic already has {} partitions.", current));
   }
+  cluster::ReplicaAssignment replicas;
   if (in.assignments) {
     if (static_cast<int32_t>(in.assignments->size()) != in.count - current) {
       return fail(ErrorCode::kInvalidReplicaAssignment,
                   "Increasing the number of partitions needs one assignment per new partition.");
     }
     for (const auto& a : *in.assignments) {
-      for (int32_t b : a.broker_ids) {
-        if (b != ctx.config.node_id()) {
-          return fail(ErrorCode::kInvalidReplicaAssignment, fmt::format("Unknown broker id {}", b));
-        }
-      }
+      auto& ids = replicas.emplace_back();
+      for (int32_t b : a.broker_ids) ids.emplace_back(b);
     }
+    Status valid = cluster::ValidateAssignment(PlacementBrokers(ctx), replicas);
+    if (!valid.ok()) return fail(ErrorCode::kInvalidReplicaAssignment, valid.error().message);
+  } else {
+    auto placed = PlaceNewReplicas(ctx, in.count - current, info->record.replication_factor, current);
+    if (!placed.ok()) return fail(ErrorCode::kInvalidReplicationFactor, placed.error().message);
+    replicas = std::move(*placed);
   }
   if (validate_only) return;
-  Status st = ctx.topics.AddPartitions(in.name, in.count);
-  if (!st.ok()) fail(ErrorCode::kKafkaStorageError, st.error().message);
+  Status st = ctx.topics.AddPartitions(in.name, in.count, std::move(replicas));
+  if (!st.ok()) {
+    fail(st.error().code == Errc::kUnavailable ? ErrorCode::kRequestTimedOut
+                                               : ErrorCode::kKafkaStorageError,
+         st.error().message);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // CreateTopics (19): validated creation (names, partitions, replication
-// factor, configs), validate_only, manual assignments on this broker, and the
+// factor, configs), validate_only, manual replica assignments, and the
 // v5+ echo of the resulting configs.
 #include <set>
 
@@ -34,24 +34,29 @@ void CreateOne(BrokerContext& ctx, CreateTopicsRequest::Topic& in, bool validate
   }
   int32_t partitions = in.num_partitions;
   int16_t rf = in.replication_factor;
+  cluster::ReplicaAssignment manual;
   if (!in.assignments.empty()) {
     if (partitions != -1 || rf != -1) {
       SetError(out, ErrorCode::kInvalidRequest,
                "Both numPartitions or replicationFactor and replicasAssignments were set.");
       return;
     }
-    for (const auto& a : in.assignments) {
-      for (int32_t b : a.broker_ids) {
-        if (b != ctx.config.node_id()) {
-          SetError(out, ErrorCode::kInvalidReplicaAssignment, "Unknown broker id " + std::to_string(b));
-          return;
-        }
-      }
-    }
     partitions = static_cast<int32_t>(in.assignments.size());
     rf = static_cast<int16_t>(in.assignments.front().broker_ids.size());
+    // Kafka lists them by partition index; any order on the wire.
+    manual.resize(in.assignments.size());
+    for (const auto& a : in.assignments) {
+      if (a.partition_index < 0 || a.partition_index >= partitions ||
+          !manual[static_cast<size_t>(a.partition_index)].empty()) {
+        SetError(out, ErrorCode::kInvalidReplicaAssignment,
+                 "Partitions should be a consecutive 0-based integer sequence.");
+        return;
+      }
+      for (int32_t b : a.broker_ids) manual[static_cast<size_t>(a.partition_index)].emplace_back(b);
+    }
   }
-  auto result = CreateTopicChecked(ctx, in.name, partitions, rf, configs, validate_only);
+  auto result = CreateTopicChecked(ctx, in.name, partitions, rf, configs, validate_only,
+                                   manual.empty() ? nullptr : &manual);
   if (result.error != ErrorCode::kNone) {
     SetError(out, result.error, result.message);
     return;

@@ -21,8 +21,6 @@ using protocol::ErrorCode;
 using protocol::FetchRequest;
 using protocol::FetchResponse;
 
-constexpr int32_t kLeaderEpoch = 0;
-
 // A partition whose fetch offset is only in remote storage; answered after
 // the local reads (indexes into FetchResponse::responses / partitions).
 struct RemoteRead {
@@ -41,15 +39,12 @@ int64_t ReadPartition(BrokerContext& ctx, const std::string& topic,
                       FetchResponse::Partition& out, RemoteRead* remote) {
   out.partition_index = in.partition;
   out.records.null = false;
-  auto log = ctx.topics.GetLog({topic, in.partition});
-  if (!log) {
-    out.error_code = Code(ErrorCode::kUnknownTopicOrPartition);
+  LeaderLookup leader = ctx.topics.LeaderPartition({topic, in.partition}, in.current_leader_epoch);
+  if (leader.error != ErrorCode::kNone) {
+    out.error_code = Code(leader.error);
     return -1;
   }
-  if (in.current_leader_epoch > kLeaderEpoch) {
-    out.error_code = Code(ErrorCode::kUnknownLeaderEpoch);
-    return -1;
-  }
+  const std::shared_ptr<storage::Log>& log = leader.partition->log();
   int64_t log_start = ctx.topics.LogStartOffset({topic, in.partition}, *log);
   int64_t high_watermark = log->log_end_offset();  // single replica: HW = LEO
   out.high_watermark = high_watermark;

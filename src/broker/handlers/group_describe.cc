@@ -1,6 +1,7 @@
 // DescribeGroups (15): state, protocol and members (with their assignment)
 // of each group; unknown groups are reported as Dead without an error, as
 // Kafka does for v0-5.
+#include "broker/group_routing.h"
 #include "broker/handlers/handlers.h"
 #include "coordinator/group_coordinator.h"
 #include "protocol/messages/describe_groups.h"
@@ -19,6 +20,12 @@ HandlerResult HandleDescribeGroups(BrokerContext& ctx, net::Request& request) {
                           DecodeRequest<protocol::DescribeGroupsRequest>(request));
   protocol::DescribeGroupsResponse resp;
   for (const auto& id : req.groups) {
+    if (auto error = GroupCoordinatorError(ctx, id); error != protocol::ErrorCode::kNone) {
+      auto& g = resp.groups.emplace_back();
+      g.group_id = id;
+      g.error_code = Code(error);
+      continue;
+    }
     auto& g = resp.groups.emplace_back(ctx.group_coordinator->DescribeGroup(id));
     if (req.include_authorized_operations) g.authorized_operations = kGroupOperations;
   }

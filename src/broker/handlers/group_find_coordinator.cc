@@ -1,8 +1,10 @@
-// FindCoordinator (10): this broker leads every __consumer_offsets partition,
-// so it coordinates every group (key type 0). There is no transaction
+// FindCoordinator (10): a group's coordinator is the leader of its
+// __consumer_offsets partition (key type 0); COORDINATOR_NOT_AVAILABLE while
+// that partition has no leader. There is no transaction
 // coordinator yet (key type 1: COORDINATOR_NOT_AVAILABLE); other key types
 // (share groups) are INVALID_REQUEST, as Kafka answers versions below 6.
 // v0-3 carry one key, v4+ a batch (KIP-699).
+#include "broker/group_routing.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/find_coordinator.h"
@@ -34,10 +36,13 @@ FindCoordinatorResponse::Coordinator Lookup(const BrokerContext& ctx, int8_t key
   FindCoordinatorResponse::Coordinator c;
   c.key = key;
   if (key_type == kGroupKey && ctx.group_coordinator != nullptr) {
-    c.node_id = ctx.config.node_id();
-    c.host = ctx.advertised_host;
-    c.port = ctx.advertised_port;
-    return c;
+    LiveBroker b = GroupCoordinatorBroker(ctx, key);
+    if (b.node_id >= 0) {
+      c.node_id = b.node_id;
+      c.host = b.host;
+      c.port = b.port;
+      return c;
+    }
   }
   ErrorCode code = key_type == kGroupKey || key_type == kTransactionKey
                        ? ErrorCode::kCoordinatorNotAvailable

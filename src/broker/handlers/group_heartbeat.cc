@@ -1,5 +1,6 @@
 // Heartbeat (12): keeps a member's session alive and tells it when a
 // rebalance has started (REBALANCE_IN_PROGRESS).
+#include "broker/group_routing.h"
 #include "broker/handlers/handlers.h"
 #include "coordinator/group_coordinator.h"
 #include "protocol/messages/heartbeat.h"
@@ -9,7 +10,9 @@ namespace strata::broker {
 HandlerResult HandleHeartbeat(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(protocol::HeartbeatRequest req,
                           DecodeRequest<protocol::HeartbeatRequest>(request));
-  protocol::HeartbeatResponse resp = ctx.group_coordinator->Heartbeat(req);
+  protocol::HeartbeatResponse resp;
+  resp.error_code = Code(GroupCoordinatorError(ctx, req.group_id));
+  if (resp.error_code == 0) resp = ctx.group_coordinator->Heartbeat(req);
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 

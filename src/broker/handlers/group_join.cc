@@ -1,6 +1,7 @@
 // JoinGroup (11): parks the request in the group coordinator until the join
 // phase of the rebalance completes (or answers at once with an error,
 // MEMBER_ID_REQUIRED, or the current generation).
+#include "broker/group_routing.h"
 #include "broker/handlers/handlers.h"
 #include "coordinator/async_result.h"
 #include "coordinator/group_coordinator.h"
@@ -21,6 +22,12 @@ coordinator::RequestContext GroupRequestContext(const net::Request& request) {
 asio::awaitable<HandlerResult> HandleJoinGroup(BrokerContext& ctx, net::Request& request) {
   auto decoded = DecodeRequest<protocol::JoinGroupRequest>(request);
   if (!decoded.ok()) co_return decoded.take_error();
+  if (auto error = GroupCoordinatorError(ctx, decoded->group_id); error != protocol::ErrorCode::kNone) {
+    protocol::JoinGroupResponse resp;
+    resp.error_code = Code(error);
+    resp.member_id = decoded->member_id;
+    co_return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
   auto result = std::make_shared<coordinator::AsyncResult<protocol::JoinGroupResponse>>(
       co_await asio::this_coro::executor);
   ctx.group_coordinator->JoinGroup(

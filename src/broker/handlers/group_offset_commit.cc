@@ -2,6 +2,7 @@
 // UNKNOWN_TOPIC_OR_PARTITION (as Kafka's request handler does); the rest go to
 // the group coordinator, which fences by generation and acknowledges once the
 // commit is appended to __consumer_offsets.
+#include "broker/group_routing.h"
 #include "broker/handlers/handlers.h"
 #include "coordinator/group_coordinator.h"
 #include "protocol/error_code.h"
@@ -22,6 +23,15 @@ bool PartitionExists(const cluster::TopicRecord* topic, int32_t partition) {
 
 HandlerResult HandleOffsetCommit(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(OffsetCommitRequest req, DecodeRequest<OffsetCommitRequest>(request));
+  if (auto error = GroupCoordinatorError(ctx, req.group_id); error != protocol::ErrorCode::kNone) {
+    OffsetCommitResponse resp;
+    for (const auto& t : req.topics) {
+      auto& out = resp.topics.emplace_back();
+      out.name = t.name;
+      for (const auto& p : t.partitions) out.partitions.push_back({p.partition_index, Code(error)});
+    }
+    return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
   // Split off partitions of unknown topics, remembering where each goes.
   OffsetCommitRequest known = req;
   known.topics.clear();

@@ -2,6 +2,7 @@
 // subscribe to. Unknown topics/partitions are answered here
 // (UNKNOWN_TOPIC_OR_PARTITION); a group-level error replaces the whole answer,
 // as in Kafka.
+#include "broker/group_routing.h"
 #include "broker/handlers/handlers.h"
 #include "coordinator/group_coordinator.h"
 #include "protocol/error_code.h"
@@ -13,6 +14,11 @@ HandlerResult HandleOffsetDelete(BrokerContext& ctx, net::Request& request) {
   using protocol::OffsetDeleteRequest;
   using protocol::OffsetDeleteResponse;
   STRATA_ASSIGN_OR_RETURN(OffsetDeleteRequest req, DecodeRequest<OffsetDeleteRequest>(request));
+  if (auto error = GroupCoordinatorError(ctx, req.group_id); error != protocol::ErrorCode::kNone) {
+    OffsetDeleteResponse resp;
+    resp.error_code = Code(error);
+    return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
   OffsetDeleteRequest known{req.group_id, {}};
   OffsetDeleteResponse unknown;
   for (const auto& t : req.topics) {

@@ -1,6 +1,7 @@
 // SyncGroup (14): the leader hands in the assignment; every member waits for
 // its own share (parked in the coordinator until the leader's assignment is
 // stored).
+#include "broker/group_routing.h"
 #include "broker/handlers/handlers.h"
 #include "coordinator/async_result.h"
 #include "coordinator/group_coordinator.h"
@@ -17,6 +18,10 @@ asio::awaitable<HandlerResult> HandleSyncGroup(BrokerContext& ctx, net::Request&
   if (request.header.api_version >= 5 && (!req.protocol_type || !req.protocol_name)) {
     // v5+ must name the protocol (Kafka's areMandatoryProtocolTypeAndNamePresent).
     resp.error_code = Code(protocol::ErrorCode::kInconsistentGroupProtocol);
+    co_return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
+  if (auto error = GroupCoordinatorError(ctx, req.group_id); error != protocol::ErrorCode::kNone) {
+    resp.error_code = Code(error);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
   auto result = std::make_shared<coordinator::AsyncResult<protocol::SyncGroupResponse>>(

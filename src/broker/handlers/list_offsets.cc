@@ -22,16 +22,16 @@ constexpr int64_t kLatestTiered = -5;
 void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsRequest::Partition& in,
             int16_t version, ListOffsetsResponse::Partition& out) {
   out.partition_index = in.partition_index;
-  auto log = ctx.topics.GetLog({topic, in.partition_index});
-  if (!log) {
-    out.error_code = Code(ErrorCode::kUnknownTopicOrPartition);
+  LeaderLookup leader =
+      ctx.topics.LeaderPartition({topic, in.partition_index}, in.current_leader_epoch);
+  if (leader.error != ErrorCode::kNone) {
+    out.error_code = Code(leader.error);
     return;
   }
-  if (in.current_leader_epoch > 0) {
-    out.error_code = Code(ErrorCode::kUnknownLeaderEpoch);
-    return;
-  }
-  out.leader_epoch = 0;
+  const std::shared_ptr<storage::Log>& log = leader.partition->log();
+  // The current epoch for every answer: never older than the offset's own,
+  // so a client validating with it never sees a false truncation.
+  out.leader_epoch = leader.partition->leader_epoch().value();
   out.timestamp = -1;
   switch (in.timestamp) {
     case kLatest:

@@ -21,8 +21,6 @@ using protocol::ProduceResponse;
 
 auto Log() { return log::Get("produce"); }
 
-constexpr int32_t kLeaderEpoch = 0;  // single node: the epoch never changes
-
 void SetError(ProduceResponse::Partition& out, ErrorCode code, std::string message) {
   out.error_code = Code(code);
   out.error_message = std::move(message);
@@ -33,11 +31,12 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
                       ProduceResponse::Partition& out) {
   out.index = in.index;
   TopicPartition tp{topic, in.index};
-  std::shared_ptr<storage::Log> log = info ? ctx.topics.GetLog(tp) : nullptr;
-  if (!log) {
-    SetError(out, ErrorCode::kUnknownTopicOrPartition, "unknown topic or partition " + tp.ToString());
+  LeaderLookup leader = ctx.topics.LeaderPartition(tp, -1);
+  if (leader.error != ErrorCode::kNone) {
+    SetError(out, leader.error, std::move(leader.message));
     return;
   }
+  const std::shared_ptr<storage::Log>& log = leader.partition->log();
   if (auto reason = ctx.topics.ProduceBlockedReason()) {
     // Retriable: clients back off and retry until uploads and local
     // retention free space.
@@ -93,7 +92,7 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
                      .base_sequence = b.header.base_sequence,
                      .transactional = b.header.transactional()});
   }
-  auto appended = log->Append(in.records.view, infos, kLeaderEpoch);
+  auto appended = log->Append(in.records.view, infos, leader.partition->leader_epoch().value());
   if (!appended.ok()) {
     SetError(out, ProduceErrorCode(appended.error().code), appended.error().message);
     if (appended.error().code == Errc::kIoError) {

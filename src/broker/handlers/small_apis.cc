@@ -35,12 +35,13 @@ HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request) {
     for (const auto& p : topic.partitions) {
       auto& out = out_topic.partitions.emplace_back();
       out.partition_index = p.partition_index;
-      auto log = ctx.topics.GetLog({topic.name, p.partition_index});
-      if (!log) {
-        out.error_code = Code(ErrorCode::kUnknownTopicOrPartition);
+      LeaderLookup leader = ctx.topics.LeaderPartition({topic.name, p.partition_index}, -1);
+      if (leader.error != ErrorCode::kNone) {
+        out.error_code = Code(leader.error);
         out.low_watermark = -1;
         continue;
       }
+      const std::shared_ptr<storage::Log>& log = leader.partition->log();
       int64_t offset = p.offset == -1 ? log->log_end_offset() : p.offset;
       if (offset < 0 || offset > log->log_end_offset()) {
         out.error_code = Code(ErrorCode::kOffsetOutOfRange);
@@ -73,21 +74,28 @@ HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& reque
     for (const auto& p : topic.partitions) {
       auto& out = out_topic.partitions.emplace_back();
       out.partition = p.partition;
-      auto log = ctx.topics.GetLog({topic.topic, p.partition});
-      if (!log) {
-        out.error_code = Code(ErrorCode::kUnknownTopicOrPartition);
+      LeaderLookup leader =
+          ctx.topics.LeaderPartition({topic.topic, p.partition}, p.current_leader_epoch);
+      if (leader.error != ErrorCode::kNone) {
+        out.error_code = Code(leader.error);
         continue;
       }
-      if (p.current_leader_epoch > 0) {
-        out.error_code = Code(ErrorCode::kUnknownLeaderEpoch);
-        continue;
-      }
-      auto [epoch, end_offset] = log->EndOffsetForEpoch(p.leader_epoch);
-      if (epoch < 0 && log->latest_epoch() < 0) {
-        // Empty log: no epoch recorded yet; the log end is the answer.
-        epoch = 0;
+      const std::shared_ptr<storage::Log>& log = leader.partition->log();
+      const int32_t current = leader.partition->leader_epoch().value();
+      int32_t epoch = -1;
+      int64_t end_offset = -1;
+      if (p.leader_epoch == current) {
+        // The leader's own epoch ends at the log end, written in it or not.
+        epoch = current;
         end_offset = log->log_end_offset();
-      }
+      } else if (p.leader_epoch < current) {
+        std::tie(epoch, end_offset) = log->EndOffsetForEpoch(p.leader_epoch);
+        if (epoch < 0 && log->latest_epoch() < 0) {
+          // Nothing written yet: every earlier epoch ends at the log end.
+          epoch = current;
+          end_offset = log->log_end_offset();
+        }
+      }  // a future epoch: UNDEFINED (-1, -1), as Kafka
       out.leader_epoch = epoch;
       out.end_offset = end_offset;
     }

@@ -1,0 +1,205 @@
+// TopicManager's reconciliation: the local replicas follow the watched
+// metadata view. One pass compares the replicas placed on this broker with
+// the open ones, removes what is no longer placed here, publishes changed
+// topic records and opens what is new; leadership changes reach the open
+// partitions as their records change.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "broker/topic_manager.h"
+#include "broker/topic_validation.h"
+
+namespace strata::broker {
+
+namespace {
+
+auto Log() { return log::Get("broker"); }
+
+// A replica the view places on this broker.
+struct WantedReplica {
+  const cluster::TopicEntry* topic;
+  cluster::PartitionRecord state;
+};
+
+bool HasReplica(const cluster::PartitionRecord& r, cluster::NodeId node) {
+  return std::find(r.replicas.begin(), r.replicas.end(), node) != r.replicas.end();
+}
+
+}  // namespace
+
+void TopicManager::StartReconciler() {
+  const std::string topics = metadata_.keys().TopicsPrefix();
+  const std::string partitions = metadata_.keys().PartitionsPrefix();
+  subscription_ = metadata_.view().Subscribe(
+      [this, topics, partitions](const std::vector<std::string>& keys, bool reloaded) {
+        bool relevant = reloaded || std::any_of(keys.begin(), keys.end(), [&](const auto& k) {
+                          return k.starts_with(topics) || k.starts_with(partitions);
+                        });
+        if (!relevant) return;
+        std::lock_guard lock(wake_mu_);
+        dirty_ = true;
+        wake_.notify_one();
+      });
+  reconciler_ = std::thread([this] { ReconcileLoop(); });
+}
+
+void TopicManager::StopReconciler() {
+  if (subscription_ != 0) {
+    metadata_.view().Unsubscribe(subscription_);
+    subscription_ = 0;
+  }
+  {
+    std::lock_guard lock(wake_mu_);
+    stopping_ = true;
+    wake_.notify_one();
+  }
+  if (reconciler_.joinable()) reconciler_.join();
+}
+
+void TopicManager::ReconcileLoop() {
+  for (;;) {
+    {
+      std::unique_lock lock(wake_mu_);
+      // A failed pass (a log that would not open) is retried every second.
+      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return dirty_ || stopping_; });
+      if (stopping_) return;
+      dirty_ = false;
+    }
+    std::lock_guard admin(admin_mu_);
+    Status st = ReconcileLocked();
+    if (!st.ok()) Log()->warn("reconciling replicas: {}", st.error().message);
+  }
+}
+
+Status TopicManager::ReconcileLocked() {
+  cluster::MetadataView& view = metadata_.view();
+  const std::vector<cluster::TopicEntry> topics = view.Topics();
+  std::unordered_map<std::string, const cluster::TopicEntry*> by_name;
+  std::unordered_map<TopicPartition, WantedReplica, TopicPartitionHash> wanted;
+  for (const auto& t : topics) {
+    by_name[t.record.name] = &t;
+    auto records = view.Partitions(cluster::UuidToBase64(t.record.id));
+    for (int32_t p = 0; p < t.record.partitions; ++p) {
+      cluster::PartitionRecord state;
+      auto it = records.find(p);
+      if (it != records.end()) {
+        state = it->second.record;
+      } else {  // a topic made before partition records: this broker's
+        state.replicas = state.isr = {self_};
+        state.leader = self_;
+      }
+      if (HasReplica(state, self_)) wanted.emplace(TopicPartition{t.record.name, p},
+                                                   WantedReplica{&t, std::move(state)});
+    }
+  }
+
+  // Removals first: a re-created topic reuses its partitions' directories.
+  std::vector<std::pair<std::shared_ptr<Partition>, bool>> removed;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [tp, partition] : partitions_) {
+      auto t = by_name.find(tp.topic);
+      bool topic_gone =
+          t == by_name.end() || cluster::UuidToBase64(t->second->record.id) != partition->topic_id();
+      if (!topic_gone && wanted.contains(tp)) continue;
+      removed.emplace_back(partition, topic_gone);
+    }
+  }
+  for (auto& [partition, topic_gone] : removed) RemoveReplica(partition, topic_gone);
+
+  for (const auto& t : topics) {
+    auto rev = info_revisions_.find(t.record.name);
+    if (rev != info_revisions_.end() && rev->second == t.mod_revision) continue;
+    ApplyTopicChange(t.record);
+    info_revisions_[t.record.name] = t.mod_revision;
+  }
+  for (auto it = info_revisions_.begin(); it != info_revisions_.end();) {
+    if (by_name.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    std::unique_lock lock(mu_);
+    infos_.erase(it->first);
+    it = info_revisions_.erase(it);
+  }
+
+  Status result = Status::Ok();
+  for (auto& [tp, want] : wanted) {
+    auto info = GetTopicInfo(tp.topic);
+    if (auto open = GetPartition(tp)) {
+      bool led = open->leader() == self_;
+      open->Apply(want.state);
+      if (led != (open->leader() == self_)) {
+        Log()->info("{}: leader {} at epoch {}", tp.ToString(), open->leader().value(),
+                    open->leader_epoch().value());
+        UpdateTiering(want.topic->record, *open, info->log_config);
+      }
+      continue;
+    }
+    Status st = OpenReplica(want.topic->record, tp.partition, want.state, info->log_config);
+    if (!st.ok() && result.ok()) result = std::move(st);
+  }
+  return result;
+}
+
+Status TopicManager::OpenReplica(const cluster::TopicRecord& topic, int32_t p,
+                                 const cluster::PartitionRecord& state,
+                                 const storage::LogConfig& config) {
+  TopicPartition tp{topic.name, p};
+  auto opened = storage::Log::Open(PartitionDir(tp), config, clock_);
+  if (!opened.ok()) {
+    return MakeError(opened.error().code,
+                     fmt::format("opening log {}: {}", tp.ToString(), opened.error().message));
+  }
+  std::shared_ptr<storage::Log> log = std::move(opened).value();
+  auto partition = std::make_shared<Partition>(tp, cluster::UuidToBase64(topic.id), log, state);
+  if (cleaner_) cleaner_->Register(tp.ToString(), log);
+  UpdateTiering(topic, *partition, config);
+  std::unique_lock lock(mu_);
+  partitions_[tp] = std::move(partition);
+  return Status::Ok();
+}
+
+void TopicManager::RemoveReplica(const std::shared_ptr<Partition>& partition, bool topic_deleted) {
+  const TopicPartition& tp = partition->tp();
+  {
+    std::unique_lock lock(mu_);
+    partitions_.erase(tp);
+  }
+  if (cleaner_) cleaner_->Unregister(tp.ToString());
+  if (remote_) {
+    // The remote data is the partition's, not this replica's: it goes with
+    // the topic, removed once, by the broker that led the partition last.
+    bool delete_remote = topic_deleted && partition->leader() == self_;
+    remote_->RemovePartition(tp.ToString(), delete_remote);
+  }
+  Status st = partition->log()->Delete();
+  if (!st.ok()) {
+    Log()->error("deleting log {}: {}", partition->log()->dir().string(), st.error().message);
+    return;
+  }
+  Log()->info("removed replica {} ({})", tp.ToString(),
+              topic_deleted ? "topic deleted" : "no longer placed here");
+}
+
+void TopicManager::ApplyTopicChange(const cluster::TopicRecord& topic) {
+  PublishTopicInfo(topic);
+  storage::LogConfig log_config = ResolveLogConfig(config_, topic.configs);
+  std::vector<std::shared_ptr<Partition>> hosted;
+  {
+    std::shared_lock lock(mu_);
+    for (int32_t p = 0; p < topic.partitions; ++p) {
+      auto it = partitions_.find({topic.name, p});
+      if (it != partitions_.end()) hosted.push_back(it->second);
+    }
+  }
+  for (const auto& partition : hosted) {
+    partition->log()->UpdateConfig(log_config);
+    UpdateTiering(topic, *partition, log_config);
+  }
+  if (cleaner_ && log_config.compacted) cleaner_->Wake();
+}
+
+}  // namespace strata::broker

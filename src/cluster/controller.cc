@@ -1,0 +1,135 @@
+#include "cluster/controller.h"
+
+#include "base/log.h"
+#include "cluster/partition_leadership.h"
+
+namespace strata::cluster {
+
+namespace {
+
+auto Log() { return log::Get("controller"); }
+
+// Records per transaction: each brings one compare and one put, under
+// etcd's 128 operations per side.
+constexpr size_t kRecordsPerTxn = 100;
+
+struct Change {
+  std::string key;
+  Revision mod_revision;
+  PartitionRecord record;
+};
+
+}  // namespace
+
+Controller::Controller(Metadata& metadata, ControllerElection& election)
+    : metadata_(metadata), election_(election) {
+  const std::string brokers = metadata.keys().BrokersPrefix();
+  const std::string partitions = metadata.keys().PartitionsPrefix();
+  const std::string controller = metadata.keys().Controller();
+  subscription_ = metadata.view().Subscribe(
+      [this, brokers, partitions, controller](const std::vector<std::string>& keys, bool reloaded) {
+        bool relevant = reloaded;
+        for (const auto& k : keys) {
+          relevant = relevant || k.starts_with(brokers) || k.starts_with(partitions) ||
+                     k == controller;
+        }
+        if (!relevant) return;
+        std::lock_guard lock(mu_);
+        dirty_ = true;
+        wake_.notify_one();
+      });
+  thread_ = std::thread([this] { Run(); });
+}
+
+Controller::~Controller() {
+  metadata_.view().Unsubscribe(subscription_);
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    wake_.notify_one();
+  }
+  thread_.join();
+}
+
+void Controller::Run() {
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      // The election flips without a view change of ours when it campaigns:
+      // look again every half second.
+      wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return dirty_ || stopping_; });
+      if (stopping_) return;
+      dirty_ = false;
+    }
+    bool active = election_.active();
+    if (!active) {
+      was_active_ = false;
+      continue;
+    }
+    if (!was_active_) {
+      known_epochs_.clear();  // a new term: nothing known of earlier epochs
+      was_active_ = true;
+    }
+    if (!ElectLeaders()) {
+      // A record changed under us (or the store is down): decide again on
+      // fresh state, after a pause so a persistent failure does not spin.
+      std::unique_lock lock(mu_);
+      wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopping_; });
+      dirty_ = true;
+    }
+  }
+}
+
+bool Controller::ElectLeaders() {
+  MetadataView& view = metadata_.view();
+  std::map<NodeId, BrokerEpoch> epochs;
+  for (const auto& b : view.Brokers()) {
+    if (b.registration.state != BrokerState::kFenced) epochs[b.registration.node_id] = b.epoch;
+  }
+  auto live = [&](NodeId id) { return epochs.contains(id); };
+  auto restarted = [&](NodeId id) {
+    auto known = known_epochs_.find(id);
+    auto now = epochs.find(id);
+    return known != known_epochs_.end() && now != epochs.end() && known->second != now->second;
+  };
+  std::vector<Change> changes;
+  for (const auto& topic : view.Topics()) {
+    std::string id = UuidToBase64(topic.record.id);
+    for (const auto& [p, entry] : view.Partitions(id)) {
+      auto next = ElectLeader(entry.record, live, restarted);
+      if (next) changes.push_back({metadata_.keys().Partition(id, p), entry.mod_revision, *next});
+    }
+  }
+  bool all_written = true;
+  Revision last = 0;
+  for (size_t i = 0; i < changes.size(); i += kRecordsPerTxn) {
+    std::vector<KvCompare> compares{election_.Fence()};
+    std::vector<KvOp> ops;
+    for (size_t j = i; j < std::min(changes.size(), i + kRecordsPerTxn); ++j) {
+      compares.push_back(KvCompare::ModRevisionIs(changes[j].key, changes[j].mod_revision));
+      ops.push_back(KvOp::Put(changes[j].key, EncodePartition(changes[j].record)));
+    }
+    auto r = metadata_.kv().Txn(compares, ops);
+    if (!r.ok()) {
+      Log()->warn("electing leaders: {}", r.error().message);
+      return false;
+    }
+    if (!r->succeeded) {
+      all_written = false;
+      continue;
+    }
+    last = r->revision;
+    leader_changes_ += static_cast<int64_t>(ops.size());
+  }
+  if (!changes.empty()) {
+    int offline = 0;
+    for (const auto& c : changes) offline += c.record.leader == kNoNode ? 1 : 0;
+    Log()->info("elected leaders for {} partitions ({} without a live in-sync replica)",
+                changes.size(), offline);
+  }
+  if (last != 0) view.WaitForRevision(last, std::chrono::seconds(5));
+  if (all_written) known_epochs_ = std::move(epochs);
+  return all_written;
+}
+
+}  // namespace strata::cluster

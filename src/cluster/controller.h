@@ -1,0 +1,52 @@
+#pragma once
+// Controller: what the active controller does as brokers come and go. While
+// this broker's ControllerElection is active, it watches broker
+// registrations and partition records and re-elects leaders
+// (ElectLeader): a partition whose leader's registration is gone, or was
+// made again, gets a live ISR member as leader, or none (leader -1) until
+// one returns. Every write is guarded by the election fence and the
+// record's mod revision, so a deposed controller writes nothing and a record
+// changed meanwhile is decided again on its new value.
+//
+// Thread-safety: one thread of its own; constructed and destroyed by the
+// broker.
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cluster/controller_election.h"
+#include "cluster/metadata.h"
+
+namespace strata::cluster {
+
+class Controller {
+ public:
+  Controller(Metadata& metadata, ControllerElection& election);
+  ~Controller();
+
+  // Leadership changes written so far (for tests and metrics).
+  int64_t leader_changes() const { return leader_changes_.load(); }
+
+ private:
+  void Run();
+  // One pass over every partition; true when all its writes went through.
+  bool ElectLeaders();
+
+  Metadata& metadata_;
+  ControllerElection& election_;
+  std::atomic<int64_t> leader_changes_{0};
+  // The broker epochs seen by the last pass as this controller: a different
+  // one now means the broker registered again.
+  std::map<NodeId, BrokerEpoch> known_epochs_;
+  bool was_active_ = false;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool dirty_ = true;
+  bool stopping_ = false;
+  int subscription_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace strata::cluster

@@ -1,0 +1,69 @@
+#include "cluster/partition_leadership.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace strata::cluster {
+namespace {
+
+PartitionRecord Record(std::vector<int32_t> replicas, std::vector<int32_t> isr, int32_t leader,
+                       int32_t epoch) {
+  PartitionRecord r;
+  for (int32_t id : replicas) r.replicas.emplace_back(id);
+  for (int32_t id : isr) r.isr.emplace_back(id);
+  r.leader = NodeId(leader);
+  r.leader_epoch = LeaderEpoch(epoch);
+  r.partition_epoch = PartitionEpoch(epoch + 10);
+  return r;
+}
+
+auto Live(std::set<int32_t> ids) {
+  return [ids](NodeId id) { return ids.contains(id.value()); };
+}
+auto None() {
+  return [](NodeId) { return false; };
+}
+
+TEST(PartitionLeadership, LiveLeaderStays) {
+  EXPECT_FALSE(ElectLeader(Record({1, 2}, {1, 2}, 1, 3), Live({1, 2}), None()));
+}
+
+TEST(PartitionLeadership, DeadLeaderMovesToLiveIsrMember) {
+  auto r = ElectLeader(Record({1, 2, 3}, {1, 3}, 1, 3), Live({2, 3}), None());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->leader, NodeId(3));  // 2 is live but not in sync
+  EXPECT_EQ(r->leader_epoch, LeaderEpoch(4));
+  EXPECT_EQ(r->partition_epoch, PartitionEpoch(14));
+  EXPECT_EQ(r->isr.size(), 2u);
+}
+
+TEST(PartitionLeadership, NoLiveIsrMemberGoesOfflineAndComesBack) {
+  auto offline = ElectLeader(Record({1}, {1}, 1, 0), Live({2, 3}), None());
+  ASSERT_TRUE(offline);
+  EXPECT_EQ(offline->leader, kNoNode);
+  EXPECT_EQ(offline->leader_epoch, LeaderEpoch(1));  // reported even without a leader
+  EXPECT_EQ(offline->isr, std::vector<NodeId>{NodeId(1)});
+  // Still gone: nothing to write.
+  EXPECT_FALSE(ElectLeader(*offline, Live({2, 3}), None()));
+  auto back = ElectLeader(*offline, Live({1, 2, 3}), None());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->leader, NodeId(1));
+  EXPECT_EQ(back->leader_epoch, LeaderEpoch(2));
+}
+
+TEST(PartitionLeadership, RestartedLeaderTakesItsLeadershipAtANewEpoch) {
+  auto r = ElectLeader(Record({1}, {1}, 1, 5), Live({1}), Live({1}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->leader, NodeId(1));
+  EXPECT_EQ(r->leader_epoch, LeaderEpoch(6));
+}
+
+TEST(PartitionLeadership, PreferredReplicaOrderWins) {
+  auto r = ElectLeader(Record({3, 2, 1}, {1, 2, 3}, -1, 7), Live({1, 2, 3}), None());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->leader, NodeId(3));
+}
+
+}  // namespace
+}  // namespace strata::cluster

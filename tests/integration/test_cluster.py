@@ -1,0 +1,192 @@
+"""Three brokers sharing one real etcd (Debian's etcd-server on free loopback ports).
+
+What is checked: topics created through any broker are placed over all three, each
+broker holds only its own replicas and every broker describes the same leaders; real
+clients produce and consume through any bootstrap broker with exact offsets and bytes,
+consumer groups included; a broker that does not lead a partition answers Produce with
+NOT_LEADER_OR_FOLLOWER; a SIGKILLed broker's partitions go offline (leader -1, a higher
+leader epoch) within the lease TTL and come back with every acknowledged record when it
+restarts; a SIGKILLed controller is replaced and topic creation and deletion go on.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka.admin import NewTopic
+
+import kit
+import rawkafka
+from etcdkit import Etcd
+
+pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
+
+TTL_MS = 3000
+PREFIX = "/strata-cluster"
+# How long a dead broker's registration (and so its leadership) may outlive it: one
+# lease TTL, plus the controller's reaction and the watch delivering it.
+OFFLINE_WITHIN = TTL_MS / 1000 + 5
+
+
+@pytest.fixture
+def cluster(tmp_path, broker_factory):
+    etcd = Etcd(tmp_path / "etcd")
+
+    def start(node: int):
+        return broker_factory(config={
+            "node.id": str(node), "strata.metadata.backend": "etcd",
+            "strata.etcd.endpoints": etcd.endpoints, "strata.etcd.prefix": PREFIX,
+            "strata.etcd.lease.ttl.ms": str(TTL_MS), "strata.etcd.request.timeout.ms": "2000",
+            "offsets.topic.num.partitions": "6", "group.initial.rebalance.delay.ms": "0"})
+
+    brokers = [start(n) for n in (1, 2, 3)]
+    wait_until(lambda: len(metadata(brokers[0]).brokers) == 3, 15, "3 registered brokers",
+               lambda: metadata(brokers[0]).brokers)
+    yield brokers
+    for b in brokers:
+        b.stop()
+    etcd.stop_all()
+
+
+def wait_until(pred, timeout: float, what: str, seen=lambda: "") -> None:
+    deadline = time.time() + timeout
+    while not pred():
+        if time.time() > deadline:
+            raise AssertionError(f"{what}: not within {timeout}s; seen: {seen()}")
+        time.sleep(0.1)
+
+
+def metadata(b, topic: str | None = None):
+    return kit.admin(b.bootstrap).list_topics(topic, timeout=10)
+
+
+def leaders(b, topic: str) -> dict[int, tuple[int, list[int]]]:
+    """partition -> (leader, replicas) as broker `b` describes them."""
+    md = metadata(b, topic).topics[topic]
+    return {p: (pm.leader, list(pm.replicas)) for p, pm in md.partitions.items()}
+
+
+def produce_to(b, topic: str, partition: int) -> int:
+    """Produce v8 of one record straight to `b` (no client routing) -> error code."""
+    batch = rawkafka.record_batch([(None, b"direct", [])], kit.BASE_TS)
+    with rawkafka.Conn(b.bootstrap) as c:
+        c.send(rawkafka.request(0, 8, 5, rawkafka.produce_body(8, topic, partition, batch,
+                                                                acks=1)))
+        _, body = c.recv_frame()
+    [(_, _, code, _)] = rawkafka.parse_produce_response(8, body)
+    return code
+
+
+def test_topics_spread_over_the_brokers_and_any_broker_serves_them(cluster):
+    b1, b2, b3 = cluster
+    topic = kit.unique_topic("spread")
+    kit.create_topic(b2.bootstrap, topic, 6)  # through a broker that may not be the controller
+    by_node = {b.config["node.id"]: b for b in cluster}
+    wait_until(lambda: all(len(leaders(b, topic)) == 6 for b in cluster), 15,
+               "every broker describes the topic")
+    placed = leaders(b1, topic)
+    assert all(leaders(b, topic) == placed for b in (b2, b3)), "brokers disagree"
+    counts = {n: sum(1 for leader, _ in placed.values() if leader == n) for n in (1, 2, 3)}
+    assert counts == {1: 2, 2: 2, 3: 2}, placed
+    for p, (leader, replicas) in placed.items():
+        assert replicas == [leader]
+        for node, b in by_node.items():
+            # Only the replica's broker holds its log.
+            wait_until(lambda: b.partition_dir(topic, p).exists() == (int(node) == leader), 10,
+                       f"{topic}-{p} on broker {node} only if placed there")
+        others = [b for n, b in by_node.items() if int(n) != leader]
+        assert produce_to(others[0], topic, p) == 6  # NOT_LEADER_OR_FOLLOWER
+        assert produce_to(by_node[str(leader)], topic, p) == 0
+
+    # After the one direct record at offset 0 of each partition.
+    recs = kit.make_records(600, 6, seed=11, tag="spread")
+    kit.produce_confluent(b3.bootstrap, topic, recs)
+    start = {p: 1 for p in range(6)}
+    kit.assert_same_records(recs, kit.consume_confluent(b1.bootstrap, topic, 6, start=start),
+                            contiguous_from=1)
+    consume_as_group(b2, topic, kit.unique_topic("group"), total=606)
+
+
+def consume_as_group(b, topic: str, group: str, total: int) -> None:
+    """A subscribed consumer (its coordinator found through `b`) reads `total` records and
+    commits; the committed offsets are each partition's end."""
+    from confluent_kafka import TopicPartition
+    c = kit.consumer_confluent(b.bootstrap, {"group.id": group, "session.timeout.ms": "10000",
+                                               "enable.auto.offset.store": True})
+    try:
+        c.subscribe([topic])
+        seen: dict[int, int] = {}
+        deadline = time.time() + 60
+        while sum(seen.values()) < total:
+            assert time.time() < deadline, f"group {group} read {seen} of {total}"
+            for m in c.consume(num_messages=500, timeout=0.5):
+                assert m.error() is None, m.error()
+                seen[m.partition()] = seen.get(m.partition(), 0) + 1
+        c.commit(asynchronous=False)
+        committed = c.committed([TopicPartition(topic, p) for p in seen], timeout=10)
+        assert {tp.partition: tp.offset for tp in committed} == seen
+    finally:
+        c.close()
+
+
+def test_a_killed_broker_goes_offline_and_comes_back_with_every_record(cluster):
+    b1, b2, b3 = cluster
+    topic = kit.unique_topic("offline")
+    kit.create_topic(b1.bootstrap, topic, 3)
+    recs = kit.make_records(300, 3, seed=12, tag="before")
+    kit.produce_confluent(b1.bootstrap, topic, recs, extra={"acks": "all"})
+    mine = [p for p, (leader, _) in leaders(b1, topic).items() if leader == 2]
+    assert len(mine) == 1, leaders(b1, topic)
+    before = metadata(b1, topic).topics[topic].partitions[mine[0]]
+
+    b2.kill9()
+    wait_until(lambda: leaders(b1, topic)[mine[0]][0] == -1, OFFLINE_WITHIN,
+               "the dead broker's partition offline", lambda: leaders(b1, topic))
+    assert 2 not in [b.id for b in metadata(b1).brokers.values()]
+    # The others stay led by their brokers.
+    assert sorted(leader for leader, _ in leaders(b3, topic).values()) == [-1, 1, 3]
+
+    b2.start()
+    wait_until(lambda: leaders(b1, topic)[mine[0]][0] == 2, 15, "leadership back",
+               lambda: leaders(b1, topic))
+    kit.assert_same_records(recs, kit.consume_confluent(b3.bootstrap, topic, 3))
+    from confluent_kafka import TopicPartition
+    c = kit.consumer_confluent(b1.bootstrap)
+    try:
+        tp = c.offsets_for_times([TopicPartition(topic, mine[0], 0)], timeout=10)[0]
+        assert tp.offset == 0
+        # The leader epoch grew twice: offline, then back.
+        assert tp.leader_epoch >= 2, tp.leader_epoch
+    finally:
+        c.close()
+    assert before.leader == 2
+
+
+def test_a_killed_controller_is_replaced_and_admin_goes_on(cluster):
+    by_node = {int(b.config["node.id"]): b for b in cluster}
+    controller = metadata(cluster[0]).controller_id
+    assert controller in by_node
+    by_node[controller].kill9()
+    killed_at = time.time()
+    survivor = next(b for n, b in by_node.items() if n != controller)
+    wait_until(lambda: metadata(survivor).controller_id not in (controller, -1), OFFLINE_WITHIN,
+               "a new controller", lambda: metadata(survivor).controller_id)
+    print(f"new controller after {time.time() - killed_at:.1f}s")
+
+    topic = kit.unique_topic("after")
+    a = kit.admin(survivor.bootstrap)
+    for f in a.create_topics([NewTopic(topic, 4, 1)], request_timeout=20).values():
+        f.result(timeout=30)
+    placed = leaders(survivor, topic)
+    assert len(placed) == 4 and all(leader in by_node and leader != controller
+                                    for leader, _ in placed.values()), placed
+    recs = kit.make_records(200, 4, seed=13, tag="after")
+    kit.produce_confluent(survivor.bootstrap, topic, recs)
+    kit.assert_same_records(recs, kit.consume_confluent(survivor.bootstrap, topic, 4))
+
+    for f in a.delete_topics([topic], request_timeout=20).values():
+        f.result(timeout=30)
+    live = [b for n, b in by_node.items() if n != controller]
+    wait_until(lambda: not any(b.partition_dir(topic, p).exists() for b in live for p in range(4)),
+               15, "every replica's data deleted")
+    by_node[controller].start()  # leaves the cluster whole for the fixture's clean stop
