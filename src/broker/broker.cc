@@ -154,17 +154,9 @@ asio::awaitable<void> Broker::PeriodicTasks() {
 Status Broker::StartGroupCoordinator() {
   const std::string topic = coordinator::kOffsetsTopic;
   auto partitions = static_cast<int32_t>(config_.GetLong("offsets.topic.num.partitions"));
+  // The topic itself is made at the first FindCoordinator (EnsureOffsetsTopic).
   if (auto existing = topics_->GetTopic(topic)) {
     partitions = existing->partitions;  // as Kafka: the topic's count wins over the config
-  } else {
-    cluster::TopicRecord record;
-    record.name = topic;
-    record.partitions = partitions;
-    record.replication_factor = 1;
-    record.internal = true;
-    record.configs = {{"cleanup.policy", "compact"},
-                      {"segment.bytes", config_.Get("offsets.topic.segment.bytes")}};
-    STRATA_RETURN_IF_ERROR(topics_->CreateTopic(std::move(record)));
   }
   coordinator::CoordinatorConfig cc;
   cc.initial_rebalance_delay_ms =

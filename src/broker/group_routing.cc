@@ -1,8 +1,35 @@
 #include "broker/group_routing.h"
 
+#include "base/log.h"
 #include "coordinator/group_coordinator.h"
 
 namespace strata::broker {
+
+protocol::ErrorCode EnsureOffsetsTopic(BrokerContext& ctx) {
+  if (ctx.topics.GetTopicInfo(coordinator::kOffsetsTopic)) return protocol::ErrorCode::kNone;
+  const auto partitions = static_cast<int32_t>(ctx.config.GetLong("offsets.topic.num.partitions"));
+  const auto rf = static_cast<int16_t>(ctx.config.GetLong("offsets.topic.replication.factor"));
+  auto placed = PlaceNewReplicas(ctx, partitions, rf, 0);
+  if (!placed.ok()) {
+    log::Get("coordinator")->warn("cannot create {}: {}", coordinator::kOffsetsTopic,
+                                  placed.error().message);
+    return protocol::ErrorCode::kCoordinatorNotAvailable;
+  }
+  cluster::TopicRecord record;
+  record.name = coordinator::kOffsetsTopic;
+  record.partitions = partitions;
+  record.replication_factor = rf;
+  record.internal = true;
+  record.configs = {{"cleanup.policy", "compact"},
+                    {"segment.bytes", ctx.config.Get("offsets.topic.segment.bytes")}};
+  auto created = ctx.topics.CreateTopic(std::move(record), std::move(*placed));
+  if (!created.ok() && created.error().code != Errc::kAlreadyExists) {
+    log::Get("coordinator")->warn("cannot create {}: {}", coordinator::kOffsetsTopic,
+                                  created.error().message);
+    return protocol::ErrorCode::kCoordinatorNotAvailable;
+  }
+  return protocol::ErrorCode::kNone;
+}
 
 LiveBroker GroupCoordinatorBroker(const BrokerContext& ctx, const std::string& group_id) {
   LiveBroker none;

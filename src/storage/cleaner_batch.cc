@@ -161,10 +161,12 @@ Result<FilteredBatch> FilterBatch(ByteView batch, const BatchHeader& h,
   std::optional<int64_t> horizon = DeleteHorizon(h);
   const bool set_horizon = kept_tombstone && !horizon && options.new_delete_horizon >= 0;
   if (kept.size() == size_t(h.records_count) && !set_horizon) {
+    if (kept_tombstone && horizon) out.tombstone_horizon = *horizon;
     out.outcome = BatchOutcome::kOriginal;
     return out;
   }
   if (set_horizon) horizon = options.new_delete_horizon;
+  if (kept_tombstone && horizon) out.tombstone_horizon = *horizon;
   STRATA_ASSIGN_OR_RETURN(out.bytes, Rebuild(h, kept, horizon));
   out.outcome = BatchOutcome::kRewritten;
   return out;

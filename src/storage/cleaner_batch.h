@@ -54,6 +54,8 @@ struct FilteredBatch {
   Bytes bytes;
   int32_t records_read = 0;
   int32_t records_retained = 0;
+  // The delete horizon of a kept batch that still holds a tombstone, or -1.
+  int64_t tombstone_horizon = -1;
 };
 
 // Decides whether the record at `offset` survives.

@@ -80,6 +80,8 @@ CleaningEstimate LogImpl::PlanCleaningLocked(int64_t now, CleanPassInput* input)
       e.cleanable_bytes += int64_t(seg->size());
   }
   if (e.cleanable_bytes > 0) e.compaction_delay_ms = CompactionDelayLocked(first_dirty, now);
+  const int64_t horizon = earliest_delete_horizon_.load();
+  e.tombstones_expired = horizon >= 0 && horizon <= now;
   if (input == nullptr) return e;
 
   input->dir = dir_;
@@ -122,7 +124,7 @@ Result<CleaningResult> LogImpl::Clean(OffsetMap& map, int64_t now) {
   if (!plan.compacted) {
     return MakeError(Errc::kInvalidArgument, fmt::format("{} is not compacted", label_));
   }
-  if (plan.first_uncleanable_offset <= plan.first_dirty_offset) {
+  if (plan.first_uncleanable_offset <= plan.first_dirty_offset && !plan.tombstones_expired) {
     CleaningResult nothing;
     nothing.first_dirty_offset = nothing.end_offset = plan.first_dirty_offset;
     return nothing;
@@ -171,6 +173,7 @@ Result<CleaningResult> LogImpl::RunPass(CleanPass& pass) {
     cleaner_checkpoint_.store(pass.End());
   }
   CleaningResult result = pass.counters();
+  earliest_delete_horizon_.store(result.earliest_delete_horizon);
   result.segments_cleaned = cleaned;
   result.segments_written = written;
   result.groups_skipped = skipped;

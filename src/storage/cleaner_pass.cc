@@ -165,7 +165,10 @@ std::vector<SegmentGroup> CleanPass::GroupSegments() const {
 }
 
 bool CleanPass::Retain(const BatchHeader& h, int64_t offset, const protocol::Record& r) const {
-  if (offset > map_.latest_offset()) return true;  // beyond what this pass mapped
+  // Beyond what this pass mapped. Below the first dirty offset every key is
+  // at its latest already, so a pass with nothing dirty (run for expired
+  // tombstones) still applies the tombstone rule there.
+  if (offset > std::max(map_.latest_offset(), in_.first_dirty - 1)) return true;
   if (!r.key) return false;                        // keyless records cannot be compacted
   if (offset < map_.Get(*r.key)) return false;     // a later record has this key
   if (r.value) return true;
@@ -240,6 +243,12 @@ Status CleanPass::CleanSegmentInto(const Segment& seg, bool last_in_group, Segme
         }));
     counters_.records_read += out.records_read;
     counters_.records_retained += out.records_retained;
+    // Only future horizons: one this pass could not act on must not make
+    // the log look cleanable again at once (the cleaner would spin).
+    if (out.tombstone_horizon > in_.now && (counters_.earliest_delete_horizon < 0 ||
+                                       out.tombstone_horizon < counters_.earliest_delete_horizon)) {
+      counters_.earliest_delete_horizon = out.tombstone_horizon;
+    }
     if (out.outcome == BatchOutcome::kDropped) continue;
     ByteView kept = out.outcome == BatchOutcome::kOriginal ? batch : ByteView(out.bytes);
     STRATA_ASSIGN_OR_RETURN(BatchHeader kept_header, protocol::ParseBatchHeader(kept));

@@ -190,6 +190,35 @@ TEST_F(CleanerTest, TombstonesStayUntilTheDeleteHorizonPasses) {
   EXPECT_EQ(latest.size(), 5u);  // b c d e f
 }
 
+TEST_F(CleanerTest, AnIdleLogLosesItsTombstonesOnceTheHorizonPasses) {
+  auto log = OpenLog();
+  Put(*log, "a", "a1");
+  Put(*log, "b", "b1");
+  Put(*log, "a", std::nullopt);
+  Roll(*log);
+  Put(*log, "c", "c1");  // active
+  const int64_t t0 = clock_.NowMs();
+  ASSERT_TRUE(Clean(*log).ok());
+  EXPECT_TRUE(LatestByKey(ReadAllRecords(*log)).count("a"));
+  // Nothing dirty: not cleanable until the horizon (KIP-534).
+  EXPECT_FALSE(log->EstimateCleaning(clock_.NowMs()).ShouldClean());
+  clock_.Advance(config_.delete_retention_ms - 1);
+  EXPECT_FALSE(log->EstimateCleaning(clock_.NowMs()).ShouldClean());
+  clock_.Advance(1);
+  ASSERT_EQ(clock_.NowMs(), t0 + config_.delete_retention_ms);
+  CleaningEstimate e = log->EstimateCleaning(clock_.NowMs());
+  EXPECT_EQ(e.cleanable_bytes, 0);
+  EXPECT_TRUE(e.ShouldClean());
+  auto result = Clean(*log);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto latest = LatestByKey(ReadAllRecords(*log));
+  EXPECT_EQ(latest.count("a"), 0u);
+  EXPECT_EQ(latest.size(), 2u);  // b c
+  // Nothing left to do: the log is not picked again.
+  EXPECT_EQ(result->earliest_delete_horizon, -1);
+  EXPECT_FALSE(log->EstimateCleaning(clock_.NowMs()).ShouldClean());
+}
+
 TEST_F(CleanerTest, ActiveSegmentIsNeverTouched) {
   auto log = OpenLog();
   Put(*log, "x", "1");

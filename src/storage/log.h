@@ -114,6 +114,9 @@ struct CleaningEstimate {
   int64_t cleanable_bytes = 0;         // segments in the dirty section
   int64_t compaction_delay_ms = 0;     // > 0: max.compaction.lag.ms is overdue by this much
   double min_dirty_ratio = 0.5;        // the log's min.cleanable.dirty.ratio
+  // A kept tombstone's delete horizon has passed: worth a pass even with
+  // nothing dirty, or an idle topic would keep its tombstones for ever.
+  bool tombstones_expired = false;
 
   double dirty_ratio() const {
     int64_t total = clean_bytes + cleanable_bytes;
@@ -121,8 +124,9 @@ struct CleaningEstimate {
   }
   // Kafka's choice: dirty enough, or holding records past max.compaction.lag.ms.
   bool ShouldClean() const {
-    return compacted && cleanable_bytes > 0 &&
-           (compaction_delay_ms > 0 || dirty_ratio() >= min_dirty_ratio);
+    return compacted &&
+           ((cleanable_bytes > 0 && (compaction_delay_ms > 0 || dirty_ratio() >= min_dirty_ratio)) ||
+            tombstones_expired);
   }
 };
 
@@ -139,6 +143,9 @@ struct CleaningResult {
   int segments_written = 0;        // cleaned segments swapped in
   int groups_skipped = 0;          // groups not swapped (their segments were deleted meanwhile)
   bool map_full = false;           // the offset map filled before the dirty section's end
+  // The earliest delete horizon of the tombstones the cleaned section still
+  // holds (-1: none): once it passes, a pass removes them (KIP-534).
+  int64_t earliest_delete_horizon = -1;
   int64_t duration_ms = 0;
 };
 

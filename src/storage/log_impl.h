@@ -167,6 +167,9 @@ class LogImpl final : public Log {
   std::mutex clean_mu_;                     // held for a whole cleaning pass
   std::atomic<bool> stop_cleaning_{false};  // set by Close/Delete to abort a pass
   std::atomic<int64_t> cleaner_checkpoint_{-1};
+  // CleaningResult::earliest_delete_horizon of the last pass (in memory: after
+  // a restart the next pass that covers the tombstones finds it again).
+  std::atomic<int64_t> earliest_delete_horizon_{-1};
   int swap_crash_step_ = -1;  // InjectSwapCrashForTest
   // Tiered storage: offsets below this are in remote storage (-1: none).
   std::atomic<int64_t> remote_copied_{-1};

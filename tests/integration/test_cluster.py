@@ -28,9 +28,8 @@ PREFIX = "/strata-cluster"
 OFFLINE_WITHIN = TTL_MS / 1000 + 5
 
 
-@pytest.fixture
-def cluster(tmp_path, broker_factory):
-    etcd = Etcd(tmp_path / "etcd")
+def start_cluster(tmp_path, broker_factory, etcd_members: int = 1):
+    etcd = Etcd(tmp_path / "etcd", members=etcd_members)
 
     def start(node: int):
         return broker_factory(config={
@@ -42,6 +41,12 @@ def cluster(tmp_path, broker_factory):
     brokers = [start(n) for n in (1, 2, 3)]
     wait_until(lambda: len(metadata(brokers[0]).brokers) == 3, 15, "3 registered brokers",
                lambda: metadata(brokers[0]).brokers)
+    return etcd, brokers
+
+
+@pytest.fixture
+def cluster(tmp_path, broker_factory):
+    etcd, brokers = start_cluster(tmp_path, broker_factory)
     yield brokers
     for b in brokers:
         b.stop()
@@ -190,3 +195,34 @@ def test_a_killed_controller_is_replaced_and_admin_goes_on(cluster):
     wait_until(lambda: not any(b.partition_dir(topic, p).exists() for b in live for p in range(4)),
                15, "every replica's data deleted")
     by_node[controller].start()  # leaves the cluster whole for the fixture's clean stop
+
+
+def test_losing_one_of_three_etcd_members_disrupts_nothing(tmp_path, broker_factory):
+    etcd, brokers = start_cluster(tmp_path, broker_factory, etcd_members=3)
+    try:
+        b1 = brokers[0]
+        topic = kit.unique_topic("quorum")
+        kit.create_topic(b1.bootstrap, topic, 3)
+        before = kit.make_records(150, 3, seed=14, tag="before")
+        kit.produce_confluent(b1.bootstrap, topic, before)
+        registered = {n: etcd.get_prefix(f"{PREFIX}/brokers/")[f"{PREFIX}/brokers/{n}"]
+                      for n in (1, 2, 3)}
+        etcd.stop(0, kill=True)
+        # Metadata changes and data go on with two of three members.
+        other = kit.unique_topic("quorum-after")
+        kit.create_topic(brokers[1].bootstrap, other, 3)
+        after = kit.make_records(150, 3, seed=15, tag="after")
+        kit.produce_confluent(brokers[2].bootstrap, topic, after)
+        kit.assert_same_records(before + after, kit.consume_confluent(b1.bootstrap, topic, 3))
+        assert sorted(leader for leader, _ in leaders(b1, other).values()) == [1, 2, 3]
+        # Past a lease TTL: every broker kept its registration (no re-registration, no
+        # leader change).
+        time.sleep(TTL_MS / 1000 + 1)
+        now = etcd.get_prefix(f"{PREFIX}/brokers/")
+        for n, reg in registered.items():
+            assert now[f"{PREFIX}/brokers/{n}"]["create_revision"] == reg["create_revision"], n
+        assert all(leader in (1, 2, 3) for leader, _ in leaders(b1, topic).values())
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()

@@ -1,6 +1,6 @@
 // FindCoordinator (10): a group's coordinator is the leader of its
-// __consumer_offsets partition (key type 0); COORDINATOR_NOT_AVAILABLE while
-// that partition has no leader. There is no transaction
+// __consumer_offsets partition (key type 0), the topic made at the first
+// lookup; COORDINATOR_NOT_AVAILABLE while that partition has no leader. There is no transaction
 // coordinator yet (key type 1: COORDINATOR_NOT_AVAILABLE); other key types
 // (share groups) are INVALID_REQUEST, as Kafka answers versions below 6.
 // v0-3 carry one key, v4+ a batch (KIP-699).
@@ -31,11 +31,12 @@ const char* Message(ErrorCode code) {
   }
 }
 
-FindCoordinatorResponse::Coordinator Lookup(const BrokerContext& ctx, int8_t key_type,
+FindCoordinatorResponse::Coordinator Lookup(BrokerContext& ctx, int8_t key_type,
                                             const std::string& key) {
   FindCoordinatorResponse::Coordinator c;
   c.key = key;
-  if (key_type == kGroupKey && ctx.group_coordinator != nullptr) {
+  if (key_type == kGroupKey && ctx.group_coordinator != nullptr &&
+      EnsureOffsetsTopic(ctx) == ErrorCode::kNone) {
     LiveBroker b = GroupCoordinatorBroker(ctx, key);
     if (b.node_id >= 0) {
       c.node_id = b.node_id;
