@@ -31,6 +31,22 @@ std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx) {
   return out;
 }
 
+std::vector<LiveBroker> FencedBrokers(const BrokerContext& ctx) {
+  std::vector<LiveBroker> out;
+  if (ctx.metadata == nullptr) return out;
+  const std::string& listener = ctx.config.advertised_listeners().front().listener_name;
+  for (const auto& b : ctx.metadata->view().Brokers()) {
+    if (b.registration.state != cluster::BrokerState::kFenced) continue;
+    for (const auto& l : b.registration.listeners) {
+      if (l.name != listener) continue;
+      LiveBroker fenced{b.registration.node_id.value(), l.host, l.port, std::nullopt};
+      if (!b.registration.rack.empty()) fenced.rack = b.registration.rack;
+      out.push_back(std::move(fenced));
+    }
+  }
+  return out;
+}
+
 std::vector<cluster::PlacementBroker> PlacementBrokers(const BrokerContext& ctx) {
   std::vector<cluster::PlacementBroker> out;
   const cluster::NodeId self(ctx.config.node_id());

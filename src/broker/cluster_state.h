@@ -34,6 +34,9 @@ Result<cluster::ReplicaAssignment> PlaceNewReplicas(const BrokerContext& ctx, in
                                                     int16_t replication_factor,
                                                     int32_t first_partition);
 
+// Registrations in state `fenced` (DescribeCluster v2 lists them on request).
+std::vector<LiveBroker> FencedBrokers(const BrokerContext& ctx);
+
 // The active controller's node id (this broker while none is elected, as a
 // single broker is its own controller).
 int32_t ControllerId(const BrokerContext& ctx);

@@ -176,11 +176,15 @@ void Fill(ProduceResponse& m, int16_t v, bool nulls) {
         p.record_errors = {{1, Opt(nulls, "bad record")}, {4, "worse"}};
         p.error_message = Opt(nulls, "partition failed");
       }
+      if (v >= 10 && !nulls && i == 1) p.current_leader = {{3, 7}};
       t.partitions.push_back(std::move(p));
     }
     m.topics.push_back(std::move(t));
   }
   if (v >= 1) m.throttle_time_ms = 33;
+  if (v >= 10 && !nulls) {
+    m.node_endpoints = {{{3, "broker-3", 9094, "rack-a"}, {4, "broker-4", 9095, std::nullopt}}};
+  }
 }
 
 void Fill(MetadataRequest& m, int16_t v, bool nulls) {
@@ -487,6 +491,7 @@ void Fill(CreatePartitionsResponse& m, int16_t, bool nulls) {
 void Fill(DescribeClusterRequest& m, int16_t v, bool) {
   m.include_cluster_authorized_operations = true;
   if (v >= 1) m.endpoint_type = 2;
+  if (v >= 2) m.include_fenced_brokers = true;
 }
 void Fill(DescribeClusterResponse& m, int16_t v, bool nulls) {
   m.throttle_time_ms = 1;
@@ -495,7 +500,7 @@ void Fill(DescribeClusterResponse& m, int16_t v, bool nulls) {
   if (v >= 1) m.endpoint_type = 2;
   m.cluster_id = "cluster";
   m.controller_id = 3;
-  m.brokers = {{1, "h1", 9092, Opt(nulls, "r1")}, {2, "h2", 9093, "r2"}};
+  m.brokers = {{1, "h1", 9092, Opt(nulls, "r1")}, {2, "h2", 9093, "r2", v >= 2}};
   m.cluster_authorized_operations = 0x20;
 }
 
@@ -750,6 +755,23 @@ void ExpectSame(const ProduceResponse& a, const ProduceResponse& b) {
         EXPECT_EQ(p.record_errors[k].batch_index, q.record_errors[k].batch_index);
         EXPECT_EQ(p.record_errors[k].message, q.record_errors[k].message);
       }
+      ASSERT_EQ(p.current_leader.has_value(), q.current_leader.has_value());
+      if (p.current_leader) {
+        EXPECT_EQ(p.current_leader->leader_id, q.current_leader->leader_id);
+        EXPECT_EQ(p.current_leader->leader_epoch, q.current_leader->leader_epoch);
+      }
+    }
+  }
+  ASSERT_EQ(a.node_endpoints.has_value(), b.node_endpoints.has_value());
+  if (a.node_endpoints) {
+    ASSERT_EQ(a.node_endpoints->size(), b.node_endpoints->size());
+    for (size_t i = 0; i < a.node_endpoints->size(); ++i) {
+      const auto& x = (*a.node_endpoints)[i];
+      const auto& y = (*b.node_endpoints)[i];
+      EXPECT_EQ(x.node_id, y.node_id);
+      EXPECT_EQ(x.host, y.host);
+      EXPECT_EQ(x.port, y.port);
+      EXPECT_EQ(x.rack, y.rack);
     }
   }
 }
@@ -963,6 +985,42 @@ TEST(MessagesGolden, MetadataRequestV12NullNameWithId) {
   r.include_topic_authorized_operations = false;
   Bytes want = Hex("02 000102030405060708090a0b0c0d0e0f 00 00 01 00 00");
   EXPECT_EQ(EncodeAt(r, 12, true), want);
+}
+
+// KIP-951's tagged fields, byte for byte: partition tag 0 CurrentLeader and
+// top-level tag 0 NodeEndpoints; an unknown tag before them is skipped.
+TEST(MessagesGolden, ProduceResponseV10TaggedLeader) {
+  ProduceResponse m;
+  ProduceResponse::Partition p;
+  p.index = 0;
+  p.error_code = 6;
+  p.current_leader = {{2, 5}};
+  m.topics.push_back({"t", {p}});
+  m.node_endpoints = {{{2, "h", 9, std::nullopt}}};
+  Bytes got = EncodeAt(m, 10, true);
+  // ... error_message null (0), then the partition's tags: 1 field, tag 0,
+  // size 9: leader 2, epoch 5, empty tags.
+  const Bytes leader = {0x00, 0x01, 0x00, 0x09, 0, 0, 0, 2, 0, 0, 0, 5, 0x00};
+  ASSERT_NE(std::search(got.begin(), got.end(), leader.begin(), leader.end()), got.end());
+  // The tail: throttle (0), then 1 field, tag 0, size 13: array of 1, node 2,
+  // host "h", port 9, rack null, empty tags.
+  const Bytes tail = {0, 0, 0, 0, 0x01, 0x00, 0x0d, 0x02, 0, 0, 0, 2, 0x02, 'h', 0, 0, 0, 9, 0x00, 0x00};
+  ASSERT_GE(got.size(), tail.size());
+  EXPECT_TRUE(std::equal(tail.begin(), tail.end(), got.end() - tail.size()));
+
+  // Unknown tag 5 ahead of tag 0 in the top-level section: skipped.
+  Bytes wire(got.begin(), got.end() - 16);
+  const Bytes with_unknown = {0x02, 0x05, 0x01, 0x7f, 0x00, 0x0d, 0x02, 0, 0, 0, 2,
+                              0x02, 'h',  0,    0,    0,    9,    0x00, 0x00};
+  wire.insert(wire.end(), with_unknown.begin(), with_unknown.end());
+  WireReader r(MutableByteView(wire.data(), wire.size()), true);
+  ProduceResponse d;
+  d.Serde(r, 10);
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_TRUE(d.node_endpoints.has_value());
+  EXPECT_EQ((*d.node_endpoints)[0].host, "h");
+  ASSERT_TRUE(d.topics[0].partitions[0].current_leader.has_value());
+  EXPECT_EQ(d.topics[0].partitions[0].current_leader->leader_epoch, 5);
 }
 
 TEST(MessagesGolden, ProduceRequestV3HeaderAndBody) {

@@ -41,7 +41,8 @@ struct RecordsField {
   size_t size() const { return view.size() + region.length; }
 };
 
-// Unknown tagged fields are skipped on decode and never emitted on encode.
+// Unknown tagged fields are skipped on decode; a message names the tagged
+// fields it knows with tagged_fields(tag, field, each).
 
 // Decoder. Errors are sticky: after the first failure every read returns a
 // zero value and ok() is false, so message code needs no checks per field.
@@ -111,6 +112,28 @@ class WireReader {
 
   // The tagged-field section; a no-op in non-flexible versions.
   void tagged_fields();
+  // A tagged-field section with one known field: `tag` is decoded into
+  // `field` by each(io, value); other tags are skipped.
+  template <typename T, typename F>
+  void tagged_fields(uint32_t tag, std::optional<T>& field, F&& each) {
+    if (!flexible_) return;
+    uint32_t count = 0;
+    uvarint(count);
+    for (uint32_t i = 0; i < count && ok(); ++i) {
+      uint32_t t = 0, size = 0;
+      uvarint(t);
+      uvarint(size);
+      if (!need(size)) return;
+      if (t != tag) {
+        pos_ += size;
+        continue;
+      }
+      const size_t end = pos_ + size;
+      field.emplace();
+      each(*this, *field);
+      if (ok() && pos_ != end) fail("tagged field " + std::to_string(tag) + " has the wrong size");
+    }
+  }
 
   void fail(std::string message);
 
@@ -210,6 +233,22 @@ class WireWriter {
 
   void tagged_fields() {
     if (flexible_) put(0);
+  }
+  // A tagged-field section holding `field` as `tag` when it is set.
+  template <typename T, typename F>
+  void tagged_fields(uint32_t tag, std::optional<T>& field, F&& each) {
+    if (!flexible_) return;
+    if (!field) {
+      put(0);
+      return;
+    }
+    Bytes body;
+    WireWriter sub(body, true);
+    each(sub, *field);
+    uvarint(1);
+    uvarint(tag);
+    uvarint(static_cast<uint32_t>(body.size()));
+    out_.insert(out_.end(), body.begin(), body.end());
   }
   void fail(const std::string&) {}
 

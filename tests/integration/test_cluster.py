@@ -10,6 +10,8 @@ restarts; a SIGKILLed controller is replaced and topic creation and deletion go 
 """
 from __future__ import annotations
 
+import re
+import subprocess
 import time
 
 import pytest
@@ -197,6 +199,27 @@ def test_a_killed_controller_is_replaced_and_admin_goes_on(cluster):
     by_node[controller].start()  # leaves the cluster whole for the fixture's clean stop
 
 
+def create_retrying(bootstrap: str, topic: str, partitions: int) -> None:
+    """Creates a topic as Kafka's AdminClient would, retrying REQUEST_TIMED_OUT: a write in
+    flight when the etcd leader dies is dropped by etcd and times out (retriable), and a
+    retry may find that the first attempt committed after all."""
+    from confluent_kafka import KafkaError, KafkaException
+    deadline = time.time() + 30
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            kit.create_topic(bootstrap, topic, partitions)
+            return
+        except KafkaException as e:
+            code = e.args[0].code()
+            if code == KafkaError.TOPIC_ALREADY_EXISTS and attempts > 1:
+                kit.wait_for_topic(kit.admin(bootstrap), topic, partitions)
+                return
+            if code != KafkaError.REQUEST_TIMED_OUT or time.time() > deadline:
+                raise
+
+
 def test_losing_one_of_three_etcd_members_disrupts_nothing(tmp_path, broker_factory):
     etcd, brokers = start_cluster(tmp_path, broker_factory, etcd_members=3)
     try:
@@ -208,11 +231,11 @@ def test_losing_one_of_three_etcd_members_disrupts_nothing(tmp_path, broker_fact
         registered = {n: etcd.get_prefix(f"{PREFIX}/brokers/")[f"{PREFIX}/brokers/{n}"]
                       for n in (1, 2, 3)}
         etcd.stop(0, kill=True)
-        # Metadata changes and data go on with two of three members.
-        other = kit.unique_topic("quorum-after")
-        kit.create_topic(brokers[1].bootstrap, other, 3)
+        # Data goes on with two of three members, and so do metadata changes.
         after = kit.make_records(150, 3, seed=15, tag="after")
         kit.produce_confluent(brokers[2].bootstrap, topic, after)
+        other = kit.unique_topic("quorum-after")
+        create_retrying(brokers[1].bootstrap, other, 3)
         kit.assert_same_records(before + after, kit.consume_confluent(b1.bootstrap, topic, 3))
         assert sorted(leader for leader, _ in leaders(b1, other).values()) == [1, 2, 3]
         # Past a lease TTL: every broker kept its registration (no re-registration, no
@@ -226,3 +249,36 @@ def test_losing_one_of_three_etcd_members_disrupts_nothing(tmp_path, broker_fact
         for b in brokers:
             b.stop()
         etcd.stop_all()
+
+
+def test_kafka_tools_see_the_cluster(cluster):
+    from test_kafka_tools import TOPIC_CMD, tool
+    if not list(kit.KAFKA_LIB.glob("kafka-tools-*.jar")):
+        pytest.fail(f"Kafka tool jars missing in {kit.KAFKA_LIB}: run scripts/install-test-deps.sh")
+    b1, b2, b3 = cluster
+    topic = kit.unique_topic("cli")
+    # A manual assignment is honoured: leaders are the first replicas; until followers
+    # replicate, the ISR is the leader alone.
+    tool(TOPIC_CMD, "--bootstrap-server", b3.bootstrap, "--create", "--topic", topic,
+         "--replica-assignment", "2:3,3:1,1:2")
+    wait_until(lambda: len(leaders(b1, topic)) == 3, 15, "the topic on every broker")
+    out = tool(TOPIC_CMD, "--bootstrap-server", b1.bootstrap, "--describe", "--topic", topic)
+    for p, (leader, replicas) in enumerate([(2, "2,3"), (3, "3,1"), (1, "1,2")]):
+        assert re.search(rf"\tPartition: {p}\tLeader: {leader}\tReplicas: {replicas}\tIsr: {leader}\b",
+                         out), out
+    refused = subprocess.run(
+        ["java", "-Xmx512m", "-cp", f"{kit.KAFKA_LIB}/*", TOPIC_CMD, "--bootstrap-server",
+         b2.bootstrap, "--create", "--topic", kit.unique_topic("rf4"), "--partitions", "1",
+         "--replication-factor", "4"], capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0
+    assert "InvalidReplicationFactorException" in refused.stdout + refused.stderr, refused.stderr
+    assert "only 3 broker(s) are registered" in refused.stdout + refused.stderr
+
+    cluster_id = metadata(b1).cluster_id
+    out = tool("org.apache.kafka.tools.ClusterTool", "cluster-id", "--bootstrap-server",
+               b2.bootstrap)
+    assert f"Cluster ID: {cluster_id}" in out, out
+    out = tool("org.apache.kafka.tools.BrokerApiVersionsCommand", "--bootstrap-server",
+               b1.bootstrap)
+    for b in cluster:
+        assert f"{b.bootstrap} (id: {b.config['node.id']} rack: null" in out, out

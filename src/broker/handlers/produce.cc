@@ -4,7 +4,10 @@
 // client refreshes metadata, as Kafka does.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/log.h"
+#include "broker/cluster_state.h"
 #include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
@@ -34,6 +37,9 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
   LeaderLookup leader = ctx.topics.LeaderPartition(tp, -1);
   if (leader.error != ErrorCode::kNone) {
     SetError(out, leader.error, std::move(leader.message));
+    if (leader.error == ErrorCode::kNotLeaderOrFollower && leader.leader != cluster::kNoNode) {
+      out.current_leader = {leader.leader.value(), leader.leader_epoch.value()};  // KIP-951
+    }
     return;
   }
   const std::shared_ptr<storage::Log>& log = leader.partition->log();
@@ -106,6 +112,23 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
   if (!appended->duplicate) ctx.notifier.Notify(tp);
 }
 
+// KIP-951: the brokers that CurrentLeader fields name, so a client moves
+// the partition without waiting for a metadata refresh.
+void AddLeaderEndpoints(const BrokerContext& ctx, ProduceResponse& resp) {
+  std::vector<int32_t> named;
+  for (const auto& t : resp.topics) {
+    for (const auto& p : t.partitions) {
+      if (p.current_leader) named.push_back(p.current_leader->leader_id);
+    }
+  }
+  if (named.empty()) return;
+  resp.node_endpoints.emplace();
+  for (const auto& b : LiveBrokers(ctx)) {
+    if (std::find(named.begin(), named.end(), b.node_id) == named.end()) continue;
+    resp.node_endpoints->push_back({b.node_id, b.host, b.port, b.rack});
+  }
+}
+
 }  // namespace
 
 HandlerResult HandleProduce(BrokerContext& ctx, net::Request& request) {
@@ -132,6 +155,7 @@ HandlerResult HandleProduce(BrokerContext& ctx, net::Request& request) {
       any_error |= out.error_code != 0;
     }
   }
+  AddLeaderEndpoints(ctx, resp);
   if (req.acks == 0) {
     if (any_error) return MakeError(Errc::kInvalidArgument, "acks=0 produce failed; closing to force a metadata refresh");
     return std::optional<Bytes>();

@@ -22,6 +22,11 @@ HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request) {
   resp.cluster_id = ctx.store.cluster_id();
   resp.controller_id = ControllerId(ctx);
   for (auto& b : LiveBrokers(ctx)) resp.brokers.push_back({b.node_id, b.host, b.port, b.rack});
+  if (req.include_fenced_brokers) {  // v2: fenced registrations too, marked
+    for (auto& b : FencedBrokers(ctx)) {
+      resp.brokers.push_back({b.node_id, b.host, b.port, b.rack, /*is_fenced=*/true});
+    }
+  }
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 

@@ -12,16 +12,18 @@ namespace strata::protocol {
 struct DescribeClusterRequest {
   static constexpr int16_t kApiKey = 60;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexible = 0;
 
   bool include_cluster_authorized_operations = false;
   int8_t endpoint_type = 1;  // v1+; 1 brokers, 2 controllers
+  bool include_fenced_brokers = false;  // v2+
 
   template <class IO>
   void Serde(IO& io, int16_t v) {
     io.boolean(include_cluster_authorized_operations);
     if (v >= 1) io.i8(endpoint_type);
+    if (v >= 2) io.boolean(include_fenced_brokers);
     io.tagged_fields();
   }
   bool operator==(const DescribeClusterRequest&) const = default;
@@ -33,12 +35,14 @@ struct DescribeClusterResponse {
     std::string host;
     int32_t port = 0;
     std::optional<std::string> rack;
+    bool is_fenced = false;  // v2+
     template <class IO>
-    void Serde(IO& io, int16_t) {
+    void Serde(IO& io, int16_t v) {
       io.i32(broker_id);
       io.str(host);
       io.i32(port);
       io.nullable_str(rack);
+      if (v >= 2) io.boolean(is_fenced);
       io.tagged_fields();
     }
     bool operator==(const Broker&) const = default;

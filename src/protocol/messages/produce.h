@@ -52,6 +52,31 @@ struct ProduceRequest {
 };
 
 struct ProduceResponse {
+  // KIP-951: the leader a NOT_LEADER_OR_FOLLOWER answer points to (v10+).
+  struct LeaderIdAndEpoch {
+    int32_t leader_id = -1;
+    int32_t leader_epoch = -1;
+    template <class IO>
+    void Serde(IO& io, int16_t) {
+      io.i32(leader_id);
+      io.i32(leader_epoch);
+      io.tagged_fields();
+    }
+  };
+  struct NodeEndpoint {
+    int32_t node_id = 0;
+    std::string host;
+    int32_t port = 0;
+    std::optional<std::string> rack;
+    template <class IO>
+    void Serde(IO& io, int16_t) {
+      io.i32(node_id);
+      io.str(host);
+      io.i32(port);
+      io.nullable_str(rack);
+      io.tagged_fields();
+    }
+  };
   struct RecordError {
     int32_t batch_index = 0;
     std::optional<std::string> message;
@@ -70,6 +95,7 @@ struct ProduceResponse {
     int64_t log_start_offset = -1;             // v5+
     std::vector<RecordError> record_errors;    // v8+
     std::optional<std::string> error_message;  // v8+
+    std::optional<LeaderIdAndEpoch> current_leader;  // v10+, tag 0
     template <class IO>
     void Serde(IO& io, int16_t v) {
       io.i32(index);
@@ -81,7 +107,11 @@ struct ProduceResponse {
         io.array(record_errors, [&](RecordError& e) { e.Serde(io, v); });
         io.nullable_str(error_message);
       }
-      io.tagged_fields();
+      if (v >= 10) {
+        io.tagged_fields(0, current_leader, [&](auto& sub, LeaderIdAndEpoch& l) { l.Serde(sub, v); });
+      } else {
+        io.tagged_fields();
+      }
     }
   };
   struct Topic {
@@ -97,12 +127,20 @@ struct ProduceResponse {
 
   std::vector<Topic> topics;
   int32_t throttle_time_ms = 0;  // v1+
+  // v10+, tag 0: the brokers named by CurrentLeader fields.
+  std::optional<std::vector<NodeEndpoint>> node_endpoints;
 
   template <class IO>
   void Serde(IO& io, int16_t v) {
     io.array(topics, [&](Topic& t) { t.Serde(io, v); });
     if (v >= 1) io.i32(throttle_time_ms);
-    io.tagged_fields();
+    if (v >= 10) {
+      io.tagged_fields(0, node_endpoints, [&](auto& sub, std::vector<NodeEndpoint>& nodes) {
+        sub.array(nodes, [&](NodeEndpoint& n) { n.Serde(sub, v); });
+      });
+    } else {
+      io.tagged_fields();
+    }
   }
 };
 
