@@ -280,6 +280,8 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& req
       co_return HandleIncrementalAlterConfigs(ctx, request);
     case ApiKey::kDescribeCluster:
       co_return HandleDescribeCluster(ctx, request);
+    case ApiKey::kDescribeQuorum:
+      co_return HandleDescribeQuorum(ctx, request);
     case ApiKey::kDeleteRecords:
       co_return HandleDeleteRecords(ctx, request);
     case ApiKey::kOffsetForLeaderEpoch:

@@ -575,4 +575,14 @@ void EmbeddedKvStore::Run() {
   }
 }
 
+Result<QuorumStatus> EmbeddedKvStore::DescribeQuorum() {
+  std::lock_guard lock(mu_);
+  QuorumStatus out;
+  out.leader_id = 1;
+  out.term = 1;
+  out.commit_index = revision_;
+  out.members.push_back({1, "embedded", dir_.string(), true, revision_, revision_});
+  return out;
+}
+
 }  // namespace strata::cluster

@@ -54,6 +54,8 @@ class EmbeddedKvStore : public KvStore {
                                          WatchCallback callback) override;
   Status Compact(Revision rev) override;
   std::string Describe() const override { return "embedded " + dir_.string(); }
+  // A quorum of one: this store, leading, at its current revision.
+  Result<QuorumStatus> DescribeQuorum() override;
 
  private:
   class Handle;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "cluster/etcd_quorum.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 
 namespace strata::cluster {
@@ -444,6 +445,10 @@ class EtcdKvStore : public KvStore {
   }
 
   std::string Describe() const override { return "etcd " + where_; }
+
+  Result<QuorumStatus> DescribeQuorum() override {
+    return DescribeEtcdQuorum(Current()->channel, options_.request_timeout, where_);
+  }
 
  private:
   static std::string Join(const std::vector<std::string>& v) {

@@ -105,6 +105,23 @@ std::string PrefixEnd(const std::string& prefix);
 
 // A running watch; destroying it stops delivery (no callback runs after the
 // destructor returns).
+// One member of the store's quorum: an etcd member, or the embedded store
+// itself (a quorum of one).
+struct QuorumMember {
+  uint64_t id = 0;
+  std::string name;
+  std::string endpoint;       // its client address
+  bool reachable = false;     // answered a status request just now
+  int64_t raft_index = -1;    // its last log entry (-1: unreachable)
+  int64_t applied_index = -1;
+};
+struct QuorumStatus {
+  std::vector<QuorumMember> members;  // in id order
+  uint64_t leader_id = 0;             // 0: no leader known
+  int64_t term = 0;                   // raft term (Kafka's leader epoch)
+  int64_t commit_index = -1;          // the leader's raft index (Kafka's high watermark)
+};
+
 class KvWatch {
  public:
   virtual ~KvWatch() = default;
@@ -143,6 +160,9 @@ class KvStore {
 
   // What the store is (for logs): "etcd 127.0.0.1:2379" or "embedded <dir>".
   virtual std::string Describe() const = 0;
+
+  // The health of the store's replication quorum (DescribeQuorum shows it).
+  virtual Result<QuorumStatus> DescribeQuorum() = 0;
 };
 
 // etcd's defaults for --max-txn-ops and --max-request-bytes.

@@ -41,6 +41,7 @@ class InterruptibleKvStore : public KvStore {
   Status RevokeLease(LeaseId l) override { return base_.RevokeLease(l); }
   Status Compact(Revision rev) override { return base_.Compact(rev); }
   std::string Describe() const override { return base_.Describe(); }
+  Result<QuorumStatus> DescribeQuorum() override { return base_.DescribeQuorum(); }
 
   Result<std::unique_ptr<KvWatch>> Watch(const std::string& prefix, Revision start,
                                          WatchCallback cb) override {

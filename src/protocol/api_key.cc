@@ -6,6 +6,8 @@ const char* ApiKeyName(int16_t key) {
   switch (static_cast<ApiKey>(key)) {
     case ApiKey::kProduce:
       return "Produce";
+    case ApiKey::kDescribeQuorum:
+      return "DescribeQuorum";
     case ApiKey::kFetch:
       return "Fetch";
     case ApiKey::kListOffsets:

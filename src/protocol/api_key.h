@@ -30,6 +30,7 @@ enum class ApiKey : int16_t {
   kDeleteGroups = 42,
   kIncrementalAlterConfigs = 44,
   kOffsetDelete = 47,
+  kDescribeQuorum = 55,
   kDescribeCluster = 60,
 };
 

@@ -23,6 +23,7 @@
 #include "protocol/messages/describe_cluster.h"
 #include "protocol/messages/describe_configs.h"
 #include "protocol/messages/describe_groups.h"
+#include "protocol/messages/describe_quorum.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/heartbeat.h"
@@ -504,6 +505,19 @@ void Fill(DescribeClusterResponse& m, int16_t v, bool nulls) {
   m.cluster_authorized_operations = 0x20;
 }
 
+void Fill(DescribeQuorumRequest& m, int16_t, bool) {
+  m.topics = {{"__cluster_metadata", {{0}}}};
+}
+void Fill(DescribeQuorumResponse& m, int16_t v, bool) {
+  DescribeQuorumResponse::Partition p;
+  p.leader_id = 1;
+  p.leader_epoch = 4;
+  p.high_watermark = 1234;
+  p.current_voters = {{0, 1200, v >= 1 ? 17 : -1, v >= 1 ? 18 : -1}, {1, 1234, -1, -1}};
+  p.observers = {{3, 1100, -1, -1}};
+  m.topics = {{"__cluster_metadata", {p}}};
+}
+
 void Fill(FindCoordinatorRequest& m, int16_t v, bool) {
   if (v <= 3) m.key = "group-1";
   if (v >= 1) m.key_type = 1;
@@ -847,6 +861,9 @@ TEST(MessagesRoundTrip, CreatePartitions) {
 TEST(MessagesRoundTrip, IncrementalAlterConfigs) {
   RoundTripAllVersions<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>();
 }
+TEST(MessagesRoundTrip, DescribeQuorum) {
+  RoundTripAllVersions<DescribeQuorumRequest, DescribeQuorumResponse>();
+}
 TEST(MessagesRoundTrip, DescribeCluster) {
   RoundTripAllVersions<DescribeClusterRequest, DescribeClusterResponse>();
 }
@@ -1112,7 +1129,7 @@ TEST(MessagesGolden, FetchResponseV12) {
 
 TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   const auto& apis = SupportedApis();
-  ASSERT_EQ(apis.size(), 26u);
+  ASSERT_EQ(apis.size(), 27u);
   for (size_t i = 1; i < apis.size(); ++i) EXPECT_LT(apis[i - 1].key, apis[i].key);
   const ApiRange* md = FindApi(3);
   ASSERT_NE(md, nullptr);
@@ -1169,7 +1186,8 @@ using AllRequests =
              ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DeleteRecordsRequest,
              InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest,
              AlterConfigsRequest, CreatePartitionsRequest, DeleteGroupsRequest,
-             IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeClusterRequest>;
+             IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeQuorumRequest,
+             DescribeClusterRequest>;
 
 // Every strict prefix of a valid body must be rejected as corrupt.
 template <class M>

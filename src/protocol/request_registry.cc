@@ -15,6 +15,7 @@
 #include "protocol/messages/describe_cluster.h"
 #include "protocol/messages/describe_configs.h"
 #include "protocol/messages/describe_groups.h"
+#include "protocol/messages/describe_quorum.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/heartbeat.h"
@@ -47,7 +48,7 @@ using AllRequests =
                 DeleteRecordsRequest, InitProducerIdRequest, OffsetForLeaderEpochRequest,
                 DescribeConfigsRequest, AlterConfigsRequest, CreatePartitionsRequest,
                 DeleteGroupsRequest, IncrementalAlterConfigsRequest, OffsetDeleteRequest,
-                DescribeClusterRequest>;
+                DescribeQuorumRequest, DescribeClusterRequest>;
 
 template <class... Ms>
 std::vector<ApiRange> BuildRanges(RequestList<Ms...>) {

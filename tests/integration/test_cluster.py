@@ -199,6 +199,13 @@ def test_a_killed_controller_is_replaced_and_admin_goes_on(cluster):
     by_node[controller].start()  # leaves the cluster whole for the fixture's clean stop
 
 
+def quorum_tool(b, mode: str) -> str:
+    """kafka-metadata-quorum describe --status|--replication against broker `b`."""
+    from test_kafka_tools import tool
+    return tool("org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server", b.bootstrap,
+                "describe", mode)
+
+
 def create_retrying(bootstrap: str, topic: str, partitions: int) -> None:
     """Creates a topic as Kafka's AdminClient would, retrying REQUEST_TIMED_OUT: a write in
     flight when the etcd leader dies is dropped by etcd and times out (retriable), and a
@@ -230,6 +237,10 @@ def test_losing_one_of_three_etcd_members_disrupts_nothing(tmp_path, broker_fact
         kit.produce_confluent(b1.bootstrap, topic, before)
         registered = {n: etcd.get_prefix(f"{PREFIX}/brokers/")[f"{PREFIX}/brokers/{n}"]
                       for n in (1, 2, 3)}
+        status = quorum_tool(b1, "--status")
+        assert 'CurrentVoters:          [{"id": 0}, {"id": 1}, {"id": 2}]' in status, status
+        assert re.search(r"^LeaderId:\s+[012]$", status, re.M), status
+        assert 'CurrentObservers:       [{"id": 1}, {"id": 2}, {"id": 3}]' in status, status
         etcd.stop(0, kill=True)
         # Data goes on with two of three members, and so do metadata changes.
         after = kit.make_records(150, 3, seed=15, tag="after")
@@ -245,6 +256,11 @@ def test_losing_one_of_three_etcd_members_disrupts_nothing(tmp_path, broker_fact
         for n, reg in registered.items():
             assert now[f"{PREFIX}/brokers/{n}"]["create_revision"] == reg["create_revision"], n
         assert all(leader in (1, 2, 3) for leader, _ in leaders(b1, topic).values())
+        # The metadata quorum's health shows the lost member: one voter without a position.
+        voters = [line.split() for line in quorum_tool(b1, "--replication").splitlines()
+                  if line.split()[-1:] in (["Leader"], ["Follower"])]
+        assert len(voters) == 3 and sorted(v[2] == "-1" for v in voters) == [False, False, True], \
+            voters
     finally:
         for b in brokers:
             b.stop()

@@ -250,3 +250,13 @@ def test_dump_log_segments(broker_factory):
     assert index_entries > 0, "no offset index entries at all (log.index.interval.bytes=4096)"
     assert all_codecs == set(kit.CODECS), f"batches keep the producer's codec: {all_codecs}; " \
         + kit.CODEC_HINT
+
+
+@pytest.mark.skipif(kit.against_kafka(), reason="Strata's embedded metadata store")
+def test_metadata_quorum_describes_the_embedded_store(broker):
+    # Embedded metadata: a quorum of one voter (id 0), leading; the broker observes.
+    out = tool("org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server",
+               broker.bootstrap, "describe", "--status")
+    assert re.search(r"^LeaderId:\s+0$", out, re.M), out
+    assert 'CurrentVoters:          [{"id": 0}]' in out, out
+    assert re.search(r"^HighWatermark:\s+[1-9]\d*$", out, re.M), out

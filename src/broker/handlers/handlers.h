@@ -27,6 +27,7 @@ HandlerResult HandleDescribeConfigs(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleAlterConfigs(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleIncrementalAlterConfigs(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDescribeQuorum(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request);

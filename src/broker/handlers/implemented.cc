@@ -22,6 +22,7 @@ bool IsImplementedApi(int16_t api_key) {
     case ApiKey::kCreatePartitions:
     case ApiKey::kIncrementalAlterConfigs:
     case ApiKey::kDescribeCluster:
+    case ApiKey::kDescribeQuorum:
     case ApiKey::kFindCoordinator:
     case ApiKey::kJoinGroup:
     case ApiKey::kSyncGroup:
