@@ -59,17 +59,21 @@ void TopicManager::StopReconciler() {
 }
 
 void TopicManager::ReconcileLoop() {
+  bool failed = false;
   for (;;) {
     {
       std::unique_lock lock(wake_mu_);
-      // A failed pass (a log that would not open) is retried every second.
+      // A pass per change; a failed one (a log that would not open) again
+      // every second. No pass on an idle tick: it walks every partition.
       wake_.wait_for(lock, std::chrono::seconds(1), [this] { return dirty_ || stopping_; });
       if (stopping_) return;
+      if (!dirty_ && !failed) continue;
       dirty_ = false;
     }
     std::lock_guard admin(admin_mu_);
     Status st = ReconcileLocked();
-    if (!st.ok()) Log()->warn("reconciling replicas: {}", st.error().message);
+    failed = !st.ok();
+    if (failed) Log()->warn("reconciling replicas: {}", st.error().message);
   }
 }
 

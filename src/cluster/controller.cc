@@ -1,5 +1,7 @@
 #include "cluster/controller.h"
 
+#include <utility>
+
 #include "base/log.h"
 #include "cluster/partition_leadership.h"
 
@@ -53,13 +55,15 @@ Controller::~Controller() {
 
 void Controller::Run() {
   for (;;) {
+    bool dirty = false;
     {
       std::unique_lock lock(mu_);
-      // The election flips without a view change of ours when it campaigns:
-      // look again every half second.
+      // The election can flip without a view change (the session is fenced
+      // locally): look at it every half second, but pass over the
+      // partitions only on a change or a new term, not on every tick.
       wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return dirty_ || stopping_; });
       if (stopping_) return;
-      dirty_ = false;
+      dirty = std::exchange(dirty_, false);
     }
     bool active = election_.active();
     if (!active) {
@@ -69,7 +73,9 @@ void Controller::Run() {
     if (!was_active_) {
       known_epochs_.clear();  // a new term: nothing known of earlier epochs
       was_active_ = true;
+      dirty = true;
     }
+    if (!dirty) continue;
     if (!ElectLeaders()) {
       // A record changed under us (or the store is down): decide again on
       // fresh state, after a pause so a persistent failure does not spin.
