@@ -7,20 +7,29 @@
 
 namespace strata::broker {
 
-std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx) {
+namespace {
+
+// The registrations that are (or are not) fenced, at this broker's listener.
+std::vector<LiveBroker> Registered(const BrokerContext& ctx, bool fenced) {
   std::vector<LiveBroker> out;
+  if (ctx.metadata == nullptr) return out;
   const std::string& listener = ctx.config.advertised_listeners().front().listener_name;
-  if (ctx.metadata != nullptr) {
-    for (const auto& b : ctx.metadata->view().Brokers()) {
-      if (b.registration.state == cluster::BrokerState::kFenced) continue;
-      for (const auto& l : b.registration.listeners) {
-        if (l.name != listener) continue;
-        LiveBroker live{b.registration.node_id.value(), l.host, l.port, std::nullopt};
-        if (!b.registration.rack.empty()) live.rack = b.registration.rack;
-        out.push_back(std::move(live));
-      }
+  for (const auto& b : ctx.metadata->view().Brokers()) {
+    if ((b.registration.state == cluster::BrokerState::kFenced) != fenced) continue;
+    for (const auto& l : b.registration.listeners) {
+      if (l.name != listener) continue;
+      LiveBroker entry{b.registration.node_id.value(), l.host, l.port, std::nullopt};
+      if (!b.registration.rack.empty()) entry.rack = b.registration.rack;
+      out.push_back(std::move(entry));
     }
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx) {
+  std::vector<LiveBroker> out = Registered(ctx, /*fenced=*/false);
   bool self = std::any_of(out.begin(), out.end(),
                           [&](const LiveBroker& b) { return b.node_id == ctx.config.node_id(); });
   if (!self) {
@@ -32,19 +41,7 @@ std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx) {
 }
 
 std::vector<LiveBroker> FencedBrokers(const BrokerContext& ctx) {
-  std::vector<LiveBroker> out;
-  if (ctx.metadata == nullptr) return out;
-  const std::string& listener = ctx.config.advertised_listeners().front().listener_name;
-  for (const auto& b : ctx.metadata->view().Brokers()) {
-    if (b.registration.state != cluster::BrokerState::kFenced) continue;
-    for (const auto& l : b.registration.listeners) {
-      if (l.name != listener) continue;
-      LiveBroker fenced{b.registration.node_id.value(), l.host, l.port, std::nullopt};
-      if (!b.registration.rack.empty()) fenced.rack = b.registration.rack;
-      out.push_back(std::move(fenced));
-    }
-  }
-  return out;
+  return Registered(ctx, /*fenced=*/true);
 }
 
 std::vector<cluster::PlacementBroker> PlacementBrokers(const BrokerContext& ctx) {

@@ -20,6 +20,7 @@ from confluent_kafka.admin import NewTopic
 import kit
 import rawkafka
 from etcdkit import Etcd
+from test_etcd_metadata import wait_until
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
 
@@ -53,14 +54,6 @@ def cluster(tmp_path, broker_factory):
     for b in brokers:
         b.stop()
     etcd.stop_all()
-
-
-def wait_until(pred, timeout: float, what: str, seen=lambda: "") -> None:
-    deadline = time.time() + timeout
-    while not pred():
-        if time.time() > deadline:
-            raise AssertionError(f"{what}: not within {timeout}s; seen: {seen()}")
-        time.sleep(0.1)
 
 
 def metadata(b, topic: str | None = None):
