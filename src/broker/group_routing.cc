@@ -11,8 +11,8 @@ protocol::ErrorCode EnsureOffsetsTopic(BrokerContext& ctx) {
   const auto rf = static_cast<int16_t>(ctx.config.GetLong("offsets.topic.replication.factor"));
   auto placed = PlaceNewReplicas(ctx, partitions, rf, 0);
   if (!placed.ok()) {
-    log::Get("coordinator")->warn("cannot create {}: {}", coordinator::kOffsetsTopic,
-                                  placed.error().message);
+    log::Get("coordinator")
+        ->warn("cannot create {}: {}", coordinator::kOffsetsTopic, placed.error().message);
     return protocol::ErrorCode::kCoordinatorNotAvailable;
   }
   cluster::TopicRecord record;
@@ -24,8 +24,8 @@ protocol::ErrorCode EnsureOffsetsTopic(BrokerContext& ctx) {
                     {"segment.bytes", ctx.config.Get("offsets.topic.segment.bytes")}};
   auto created = ctx.topics.CreateTopic(std::move(record), std::move(*placed));
   if (!created.ok() && created.error().code != Errc::kAlreadyExists) {
-    log::Get("coordinator")->warn("cannot create {}: {}", coordinator::kOffsetsTopic,
-                                  created.error().message);
+    log::Get("coordinator")
+        ->warn("cannot create {}: {}", coordinator::kOffsetsTopic, created.error().message);
     return protocol::ErrorCode::kCoordinatorNotAvailable;
   }
   return protocol::ErrorCode::kNone;

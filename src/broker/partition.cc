@@ -8,7 +8,9 @@ using protocol::ErrorCode;
 
 Partition::Partition(TopicPartition tp, std::string topic_id, std::shared_ptr<storage::Log> log,
                      cluster::PartitionRecord state)
-    : tp_(std::move(tp)), topic_id_(std::move(topic_id)), log_(std::move(log)),
+    : tp_(std::move(tp)),
+      topic_id_(std::move(topic_id)),
+      log_(std::move(log)),
       state_(std::move(state)) {}
 
 cluster::PartitionRecord Partition::state() const {
@@ -66,9 +68,10 @@ LeaderLookup CheckLeader(const TopicPartition& tp, bool partition_exists,
   }
   if (state.leader != self || fenced) {
     out.error = ErrorCode::kNotLeaderOrFollower;
-    out.message = fenced ? fmt::format("Broker {} lost its cluster registration and leads nothing "
-                                       "until it registers again",
-                                       self.value())
+    out.message = fenced ? fmt::format(
+                               "Broker {} lost its cluster registration and leads nothing "
+                               "until it registers again",
+                               self.value())
                          : fmt::format("Broker {} is not the leader of {} (leader: {})",
                                        self.value(), tp.ToString(), state.leader.value());
     if (fenced) out.leader = cluster::kNoNode;

@@ -94,8 +94,8 @@ Status TopicManager::ReconcileLocked() {
         state.replicas = state.isr = {self_};
         state.leader = self_;
       }
-      if (HasReplica(state, self_)) wanted.emplace(TopicPartition{t.record.name, p},
-                                                   WantedReplica{&t, std::move(state)});
+      if (HasReplica(state, self_))
+        wanted.emplace(TopicPartition{t.record.name, p}, WantedReplica{&t, std::move(state)});
     }
   }
 
@@ -105,8 +105,8 @@ Status TopicManager::ReconcileLocked() {
     std::shared_lock lock(mu_);
     for (const auto& [tp, partition] : partitions_) {
       auto t = by_name.find(tp.topic);
-      bool topic_gone =
-          t == by_name.end() || cluster::UuidToBase64(t->second->record.id) != partition->topic_id();
+      bool topic_gone = t == by_name.end() ||
+                        cluster::UuidToBase64(t->second->record.id) != partition->topic_id();
       if (!topic_gone && wanted.contains(tp)) continue;
       removed.emplace_back(partition, topic_gone);
     }

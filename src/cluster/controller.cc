@@ -32,8 +32,8 @@ Controller::Controller(Metadata& metadata, ControllerElection& election)
       [this, brokers, partitions, controller](const std::vector<std::string>& keys, bool reloaded) {
         bool relevant = reloaded;
         for (const auto& k : keys) {
-          relevant = relevant || k.starts_with(brokers) || k.starts_with(partitions) ||
-                     k == controller;
+          relevant =
+              relevant || k.starts_with(brokers) || k.starts_with(partitions) || k == controller;
         }
         if (!relevant) return;
         std::lock_guard lock(mu_);

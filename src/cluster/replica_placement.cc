@@ -104,14 +104,15 @@ Status ValidateAssignment(std::span<const PlacementBroker> brokers,
     for (NodeId id : replicas) {
       if (!seen.insert(id).second) {
         return MakeError(Errc::kInvalidArgument,
-                         fmt::format("Duplicate replica assignment for partition {}: broker {}.",
-                                     p, id.value()));
+                         fmt::format("Duplicate replica assignment for partition {}: broker {}.", p,
+                                     id.value()));
       }
       bool known = std::any_of(brokers.begin(), brokers.end(),
                                [&](const PlacementBroker& b) { return b.id == id; });
       if (!known) {
-        return MakeError(Errc::kInvalidArgument,
-                         fmt::format("Unknown broker id {} in the replica assignment.", id.value()));
+        return MakeError(
+            Errc::kInvalidArgument,
+            fmt::format("Unknown broker id {} in the replica assignment.", id.value()));
       }
     }
   }

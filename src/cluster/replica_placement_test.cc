@@ -23,8 +23,9 @@ std::map<std::string, std::string> RackOf(const std::vector<PlacementBroker>& br
 TEST(ReplicaPlacement, LeadersAndReplicasSpreadEvenlyWithoutRacks) {
   auto brokers = Brokers({{1, ""}, {2, ""}, {3, ""}});
   for (uint32_t start = 0; start < 3; ++start) {
-    auto placed = PlaceReplicas(brokers, {.partitions = 48, .replication_factor = 2,
-                                          .start_index = start, .replica_shift = 1});
+    auto placed = PlaceReplicas(
+        brokers,
+        {.partitions = 48, .replication_factor = 2, .start_index = start, .replica_shift = 1});
     ASSERT_TRUE(placed.ok()) << placed.error().message;
     ASSERT_EQ(placed->size(), 48u);
     std::map<NodeId, int> leaders, replicas;
@@ -53,8 +54,8 @@ TEST(ReplicaPlacement, FollowerSetsChangeEveryRound) {
 TEST(ReplicaPlacement, EveryPartitionSpansRacks) {
   auto brokers = Brokers({{1, "a"}, {2, "a"}, {3, "b"}, {4, "b"}, {5, "c"}, {6, "c"}});
   auto racks = RackOf(brokers);
-  auto placed = PlaceReplicas(brokers, {.partitions = 12, .replication_factor = 3,
-                                        .start_index = 5, .replica_shift = 2});
+  auto placed = PlaceReplicas(
+      brokers, {.partitions = 12, .replication_factor = 3, .start_index = 5, .replica_shift = 2});
   ASSERT_TRUE(placed.ok());
   std::map<NodeId, int> leaders;
   for (const auto& r : *placed) {
@@ -83,8 +84,8 @@ TEST(ReplicaPlacement, MoreReplicasThanRacksStillDistinctBrokers) {
 TEST(ReplicaPlacement, NewPartitionsContinueTheRoundRobin) {
   auto brokers = Brokers({{1, ""}, {2, ""}, {3, ""}});
   auto all = PlaceReplicas(brokers, {.partitions = 6, .replication_factor = 1});
-  auto tail = PlaceReplicas(brokers, {.partitions = 3, .replication_factor = 1,
-                                      .first_partition = 3});
+  auto tail =
+      PlaceReplicas(brokers, {.partitions = 3, .replication_factor = 1, .first_partition = 3});
   ASSERT_TRUE(all.ok() && tail.ok());
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ((*tail)[i], (*all)[i + 3]);
 }

@@ -5,12 +5,13 @@
 // raft term, the high watermark its raft index, each voter's log end offset
 // its own raft index (-1 when it does not answer); the brokers are observers.
 // Asks every member, so it waits up to strata.etcd.request.timeout.ms.
+#include "protocol/messages/describe_quorum.h"
+
 #include "base/log.h"
 #include "broker/cluster_state.h"
 #include "broker/handlers/handlers.h"
 #include "cluster/metadata.h"
 #include "protocol/error_code.h"
-#include "protocol/messages/describe_quorum.h"
 
 namespace strata::broker {
 
