@@ -36,6 +36,8 @@ const char* ErrcName(Errc c) {
       return "unknown_producer_id";
     case Errc::kShuttingDown:
       return "shutting_down";
+    case Errc::kFenced:
+      return "fenced";
   }
   return "unknown";
 }

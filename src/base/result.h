@@ -28,6 +28,7 @@ enum class Errc {
   kInvalidProducerEpoch,
   kUnknownProducerId,
   kShuttingDown,
+  kFenced,  // the caller's role (controller, leader) has passed to another
 };
 
 const char* ErrcName(Errc c);

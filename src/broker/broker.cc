@@ -8,14 +8,11 @@
 #include "broker/admin_routes.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/implemented.h"
+#include "broker/log.h"
 #include "protocol/api_key.h"
 #include "protocol/request_registry.h"
 
 namespace strata::broker {
-
-namespace {
-auto Log() { return log::Get("broker"); }
-}  // namespace
 
 Broker::Broker(config::BrokerConfig config, Clock* clock)
     : config_(std::move(config)), clock_(clock) {}
@@ -71,7 +68,16 @@ Status Broker::Register() {
   TopicManager* topics = topics_.get();
   session_->OnChange([topics](bool fenced, cluster::BrokerEpoch) { topics->SetFenced(fenced); });
   election_ = cluster::ControllerElection::Start(*metadata_, *session_, nullptr);
+  cluster::ControllerElection* election = election_.get();
+  metadata_->SetControllerFence([election]() -> std::optional<cluster::KvCompare> {
+    if (!election->active()) return std::nullopt;
+    return election->Fence();
+  });
   controller_ = std::make_unique<cluster::Controller>(*metadata_, *election_);
+  forwarder_ = std::make_unique<ControllerForwarder>(
+      *context_, io_.get_executor(), [election] { return election->active(); },
+      std::chrono::milliseconds(config_.GetLong("controller.socket.timeout.ms")));
+  context_->forwarder = forwarder_.get();
   return Status::Ok();
 }
 
@@ -244,19 +250,31 @@ Status Broker::StartAdmin() {
   return Status::Ok();
 }
 
-asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& request) {
+asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& request,
+                                                               bool from_envelope) {
   int16_t key = request.header.api_key;
   int16_t version = request.header.api_version;
   BrokerContext& ctx = *context_;
-  if (key == static_cast<int16_t>(protocol::ApiKey::kApiVersions)) {
+  using protocol::ApiKey;
+  if (key == static_cast<int16_t>(ApiKey::kApiVersions)) {
     co_return HandleApiVersions(ctx, request);  // answers unsupported versions itself
   }
   const protocol::ApiRange* api = protocol::FindApi(key);
-  if (api == nullptr || !IsImplementedApi(key) || version < api->min || version > api->max) {
+  const bool envelope = key == static_cast<int16_t>(ApiKey::kEnvelope) && !from_envelope;
+  if (api == nullptr || !(IsImplementedApi(key) || envelope) || version < api->min ||
+      version > api->max) {
     co_return MakeError(Errc::kUnsupported, fmt::format("unsupported API {} ({}) version {}", key,
                                                         protocol::ApiKeyName(key), version));
   }
-  using protocol::ApiKey;
+  if (envelope) {
+    co_return co_await HandleEnvelope(
+        ctx, request, forwarder_->IsActiveController(),
+        [this](net::Request& inner) { return Dispatch(inner, true); });
+  }
+  if (IsControllerBound(key) && !from_envelope && !forwarder_->IsActiveController()) {
+    auto forwarded = co_await forwarder_->Forward(request);
+    if (forwarded) co_return std::move(*forwarded);
+  }
   switch (static_cast<ApiKey>(key)) {
     case ApiKey::kProduce:
       co_return HandleProduce(ctx, request);
@@ -282,6 +300,8 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& req
       co_return HandleDescribeCluster(ctx, request);
     case ApiKey::kDescribeQuorum:
       co_return HandleDescribeQuorum(ctx, request);
+    case ApiKey::kDescribeTopicPartitions:
+      co_return HandleDescribeTopicPartitions(ctx, request);
     case ApiKey::kDeleteRecords:
       co_return HandleDeleteRecords(ctx, request);
     case ApiKey::kOffsetForLeaderEpoch:

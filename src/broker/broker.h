@@ -13,6 +13,7 @@
 #include "base/result.h"
 #include "broker/append_notifier.h"
 #include "broker/broker_context.h"
+#include "broker/controller_forwarding.h"
 #include "broker/topic_manager.h"
 #include "cluster/broker_session.h"
 #include "cluster/controller.h"
@@ -42,7 +43,9 @@ class Broker : public net::RequestHandler {
 
  private:
   asio::awaitable<void> PeriodicTasks();
-  asio::awaitable<Result<std::optional<Bytes>>> Dispatch(net::Request& request);
+  // `from_envelope`: forwarded by another broker, so never forwarded again.
+  asio::awaitable<Result<std::optional<Bytes>>> Dispatch(net::Request& request,
+                                                         bool from_envelope = false);
   Status StartAdmin();
   // The embedded store in `dir`, or etcd (strata.metadata.backend).
   Result<std::unique_ptr<cluster::Metadata>> OpenMetadata(const std::filesystem::path& dir);
@@ -73,6 +76,7 @@ class Broker : public net::RequestHandler {
   std::unique_ptr<cluster::BrokerSession> session_;        // registration and lease
   std::unique_ptr<cluster::ControllerElection> election_;  // campaigns with session_'s lease
   std::unique_ptr<cluster::Controller> controller_;        // acts while election_ is active
+  std::unique_ptr<ControllerForwarder> forwarder_;         // controller-bound requests
   std::unique_ptr<TopicManager> topics_;
   AppendNotifier notifier_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;

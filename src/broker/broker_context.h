@@ -19,6 +19,8 @@ class Metadata;
 
 namespace strata::broker {
 
+class ControllerForwarder;
+
 struct BrokerContext {
   const config::BrokerConfig& config;
   cluster::MetadataStore& store;
@@ -34,6 +36,8 @@ struct BrokerContext {
   coordinator::GroupCoordinator* group_coordinator = nullptr;
   // The cluster metadata view (brokers, partition records); set at start-up.
   cluster::Metadata* metadata = nullptr;
+  // Sends controller-bound work to the active controller; set at start-up.
+  ControllerForwarder* forwarder = nullptr;
 };
 
 }  // namespace strata::broker

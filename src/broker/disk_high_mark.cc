@@ -5,12 +5,9 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "broker/log.h"
 
 namespace strata::broker {
-
-namespace {
-auto Log() { return log::Get("broker"); }
-}  // namespace
 
 DiskHighMark::DiskHighMark(DiskHighMarkOptions options, Clock* clock,
                            std::function<int64_t()> log_bytes)

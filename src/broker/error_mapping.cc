@@ -33,6 +33,26 @@ ErrorCode ProduceErrorCode(Errc errc) {
   }
 }
 
+ErrorCode TopicWriteErrorCode(Errc errc) {
+  switch (errc) {
+    case Errc::kOk:
+      return ErrorCode::kNone;
+    case Errc::kNotFound:
+      return ErrorCode::kUnknownTopicOrPartition;
+    case Errc::kAlreadyExists:
+      return ErrorCode::kTopicAlreadyExists;
+    case Errc::kInvalidArgument:
+      return ErrorCode::kInvalidRequest;
+    case Errc::kUnavailable:
+    case Errc::kTimeout:
+      return ErrorCode::kRequestTimedOut;
+    case Errc::kFenced:
+      return ErrorCode::kNotController;
+    default:
+      return ErrorCode::kKafkaStorageError;
+  }
+}
+
 ErrorCode GenericErrorCode(Errc errc) {
   switch (errc) {
     case Errc::kOk:
@@ -53,6 +73,8 @@ ErrorCode GenericErrorCode(Errc errc) {
       return ErrorCode::kRequestTimedOut;
     case Errc::kUnavailable:
       return ErrorCode::kLeaderNotAvailable;
+    case Errc::kFenced:
+      return ErrorCode::kNotController;
     default:
       return ErrorCode::kUnknownServerError;
   }

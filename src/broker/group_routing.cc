@@ -1,12 +1,17 @@
 #include "broker/group_routing.h"
 
 #include "base/log.h"
+#include "broker/controller_forwarding.h"
 #include "coordinator/group_coordinator.h"
 
 namespace strata::broker {
 
 protocol::ErrorCode EnsureOffsetsTopic(BrokerContext& ctx) {
   if (ctx.topics.GetTopicInfo(coordinator::kOffsetsTopic)) return protocol::ErrorCode::kNone;
+  if (ctx.forwarder != nullptr && !ctx.forwarder->IsActiveController()) {
+    ctx.forwarder->RequestTopicCreation(coordinator::kOffsetsTopic);
+    return protocol::ErrorCode::kCoordinatorNotAvailable;
+  }
   const auto partitions = static_cast<int32_t>(ctx.config.GetLong("offsets.topic.num.partitions"));
   const auto rf = static_cast<int16_t>(ctx.config.GetLong("offsets.topic.replication.factor"));
   auto placed = PlaceNewReplicas(ctx, partitions, rf, 0);

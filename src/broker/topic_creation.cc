@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "broker/cluster_state.h"
+#include "broker/error_mapping.h"
 #include "broker/topic_validation.h"
 
 namespace strata::broker {
@@ -94,10 +95,7 @@ TopicCreationResult CreateTopicChecked(BrokerContext& ctx, const std::string& na
   record.configs = configs;
   auto created = ctx.topics.CreateTopic(std::move(record), std::move(replicas));
   if (!created.ok()) {
-    // Metadata store unreachable: retriable, as Kafka's controller timing out.
-    r.error = created.error().code == Errc::kAlreadyExists ? ErrorCode::kTopicAlreadyExists
-              : created.error().code == Errc::kUnavailable ? ErrorCode::kRequestTimedOut
-                                                           : ErrorCode::kKafkaStorageError;
+    r.error = TopicWriteErrorCode(created.error().code);
     r.message = created.error().message;
     return r;
   }

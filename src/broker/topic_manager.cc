@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "broker/log.h"
 #include "broker/remote_stack_config.h"
 #include "broker/topic_validation.h"
 
 namespace strata::broker {
 
 namespace {
-
-auto Log() { return log::Get("broker"); }
 
 storage::CleanerConfig CleanerConfigFrom(const config::BrokerConfig& config) {
   storage::CleanerConfig c;

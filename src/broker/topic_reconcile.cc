@@ -8,14 +8,13 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "broker/log.h"
 #include "broker/topic_manager.h"
 #include "broker/topic_validation.h"
 
 namespace strata::broker {
 
 namespace {
-
-auto Log() { return log::Get("broker"); }
 
 // A replica the view places on this broker.
 struct WantedReplica {

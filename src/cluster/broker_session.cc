@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "cluster/log.h"
 
 namespace strata::cluster {
 
 namespace {
 
-auto Log() { return log::Get("cluster"); }
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 

@@ -3,13 +3,12 @@
 #include <utility>
 
 #include "base/log.h"
+#include "cluster/log.h"
 #include "cluster/partition_leadership.h"
 
 namespace strata::cluster {
 
 namespace {
-
-auto Log() { return log::Get("controller"); }
 
 // Records per transaction: each brings one compare and one put, under
 // etcd's 128 operations per side.
@@ -117,7 +116,7 @@ bool Controller::ElectLeaders() {
     }
     auto r = metadata_.kv().Txn(compares, ops);
     if (!r.ok()) {
-      Log()->warn("electing leaders: {}", r.error().message);
+      ControllerLog()->warn("electing leaders: {}", r.error().message);
       return false;
     }
     if (!r->succeeded) {
@@ -130,8 +129,8 @@ bool Controller::ElectLeaders() {
   if (!changes.empty()) {
     int offline = 0;
     for (const auto& c : changes) offline += c.record.leader == kNoNode ? 1 : 0;
-    Log()->info("elected leaders for {} partitions ({} without a live in-sync replica)",
-                changes.size(), offline);
+    ControllerLog()->info("elected leaders for {} partitions ({} without a live in-sync replica)",
+                          changes.size(), offline);
   }
   if (last != 0) view.WaitForRevision(last, std::chrono::seconds(5));
   if (all_written) known_epochs_ = std::move(epochs);

@@ -1,11 +1,11 @@
 #include "cluster/controller_election.h"
 
 #include "base/log.h"
+#include "cluster/log.h"
 
 namespace strata::cluster {
 
 namespace {
-auto Log() { return log::Get("controller"); }
 constexpr std::chrono::milliseconds kRecheck{500};
 }  // namespace
 
@@ -48,7 +48,8 @@ ControllerElection::~ControllerElection() {
     KvOp resign = KvOp::Delete(key_);
     auto r = metadata_.kv().Txn(std::span(&fence, 1), std::span(&resign, 1));
     if (!r.ok())
-      Log()->warn("resigning as controller: {} (the key goes with the lease)", r.error().message);
+      ControllerLog()->warn("resigning as controller: {} (the key goes with the lease)",
+                            r.error().message);
     SetActive(false, 0);
   }
 }
@@ -62,9 +63,10 @@ void ControllerElection::SetActive(bool active, Revision rev) {
   election_revision_ = active ? rev : 0;
   if (was == active) return;
   if (active) {
-    Log()->info("node {} is the active controller (election revision {})", session_.node(), rev);
+    ControllerLog()->info("node {} is the active controller (election revision {})",
+                          session_.node(), rev);
   } else {
-    Log()->warn("node {} is no longer the controller", session_.node());
+    ControllerLog()->warn("node {} is no longer the controller", session_.node());
   }
   if (listener_) listener_(active, rev);
 }
@@ -90,7 +92,7 @@ void ControllerElection::Campaign() {
   KvOp put = KvOp::Put(key_, std::to_string(session_.node().value()), lease);
   auto r = metadata_.kv().Txn(std::span(&absent, 1), std::span(&put, 1));
   if (!r.ok()) {
-    Log()->debug("campaign failed: {}", r.error().message);
+    ControllerLog()->debug("campaign failed: {}", r.error().message);
     return;
   }
   if (r->succeeded) {

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "base/log.h"
+#include "cluster/log.h"
 
 namespace strata::cluster {
 
@@ -13,8 +14,6 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
 namespace {
-
-auto Log() { return log::Get("metadata"); }
 
 constexpr const char* kSnapshotFile = "kv.snapshot";
 constexpr const char* kJournalFile = "kv.journal";
@@ -198,8 +197,9 @@ Status EmbeddedKvStore::ReplayJournal(const Bytes& journal) {
     pos += 8 + len;
   }
   if (pos < journal.size()) {
-    Log()->warn("metadata journal {}: {} bytes after offset {} are torn or damaged; cut off",
-                (dir_ / kJournalFile).string(), journal.size() - pos, pos);
+    MetadataLog()->warn(
+        "metadata journal {}: {} bytes after offset {} are torn or damaged; cut off",
+        (dir_ / kJournalFile).string(), journal.size() - pos, pos);
     STRATA_RETURN_IF_ERROR(env_->Truncate(dir_ / kJournalFile, pos));
   }
   return Status::Ok();
@@ -263,7 +263,7 @@ Status EmbeddedKvStore::JournalLocked(Revision rev, std::span<const KvOp> ops) {
   }
   failed_ = MakeError(Errc::kIoError, "metadata journal unusable after a failed write (" +
                                           st.error().message + "): " + cut.error().message);
-  Log()->error("{}", failed_.error().message);
+  MetadataLog()->error("{}", failed_.error().message);
   return st;
 }
 
@@ -371,7 +371,8 @@ Result<TxnResult> EmbeddedKvStore::Txn(std::span<const KvCompare> compares,
   if (journal_->size() > options_.journal_snapshot_bytes) {
     Status st = WriteSnapshotLocked();
     if (!st.ok())
-      Log()->warn("metadata snapshot failed (the journal keeps growing): {}", st.error().message);
+      MetadataLog()->warn("metadata snapshot failed (the journal keeps growing): {}",
+                          st.error().message);
   }
   wake_.notify_all();
   return TxnResult{true, rev};

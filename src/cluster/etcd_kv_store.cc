@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "cluster/etcd_quorum.h"
+#include "cluster/log.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 
 namespace strata::cluster {
@@ -20,7 +21,6 @@ namespace strata::cluster {
 namespace {
 
 namespace pb = etcdserverpb;
-auto Log() { return log::Get("etcd"); }
 using std::chrono::milliseconds;
 
 // Maps a failed call to Errc; every message names the call and the cluster.
@@ -250,12 +250,12 @@ class EtcdWatch : public KvWatch {
           break;
         }
         if (resp.canceled()) break;  // e.g. the member lost its leader
-        Log()->debug("etcd watch of {}: {} events, created={} canceled={} header revision {}",
-                     prefix_, resp.events_size(), resp.created(), resp.canceled(),
-                     resp.header().revision());
+        EtcdLog()->debug("etcd watch of {}: {} events, created={} canceled={} header revision {}",
+                         prefix_, resp.events_size(), resp.created(), resp.canceled(),
+                         resp.header().revision());
         if (resp.created()) {
           if (broken_)
-            Log()->info("etcd watch of {} ({}) resumed at revision {}", prefix_, where_, next_);
+            EtcdLog()->info("etcd watch of {} ({}) resumed at revision {}", prefix_, where_, next_);
           broken_ = false;
           continue;
         }
@@ -272,8 +272,8 @@ class EtcdWatch : public KvWatch {
     grpc::Status st = stream->Finish();
     if (!over) ConnectionUnavailable(store_, conn);
     if (!over && !broken_) {  // one line per outage, not per retry
-      Log()->warn("etcd watch of {} ({}) broke at revision {}: {}; resuming", prefix_, where_,
-                  next_, st.error_message());
+      EtcdLog()->warn("etcd watch of {} ({}) broke at revision {}: {}; resuming", prefix_, where_,
+                      next_, st.error_message());
       broken_ = true;
     }
     return over;

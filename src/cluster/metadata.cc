@@ -2,13 +2,12 @@
 
 #include "base/log.h"
 #include "cluster/embedded_kv_store.h"
+#include "cluster/log.h"
 #include "cluster/records.h"
 
 namespace strata::cluster {
 
 namespace {
-
-auto Log() { return log::Get("metadata"); }
 
 // Conflicting writers retry a CAS this often before giving up (kUnavailable).
 constexpr int kCasAttempts = 32;
@@ -68,7 +67,7 @@ Status Metadata::InitClusterId() {
   STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&absent, 1), std::span(&put, 1)));
   if (r.succeeded) {
     cluster_id_ = id;
-    Log()->info("new cluster {} in {}", id, kv_->Describe());
+    MetadataLog()->info("new cluster {} in {}", id, kv_->Describe());
     return Status::Ok();
   }
   STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(keys_.ClusterId()));
@@ -81,8 +80,8 @@ Result<TxnResult> Metadata::Commit(std::span<const KvCompare> compares, std::spa
   STRATA_ASSIGN_OR_RETURN(TxnResult r, kv_->Txn(compares, ops));
   if (r.succeeded && !ops.empty() && !view_->WaitForRevision(r.revision, options_.timeout)) {
     // The write stands; only our view lags (the watch is reconnecting).
-    Log()->warn("metadata view has not caught up with revision {} after {} ms", r.revision,
-                options_.timeout.count());
+    MetadataLog()->warn("metadata view has not caught up with revision {} after {} ms", r.revision,
+                        options_.timeout.count());
   }
   return r;
 }
@@ -126,7 +125,7 @@ std::optional<RemoteLogOffsets> Metadata::GetRemoteLogOffsets(const std::string&
   if (!kv) return std::nullopt;
   auto o = DecodeRemoteLogOffsets(kv->value);
   if (!o.ok()) {
-    Log()->error("metadata record {} is unreadable: {}", kv->key, o.error().message);
+    MetadataLog()->error("metadata record {} is unreadable: {}", kv->key, o.error().message);
     return std::nullopt;
   }
   return *o;

@@ -8,6 +8,7 @@
 // Thread-safety: all methods are safe to call concurrently.
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,14 @@ class Metadata : public MetadataStore {
   // For tests: over a store the caller keeps alive.
   static Result<std::unique_ptr<Metadata>> OpenOn(KvStore& kv, const MetadataOptions& options);
   ~Metadata() override;
+
+  // Guards the writes only the active controller makes (topic creation and
+  // deletion, new partitions): returns the election fence, or nullopt when
+  // this broker is not the active controller (those writes then fail with
+  // kFenced). Unset, the writes are unguarded (tests of the store alone).
+  // Set once, before the broker serves.
+  using ControllerFence = std::function<std::optional<KvCompare>()>;
+  void SetControllerFence(ControllerFence fence) { controller_fence_ = std::move(fence); }
 
   KvStore& kv() { return *kv_; }
   const KeyLayout& keys() const { return keys_; }
@@ -76,6 +85,11 @@ class Metadata : public MetadataStore {
   // be elected).
   std::vector<KvOp> PartitionOps(const TopicRecord& topic, int32_t from, int32_t to,
                                  const ReplicaAssignment& replicas) const;
+  // Appends the controller fence to `guards`; kFenced when not controller.
+  Status AddControllerFence(std::vector<KvCompare>& guards) const;
+  // After a failed transaction guarded by `guards`: kFenced when the
+  // controller fence (the last guard) no longer holds, else OK.
+  Status CheckControllerFence(const std::vector<KvCompare>& guards) const;
   // Read-modify-write of one key by CAS, retried on conflict.
   Result<TxnResult> UpdateKey(
       const std::string& key,
@@ -88,6 +102,7 @@ class Metadata : public MetadataStore {
   MetadataOptions options_;
   std::unique_ptr<MetadataView> view_;
   std::string cluster_id_;
+  ControllerFence controller_fence_;
 };
 
 }  // namespace strata::cluster

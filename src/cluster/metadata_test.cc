@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "cluster/embedded_kv_store.h"
@@ -154,6 +155,49 @@ TEST_P(MetadataTest, BrokersShareOneClusterAndSeeEachOthersTopics) {
   ASSERT_TRUE(Eventually([&] { return !b1->GetTopic("orders").has_value(); }));
   EXPECT_TRUE(b1->view().Partitions(UuidToBase64(t->id)).empty());
   EXPECT_EQ(b1->DeleteTopic("orders").error().code, Errc::kNotFound);
+}
+
+// Topic creation, deletion and new partitions are the controller's: they pass
+// only with the election fence, and a deposed controller that has not noticed
+// yet (its fence names a controller key that is gone) writes nothing and is
+// told kFenced, never "already exists" or "not found".
+TEST_P(MetadataTest, TopicWritesNeedTheControllerFence) {
+  auto b1 = Broker(1);
+  const std::string controller_key = "/test-controller";
+  auto elect = [&]() -> Revision {
+    KvOp put = KvOp::Put(controller_key, "1");
+    auto r = kv_->Txn({}, std::span(&put, 1));
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->revision : 0;
+  };
+  std::atomic<bool> active{false};
+  std::atomic<Revision> election{0};
+  b1->SetControllerFence([&]() -> std::optional<KvCompare> {
+    if (!active) return std::nullopt;
+    return KvCompare::CreatedAt(controller_key, election.load());
+  });
+  auto refused = b1->CreateTopic({.name = "t", .partitions = 3});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Errc::kFenced);
+  EXPECT_FALSE(b1->GetTopic("t"));
+
+  election = elect();
+  active = true;
+  ASSERT_TRUE(b1->CreateTopic({.name = "t", .partitions = 3}).ok());
+  ASSERT_TRUE(b1->SetPartitionCount("t", 4).ok());
+
+  // Another broker's election replaces the key; b1 still believes it leads.
+  KvOp del = KvOp::Delete(controller_key);
+  ASSERT_TRUE(kv_->Txn({}, std::span(&del, 1)).ok());
+  elect();
+  auto stale = b1->CreateTopic({.name = "t2", .partitions = 2});
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, Errc::kFenced) << stale.error().message;
+  EXPECT_FALSE(b1->GetTopic("t2"));
+  EXPECT_EQ(b1->SetPartitionCount("t", 5).error().code, Errc::kFenced);
+  EXPECT_EQ(b1->DeleteTopic("t").error().code, Errc::kFenced);
+  ASSERT_TRUE(b1->GetTopic("t"));
+  EXPECT_EQ(b1->GetTopic("t")->partitions, 4);
 }
 
 TEST_P(MetadataTest, ConcurrentConfigChangesFromTwoBrokersAreAllKept) {

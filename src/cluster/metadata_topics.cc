@@ -1,6 +1,7 @@
 // Metadata's topic operations: a topic record under topics/<name> and one
 // partition record per partition under partitions/<topic id>/<n>.
 #include "base/log.h"
+#include "cluster/log.h"
 #include "cluster/metadata.h"
 #include "cluster/records.h"
 
@@ -8,13 +9,29 @@ namespace strata::cluster {
 
 namespace {
 
-auto Log() { return log::Get("metadata"); }
-
 Error TopicNotFound(const std::string& name) {
   return MakeError(Errc::kNotFound, "topic '" + name + "' not found");
 }
 
 }  // namespace
+
+Status Metadata::AddControllerFence(std::vector<KvCompare>& guards) const {
+  if (!controller_fence_) return Status::Ok();
+  std::optional<KvCompare> fence = controller_fence_();
+  if (!fence) return MakeError(Errc::kFenced, "this broker is not the active controller");
+  guards.push_back(std::move(*fence));
+  return Status::Ok();
+}
+
+Status Metadata::CheckControllerFence(const std::vector<KvCompare>& guards) const {
+  if (!controller_fence_ || guards.empty()) return Status::Ok();
+  const KvCompare& fence = guards.back();
+  STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(fence.key));
+  if (got.kvs.empty() || got.kvs[0].create_revision != fence.number) {
+    return MakeError(Errc::kFenced, "this broker is no longer the active controller");
+  }
+  return Status::Ok();
+}
 
 std::vector<KvOp> Metadata::PartitionOps(const TopicRecord& topic, int32_t from, int32_t to,
                                          const ReplicaAssignment& replicas) const {
@@ -39,20 +56,29 @@ Result<TopicRecord> Metadata::CreateTopic(TopicRecord topic, ReplicaAssignment r
   if (view_->Topic(topic.name)) {
     return MakeError(Errc::kAlreadyExists, "topic '" + topic.name + "' already exists");
   }
+  std::vector<KvCompare> fence;
+  STRATA_RETURN_IF_ERROR(AddControllerFence(fence));
   topic.id = RandomTopicId();
   // Partition records first, under the new (unique) topic id: nobody looks
   // there until the topic record that names the id exists.
   std::vector<KvOp> parts = PartitionOps(topic, 0, topic.partitions, replicas);
-  STRATA_ASSIGN_OR_RETURN(TxnResult written, WriteInBatches(*kv_, {}, parts));
-  (void)written;
-  KvCompare absent = KvCompare::Absent(keys_.Topic(topic.name));
+  auto written = WriteInBatches(*kv_, fence, parts);
+  if (!written.ok()) return written.take_error();
+  if (!written->succeeded) {
+    STRATA_RETURN_IF_ERROR(CheckControllerFence(fence));
+    return MakeError(Errc::kUnavailable, "partition records of '" + topic.name + "' not written");
+  }
+  std::vector<KvCompare> guards = {KvCompare::Absent(keys_.Topic(topic.name))};
+  guards.insert(guards.end(), fence.begin(), fence.end());
   KvOp put = KvOp::Put(keys_.Topic(topic.name), EncodeTopic(topic));
-  STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&absent, 1), std::span(&put, 1)));
+  STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(guards, std::span(&put, 1)));
   if (!r.succeeded) {
     KvOp undo = KvOp::DeletePrefix(keys_.TopicPartitions(UuidToBase64(topic.id)));
     auto cleaned = kv_->Txn({}, std::span(&undo, 1));
     if (!cleaned.ok())
-      Log()->warn("partition records of a lost topic race stay: {}", cleaned.error().message);
+      MetadataLog()->warn("partition records of a lost topic race stay: {}",
+                          cleaned.error().message);
+    STRATA_RETURN_IF_ERROR(CheckControllerFence(guards));
     return MakeError(Errc::kAlreadyExists, "topic '" + topic.name + "' already exists");
   }
   return topic;
@@ -63,11 +89,14 @@ Status Metadata::DeleteTopic(const std::string& name) {
     auto entry = view_->Topic(name);
     if (!entry) return TopicNotFound(name);
     std::string id = UuidToBase64(entry->record.id);
-    KvCompare guard = KvCompare::ModRevisionIs(keys_.Topic(name), entry->mod_revision);
+    std::vector<KvCompare> guards = {
+        KvCompare::ModRevisionIs(keys_.Topic(name), entry->mod_revision)};
+    STRATA_RETURN_IF_ERROR(AddControllerFence(guards));
     KvOp ops[] = {KvOp::Delete(keys_.Topic(name)), KvOp::DeletePrefix(keys_.TopicPartitions(id)),
                   KvOp::DeletePrefix(keys_.TopicRemoteLogs(id))};
-    STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), ops));
+    STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(guards, ops));
     if (r.succeeded) return Status::Ok();
+    STRATA_RETURN_IF_ERROR(CheckControllerFence(guards));
     // Changed meanwhile (configs, partitions) or deleted: decide on fresh state.
     STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(keys_.Topic(name)));
     if (got.kvs.empty()) return TopicNotFound(name);
@@ -97,14 +126,23 @@ Status Metadata::SetPartitionCount(const std::string& name, int32_t partitions,
   if (partitions <= topic.partitions) {
     return MakeError(Errc::kInvalidArgument, "partition count can only grow");
   }
+  std::vector<KvCompare> fence;
+  STRATA_RETURN_IF_ERROR(AddControllerFence(fence));
   std::vector<KvOp> parts = PartitionOps(topic, topic.partitions, partitions, replicas);
-  STRATA_ASSIGN_OR_RETURN(TxnResult written, WriteInBatches(*kv_, {}, parts));
-  (void)written;
+  auto written = WriteInBatches(*kv_, fence, parts);
+  if (!written.ok()) return written.take_error();
+  if (!written->succeeded) {
+    STRATA_RETURN_IF_ERROR(CheckControllerFence(fence));
+    return MakeError(Errc::kUnavailable, "partition records of '" + name + "' not written");
+  }
   topic.partitions = partitions;
-  KvCompare guard = KvCompare::ModRevisionIs(keys_.Topic(name), entry->mod_revision);
+  std::vector<KvCompare> guards = {
+      KvCompare::ModRevisionIs(keys_.Topic(name), entry->mod_revision)};
+  guards.insert(guards.end(), fence.begin(), fence.end());
   KvOp put = KvOp::Put(keys_.Topic(name), EncodeTopic(topic));
-  STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), std::span(&put, 1)));
+  STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(guards, std::span(&put, 1)));
   if (!r.succeeded) {
+    STRATA_RETURN_IF_ERROR(CheckControllerFence(guards));
     return MakeError(Errc::kUnavailable, "topic '" + name + "' changed meanwhile; retry");
   }
   return Status::Ok();

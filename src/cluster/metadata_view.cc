@@ -1,12 +1,11 @@
 #include "cluster/metadata_view.h"
 
 #include "base/log.h"
+#include "cluster/log.h"
 
 namespace strata::cluster {
 
 namespace {
-
-auto Log() { return log::Get("metadata"); }
 
 constexpr int64_t kPageKeys = 10000;
 constexpr std::chrono::milliseconds kRetry{500};
@@ -70,10 +69,11 @@ Status MetadataView::Load() {
   reloads_++;
   auto done = std::chrono::steady_clock::now();
   using Ms = std::chrono::milliseconds;
-  Log()->info("metadata loaded: {} keys at revision {} in {} ms (reading {} ms, decoding {} ms)",
-              all.size(), at, std::chrono::duration_cast<Ms>(done - started).count(),
-              std::chrono::duration_cast<Ms>(read - started).count(),
-              std::chrono::duration_cast<Ms>(done - read).count());
+  MetadataLog()->info(
+      "metadata loaded: {} keys at revision {} in {} ms (reading {} ms, decoding {} ms)",
+      all.size(), at, std::chrono::duration_cast<Ms>(done - started).count(),
+      std::chrono::duration_cast<Ms>(read - started).count(),
+      std::chrono::duration_cast<Ms>(done - read).count());
   Notify({}, /*reloaded=*/true);
   return Status::Ok();
 }
@@ -93,14 +93,16 @@ void MetadataView::Run() {
       if (stopping_) return;
       lock.unlock();
       watch->reset();
-      Log()->warn("metadata watch fell behind a compaction at revision {}; loading again", from);
+      MetadataLog()->warn("metadata watch fell behind a compaction at revision {}; loading again",
+                          from);
     }
     // Load again until it works (etcd may be down); the old view is served meanwhile.
     bool logged = false;
     while (true) {
       Status st = Load();
       if (st.ok()) break;
-      if (!logged) Log()->warn("loading cluster metadata failed: {}; retrying", st.error().message);
+      if (!logged)
+        MetadataLog()->warn("loading cluster metadata failed: {}; retrying", st.error().message);
       logged = true;
       std::unique_lock lock(mu_);
       if (wake_.wait_for(lock, kRetry, [this] { return stopping_; })) return;
@@ -138,8 +140,8 @@ void MetadataView::ApplyPutLocked(const KeyValue& kv) {
   ParsedKey key = keys_.Parse(kv.key);
   auto corrupt = [&](const Error& e) {
     corrupt_records_++;
-    Log()->error("metadata record {} (revision {}) is unreadable and ignored: {}", kv.key,
-                 kv.mod_revision, e.message);
+    MetadataLog()->error("metadata record {} (revision {}) is unreadable and ignored: {}", kv.key,
+                         kv.mod_revision, e.message);
   };
   switch (key.kind) {
     case K::kTopic: {

@@ -6,14 +6,13 @@
 #include "base/log.h"
 #include "coordinator/group_coordinator.h"
 #include "coordinator/group_records.h"
+#include "coordinator/log.h"
 
 namespace strata::coordinator {
 
 namespace {
 
 using protocol::ErrorCode;
-
-auto Log() { return log::Get("coordinator"); }
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "coordinator/group_coordinator.h"
+#include "coordinator/log.h"
 
 namespace strata::coordinator {
 
@@ -14,8 +15,6 @@ namespace {
 
 using protocol::ErrorCode;
 using protocol::JoinGroupResponse;
-
-auto Log() { return log::Get("coordinator"); }
 
 // Kafka's member ids: "<client id or instance id>-<random UUID>".
 std::string GenerateMemberId(const std::string& prefix) {

@@ -3,14 +3,13 @@
 #include "base/log.h"
 #include "coordinator/group_coordinator.h"
 #include "coordinator/group_records.h"
+#include "coordinator/log.h"
 
 namespace strata::coordinator {
 
 namespace {
 
 using protocol::ErrorCode;
-
-auto Log() { return log::Get("coordinator"); }
 
 // How a failed append is reported for commits (Kafka's mapping).
 ErrorCode AppendErrorCode(const Error& e) {

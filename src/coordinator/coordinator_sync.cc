@@ -2,6 +2,7 @@
 // GroupMetadataManager (classicGroupSync/Heartbeat/Leave).
 #include "base/log.h"
 #include "coordinator/group_coordinator.h"
+#include "coordinator/log.h"
 
 namespace strata::coordinator {
 
@@ -9,8 +10,6 @@ namespace {
 
 using protocol::ErrorCode;
 using protocol::SyncGroupResponse;
-
-auto Log() { return log::Get("coordinator"); }
 
 SyncGroupResponse SyncError(ErrorCode code) {
   SyncGroupResponse r;

@@ -4,12 +4,9 @@
 // JoinGroup) applies once they have passed.
 #include "base/log.h"
 #include "coordinator/group_coordinator.h"
+#include "coordinator/log.h"
 
 namespace strata::coordinator {
-
-namespace {
-auto Log() { return log::Get("coordinator"); }
-}  // namespace
 
 void GroupCoordinator::RunTimers(ClassicGroup& g, int64_t now) {
   if (g.timers.join_deadline_ms <= now) {

@@ -6,12 +6,11 @@
 #include "base/log.h"
 #include "coordinator/group_partitioner.h"
 #include "coordinator/group_records.h"
+#include "coordinator/log.h"
 
 namespace strata::coordinator {
 
 namespace {
-
-auto Log() { return log::Get("coordinator"); }
 
 // What replay accumulates for one group.
 struct LoadedGroup {

@@ -7,13 +7,13 @@
 #include <cerrno>
 
 #include "base/log.h"
+#include "net/log.h"
 #include "protocol/api_key.h"
 #include "protocol/wire.h"
 
 namespace strata::net {
 
 namespace {
-auto Log() { return log::Get("net"); }
 constexpr int32_t kMinFrame = 8;  // api key, version, correlation id
 }  // namespace
 

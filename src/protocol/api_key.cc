@@ -8,6 +8,10 @@ const char* ApiKeyName(int16_t key) {
       return "Produce";
     case ApiKey::kDescribeQuorum:
       return "DescribeQuorum";
+    case ApiKey::kEnvelope:
+      return "Envelope";
+    case ApiKey::kDescribeTopicPartitions:
+      return "DescribeTopicPartitions";
     case ApiKey::kFetch:
       return "Fetch";
     case ApiKey::kListOffsets:

@@ -31,7 +31,9 @@ enum class ApiKey : int16_t {
   kIncrementalAlterConfigs = 44,
   kOffsetDelete = 47,
   kDescribeQuorum = 55,
+  kEnvelope = 58,
   kDescribeCluster = 60,
+  kDescribeTopicPartitions = 75,
 };
 
 const char* ApiKeyName(int16_t key);

@@ -24,6 +24,8 @@
 #include "protocol/messages/describe_configs.h"
 #include "protocol/messages/describe_groups.h"
 #include "protocol/messages/describe_quorum.h"
+#include "protocol/messages/describe_topic_partitions.h"
+#include "protocol/messages/envelope.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/heartbeat.h"
@@ -505,8 +507,37 @@ void Fill(DescribeClusterResponse& m, int16_t v, bool nulls) {
   m.cluster_authorized_operations = 0x20;
 }
 
-void Fill(DescribeQuorumRequest& m, int16_t, bool) {
-  m.topics = {{"__cluster_metadata", {{0}}}};
+void Fill(DescribeQuorumRequest& m, int16_t, bool) { m.topics = {{"__cluster_metadata", {{0}}}}; }
+void Fill(EnvelopeRequest& m, int16_t, bool nulls) {
+  m.request_data = {0, 19, 0, 7, 0, 0, 0, 9};
+  if (!nulls) m.request_principal = Bytes{1, 2, 3};
+  m.client_host_address = {127, 0, 0, 1};
+}
+void Fill(EnvelopeResponse& m, int16_t, bool nulls) {
+  if (!nulls) m.response_data = Bytes{0, 0, 0, 9, 0};
+  m.error_code = nulls ? 41 : 0;  // NOT_CONTROLLER
+}
+void Fill(DescribeTopicPartitionsRequest& m, int16_t, bool nulls) {
+  m.topics = {{"a"}, {"b"}};
+  m.response_partition_limit = 7;
+  if (!nulls) m.cursor = TopicPartitionCursor{"b", 3};
+}
+void Fill(DescribeTopicPartitionsResponse& m, int16_t, bool nulls) {
+  DescribeTopicPartitionsResponse::Partition p;
+  p.partition_index = 3;
+  p.leader_id = 2;
+  p.leader_epoch = 5;
+  p.replica_nodes = {2, 1};
+  p.isr_nodes = {2};
+  if (nulls) p.eligible_leader_replicas.reset();
+  p.offline_replicas = {1};
+  DescribeTopicPartitionsResponse::Topic t;
+  t.name = "b";
+  t.topic_id[0] = 9;
+  t.is_internal = nulls;
+  t.partitions = {p};
+  m.topics = {t};
+  if (!nulls) m.next_cursor = TopicPartitionCursor{"b", 4};
 }
 void Fill(DescribeQuorumResponse& m, int16_t v, bool) {
   DescribeQuorumResponse::Partition p;
@@ -834,6 +865,10 @@ TEST(MessagesRoundTrip, Fetch) { RoundTripAllVersions<FetchRequest, FetchRespons
 TEST(MessagesRoundTrip, ListOffsets) {
   RoundTripAllVersions<ListOffsetsRequest, ListOffsetsResponse>();
 }
+TEST(MessagesRoundTrip, Envelope) { RoundTripAllVersions<EnvelopeRequest, EnvelopeResponse>(); }
+TEST(MessagesRoundTrip, DescribeTopicPartitions) {
+  RoundTripAllVersions<DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse>();
+}
 TEST(MessagesRoundTrip, CreateTopics) {
   RoundTripAllVersions<CreateTopicsRequest, CreateTopicsResponse>();
 }
@@ -1021,14 +1056,15 @@ TEST(MessagesGolden, ProduceResponseV10TaggedLeader) {
   ASSERT_NE(std::search(got.begin(), got.end(), leader.begin(), leader.end()), got.end());
   // The tail: throttle (0), then 1 field, tag 0, size 13: array of 1, node 2,
   // host "h", port 9, rack null, empty tags.
-  const Bytes tail = {0, 0, 0, 0, 0x01, 0x00, 0x0d, 0x02, 0, 0, 0, 2, 0x02, 'h', 0, 0, 0, 9, 0x00, 0x00};
+  const Bytes tail = {0, 0, 0,    0,   0x01, 0x00, 0x0d, 0x02, 0,    0,
+                      0, 2, 0x02, 'h', 0,    0,    0,    9,    0x00, 0x00};
   ASSERT_GE(got.size(), tail.size());
   EXPECT_TRUE(std::equal(tail.begin(), tail.end(), got.end() - tail.size()));
 
   // Unknown tag 5 ahead of tag 0 in the top-level section: skipped.
   Bytes wire(got.begin(), got.end() - 16);
-  const Bytes with_unknown = {0x02, 0x05, 0x01, 0x7f, 0x00, 0x0d, 0x02, 0, 0, 0, 2,
-                              0x02, 'h',  0,    0,    0,    9,    0x00, 0x00};
+  const Bytes with_unknown = {0x02, 0x05, 0x01, 0x7f, 0x00, 0x0d, 0x02, 0,    0,   0,
+                              2,    0x02, 'h',  0,    0,    0,    9,    0x00, 0x00};
   wire.insert(wire.end(), with_unknown.begin(), with_unknown.end());
   WireReader r(MutableByteView(wire.data(), wire.size()), true);
   ProduceResponse d;
@@ -1129,7 +1165,7 @@ TEST(MessagesGolden, FetchResponseV12) {
 
 TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   const auto& apis = SupportedApis();
-  ASSERT_EQ(apis.size(), 27u);
+  ASSERT_EQ(apis.size(), 29u);
   for (size_t i = 1; i < apis.size(); ++i) EXPECT_LT(apis[i - 1].key, apis[i].key);
   const ApiRange* md = FindApi(3);
   ASSERT_NE(md, nullptr);

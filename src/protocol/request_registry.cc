@@ -16,6 +16,8 @@
 #include "protocol/messages/describe_configs.h"
 #include "protocol/messages/describe_groups.h"
 #include "protocol/messages/describe_quorum.h"
+#include "protocol/messages/describe_topic_partitions.h"
+#include "protocol/messages/envelope.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/heartbeat.h"
@@ -48,7 +50,8 @@ using AllRequests =
                 DeleteRecordsRequest, InitProducerIdRequest, OffsetForLeaderEpochRequest,
                 DescribeConfigsRequest, AlterConfigsRequest, CreatePartitionsRequest,
                 DeleteGroupsRequest, IncrementalAlterConfigsRequest, OffsetDeleteRequest,
-                DescribeQuorumRequest, DescribeClusterRequest>;
+                DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
+                DescribeTopicPartitionsRequest>;
 
 template <class... Ms>
 std::vector<ApiRange> BuildRanges(RequestList<Ms...>) {

@@ -10,12 +10,12 @@
 #include <optional>
 
 #include "base/log.h"
+#include "tiered/log.h"
 #include "tiered/posix_file.h"
 
 namespace strata::tiered {
 
 namespace {
-auto Log() { return log::Get("tiered"); }
 constexpr std::string_view kChunkSuffix = ".chunk";
 constexpr std::string_view kTempSuffix = ".chunk.tmp";
 

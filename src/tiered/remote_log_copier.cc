@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "tiered/log.h"
 #include "tiered/remote_log_manager.h"
 #include "tiered/remote_log_partition.h"
 #include "tiered/segment_uploader.h"
@@ -12,7 +13,6 @@
 namespace strata::tiered {
 
 namespace {
-auto Log() { return log::Get("tiered"); }
 using S = RemoteSegmentState;
 }  // namespace
 

@@ -7,13 +7,13 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "tiered/log.h"
 #include "tiered/remote_log_partition.h"
 #include "tiered/segment_uploader.h"
 
 namespace strata::tiered {
 
 namespace {
-auto Log() { return log::Get("tiered"); }
 using S = RemoteSegmentState;
 }  // namespace
 

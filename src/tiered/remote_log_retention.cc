@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "tiered/log.h"
 #include "tiered/remote_log_manager.h"
 #include "tiered/remote_log_partition.h"
 #include "tiered/segment_uploader.h"
@@ -14,7 +15,6 @@
 namespace strata::tiered {
 
 namespace {
-auto Log() { return log::Get("tiered"); }
 using S = RemoteSegmentState;
 }  // namespace
 

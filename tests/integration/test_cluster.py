@@ -275,6 +275,11 @@ def test_kafka_tools_see_the_cluster(cluster):
     for p, (leader, replicas) in enumerate([(2, "2,3"), (3, "3,1"), (1, "1,2")]):
         assert re.search(rf"\tPartition: {p}\tLeader: {leader}\tReplicas: {replicas}\tIsr: {leader}\b",
                          out), out
+    # Kafka 4.x describes through DescribeTopicPartitions, here one partition per page.
+    paged = tool(TOPIC_CMD, "--bootstrap-server", b2.bootstrap, "--describe", "--topic", topic,
+                 "--partition-size-limit-per-response", "1")
+    assert [ln for ln in paged.splitlines() if "Partition:" in ln] == \
+        [ln for ln in out.splitlines() if "Partition:" in ln], paged
     refused = subprocess.run(
         ["java", "-Xmx512m", "-cp", f"{kit.KAFKA_LIB}/*", TOPIC_CMD, "--bootstrap-server",
          b2.bootstrap, "--create", "--topic", kit.unique_topic("rf4"), "--partitions", "1",
@@ -291,3 +296,77 @@ def test_kafka_tools_see_the_cluster(cluster):
                b1.bootstrap)
     for b in cluster:
         assert f"{b.bootstrap} (id: {b.config['node.id']} rack: null" in out, out
+
+
+def test_controller_bound_requests_sent_to_any_broker_are_forwarded(cluster):
+    """CreateTopics, CreatePartitions and DeleteTopics sent straight to a broker that is
+    not the controller reach the controller (only its writes pass the election fence)
+    and answer the client as if sent there; Envelope itself is for brokers only."""
+    by_node = {int(b.config["node.id"]): b for b in cluster}
+    controller = metadata(cluster[0]).controller_id
+    assert controller in by_node, controller
+    other = next(b for n, b in by_node.items() if n != controller)
+    topic = kit.unique_topic("fwd")
+    with rawkafka.Conn(other.bootstrap) as c:
+        apis = c.api_versions()
+        assert 58 not in apis, "Envelope must not be advertised to clients"
+        assert apis.get(75) == (0, 0), "DescribeTopicPartitions v0"
+
+        c.send(rawkafka.request(19, 7, 41, rawkafka.create_topics_body(7, topic, 6, 1),
+                                flexible_header=True))
+        cid, body = c.recv_frame()
+        assert cid == 41
+        assert rawkafka.parse_create_topics(7, body) == [(topic, 0, None)]
+        # Again: the controller's answer comes back, error and message included.
+        c.send(rawkafka.request(19, 7, 42, rawkafka.create_topics_body(7, topic, 6, 1),
+                                flexible_header=True))
+        cid, body = c.recv_frame()
+        [(name, code, msg)] = rawkafka.parse_create_topics(7, body)
+        assert (cid, name, code) == (42, topic, 36), (cid, name, code, msg)  # TOPIC_ALREADY_EXISTS
+    wait_until(lambda: all(len(leaders(b, topic)) == 6 for b in cluster), 15,
+               "every broker describes the forwarded topic")
+    placed = leaders(cluster[0], topic)
+    counts = {n: sum(1 for leader, _ in placed.values() if leader == n) for n in by_node}
+    assert counts == {1: 2, 2: 2, 3: 2}, placed
+
+    with rawkafka.Conn(other.bootstrap) as c:
+        # CreatePartitions v1: 6 -> 9.
+        w = rawkafka.Writer()
+        w.array([0], lambda w2, _: w2.string(topic).i32(9).i32(-1)).i32(30000).boolean(False)
+        c.send(rawkafka.request(37, 1, 43, bytes(w.buf)))
+        cid, body = c.recv_frame()
+        r = rawkafka.Reader(body)
+        r.i32()
+        assert r.array_len() == 1
+        assert (cid, r.string(), r.i16()) == (43, topic, 0), r.string()
+    wait_until(lambda: all(len(leaders(b, topic)) == 9 for b in cluster), 15,
+               "every broker describes 9 partitions")
+
+    # A client's Envelope is answered like a broker's: this broker is not the controller.
+    inner = rawkafka.request(19, 7, 1, rawkafka.create_topics_body(7, "never", 1, 1),
+                             flexible_header=True)[4:]
+    w = rawkafka.Writer(flexible=True)
+    w.bytes_(inner).uvarint(0).bytes_(bytes([127, 0, 0, 1])).tags()
+    with rawkafka.Conn(other.bootstrap) as c:
+        c.send(rawkafka.request(58, 0, 44, bytes(w.buf), flexible_header=True))
+        cid, body = c.recv_frame()
+    r = rawkafka.Reader(body, flexible=True)
+    r.skip_tags()
+    assert r.uvarint() == 0  # response_data null
+    assert (cid, r.i16()) == (44, 41)  # NOT_CONTROLLER
+    assert "never" not in metadata(cluster[0]).topics
+
+    with rawkafka.Conn(other.bootstrap) as c:
+        # DeleteTopics v3 (the last classic version).
+        w = rawkafka.Writer()
+        w.array([topic], lambda w2, t: w2.string(t)).i32(30000)
+        c.send(rawkafka.request(20, 3, 45, bytes(w.buf)))
+        cid, body = c.recv_frame()
+        r = rawkafka.Reader(body)
+        r.i32()
+        assert r.array_len() == 1
+        assert (cid, r.string(), r.i16()) == (45, topic, 0)
+    wait_until(lambda: all(topic not in metadata(b).topics for b in cluster), 15,
+               "the topic gone from every broker")
+    for b in cluster:
+        assert "not forwarded to the controller" not in b.log_text(), b.log_tail()

@@ -1,11 +1,13 @@
 // CreatePartitions (37): grows a topic's partition count, placing the new
 // partitions as topic creation does (or as the request's assignments say).
+#include "protocol/messages/create_partitions.h"
+
 #include <fmt/format.h>
 
 #include "broker/cluster_state.h"
+#include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
-#include "protocol/messages/create_partitions.h"
 
 namespace strata::broker {
 
@@ -22,12 +24,14 @@ void GrowOne(BrokerContext& ctx, const CreatePartitionsRequest::Topic& in, bool 
     out.error_code = Code(code);
     out.error_message = std::move(message);
   };
-  if (!info) return fail(ErrorCode::kUnknownTopicOrPartition, "The topic '" + in.name + "' does not exist.");
+  if (!info)
+    return fail(ErrorCode::kUnknownTopicOrPartition, "The topic '" + in.name + "' does not exist.");
   int32_t current = info->record.partitions;
   if (in.count < current) {
-    return fail(ErrorCode::kInvalidPartitions,
-                fmt::format("Topic currently has {} partitions, which is higher than the requested {}.",
-                            current, in.count));
+    return fail(
+        ErrorCode::kInvalidPartitions,
+        fmt::format("Topic currently has {} partitions, which is higher than the requested {}.",
+                    current, in.count));
   }
   if (in.count == current) {
     return fail(ErrorCode::kInvalidPartitions,
@@ -46,23 +50,23 @@ void GrowOne(BrokerContext& ctx, const CreatePartitionsRequest::Topic& in, bool 
     Status valid = cluster::ValidateAssignment(PlacementBrokers(ctx), replicas);
     if (!valid.ok()) return fail(ErrorCode::kInvalidReplicaAssignment, valid.error().message);
   } else {
-    auto placed = PlaceNewReplicas(ctx, in.count - current, info->record.replication_factor, current);
+    auto placed =
+        PlaceNewReplicas(ctx, in.count - current, info->record.replication_factor, current);
     if (!placed.ok()) return fail(ErrorCode::kInvalidReplicationFactor, placed.error().message);
     replicas = std::move(*placed);
   }
   if (validate_only) return;
   Status st = ctx.topics.AddPartitions(in.name, in.count, std::move(replicas));
   if (!st.ok()) {
-    fail(st.error().code == Errc::kUnavailable ? ErrorCode::kRequestTimedOut
-                                               : ErrorCode::kKafkaStorageError,
-         st.error().message);
+    fail(TopicWriteErrorCode(st.error().code), st.error().message);
   }
 }
 
 }  // namespace
 
 HandlerResult HandleCreatePartitions(BrokerContext& ctx, net::Request& request) {
-  STRATA_ASSIGN_OR_RETURN(CreatePartitionsRequest req, DecodeRequest<CreatePartitionsRequest>(request));
+  STRATA_ASSIGN_OR_RETURN(CreatePartitionsRequest req,
+                          DecodeRequest<CreatePartitionsRequest>(request));
   CreatePartitionsResponse resp;
   for (const auto& topic : req.topics) {
     auto& out = resp.results.emplace_back();

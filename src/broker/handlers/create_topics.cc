@@ -1,13 +1,16 @@
 // CreateTopics (19): validated creation (names, partitions, replication
 // factor, configs), validate_only, manual replica assignments, and the
 // v5+ echo of the resulting configs.
+#include "protocol/messages/create_topics.h"
+
 #include <set>
 
 #include "broker/config_entries.h"
+#include "broker/group_routing.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_creation.h"
+#include "coordinator/group_coordinator.h"
 #include "protocol/error_code.h"
-#include "protocol/messages/create_topics.h"
 
 namespace strata::broker {
 
@@ -24,10 +27,27 @@ void SetError(CreateTopicsResponse::Topic& out, ErrorCode code, std::string mess
 
 void CreateOne(BrokerContext& ctx, CreateTopicsRequest::Topic& in, bool validate_only,
                CreateTopicsResponse::Topic& out) {
+  if (in.name == coordinator::kOffsetsTopic && !validate_only) {
+    // Made with the offsets.topic.* settings, whoever asks (a broker's
+    // FindCoordinator forwards this).
+    if (ctx.topics.GetTopicInfo(in.name)) {
+      SetError(out, ErrorCode::kTopicAlreadyExists, "Topic '" + in.name + "' already exists.");
+      return;
+    }
+    const ErrorCode made = EnsureOffsetsTopic(ctx);
+    if (made != ErrorCode::kNone) SetError(out, made, "cannot create " + in.name);
+    if (auto info = ctx.topics.GetTopicInfo(in.name)) {
+      out.topic_id = info->record.id;
+      out.num_partitions = info->record.partitions;
+      out.replication_factor = info->record.replication_factor;
+    }
+    return;
+  }
   std::map<std::string, std::string> configs;
   for (const auto& c : in.configs) {
     if (!c.value) {
-      SetError(out, ErrorCode::kInvalidConfig, "Null value not supported for topic config " + c.name);
+      SetError(out, ErrorCode::kInvalidConfig,
+               "Null value not supported for topic config " + c.name);
       return;
     }
     configs[c.name] = *c.value;
@@ -66,7 +86,8 @@ void CreateOne(BrokerContext& ctx, CreateTopicsRequest::Topic& in, bool validate
   out.replication_factor = result.replication_factor;
   out.configs.emplace();
   for (const auto& e : TopicConfigEntries(ctx.config, configs)) {
-    out.configs->push_back({e.name, e.value, e.read_only, static_cast<int8_t>(e.source), e.sensitive});
+    out.configs->push_back(
+        {e.name, e.value, e.read_only, static_cast<int8_t>(e.source), e.sensitive});
   }
 }
 

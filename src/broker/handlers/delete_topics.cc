@@ -1,7 +1,9 @@
 // DeleteTopics (20): by name (v0-5) or by name or id (v6+).
+#include "protocol/messages/delete_topics.h"
+
+#include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
-#include "protocol/messages/delete_topics.h"
 
 namespace strata::broker {
 
@@ -11,7 +13,8 @@ using protocol::DeleteTopicsRequest;
 using protocol::DeleteTopicsResponse;
 using protocol::ErrorCode;
 
-void DeleteOne(BrokerContext& ctx, const std::string& name, DeleteTopicsResponse::TopicResult& out) {
+void DeleteOne(BrokerContext& ctx, const std::string& name,
+               DeleteTopicsResponse::TopicResult& out) {
   if (!ctx.config.GetBool("delete.topic.enable")) {
     out.error_code = Code(ErrorCode::kTopicDeletionDisabled);
     return;
@@ -25,8 +28,7 @@ void DeleteOne(BrokerContext& ctx, const std::string& name, DeleteTopicsResponse
   out.topic_id = info->record.id;
   Status st = ctx.topics.DeleteTopic(name);
   if (!st.ok()) {
-    out.error_code = Code(st.error().code == Errc::kNotFound ? ErrorCode::kUnknownTopicOrPartition
-                                                             : ErrorCode::kKafkaStorageError);
+    out.error_code = Code(TopicWriteErrorCode(st.error().code));
     out.error_message = st.error().message;
   }
 }

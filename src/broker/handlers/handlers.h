@@ -4,6 +4,7 @@
 // returned as an error, which closes the connection with a log line (Kafka's
 // behaviour for malformed requests).
 #include <asio.hpp>
+#include <functional>
 
 #include "broker/broker_context.h"
 #include "broker/codec.h"
@@ -28,9 +29,17 @@ HandlerResult HandleAlterConfigs(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleIncrementalAlterConfigs(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeQuorum(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDescribeTopicPartitions(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request);
+
+// Envelope: runs the forwarded request through `dispatch`, which must not
+// forward it again.
+using InnerDispatch = std::function<asio::awaitable<HandlerResult>(net::Request&)>;
+asio::awaitable<HandlerResult> HandleEnvelope(BrokerContext& ctx, net::Request& request,
+                                              bool active_controller,
+                                              const InnerDispatch& dispatch);
 
 // Consumer groups (handlers/group_*.cc), served by ctx.group_coordinator.
 HandlerResult HandleFindCoordinator(BrokerContext& ctx, net::Request& request);

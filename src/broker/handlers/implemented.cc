@@ -23,6 +23,7 @@ bool IsImplementedApi(int16_t api_key) {
     case ApiKey::kIncrementalAlterConfigs:
     case ApiKey::kDescribeCluster:
     case ApiKey::kDescribeQuorum:
+    case ApiKey::kDescribeTopicPartitions:
     case ApiKey::kFindCoordinator:
     case ApiKey::kJoinGroup:
     case ApiKey::kSyncGroup:

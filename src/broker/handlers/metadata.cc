@@ -1,12 +1,14 @@
 // Metadata (3): the live brokers, cluster id, controller and topics, with
-// each partition's leader, epoch, replicas and ISR from its record. Unknown topics are auto-created when both the request and
-// auto.create.topics.enable allow it, so they come back usable at once.
+// each partition's leader, epoch, replicas and ISR from its record. Unknown topics are auto-created
+// when both the request and auto.create.topics.enable allow it, so they come back usable at once.
+#include "protocol/messages/metadata.h"
+
 #include "broker/cluster_state.h"
+#include "broker/controller_forwarding.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_creation.h"
 #include "broker/topic_validation.h"
 #include "protocol/error_code.h"
-#include "protocol/messages/metadata.h"
 
 namespace strata::broker {
 
@@ -36,7 +38,8 @@ MetadataResponse::Topic DescribeTopic(BrokerContext& ctx, const TopicInfo& info)
   return t;
 }
 
-MetadataResponse::Topic LookupOrCreate(BrokerContext& ctx, const std::string& name, bool auto_create) {
+MetadataResponse::Topic LookupOrCreate(BrokerContext& ctx, const std::string& name,
+                                       bool auto_create) {
   if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info);
   MetadataResponse::Topic t;
   t.name = name;
@@ -48,11 +51,17 @@ MetadataResponse::Topic LookupOrCreate(BrokerContext& ctx, const std::string& na
     t.error_code = Code(ErrorCode::kUnknownTopicOrPartition);
     return t;
   }
+  if (ctx.forwarder != nullptr && !ctx.forwarder->IsActiveController()) {
+    // As Kafka's brokers: the controller creates it; the client retries.
+    ctx.forwarder->RequestTopicCreation(name);
+    t.error_code = Code(ErrorCode::kLeaderNotAvailable);
+    return t;
+  }
   auto created = CreateTopicChecked(ctx, name, -1, -1, {}, false);
   if (created.error != ErrorCode::kNone && created.error != ErrorCode::kTopicAlreadyExists) {
-    t.error_code = Code(created.error == ErrorCode::kInvalidReplicationFactor
-                            ? ErrorCode::kLeaderNotAvailable
-                            : created.error);
+    t.error_code =
+        Code(created.error == ErrorCode::kInvalidReplicationFactor ? ErrorCode::kLeaderNotAvailable
+                                                                   : created.error);
     return t;
   }
   if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info);
@@ -73,7 +82,8 @@ HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
   bool all_topics = !req.topics.has_value() || (version == 0 && req.topics->empty());
   if (all_topics) {
     for (const auto& record : ctx.topics.ListTopics()) {
-      if (auto info = ctx.topics.GetTopicInfo(record.name)) resp.topics.push_back(DescribeTopic(ctx, *info));
+      if (auto info = ctx.topics.GetTopicInfo(record.name))
+        resp.topics.push_back(DescribeTopic(ctx, *info));
     }
   } else {
     bool auto_create = ctx.config.GetBool("auto.create.topics.enable") &&

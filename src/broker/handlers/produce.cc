@@ -2,6 +2,8 @@
 // assigns offsets and checks producer sequences), wake long-polling fetches.
 // acks=0 gets no response; on an acks=0 error the connection is closed so the
 // client refreshes metadata, as Kafka does.
+#include "protocol/messages/produce.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
-#include "protocol/messages/produce.h"
 #include "protocol/records.h"
 
 namespace strata::broker {
@@ -22,7 +23,7 @@ using protocol::ErrorCode;
 using protocol::ProduceRequest;
 using protocol::ProduceResponse;
 
-auto Log() { return log::Get("produce"); }
+auto ProduceLog() { return log::Get("produce"); }
 
 void SetError(ProduceResponse::Partition& out, ErrorCode code, std::string message) {
   out.error_code = Code(code);
@@ -71,9 +72,11 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
     // compacted. Only compacted topics pay for this second pass.
     for (const auto& b : *batches) {
       Status st = protocol::ForEachRecord(
-          b.header, ByteView(in.records.view).subspan(b.position, b.size), limits.max_decompressed_bytes,
-          [](const protocol::Record& r) -> Status {
-            if (!r.key) return MakeError(Errc::kInvalidArgument, "Compacted topic cannot accept message without key");
+          b.header, ByteView(in.records.view).subspan(b.position, b.size),
+          limits.max_decompressed_bytes, [](const protocol::Record& r) -> Status {
+            if (!r.key)
+              return MakeError(Errc::kInvalidArgument,
+                               "Compacted topic cannot accept message without key");
             return Status::Ok();
           });
       if (!st.ok()) {
@@ -102,7 +105,7 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
   if (!appended.ok()) {
     SetError(out, ProduceErrorCode(appended.error().code), appended.error().message);
     if (appended.error().code == Errc::kIoError) {
-      Log()->error("append to {} failed: {}", tp.ToString(), appended.error().message);
+      ProduceLog()->error("append to {} failed: {}", tp.ToString(), appended.error().message);
     }
     return;
   }
@@ -145,7 +148,8 @@ HandlerResult HandleProduce(BrokerContext& ctx, net::Request& request) {
       if (version < 3) {
         // Kafka 4 advertises Produce v0 for old librdkafka but rejects v0-2.
         out.index = partition.index;
-        SetError(out, ErrorCode::kUnsupportedVersion, "produce v0-2 (message format v0/v1) is not supported");
+        SetError(out, ErrorCode::kUnsupportedVersion,
+                 "produce v0-2 (message format v0/v1) is not supported");
       } else if (req.acks != 0 && req.acks != 1 && req.acks != -1) {
         out.index = partition.index;
         SetError(out, ErrorCode::kInvalidRequiredAcks, "acks must be -1, 0 or 1");
@@ -157,7 +161,9 @@ HandlerResult HandleProduce(BrokerContext& ctx, net::Request& request) {
   }
   AddLeaderEndpoints(ctx, resp);
   if (req.acks == 0) {
-    if (any_error) return MakeError(Errc::kInvalidArgument, "acks=0 produce failed; closing to force a metadata refresh");
+    if (any_error)
+      return MakeError(Errc::kInvalidArgument,
+                       "acks=0 produce failed; closing to force a metadata refresh");
     return std::optional<Bytes>();
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));
