@@ -66,7 +66,10 @@ Status Broker::Register() {
   options.ttl = std::chrono::milliseconds(config_.GetLong("strata.etcd.lease.ttl.ms"));
   STRATA_ASSIGN_OR_RETURN(session_, cluster::BrokerSession::Start(*metadata_, std::move(options)));
   TopicManager* topics = topics_.get();
-  session_->OnChange([topics](bool fenced, cluster::BrokerEpoch) { topics->SetFenced(fenced); });
+  cluster::BrokerSession* session = session_.get();
+  // Partitions are given up only when the lease is known lost (see BrokerSession).
+  session_->OnChange(
+      [topics, session](bool, cluster::BrokerEpoch) { topics->SetFenced(session->lease_lost()); });
   election_ = cluster::ControllerElection::Start(*metadata_, *session_, nullptr);
   cluster::ControllerElection* election = election_.get();
   metadata_->SetControllerFence([election]() -> std::optional<cluster::KvCompare> {
@@ -76,6 +79,11 @@ Status Broker::Register() {
   controller_ = std::make_unique<cluster::Controller>(*metadata_, *election_);
   forwarder_ = std::make_unique<ControllerForwarder>(
       *context_, io_.get_executor(), [election] { return election->active(); },
+      [session]() -> std::optional<std::string> {
+        if (!session->fenced()) return std::nullopt;
+        return "the cluster metadata store (etcd) cannot be reached: this broker's lease has not "
+               "been renewed for a TTL; topic changes resume when it is back";
+      },
       std::chrono::milliseconds(config_.GetLong("controller.socket.timeout.ms")));
   context_->forwarder = forwarder_.get();
   return Status::Ok();
@@ -183,7 +191,19 @@ Status Broker::StartGroupCoordinator() {
       },
       clock_);
   group_coordinator_ = std::make_unique<coordinator::GroupCoordinator>(cc, std::move(log), clock_);
-  STRATA_RETURN_IF_ERROR(group_coordinator_->Load());
+  // The coordinator serves the groups of the offsets partitions this broker
+  // leads: loaded as it gains them (now, for those it leads already),
+  // unloaded as it loses them.
+  coordinator::GroupCoordinator* coordinator = group_coordinator_.get();
+  topics_->SetLeadershipListener([coordinator, topic](const TopicPartition& tp, bool leader) {
+    if (tp.topic != topic) return;
+    if (!leader) {
+      coordinator->UnloadPartition(tp.partition);
+      return;
+    }
+    Status st = coordinator->LoadPartition(tp.partition);
+    if (!st.ok()) Log()->error("loading the groups of {}: {}", tp.ToString(), st.error().message);
+  });
   context_->group_coordinator = group_coordinator_.get();
   return Status::Ok();
 }

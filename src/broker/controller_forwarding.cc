@@ -90,12 +90,14 @@ constexpr auto kMaxBackoff = std::chrono::milliseconds(1000);
 
 }  // namespace
 
-ControllerForwarder::ControllerForwarder(BrokerContext& ctx, asio::any_io_executor executor,
-                                         std::function<bool()> is_active_controller,
-                                         std::chrono::milliseconds timeout)
+ControllerForwarder::ControllerForwarder(
+    BrokerContext& ctx, asio::any_io_executor executor, std::function<bool()> is_active_controller,
+    std::function<std::optional<std::string>()> store_unreachable,
+    std::chrono::milliseconds timeout)
     : ctx_(ctx),
       executor_(std::move(executor)),
       is_active_controller_(std::move(is_active_controller)),
+      store_unreachable_(std::move(store_unreachable)),
       timeout_(timeout) {}
 
 ControllerForwarder::~ControllerForwarder() {
@@ -138,6 +140,10 @@ asio::awaitable<std::optional<HandlerResult>> ControllerForwarder::Forward(net::
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (auto backoff = kFirstBackoff;; backoff = std::min(backoff * 2, kMaxBackoff)) {
     if (IsActiveController()) co_return std::nullopt;
+    if (auto reason = store_unreachable_()) {
+      Forwarded("store_unreachable").Add();
+      co_return ControllerBoundErrorResponse(request, ErrorCode::kRequestTimedOut, *reason);
+    }
     if (auto target = Controller()) {
       auto client = ClientFor(*target);
       Bytes body;

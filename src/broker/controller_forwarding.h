@@ -44,8 +44,12 @@ HandlerResult ControllerBoundErrorResponse(net::Request& request, protocol::Erro
 
 class ControllerForwarder {
  public:
+  // `store_unreachable`: why this broker cannot reach the metadata store now
+  // (its session is fenced), or nullopt. Requests then fail at once with
+  // REQUEST_TIMED_OUT: no controller can commit anything either.
   ControllerForwarder(BrokerContext& ctx, asio::any_io_executor executor,
                       std::function<bool()> is_active_controller,
+                      std::function<std::optional<std::string>()> store_unreachable,
                       std::chrono::milliseconds timeout);
   ~ControllerForwarder();
 
@@ -72,6 +76,7 @@ class ControllerForwarder {
   BrokerContext& ctx_;
   asio::any_io_executor executor_;
   std::function<bool()> is_active_controller_;
+  std::function<std::optional<std::string>()> store_unreachable_;
   const std::chrono::milliseconds timeout_;
   std::mutex mu_;
   std::map<int32_t, std::pair<std::string, std::shared_ptr<net::Client>>> clients_;

@@ -55,8 +55,13 @@ protocol::ErrorCode GroupCoordinatorError(const BrokerContext& ctx, const std::s
   if (ctx.group_coordinator == nullptr) return protocol::ErrorCode::kCoordinatorNotAvailable;
   int32_t p = ctx.group_coordinator->PartitionFor(group_id);
   LeaderLookup leader = ctx.topics.LeaderPartition({coordinator::kOffsetsTopic, p}, -1);
-  return leader.error == protocol::ErrorCode::kNone ? protocol::ErrorCode::kNone
-                                                    : protocol::ErrorCode::kNotCoordinator;
+  if (leader.error != protocol::ErrorCode::kNone) return protocol::ErrorCode::kNotCoordinator;
+  // Led here: served once loaded. Until the coordinator has heard of the
+  // leadership the client waits on this broker, as for a load in progress.
+  const protocol::ErrorCode served = ctx.group_coordinator->Serves(group_id);
+  return served == protocol::ErrorCode::kNotCoordinator
+             ? protocol::ErrorCode::kCoordinatorLoadInProgress
+             : served;
 }
 
 }  // namespace strata::broker

@@ -20,8 +20,10 @@ protocol::ErrorCode EnsureOffsetsTopic(BrokerContext& ctx);
 // The coordinator's broker, or node_id -1 while the partition has no leader.
 LiveBroker GroupCoordinatorBroker(const BrokerContext& ctx, const std::string& group_id);
 
-// kNone when this broker coordinates the group; NOT_COORDINATOR (the client
-// looks the coordinator up again) otherwise.
+// kNone when this broker coordinates the group; COORDINATOR_LOAD_IN_PROGRESS
+// while it leads the group's partition but has not loaded its groups yet (the
+// client retries here); NOT_COORDINATOR (the client looks the coordinator up
+// again) otherwise.
 protocol::ErrorCode GroupCoordinatorError(const BrokerContext& ctx, const std::string& group_id);
 
 }  // namespace strata::broker

@@ -73,7 +73,15 @@ class TopicManager {
   std::shared_ptr<storage::Log> GetLog(const TopicPartition& tp) const;
   // The partition for a request that needs its leader: see CheckLeader.
   LeaderLookup LeaderPartition(const TopicPartition& tp, int32_t current_leader_epoch) const;
-  // Set while the broker's registration is fenced: it leads nothing.
+  // Told when this broker starts or stops leading a partition it hosts
+  // (opened as leader, leader changed, replica removed while leading), from
+  // whichever thread reconciles, with the reconciliation lock held: it must
+  // not call back into the TopicManager's admin operations. On being set, it
+  // is called at once for every partition this broker leads now.
+  using LeadershipListener = std::function<void(const TopicPartition& tp, bool leader)>;
+  void SetLeadershipListener(LeadershipListener listener);
+  // Set while the broker's lease is known lost (BrokerSession::lease_lost):
+  // it leads nothing until registered again.
   void SetFenced(bool fenced) { fenced_.store(fenced); }
   std::optional<cluster::TopicRecord> GetTopic(const std::string& name) const;
   // Cached topic view; nullptr if the topic does not exist.
@@ -109,6 +117,7 @@ class TopicManager {
   // when the topic is gone and this broker led the partition last.
   void RemoveReplica(const std::shared_ptr<Partition>& partition, bool topic_deleted);
   void ApplyTopicChange(const cluster::TopicRecord& topic);
+  void NotifyLeadership(const TopicPartition& tp, bool leader);  // caller holds admin_mu_
   void StartReconciler();
   void StopReconciler();
   void ReconcileLoop();
@@ -126,7 +135,8 @@ class TopicManager {
   const cluster::NodeId self_;
   Clock* clock_;
   std::atomic<bool> fenced_{false};
-  std::mutex admin_mu_;  // serialises topic admin and reconciliation
+  std::mutex admin_mu_;                     // serialises topic admin and reconciliation
+  LeadershipListener leadership_listener_;  // guarded by admin_mu_
   mutable std::shared_mutex mu_;
   std::unordered_map<TopicPartition, std::shared_ptr<Partition>, TopicPartitionHash> partitions_;
   std::unordered_map<std::string, std::shared_ptr<const TopicInfo>> infos_;

@@ -138,11 +138,13 @@ Status TopicManager::ReconcileLocked() {
         Log()->info("{}: leader {} at epoch {}", tp.ToString(), open->leader().value(),
                     open->leader_epoch().value());
         UpdateTiering(want.topic->record, *open, info->log_config);
+        NotifyLeadership(tp, !led);
       }
       continue;
     }
     Status st = OpenReplica(want.topic->record, tp.partition, want.state, info->log_config);
     if (!st.ok() && result.ok()) result = std::move(st);
+    if (st.ok() && want.state.leader == self_) NotifyLeadership(tp, true);
   }
   return result;
 }
@@ -171,6 +173,7 @@ void TopicManager::RemoveReplica(const std::shared_ptr<Partition>& partition, bo
     std::unique_lock lock(mu_);
     partitions_.erase(tp);
   }
+  if (partition->leader() == self_) NotifyLeadership(tp, false);
   if (cleaner_) cleaner_->Unregister(tp.ToString());
   if (remote_) {
     // The remote data is the partition's, not this replica's: it goes with
@@ -185,6 +188,23 @@ void TopicManager::RemoveReplica(const std::shared_ptr<Partition>& partition, bo
   }
   Log()->info("removed replica {} ({})", tp.ToString(),
               topic_deleted ? "topic deleted" : "no longer placed here");
+}
+
+void TopicManager::SetLeadershipListener(LeadershipListener listener) {
+  std::lock_guard admin(admin_mu_);
+  leadership_listener_ = std::move(listener);
+  std::vector<TopicPartition> led;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [tp, partition] : partitions_) {
+      if (partition->leader() == self_) led.push_back(tp);
+    }
+  }
+  for (const auto& tp : led) leadership_listener_(tp, true);
+}
+
+void TopicManager::NotifyLeadership(const TopicPartition& tp, bool leader) {
+  if (leadership_listener_) leadership_listener_(tp, leader);
 }
 
 void TopicManager::ApplyTopicChange(const cluster::TopicRecord& topic) {

@@ -106,10 +106,18 @@ Status BrokerSession::Register(milliseconds wait_for_predecessor) {
 }
 
 void BrokerSession::SetFenced(bool fenced, const std::string& why) {
-  if (fenced_.exchange(fenced) == fenced) return;
-  if (fenced) {
+  const bool lost = lease_lost();
+  const bool was_fenced = fenced_.exchange(fenced);
+  const bool was_lost = told_lost_.exchange(lost);
+  if (was_fenced == fenced && was_lost == lost) return;
+  if (fenced && lost) {
     Log()->error("node {} is fenced: {}; it acts as no leader or controller until registered again",
                  options_.registration.node_id, why);
+  } else if (fenced) {
+    Log()->error(
+        "node {} is fenced: {}; it acts as no controller and makes no metadata changes, and leads "
+        "what it led until the store answers",
+        options_.registration.node_id, why);
   } else {
     Log()->info("node {} unfenced: {} (broker epoch {})", options_.registration.node_id, why,
                 epoch_.load());

@@ -3,12 +3,16 @@
 // lease it renews every TTL/3. The registration key's create revision is the
 // broker epoch, so every registration has a higher one than the last.
 //
-// Fencing: when the lease is gone (etcd says so, or no renewal has succeeded
-// for a whole TTL by our own clock, which is what etcd would conclude), the
-// session is fenced: the broker must stop acting as a leader or controller.
-// It then registers again as soon as the store answers, with a new lease and
-// a higher epoch, and is unfenced. A renewal that succeeds after the local
-// deadline proves the lease lived on, and simply unfences.
+// Fencing: when the lease may be gone (no renewal has succeeded for a whole
+// TTL by our own clock, which is what etcd would conclude) the session is
+// fenced: the broker stops acting as controller. When the lease is known to
+// be gone (the store says so) it is lost as well: the broker then leads no
+// partition either, until it registers again, which it does as soon as the
+// store answers, with a new lease and a higher epoch. A renewal that succeeds
+// after the local deadline proves the lease lived on, and simply unfences.
+// (Out of contact but not known lost, a broker keeps leading what it led: no
+// other replica can be made leader without a store write, and acks=all
+// commits need the ISR, which changes only through the store.)
 //
 // A node id already registered by a live broker is refused: the session waits
 // up to one TTL for that registration to expire (a crashed predecessor's
@@ -47,7 +51,9 @@ class BrokerSession {
   LeaseId lease() const { return lease_.load(); }
   NodeId node() const { return options_.registration.node_id; }
   bool fenced() const { return fenced_.load(); }
-  // Called with (fenced, epoch) on every change of either.
+  // The store said the lease is gone and no new registration exists yet.
+  bool lease_lost() const { return lease_.load() == 0; }
+  // Called with (fenced, epoch) on every change of fenced, lease_lost or epoch.
   void OnChange(std::function<void(bool fenced, BrokerEpoch epoch)> listener);
   // Renewals so far (for tests and metrics).
   int64_t renewals() const { return renewals_.load(); }
@@ -67,6 +73,7 @@ class BrokerSession {
   std::atomic<LeaseId> lease_{0};
   std::atomic<int64_t> epoch_{0};
   std::atomic<bool> fenced_{false};
+  std::atomic<bool> told_lost_{false};  // lease_lost() as the listener last heard it
   std::atomic<int64_t> renewals_{0};
   std::mutex mu_;
   std::condition_variable wake_;

@@ -93,7 +93,11 @@ std::shared_ptr<ClassicGroup> BuildGroup(const std::string& id, LoadedGroup& loa
 
 GroupCoordinator::GroupCoordinator(CoordinatorConfig config, std::unique_ptr<OffsetsLog> log,
                                    Clock* clock)
-    : config_(config), log_(std::move(log)), clock_(clock) {
+    : config_(config),
+      log_(std::move(log)),
+      residency_(std::make_unique<std::atomic<Residency>[]>(size_t(log_->partitions()))),
+      clock_(clock) {
+  for (int32_t p = 0; p < log_->partitions(); ++p) residency_[size_t(p)] = Residency::kAbsent;
   next_expiry_ms_ = Now() + config_.retention_check_interval_ms;
 }
 
@@ -104,27 +108,51 @@ int32_t GroupCoordinator::PartitionFor(const std::string& group_id) const {
 }
 
 Status GroupCoordinator::Load() {
+  for (int32_t p = 0; p < log_->partitions(); ++p) {
+    if (log_->Hosts(p)) STRATA_RETURN_IF_ERROR(LoadPartition(p));
+  }
+  return Status::Ok();
+}
+
+Status GroupCoordinator::LoadPartition(int32_t p) {
+  if (p < 0 || p >= log_->partitions()) {
+    return MakeError(Errc::kInvalidArgument, fmt::format("no offsets partition {}", p));
+  }
+  std::lock_guard serial(residency_mu_);
+  if (residency_[size_t(p)] == Residency::kLoaded) return Status::Ok();
+  residency_[size_t(p)] = Residency::kLoading;
+  const auto start = std::chrono::steady_clock::now();
   int64_t records = 0;
   int64_t skipped = 0;
-  size_t loaded_groups = 0;
-  for (int32_t p = 0; p < log_->partitions(); ++p) {
-    if (!log_->Hosts(p)) continue;
-    std::unordered_map<std::string, LoadedGroup> loaded;
-    STRATA_RETURN_IF_ERROR(log_->Replay(p, [&](ByteView key, std::optional<ByteView> value) {
-      ++records;
-      ApplyRecord(loaded, key, value, skipped);
-    }));
+  std::unordered_map<std::string, LoadedGroup> loaded;
+  Status replayed = log_->Replay(p, [&](ByteView key, std::optional<ByteView> value) {
+    ++records;
+    ApplyRecord(loaded, key, value, skipped);
+  });
+  if (!replayed.ok()) {
+    residency_[size_t(p)] = Residency::kAbsent;
+    return replayed;
+  }
+  size_t groups = 0;
+  {
     std::lock_guard lock(map_mu_);
     for (auto& [id, l] : loaded) {
       bool has_offsets = false;
       for (const auto& [t, parts] : l.offsets) has_offsets |= !parts.empty();
       if (!l.metadata && !has_offsets) continue;
       groups_[id] = BuildGroup(id, l, Now(), WallNow());
-      ++loaded_groups;
+      ++groups;
     }
   }
-  if (skipped > 0) Log()->warn("skipped {} unreadable __consumer_offsets records", skipped);
-  Log()->info("loaded {} groups from {} __consumer_offsets records", loaded_groups, records);
+  residency_[size_t(p)] = Residency::kLoaded;
+  if (skipped > 0) Log()->warn("skipped {} unreadable records in {}-{}", skipped, kOffsetsTopic, p);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  if (records > 0) {
+    Log()->info("loaded {} groups from {} records of {}-{} in {} ms", groups, records,
+                kOffsetsTopic, p, ms);
+  }
   return Status::Ok();
 }
 

@@ -17,6 +17,7 @@
 // its own mutex; a map mutex only guards the group table and is never held
 // while waiting for a group's mutex. Callbacks run with the group mutex held
 // and must not call back into the coordinator.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -72,6 +73,18 @@ class GroupCoordinator {
   // holds (the broker answers NOT_COORDINATOR for the others). Call once,
   // before serving requests.
   Status Load();
+  // Takes over offsets partition `p` (this broker now leads it): rebuilds its
+  // groups by replaying it; Serves() answers COORDINATOR_LOAD_IN_PROGRESS for
+  // them meanwhile. Loading a partition already loaded is a no-op.
+  Status LoadPartition(int32_t p);
+  // Gives partition `p` up (its leadership moved or its replica went): its
+  // groups leave this coordinator, and members waiting in JoinGroup or
+  // SyncGroup are answered NOT_COORDINATOR, so they find the new coordinator.
+  void UnloadPartition(int32_t p);
+  // Whether this coordinator serves `group_id` now: NONE, or
+  // COORDINATOR_LOAD_IN_PROGRESS while its partition loads, or
+  // NOT_COORDINATOR when its partition is not (or no longer) loaded here.
+  protocol::ErrorCode Serves(const std::string& group_id) const;
 
   int32_t PartitionFor(const std::string& group_id) const;
 
@@ -161,8 +174,12 @@ class GroupCoordinator {
   int64_t Now() const { return clock_->MonotonicMs(); }
   int64_t WallNow() const { return clock_->NowMs(); }
 
+  enum class Residency : uint8_t { kAbsent, kLoading, kLoaded };
   const CoordinatorConfig config_;
   std::unique_ptr<OffsetsLog> log_;
+  // Per offsets partition; Load/Unload are serialised by residency_mu_.
+  std::unique_ptr<std::atomic<Residency>[]> residency_;
+  std::mutex residency_mu_;
   Clock* clock_;
   mutable std::mutex map_mu_;
   std::unordered_map<std::string, std::shared_ptr<ClassicGroup>> groups_;

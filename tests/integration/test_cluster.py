@@ -138,6 +138,21 @@ def test_a_killed_broker_goes_offline_and_comes_back_with_every_record(cluster):
     mine = [p for p, (leader, _) in leaders(b1, topic).items() if leader == 2]
     assert len(mine) == 1, leaders(b1, topic)
     before = metadata(b1, topic).topics[topic].partitions[mine[0]]
+    # A group whose coordinator is broker 2, with committed offsets.
+    from confluent_kafka import TopicPartition
+
+    def commit(group: str) -> None:
+        c = kit.consumer_confluent(b1.bootstrap, {"group.id": group})
+        try:
+            c.commit(offsets=[TopicPartition(topic, p, 40 + p) for p in range(3)],
+                     asynchronous=False)
+        finally:
+            c.close()
+    commit(f"{topic}-first")  # __consumer_offsets is made at the first FindCoordinator
+    offsets_leaders = leaders(b1, "__consumer_offsets")
+    group = next(g for g in (f"{topic}-g{i}" for i in range(1000))
+                 if offsets_leaders[group_partition(g, len(offsets_leaders))][0] == 2)
+    commit(group)
 
     b2.kill9()
     wait_until(lambda: leaders(b1, topic)[mine[0]][0] == -1, OFFLINE_WITHIN,
@@ -160,6 +175,21 @@ def test_a_killed_broker_goes_offline_and_comes_back_with_every_record(cluster):
     finally:
         c.close()
     assert before.leader == 2
+    # The restarted coordinator loaded its offsets partitions again.
+    c = kit.consumer_confluent(b3.bootstrap, {"group.id": group})
+    try:
+        committed = c.committed([TopicPartition(topic, p) for p in range(3)], timeout=15)
+        assert {tp.partition: tp.offset for tp in committed} == {0: 40, 1: 41, 2: 42}
+    finally:
+        c.close()
+
+
+def group_partition(group: str, partitions: int) -> int:
+    """The __consumer_offsets partition of a group: Kafka's abs(hashCode) % partitions."""
+    h = 0
+    for unit in group.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % partitions
 
 
 def test_a_killed_controller_is_replaced_and_admin_goes_on(cluster):
@@ -218,6 +248,63 @@ def create_retrying(bootstrap: str, topic: str, partitions: int) -> None:
                 return
             if code != KafkaError.REQUEST_TIMED_OUT or time.time() > deadline:
                 raise
+
+
+ETCD_OUTAGE_S = 30  # the length the issue asks for: ten lease TTLs
+
+
+def test_brokers_serve_through_a_30s_etcd_outage_and_resume_metadata_changes(tmp_path,
+                                                                             broker_factory):
+    from confluent_kafka import KafkaError, KafkaException
+    etcd, brokers = start_cluster(tmp_path, broker_factory)
+    try:
+        b1, b2, b3 = brokers
+        topic = kit.unique_topic("etcd-down")
+        kit.create_topic(b1.bootstrap, topic, 3)
+        wait_until(lambda: all(len(leaders(b, topic)) == 3 for b in brokers), 15,
+                   "every broker describes the topic")
+        placed = leaders(b1, topic)
+        before = kit.make_records(150, 3, seed=21, tag="before")
+        kit.produce_confluent(b2.bootstrap, topic, before, extra={"acks": "all"})
+
+        etcd.stop_all()
+        down_at = time.time()
+        # Past the lease TTL every broker is fenced (it cannot renew)...
+        wait_until(lambda: all("is fenced" in b.log_text() for b in brokers), 2 * TTL_MS / 1000 + 5,
+                   "every broker fenced", lambda: [b.log_tail(1500) for b in brokers])
+        # ...and still leads what it led: produce and consume through any broker.
+        during = kit.make_records(150, 3, seed=22, tag="during")
+        kit.produce_confluent(b3.bootstrap, topic, during, extra={"acks": "all"})
+        kit.assert_same_records(before + during, kit.consume_confluent(b1.bootstrap, topic, 3))
+        assert leaders(b2, topic) == placed
+        # Metadata changes fail at once with a retriable error that says why.
+        a = kit.admin(b1.bootstrap)
+        fut = a.create_topics([NewTopic(kit.unique_topic("refused"), 1, 1)], request_timeout=20)
+        with pytest.raises(KafkaException) as err:
+            list(fut.values())[0].result(timeout=30)
+        assert err.value.args[0].code() == KafkaError.REQUEST_TIMED_OUT, err.value
+        assert "metadata store (etcd) cannot be reached" in err.value.args[0].str()
+        time.sleep(max(0.0, down_at + ETCD_OUTAGE_S - time.time()))
+        assert all(b.running for b in brokers)
+
+        for i in range(len(etcd.members)):
+            etcd.start(i)
+        etcd.wait_healthy()
+        after = kit.unique_topic("after")
+        kit.retry(lambda: create_retrying(b2.bootstrap, after, 3), timeout=30,
+                  what="topic creation once etcd is back")
+        wait_until(lambda: all(len(leaders(b, after)) == 3 for b in brokers), 15,
+                   "every broker describes the new topic")
+        recs = kit.make_records(90, 3, seed=23, tag="after")
+        kit.produce_confluent(b1.bootstrap, after, recs, extra={"acks": "all"})
+        kit.assert_same_records(recs, kit.consume_confluent(b3.bootstrap, after, 3))
+        kit.assert_same_records(before + during, kit.consume_confluent(b2.bootstrap, topic, 3))
+        wait_until(lambda: len(etcd.get_prefix(f"{PREFIX}/brokers/")) == 3, 20,
+                   "all three registered in etcd again")
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
 
 
 def test_losing_one_of_three_etcd_members_disrupts_nothing(tmp_path, broker_factory):

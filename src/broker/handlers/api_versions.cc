@@ -2,12 +2,13 @@
 // ApiVersions version gets a v0 body with UNSUPPORTED_VERSION and our
 // ApiVersions range, so the client can retry (KIP-511). The response header is
 // always v0.
+#include "protocol/messages/api_versions.h"
+
 #include <regex>
 
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/implemented.h"
 #include "protocol/error_code.h"
-#include "protocol/messages/api_versions.h"
 #include "protocol/request_registry.h"
 
 namespace strata::broker {

@@ -1,9 +1,10 @@
 // DescribeConfigs (32): every topic or broker config with its value, source
 // and (on request) synonyms and documentation.
+#include "protocol/messages/describe_configs.h"
+
 #include "broker/config_entries.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
-#include "protocol/messages/describe_configs.h"
 
 namespace strata::broker {
 
@@ -22,7 +23,8 @@ DescribeConfigsResponse::Config ToWire(const ConfigEntry& e, const DescribeConfi
   c.config_source = static_cast<int8_t>(e.source);
   c.is_sensitive = e.sensitive;
   if (req.include_synonyms) {
-    for (const auto& s : e.synonyms) c.synonyms.push_back({s.name, s.value, static_cast<int8_t>(s.source)});
+    for (const auto& s : e.synonyms)
+      c.synonyms.push_back({s.name, s.value, static_cast<int8_t>(s.source)});
   }
   c.config_type = static_cast<int8_t>(e.type);
   if (req.include_documentation) c.documentation = e.doc;
@@ -30,7 +32,8 @@ DescribeConfigsResponse::Config ToWire(const ConfigEntry& e, const DescribeConfi
 }
 
 void DescribeOne(BrokerContext& ctx, const DescribeConfigsRequest& req,
-                 const DescribeConfigsRequest::Resource& in, DescribeConfigsResponse::ResourceResult& out) {
+                 const DescribeConfigsRequest::Resource& in,
+                 DescribeConfigsResponse::ResourceResult& out) {
   out.resource_type = in.resource_type;
   out.resource_name = in.resource_name;
   std::vector<ConfigEntry> entries;
@@ -68,7 +71,8 @@ void DescribeOne(BrokerContext& ctx, const DescribeConfigsRequest& req,
 }  // namespace
 
 HandlerResult HandleDescribeConfigs(BrokerContext& ctx, net::Request& request) {
-  STRATA_ASSIGN_OR_RETURN(DescribeConfigsRequest req, DecodeRequest<DescribeConfigsRequest>(request));
+  STRATA_ASSIGN_OR_RETURN(DescribeConfigsRequest req,
+                          DecodeRequest<DescribeConfigsRequest>(request));
   DescribeConfigsResponse resp;
   for (const auto& r : req.resources) DescribeOne(ctx, req, r, resp.results.emplace_back());
   return std::optional<Bytes>(EncodeResponse(request, resp));

@@ -122,7 +122,8 @@ bool HasNewData(BrokerContext& ctx, const FetchRequest& req,
 // Runs the remote reads on the reader pool, all partitions at once, and
 // resumes when every one has answered. Completions are posted back to this
 // coroutine's strand, so `left` needs no lock; the timer is only a wake-up.
-asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm, std::vector<RemoteRead>& reads) {
+asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
+                                     std::vector<RemoteRead>& reads) {
   struct Pending {
     explicit Pending(asio::any_io_executor e, size_t n) : timer(e), left(n) {}
     asio::steady_timer timer;
@@ -159,9 +160,9 @@ asio::awaitable<int64_t> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>&
     if (!r.result.ok()) {
       // Retention removed it meanwhile: out of range; a store outage (or an
       // open breaker): KAFKA_STORAGE_ERROR, which clients retry.
-      out.error_code = Code(r.result.error().code == Errc::kNotFound
-                                ? ErrorCode::kOffsetOutOfRange
-                                : ErrorCode::kKafkaStorageError);
+      out.error_code =
+          Code(r.result.error().code == Errc::kNotFound ? ErrorCode::kOffsetOutOfRange
+                                                        : ErrorCode::kKafkaStorageError);
       errors = true;
       continue;
     }

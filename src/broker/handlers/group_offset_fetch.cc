@@ -14,7 +14,8 @@ HandlerResult HandleOffsetFetch(BrokerContext& ctx, net::Request& request) {
   protocol::OffsetFetchResponse resp;
   if (request.header.api_version >= 8) {
     for (const auto& g : req.groups) {
-      if (auto error = GroupCoordinatorError(ctx, g.group_id); error != protocol::ErrorCode::kNone) {
+      if (auto error = GroupCoordinatorError(ctx, g.group_id);
+          error != protocol::ErrorCode::kNone) {
         auto& out = resp.groups.emplace_back();
         out.group_id = g.group_id;
         out.error_code = Code(error);

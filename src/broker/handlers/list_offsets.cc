@@ -1,9 +1,10 @@
 // ListOffsets (2): latest (-1), earliest (-2), max timestamp (-3),
 // earliest local (-4), latest tiered (-5), or the first offset at or after a
 // timestamp.
+#include "protocol/messages/list_offsets.h"
+
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
-#include "protocol/messages/list_offsets.h"
 
 namespace strata::broker {
 

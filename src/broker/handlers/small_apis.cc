@@ -1,8 +1,8 @@
 // The small APIs: DescribeCluster (60), DeleteRecords (21),
 // OffsetForLeaderEpoch (23), InitProducerId (22).
 #include "base/log.h"
-#include "broker/error_mapping.h"
 #include "broker/cluster_state.h"
+#include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/delete_records.h"
@@ -16,7 +16,8 @@ using protocol::ErrorCode;
 
 HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request) {
   using protocol::DescribeClusterRequest;
-  STRATA_ASSIGN_OR_RETURN(DescribeClusterRequest req, DecodeRequest<DescribeClusterRequest>(request));
+  STRATA_ASSIGN_OR_RETURN(DescribeClusterRequest req,
+                          DecodeRequest<DescribeClusterRequest>(request));
   protocol::DescribeClusterResponse resp;
   resp.endpoint_type = req.endpoint_type;
   resp.cluster_id = ctx.store.cluster_id();
@@ -53,7 +54,8 @@ HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request) {
         out.low_watermark = -1;
         continue;
       }
-      Status st = offset > log->log_start_offset() ? log->DeleteRecordsBefore(offset) : Status::Ok();
+      Status st =
+          offset > log->log_start_offset() ? log->DeleteRecordsBefore(offset) : Status::Ok();
       // Tiered: the log start moves at once; remote segments wholly below it
       // are deleted in the background.
       TopicPartition tp{topic.name, p.partition_index};
@@ -113,8 +115,10 @@ HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(InitProducerIdRequest req, DecodeRequest<InitProducerIdRequest>(request));
   protocol::InitProducerIdResponse resp;
   if (req.transactional_id) {
-    log::Get("broker")->warn("InitProducerId for transactional id '{}' refused: transactions are "
-                             "not supported yet", *req.transactional_id);
+    log::Get("broker")->warn(
+        "InitProducerId for transactional id '{}' refused: transactions are "
+        "not supported yet",
+        *req.transactional_id);
     resp.error_code = Code(ErrorCode::kInvalidRequest);
     return std::optional<Bytes>(EncodeResponse(request, resp));
   }
