@@ -14,6 +14,7 @@ namespace strata::broker {
 enum class ConfigSource : int8_t {
   kTopicConfig = 1,
   kDynamicBrokerConfig = 2,
+  kDynamicDefaultBrokerConfig = 3,
   kStaticBrokerConfig = 4,
   kDefaultConfig = 5,
 };
@@ -37,7 +38,11 @@ struct ConfigEntry {
 
 std::vector<ConfigEntry> TopicConfigEntries(const config::BrokerConfig& broker,
                                             const std::map<std::string, std::string>& overrides);
+// This broker's configs, dynamic values first.
 std::vector<ConfigEntry> BrokerConfigEntries(const config::BrokerConfig& broker);
+// The cluster-wide dynamic broker configs (DescribeConfigs of the default
+// broker resource, as kafka-configs --entity-default --describe shows them).
+std::vector<ConfigEntry> DefaultBrokerConfigEntries(const config::BrokerConfig& broker);
 
 // Resource types of the config APIs.
 inline constexpr int8_t kResourceTopic = 2;

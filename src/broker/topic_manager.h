@@ -34,6 +34,9 @@
 
 namespace strata::broker {
 
+// The cluster-wide entity of dynamic broker configs (--entity-default).
+inline constexpr const char* kDefaultBrokerEntity = "default";
+
 // A topic's record plus its resolved storage settings, cached so the produce
 // path does not re-resolve configs per request. Immutable once published.
 struct TopicInfo {
@@ -67,6 +70,11 @@ class TopicManager {
   // MetadataStore::UpdateTopicConfigs), then applies the result locally.
   Status UpdateTopicConfigs(const std::string& name,
                             const cluster::MetadataStore::ConfigMutation& mutate);
+
+  // Installs the dynamic broker configs of the view now (after this broker
+  // changed them) and applies them to every topic; the reconciler does the
+  // same on its own for changes made elsewhere.
+  Status ApplyDynamicBrokerConfigs();
 
   // This broker's replica, or nullptr.
   std::shared_ptr<Partition> GetPartition(const TopicPartition& tp) const;
@@ -118,6 +126,7 @@ class TopicManager {
   void RemoveReplica(const std::shared_ptr<Partition>& partition, bool topic_deleted);
   void ApplyTopicChange(const cluster::TopicRecord& topic);
   void NotifyLeadership(const TopicPartition& tp, bool leader);  // caller holds admin_mu_
+  bool RefreshDynamicConfigs();                                  // caller holds admin_mu_
   void StartReconciler();
   void StopReconciler();
   void ReconcileLoop();

@@ -31,10 +31,13 @@ bool HasReplica(const cluster::PartitionRecord& r, cluster::NodeId node) {
 void TopicManager::StartReconciler() {
   const std::string topics = metadata_.keys().TopicsPrefix();
   const std::string partitions = metadata_.keys().PartitionsPrefix();
-  subscription_ = metadata_.view().Subscribe(
-      [this, topics, partitions](const std::vector<std::string>& keys, bool reloaded) {
+  const std::string broker_configs = metadata_.keys().BrokerConfig("");
+  subscription_ =
+      metadata_.view().Subscribe([this, topics, partitions, broker_configs](
+                                     const std::vector<std::string>& keys, bool reloaded) {
         bool relevant = reloaded || std::any_of(keys.begin(), keys.end(), [&](const auto& k) {
-                          return k.starts_with(topics) || k.starts_with(partitions);
+                          return k.starts_with(topics) || k.starts_with(partitions) ||
+                                 k.starts_with(broker_configs);
                         });
         if (!relevant) return;
         std::lock_guard lock(wake_mu_);
@@ -76,8 +79,30 @@ void TopicManager::ReconcileLoop() {
   }
 }
 
+// Installs the dynamic broker configs of the view; true when they changed
+// (every topic's effective configs may have).
+bool TopicManager::RefreshDynamicConfigs() {
+  config::BrokerConfig::DynamicConfigs now;
+  now.broker = metadata_.BrokerConfigs(std::to_string(self_.value()));
+  now.cluster_default = metadata_.BrokerConfigs(kDefaultBrokerEntity);
+  auto current = config_.Dynamic();
+  if (current->broker == now.broker && current->cluster_default == now.cluster_default) {
+    return false;
+  }
+  Log()->info("dynamic broker configs: {} for this broker, {} cluster-wide", now.broker.size(),
+              now.cluster_default.size());
+  config_.SetDynamic(std::move(now));
+  return true;
+}
+
+Status TopicManager::ApplyDynamicBrokerConfigs() {
+  std::lock_guard admin(admin_mu_);
+  return ReconcileLocked();
+}
+
 Status TopicManager::ReconcileLocked() {
   cluster::MetadataView& view = metadata_.view();
+  if (RefreshDynamicConfigs()) info_revisions_.clear();  // every topic applied again
   const std::vector<cluster::TopicEntry> topics = view.Topics();
   std::unordered_map<std::string, const cluster::TopicEntry*> by_name;
   std::unordered_map<TopicPartition, WantedReplica, TopicPartitionHash> wanted;

@@ -62,6 +62,10 @@ class Metadata : public MetadataStore {
   Status SetTopicConfigs(const std::string& name,
                          std::map<std::string, std::string> configs) override;
   Status UpdateTopicConfigs(const std::string& name, const ConfigMutation& mutate) override;
+  // Dynamic broker configs of `entity` (a node id, or "default" for every
+  // broker), changed by `mutate` in one compare-and-set; read from the view.
+  Status UpdateBrokerConfigs(const std::string& entity, const ConfigMutation& mutate);
+  std::map<std::string, std::string> BrokerConfigs(const std::string& entity) const;
   Status SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
                              const RemoteLogOffsets& offsets) override;
   std::optional<RemoteLogOffsets> GetRemoteLogOffsets(const std::string& topic_id,

@@ -200,6 +200,29 @@ TEST_P(MetadataTest, TopicWritesNeedTheControllerFence) {
   EXPECT_EQ(b1->GetTopic("t")->partitions, 4);
 }
 
+TEST_P(MetadataTest, DynamicBrokerConfigsAreSharedByEveryBroker) {
+  auto b1 = Broker(1);
+  auto b2 = Broker(2);
+  EXPECT_TRUE(b2->BrokerConfigs("default").empty());
+  ASSERT_TRUE(b1->UpdateBrokerConfigs("default", [](auto& c) {
+                  c["log.retention.ms"] = "1000";
+                  return Status::Ok();
+                }).ok());
+  EXPECT_EQ(b1->BrokerConfigs("default").at("log.retention.ms"), "1000");  // read-your-writes
+  ASSERT_TRUE(Eventually([&] { return b2->BrokerConfigs("default").size() == 1; }));
+  ASSERT_TRUE(b2->UpdateBrokerConfigs("default", [](auto& c) {
+                  c.erase("log.retention.ms");
+                  c["log.segment.bytes"] = "20000";
+                  return Status::Ok();
+                }).ok());
+  ASSERT_TRUE(Eventually([&] { return b1->BrokerConfigs("default").count("log.segment.bytes"); }));
+  EXPECT_FALSE(b1->BrokerConfigs("default").count("log.retention.ms"));
+  EXPECT_TRUE(b1->BrokerConfigs("2").empty());
+  auto refused = b1->UpdateBrokerConfigs(
+      "2", [](auto&) { return Status(MakeError(Errc::kInvalidArgument, "no")); });
+  EXPECT_EQ(refused.error().code, Errc::kInvalidArgument);
+}
+
 TEST_P(MetadataTest, ConcurrentConfigChangesFromTwoBrokersAreAllKept) {
   auto b1 = Broker(1);
   auto b2 = Broker(2);

@@ -160,6 +160,34 @@ Status Metadata::UpdateTopicConfigs(const std::string& name, const ConfigMutatio
   return Status::Ok();
 }
 
+Status Metadata::UpdateBrokerConfigs(const std::string& entity, const ConfigMutation& mutate) {
+  auto r = UpdateKey(keys_.BrokerConfig(entity),
+                     [&](const std::optional<KeyValue>& cur) -> Result<std::optional<std::string>> {
+                       std::map<std::string, std::string> configs;
+                       if (cur) {
+                         auto decoded = DecodeConfigs(cur->value);
+                         if (decoded.ok()) configs = std::move(*decoded);  // corrupt: start over
+                       }
+                       const auto before = configs;
+                       STRATA_RETURN_IF_ERROR(mutate(configs));
+                       if (cur && configs == before) return std::optional<std::string>();
+                       return std::optional<std::string>(EncodeConfigs(configs));
+                     });
+  if (!r.ok()) return r.take_error();
+  return Status::Ok();
+}
+
+std::map<std::string, std::string> Metadata::BrokerConfigs(const std::string& entity) const {
+  auto raw = view_->Raw(keys_.BrokerConfig(entity));
+  if (!raw) return {};
+  auto decoded = DecodeConfigs(raw->value);
+  if (!decoded.ok()) {
+    MetadataLog()->warn("ignoring {}: {}", keys_.BrokerConfig(entity), decoded.error().message);
+    return {};
+  }
+  return std::move(*decoded);
+}
+
 Status Metadata::SetTopicConfigs(const std::string& name,
                                  std::map<std::string, std::string> configs) {
   return UpdateTopicConfigs(name, [&](std::map<std::string, std::string>& current) {

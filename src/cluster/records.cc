@@ -146,6 +146,17 @@ Result<TopicRecord> DecodeTopic(const std::string& value) {
   });
 }
 
+std::string EncodeConfigs(const std::map<std::string, std::string>& configs) {
+  return json(configs).dump();
+}
+
+Result<std::map<std::string, std::string>> DecodeConfigs(const std::string& value) {
+  return Decode<std::map<std::string, std::string>>(
+      "broker configs", value, [](const json& doc) -> Result<std::map<std::string, std::string>> {
+        return doc.get<std::map<std::string, std::string>>();
+      });
+}
+
 std::string EncodeRemoteLogOffsets(const RemoteLogOffsets& o) {
   return json{{"start", o.start}, {"end", o.end}, {"log_start", o.log_start}}.dump();
 }

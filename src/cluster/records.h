@@ -60,6 +60,9 @@ std::string EncodePartition(const PartitionRecord& p);
 Result<PartitionRecord> DecodePartition(const std::string& value);
 std::string EncodeTopic(const TopicRecord& t);
 Result<TopicRecord> DecodeTopic(const std::string& value);
+// Dynamic broker configs (configs/brokers/<entity>): a JSON object of strings.
+std::string EncodeConfigs(const std::map<std::string, std::string>& configs);
+Result<std::map<std::string, std::string>> DecodeConfigs(const std::string& value);
 std::string EncodeRemoteLogOffsets(const RemoteLogOffsets& o);
 Result<RemoteLogOffsets> DecodeRemoteLogOffsets(const std::string& value);
 

@@ -1,6 +1,5 @@
 #include "config/broker_config.h"
 
-
 namespace strata::config {
 
 Endpoint ParseEndpoint(const std::string& key, const std::string& value) {
@@ -63,7 +62,8 @@ void BrokerConfig::ResolveDerived() {
     node_id_ = static_cast<int32_t>(GetLong("broker.id"));
     values_["node.id"] = values_["broker.id"];
   }
-  for (const auto& l : SplitList(Get("listeners"))) listeners_.push_back(ParseEndpoint("listeners", l));
+  for (const auto& l : SplitList(Get("listeners")))
+    listeners_.push_back(ParseEndpoint("listeners", l));
   if (listeners_.empty()) throw ConfigError("listeners: at least one listener is required");
   if (IsExplicit("advertised.listeners") && !Get("advertised.listeners").empty()) {
     for (const auto& l : SplitList(Get("advertised.listeners"))) {
@@ -89,10 +89,33 @@ const std::string& BrokerConfig::Get(const std::string& name) const {
 }
 
 std::string BrokerConfig::TopicDefault(const ConfigDef& topic_def) const {
-  if (!topic_def.broker_synonym.empty() && values_.count(topic_def.broker_synonym)) {
-    return Get(topic_def.broker_synonym);
+  const std::string& synonym = topic_def.broker_synonym;
+  if (synonym.empty()) return topic_def.default_value;
+  auto dynamic = Dynamic();
+  for (const auto* level : {&dynamic->broker, &dynamic->cluster_default}) {
+    auto it = level->find(synonym);
+    if (it != level->end()) return it->second;
   }
+  if (values_.count(synonym)) return Get(synonym);
   return topic_def.default_value;
+}
+
+bool BrokerConfig::IsDynamic(const std::string& name) {
+  for (const auto& def : TopicConfigDefs()) {
+    if (!def.broker_synonym.empty() && def.broker_synonym == name) return true;
+  }
+  return false;
+}
+
+std::shared_ptr<const BrokerConfig::DynamicConfigs> BrokerConfig::Dynamic() const {
+  std::lock_guard lock(dynamic_->mu);
+  return dynamic_->value;
+}
+
+void BrokerConfig::SetDynamic(DynamicConfigs dynamic) const {
+  auto value = std::make_shared<const DynamicConfigs>(std::move(dynamic));
+  std::lock_guard lock(dynamic_->mu);
+  dynamic_->value = std::move(value);
 }
 
 }  // namespace strata::config

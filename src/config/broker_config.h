@@ -2,8 +2,19 @@
 // BrokerConfig: the validated broker configuration (server.properties plus
 // --set overrides). Built once at start-up; throws ConfigError naming the key
 // on any invalid value; unknown keys are logged as warnings and ignored.
+//
+// Dynamic configs: the broker-level defaults of topic configs
+// (log.retention.ms, log.segment.bytes, ...) may also be set while the
+// cluster runs (kafka-configs --entity-type brokers, per broker or with
+// --entity-default for all), held in cluster metadata. The broker installs
+// them here (SetDynamic) as its view changes; they win over
+// server.properties, a broker's own over the cluster default, and every
+// topic without an override of its own follows them. They are the one
+// mutable part, safe to read and set from any thread; copies share it.
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,9 +46,19 @@ class BrokerConfig {
   // True when the operator set the key (DescribeConfigs source STATIC_BROKER_CONFIG).
   bool IsExplicit(const std::string& name) const { return explicit_.count(name) > 0; }
 
-  // The broker-level default of a topic config (from its broker synonym, or
-  // the topic default). Used for topics without an override.
+  // The broker-level default of a topic config (from its broker synonym:
+  // dynamic, else server.properties; or the topic default). Used for topics
+  // without an override.
   std::string TopicDefault(const ConfigDef& topic_def) const;
+
+  struct DynamicConfigs {
+    std::map<std::string, std::string> broker;           // this broker's (--entity-name)
+    std::map<std::string, std::string> cluster_default;  // --entity-default
+  };
+  // Whether `name` may be set dynamically: the broker synonym of a topic config.
+  static bool IsDynamic(const std::string& name);
+  std::shared_ptr<const DynamicConfigs> Dynamic() const;
+  void SetDynamic(DynamicConfigs dynamic) const;
 
  private:
   void ResolveDerived();  // log.roll.hours, log.retention.hours, broker.id, ...
@@ -48,6 +69,11 @@ class BrokerConfig {
   std::vector<Endpoint> listeners_;
   std::vector<Endpoint> advertised_;
   std::string log_dir_;
+  struct DynamicSlot {
+    std::mutex mu;
+    std::shared_ptr<const DynamicConfigs> value = std::make_shared<DynamicConfigs>();
+  };
+  std::shared_ptr<DynamicSlot> dynamic_ = std::make_shared<DynamicSlot>();
 };
 
 // Parses "PLAINTEXT://host:port"; throws ConfigError naming `key`.

@@ -25,6 +25,30 @@ TEST(BrokerConfigTest, DefaultsAndOverrides) {
   EXPECT_EQ(cfg.TopicDefault(*FindTopicConfig("retention.ms")), "7200000");
 }
 
+// Topic defaults: a broker's dynamic value, then the cluster's dynamic
+// default, then server.properties, then the table; copies share the dynamic
+// part; only broker synonyms of topic configs are dynamic.
+TEST(BrokerConfigTest, DynamicTopicDefaultsWinOverServerProperties) {
+  std::vector<std::string> unknown;
+  auto cfg = BrokerConfig::FromProperties({{"log.segment.bytes", "5000000"}}, &unknown);
+  const ConfigDef& segment = *FindTopicConfig("segment.bytes");
+  const ConfigDef& retention = *FindTopicConfig("retention.ms");
+  const ConfigDef& compression = *FindTopicConfig("compression.type");
+  EXPECT_EQ(cfg.TopicDefault(segment), "5000000");
+  BrokerConfig copy = cfg;
+  cfg.SetDynamic({{}, {{"log.segment.bytes", "20000"}, {"log.retention.ms", "1000"}}});
+  EXPECT_EQ(copy.TopicDefault(segment), "20000");
+  EXPECT_EQ(cfg.TopicDefault(retention), "1000");
+  cfg.SetDynamic({{{"log.segment.bytes", "30000"}}, {{"log.segment.bytes", "20000"}}});
+  EXPECT_EQ(cfg.TopicDefault(segment), "30000");
+  EXPECT_EQ(cfg.TopicDefault(compression), "producer");
+  cfg.SetDynamic({});
+  EXPECT_EQ(cfg.TopicDefault(segment), "5000000");
+  EXPECT_TRUE(BrokerConfig::IsDynamic("log.retention.ms"));
+  EXPECT_FALSE(BrokerConfig::IsDynamic("num.network.threads"));
+  EXPECT_FALSE(BrokerConfig::IsDynamic("retention.ms"));  // the topic name, not the broker's
+}
+
 TEST(BrokerConfigTest, InvalidValueNamesTheKey) {
   std::vector<std::string> unknown;
   try {

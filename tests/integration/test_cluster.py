@@ -457,3 +457,61 @@ def test_controller_bound_requests_sent_to_any_broker_are_forwarded(cluster):
                "the topic gone from every broker")
     for b in cluster:
         assert "not forwarded to the controller" not in b.log_text(), b.log_tail()
+
+
+def broker_config(b, name: str) -> tuple[str, int]:
+    """(value, source) of a config of broker `b`, as the AdminClient describes it there."""
+    from confluent_kafka.admin import ConfigResource, ResourceType
+    res = ConfigResource(ResourceType.BROKER, b.config["node.id"])
+    a = kit.admin(b.bootstrap)  # kept alive until the result is in
+    entry = a.describe_configs([res])[res].result(timeout=15)[name]
+    return entry.value, int(entry.source)
+
+
+def test_dynamic_broker_configs_apply_to_every_broker_and_topic(cluster):
+    """kafka-configs --entity-type brokers --entity-default sets a topic-config default for
+    the whole cluster (held in etcd): every broker describes it and applies it to every topic
+    without an override, its log segments included; a broker's own value wins over it."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+    from test_kafka_tools import CONFIG_CMD, tool
+    b1, b2, b3 = cluster
+    topic = kit.unique_topic("dyn")
+    kit.create_topic(b1.bootstrap, topic, 3)
+    default = ["--bootstrap-server", b2.bootstrap, "--entity-type", "brokers", "--entity-default"]
+    out = tool(CONFIG_CMD, *default, "--alter", "--add-config",
+               "log.segment.bytes=20000,log.retention.ms=7200000")
+    assert "Completed updating default config for brokers in the cluster." in out, out
+    out = tool(CONFIG_CMD, *default, "--describe")
+    assert "Default configs for brokers in the cluster are:" in out, out
+    assert re.search(r"^  log\.segment\.bytes=20000 sensitive=false "
+                     r"synonyms=\{DYNAMIC_DEFAULT_BROKER_CONFIG:log\.segment\.bytes=20000\}", out,
+                     re.M), out
+    dynamic_default, dynamic_broker = 3, 2  # Kafka's ConfigSource values
+    for b in cluster:
+        wait_until(lambda: broker_config(b, "log.retention.ms") == ("7200000", dynamic_default),
+                   15, f"broker {b.config['node.id']} sees the cluster default",
+                   lambda: broker_config(b, "log.retention.ms"))
+    # Every broker rolls its partition's segments at the new size.
+    recs = kit.make_records(600, 3, seed=31, tag="dyn", value_size=300)
+    kit.produce_confluent(b3.bootstrap, topic, recs, extra={"batch.size": "4000"})
+    for p, (leader, _) in leaders(b1, topic).items():
+        b = next(x for x in cluster if int(x.config["node.id"]) == leader)
+        segments = list(b.partition_dir(topic, p).glob("*.log"))
+        assert len(segments) >= 3, (p, leader, segments)
+    kit.assert_same_records(recs, kit.consume_confluent(b1.bootstrap, topic, 3))
+
+    # A broker's own value wins over the cluster default, on that broker only.
+    res = ConfigResource(ResourceType.BROKER, "3", incremental_configs=[
+        ConfigEntry("log.retention.ms", "3600000",
+                    incremental_operation=AlterConfigOpType.SET)])
+    a = kit.admin(b3.bootstrap)
+    a.incremental_alter_configs([res])[res].result(timeout=15)
+    assert broker_config(b3, "log.retention.ms") == ("3600000", dynamic_broker)
+    assert broker_config(b1, "log.retention.ms") == ("7200000", dynamic_default)
+    # Static configs stay static.
+    refused = subprocess.run(
+        ["java", "-Xmx512m", "-cp", f"{kit.KAFKA_LIB}/*", CONFIG_CMD, *default, "--alter",
+         "--add-config", "num.network.threads=4"], capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0
+    assert "Cannot update these configs dynamically: num.network.threads" in \
+        refused.stdout + refused.stderr, refused.stdout + refused.stderr

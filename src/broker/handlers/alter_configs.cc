@@ -1,12 +1,16 @@
-// AlterConfigs (33, replaces a topic's overrides) and IncrementalAlterConfigs
-// (44, SET/DELETE/APPEND/SUBTRACT per key). Broker configs are static in
-// Strata: altering them is refused with a message saying so.
+// AlterConfigs (33, replaces a resource's overrides) and IncrementalAlterConfigs
+// (44, SET/DELETE/APPEND/SUBTRACT per key), for topics and for brokers: one
+// broker (its node id) or all (the empty name, kafka-configs --entity-default).
+// The dynamic broker configs are the broker defaults of topic configs; the
+// others are static (server.properties), and altering them is refused.
 
 #include "protocol/messages/alter_configs.h"
 
 #include "broker/config_entries.h"
 #include "broker/handlers/handlers.h"
+#include "broker/topic_manager.h"
 #include "broker/topic_validation.h"
+#include "cluster/metadata.h"
 #include "config/config_def.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/incremental_alter_configs.h"
@@ -30,9 +34,8 @@ std::shared_ptr<const TopicInfo> TopicFor(BrokerContext& ctx, int8_t type, const
                                           AlterConfigsResourceResponse& out) {
   out.resource_type = type;
   out.resource_name = name;
-  if (type == kResourceBroker || type == kResourceBrokerLogger) {
-    Fail(out, ErrorCode::kInvalidRequest,
-         "Strata broker configs are static: change server.properties and restart");
+  if (type == kResourceBrokerLogger) {
+    Fail(out, ErrorCode::kInvalidRequest, "Strata has no dynamic broker logger levels");
     return nullptr;
   }
   if (type != kResourceTopic) {
@@ -42,6 +45,47 @@ std::shared_ptr<const TopicInfo> TopicFor(BrokerContext& ctx, int8_t type, const
   auto info = ctx.topics.GetTopicInfo(name);
   if (!info) Fail(out, ErrorCode::kUnknownTopicOrPartition, "Topic '" + name + "' does not exist.");
   return info;
+}
+
+// The dynamic-config entity of a broker resource: "default" for the empty
+// name, else the node id. nullopt (and `out` failed) for a bad name.
+std::optional<std::string> BrokerEntity(const std::string& name,
+                                        AlterConfigsResourceResponse& out) {
+  out.resource_type = kResourceBroker;
+  out.resource_name = name;
+  if (name.empty()) return std::string(kDefaultBrokerEntity);
+  if (name.find_first_not_of("0123456789") != std::string::npos || name.size() > 9) {
+    Fail(out, ErrorCode::kInvalidRequest, "Invalid broker id '" + name + "'");
+    return std::nullopt;
+  }
+  return std::to_string(std::stoi(name));
+}
+
+// Why `configs` may not be dynamic broker configs, or nullopt: each must be
+// the broker default of a topic config, with a value that topic config takes.
+std::optional<std::string> InvalidBrokerConfigsReason(
+    const std::map<std::string, std::string>& configs) {
+  std::vector<std::string> static_names;
+  std::map<std::string, std::string> as_topic;
+  for (const auto& [name, value] : configs) {
+    const config::ConfigDef* topic_def = nullptr;
+    for (const auto& def : config::TopicConfigDefs()) {
+      if (def.broker_synonym == name) topic_def = &def;
+    }
+    if (topic_def == nullptr) {
+      static_names.push_back(name);
+      continue;
+    }
+    as_topic[topic_def->name] = value;
+  }
+  if (!static_names.empty()) {
+    std::string list;
+    for (const auto& n : static_names) list += (list.empty() ? "" : ", ") + n;
+    return "Cannot update these configs dynamically: " + list +
+           " (only the broker defaults of topic configs are dynamic; change server.properties "
+           "and restart)";
+  }
+  return InvalidTopicConfigReason(as_topic);
 }
 
 // Why `configs` may not be a topic's overrides, or nullopt.
@@ -60,6 +104,7 @@ void FailUpdate(const Status& st, AlterConfigsResourceResponse& out) {
     case Errc::kNotFound:
       return Fail(out, ErrorCode::kUnknownTopicOrPartition, st.error().message);
     case Errc::kUnavailable:
+    case Errc::kTimeout:
       return Fail(out, ErrorCode::kRequestTimedOut, st.error().message);
     default:
       return Fail(out, ErrorCode::kKafkaStorageError, st.error().message);
@@ -114,6 +159,47 @@ std::string ApplyOp(BrokerContext& ctx, std::map<std::string, std::string>& conf
   return "Unknown config operation " + std::to_string(c.config_operation);
 }
 
+// IncrementalAlterConfigs of a broker resource: SET and DELETE (the dynamic
+// configs are no lists), inside one compare-and-set of the entity's key.
+void AlterBrokerIncrementally(BrokerContext& ctx,
+                              const protocol::IncrementalAlterConfigsRequest::Resource& r,
+                              bool validate_only, AlterConfigsResourceResponse& out) {
+  auto entity = BrokerEntity(r.resource_name, out);
+  if (!entity) return;
+  auto mutate = [&](std::map<std::string, std::string>& configs) -> Status {
+    for (const auto& c : r.configs) {
+      if (c.config_operation == static_cast<int8_t>(Op::kSet) && c.value) {
+        configs[c.name] = *c.value;
+      } else if (c.config_operation == static_cast<int8_t>(Op::kDelete)) {
+        configs.erase(c.name);
+      } else {
+        return MakeError(
+            Errc::kInvalidArgument,
+            "Only SET with a value and DELETE apply to dynamic broker config " + c.name);
+      }
+    }
+    for (const auto& c : r.configs) {  // a DELETE of a static one too
+      if (!config::BrokerConfig::IsDynamic(c.name)) {
+        return MakeError(Errc::kInvalidArgument,
+                         "Cannot update these configs dynamically: " + c.name);
+      }
+    }
+    if (auto reason = InvalidBrokerConfigsReason(configs)) {
+      return MakeError(Errc::kInvalidArgument, *reason);
+    }
+    return Status::Ok();
+  };
+  if (validate_only) {
+    auto current = ctx.metadata->BrokerConfigs(*entity);
+    Status st = mutate(current);
+    if (!st.ok()) FailUpdate(st, out);
+    return;
+  }
+  Status st = ctx.metadata->UpdateBrokerConfigs(*entity, mutate);
+  if (st.ok()) st = ctx.topics.ApplyDynamicBrokerConfigs();  // read-your-writes here
+  if (!st.ok()) FailUpdate(st, out);
+}
+
 }  // namespace
 
 HandlerResult HandleAlterConfigs(BrokerContext& ctx, net::Request& request) {
@@ -122,7 +208,12 @@ HandlerResult HandleAlterConfigs(BrokerContext& ctx, net::Request& request) {
   protocol::AlterConfigsResponse resp;
   for (const auto& r : req.resources) {
     auto& out = resp.responses.emplace_back();
-    if (!TopicFor(ctx, r.resource_type, r.resource_name, out)) continue;
+    std::optional<std::string> entity;
+    if (r.resource_type == kResourceBroker) {
+      if (!(entity = BrokerEntity(r.resource_name, out))) continue;
+    } else if (!TopicFor(ctx, r.resource_type, r.resource_name, out)) {
+      continue;
+    }
     std::map<std::string, std::string> configs;
     bool null_value = false;
     for (const auto& c : r.configs) {
@@ -133,6 +224,20 @@ HandlerResult HandleAlterConfigs(BrokerContext& ctx, net::Request& request) {
     }
     if (null_value) {
       Fail(out, ErrorCode::kInvalidRequest, "Null value not supported in AlterConfigs");
+      continue;
+    }
+    if (entity) {
+      if (auto reason = InvalidBrokerConfigsReason(configs)) {
+        Fail(out, ErrorCode::kInvalidConfig, *reason);
+      } else if (!req.validate_only) {
+        Status st = ctx.metadata->UpdateBrokerConfigs(*entity, [&](auto& current) {
+          current = configs;
+          return Status::Ok();
+        });
+        if (!st.ok()) FailUpdate(st, out);
+        st = ctx.topics.ApplyDynamicBrokerConfigs();  // read-your-writes here
+        if (!st.ok()) FailUpdate(st, out);
+      }
       continue;
     }
     Apply(ctx, r.resource_name, std::move(configs), req.validate_only, out);
@@ -147,6 +252,10 @@ HandlerResult HandleIncrementalAlterConfigs(BrokerContext& ctx, net::Request& re
   protocol::IncrementalAlterConfigsResponse resp;
   for (const auto& r : req.resources) {
     auto& out = resp.responses.emplace_back();
+    if (r.resource_type == kResourceBroker) {
+      AlterBrokerIncrementally(ctx, r, req.validate_only, out);
+      continue;
+    }
     auto info = TopicFor(ctx, r.resource_type, r.resource_name, out);
     if (!info) continue;
     // The ops run on the stored overrides inside a compare-and-set, so a

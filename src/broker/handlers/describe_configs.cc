@@ -46,12 +46,15 @@ void DescribeOne(BrokerContext& ctx, const DescribeConfigsRequest& req,
     }
     entries = TopicConfigEntries(ctx.config, info->record.configs);
   } else if (in.resource_type == kResourceBroker) {
-    if (!in.resource_name.empty() && in.resource_name != std::to_string(ctx.config.node_id())) {
+    if (in.resource_name.empty()) {
+      entries = DefaultBrokerConfigEntries(ctx.config);  // --entity-default
+    } else if (in.resource_name != std::to_string(ctx.config.node_id())) {
       out.error_code = Code(ErrorCode::kInvalidRequest);
       out.error_message = "Unexpected broker id, expected " + std::to_string(ctx.config.node_id());
       return;
+    } else {
+      entries = BrokerConfigEntries(ctx.config);
     }
-    entries = BrokerConfigEntries(ctx.config);
   } else if (in.resource_type == kResourceBrokerLogger) {
     return;  // no per-logger levels exposed yet
   } else {
