@@ -20,6 +20,9 @@
 #include "protocol/messages/describe_cluster.h"
 #include "protocol/messages/describe_configs.h"
 #include "protocol/messages/describe_groups.h"
+#include "protocol/messages/describe_quorum.h"
+#include "protocol/messages/describe_topic_partitions.h"
+#include "protocol/messages/envelope.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/heartbeat.h"
@@ -50,7 +53,8 @@ using AllRequests =
          ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DeleteRecordsRequest,
          InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest,
          AlterConfigsRequest, CreatePartitionsRequest, DeleteGroupsRequest,
-         IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeClusterRequest>;
+         IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeQuorumRequest,
+         EnvelopeRequest, DescribeClusterRequest, DescribeTopicPartitionsRequest>;
 
 // Decodes as M; if that works, encode -> decode -> encode must be stable.
 template <class M>

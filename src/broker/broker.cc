@@ -8,6 +8,7 @@
 #include "broker/admin_routes.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/implemented.h"
+#include "broker/local_replicas.h"
 #include "broker/log.h"
 #include "protocol/api_key.h"
 #include "protocol/request_registry.h"
@@ -97,6 +98,9 @@ Status Broker::Start() {
     return MakeError(Errc::kIoError, fmt::format("log.dirs {}: {}", dir.string(), ec.message()));
   STRATA_ASSIGN_OR_RETURN(metadata_, OpenMetadata(dir));
   store_ = metadata_.get();
+  // Before any local data is opened, or deleted as stray: it must be this
+  // cluster's and this node's.
+  STRATA_RETURN_IF_ERROR(CheckMetaProperties(dir, metadata_->cluster_id(), config_.node_id()));
   topics_ = std::make_unique<TopicManager>(config_, *metadata_, clock_);
   STRATA_RETURN_IF_ERROR(topics_->Start());
   producer_ids_ = std::make_unique<ProducerIdAllocator>(*store_);

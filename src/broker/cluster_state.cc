@@ -79,39 +79,56 @@ int32_t ControllerId(const BrokerContext& ctx) {
   return ctx.config.node_id();
 }
 
-std::vector<PartitionState> PartitionStates(const BrokerContext& ctx,
-                                            const cluster::TopicRecord& topic,
-                                            const std::vector<LiveBroker>& live) {
+namespace {
+
+PartitionState StateOf(const BrokerContext& ctx, const cluster::PartitionEntry* entry,
+                       const std::vector<LiveBroker>& live) {
   auto is_live = [&](int32_t id) {
     return std::any_of(live.begin(), live.end(),
                        [&](const LiveBroker& b) { return b.node_id == id; });
   };
+  PartitionState s;
+  if (entry == nullptr) {
+    s.leader = ctx.config.node_id();
+    s.replicas = s.isr = {s.leader};
+  } else {
+    const cluster::PartitionRecord& r = entry->record;
+    s.leader = r.leader.value();
+    s.leader_epoch = r.leader_epoch.value();
+    for (auto id : r.replicas) s.replicas.push_back(id.value());
+    for (auto id : r.isr) s.isr.push_back(id.value());
+  }
+  for (int32_t id : s.replicas) {
+    if (!is_live(id)) s.offline_replicas.push_back(id);
+  }
+  s.leader_available = s.leader >= 0 && is_live(s.leader);
+  if (!s.leader_available) s.leader = -1;  // as Kafka: a dead leader is no leader
+  return s;
+}
+
+}  // namespace
+
+std::vector<PartitionState> PartitionStates(const BrokerContext& ctx,
+                                            const cluster::TopicRecord& topic,
+                                            const std::vector<LiveBroker>& live) {
   std::map<int32_t, cluster::PartitionEntry> records;
   if (ctx.metadata != nullptr)
     records = ctx.metadata->view().Partitions(cluster::UuidToBase64(topic.id));
   std::vector<PartitionState> out;
   out.reserve(static_cast<size_t>(topic.partitions));
   for (int32_t p = 0; p < topic.partitions; ++p) {
-    PartitionState s;
     auto it = records.find(p);
-    if (it == records.end()) {
-      s.leader = ctx.config.node_id();
-      s.replicas = s.isr = {s.leader};
-    } else {
-      const cluster::PartitionRecord& r = it->second.record;
-      s.leader = r.leader.value();
-      s.leader_epoch = r.leader_epoch.value();
-      for (auto id : r.replicas) s.replicas.push_back(id.value());
-      for (auto id : r.isr) s.isr.push_back(id.value());
-    }
-    for (int32_t id : s.replicas) {
-      if (!is_live(id)) s.offline_replicas.push_back(id);
-    }
-    s.leader_available = s.leader >= 0 && is_live(s.leader);
-    if (!s.leader_available) s.leader = -1;  // as Kafka: a dead leader is no leader
-    out.push_back(std::move(s));
+    out.push_back(StateOf(ctx, it == records.end() ? nullptr : &it->second, live));
   }
   return out;
+}
+
+PartitionState PartitionStateOf(const BrokerContext& ctx, const cluster::TopicRecord& topic,
+                                int32_t partition, const std::vector<LiveBroker>& live) {
+  std::optional<cluster::PartitionEntry> entry;
+  if (ctx.metadata != nullptr)
+    entry = ctx.metadata->view().Partition(cluster::UuidToBase64(topic.id), partition);
+  return StateOf(ctx, entry ? &*entry : nullptr, live);
 }
 
 }  // namespace strata::broker

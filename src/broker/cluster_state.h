@@ -57,4 +57,8 @@ std::vector<PartitionState> PartitionStates(const BrokerContext& ctx,
                                             const cluster::TopicRecord& topic,
                                             const std::vector<LiveBroker>& live);
 
+// One partition's state (as PartitionStates, without copying the others).
+PartitionState PartitionStateOf(const BrokerContext& ctx, const cluster::TopicRecord& topic,
+                                int32_t partition, const std::vector<LiveBroker>& live);
+
 }  // namespace strata::broker

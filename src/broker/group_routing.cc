@@ -41,10 +41,9 @@ LiveBroker GroupCoordinatorBroker(const BrokerContext& ctx, const std::string& g
   auto info = ctx.topics.GetTopicInfo(coordinator::kOffsetsTopic);
   if (!info || ctx.group_coordinator == nullptr) return none;
   int32_t p = ctx.group_coordinator->PartitionFor(group_id);
+  if (p < 0 || p >= info->record.partitions) return none;
   std::vector<LiveBroker> live = LiveBrokers(ctx);
-  std::vector<PartitionState> states = PartitionStates(ctx, info->record, live);
-  if (p < 0 || static_cast<size_t>(p) >= states.size()) return none;
-  int32_t leader = states[static_cast<size_t>(p)].leader;
+  const int32_t leader = PartitionStateOf(ctx, info->record, p, live).leader;
   for (const auto& b : live) {
     if (b.node_id == leader) return b;
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/log.h"
+#include "broker/local_replicas.h"
 #include "broker/log.h"
 #include "broker/remote_stack_config.h"
 #include "broker/topic_validation.h"
@@ -110,12 +111,32 @@ Status TopicManager::Start() {
   {
     std::lock_guard admin(admin_mu_);
     STRATA_RETURN_IF_ERROR(ReconcileLocked());
+    DeleteStrayPartitionDirs();
   }
   Log()->info("opened {} partition logs", partitions_.size());
   if (cleaner_) cleaner_->Start();
   if (remote_) remote_->Start();
   StartReconciler();
   return Status::Ok();
+}
+
+void TopicManager::DeleteStrayPartitionDirs() {
+  auto placed = [this](const std::string& topic, int32_t partition) {
+    std::shared_lock lock(mu_);
+    return partitions_.contains({topic, partition});
+  };
+  for (const auto& dir : StrayPartitionDirs(config_.log_dir(), placed)) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (ec) {
+      Log()->error("deleting stray partition directory {}: {}", dir.string(), ec.message());
+    } else {
+      Log()->warn(
+          "deleted stray partition directory {}: no replica of it is placed on this "
+          "broker (its topic was deleted, or it moved, while the broker was down)",
+          dir.string());
+    }
+  }
 }
 
 void TopicManager::Shutdown() {

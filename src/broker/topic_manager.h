@@ -127,6 +127,9 @@ class TopicManager {
   void ApplyTopicChange(const cluster::TopicRecord& topic);
   void NotifyLeadership(const TopicPartition& tp, bool leader);  // caller holds admin_mu_
   bool RefreshDynamicConfigs();                                  // caller holds admin_mu_
+  // At start-up, after the first pass: the partition directories of no
+  // replica placed here go (see local_replicas.h). Caller holds admin_mu_.
+  void DeleteStrayPartitionDirs();
   void StartReconciler();
   void StopReconciler();
   void ReconcileLoop();

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "broker/local_replicas.h"
 #include "broker/log.h"
 #include "broker/topic_manager.h"
 #include "broker/topic_validation.h"
@@ -178,6 +179,17 @@ Status TopicManager::OpenReplica(const cluster::TopicRecord& topic, int32_t p,
                                  const cluster::PartitionRecord& state,
                                  const storage::LogConfig& config) {
   TopicPartition tp{topic.name, p};
+  auto claimed = ClaimPartitionDir(PartitionDir(tp), cluster::UuidToBase64(topic.id));
+  if (!claimed.ok()) {
+    return MakeError(claimed.error().code,
+                     fmt::format("claiming {}: {}", tp.ToString(), claimed.error().message));
+  }
+  if (*claimed) {
+    Log()->warn(
+        "{}: its directory held the data of an older topic of that name (deleted while "
+        "this broker was down); that data is deleted",
+        tp.ToString());
+  }
   auto opened = storage::Log::Open(PartitionDir(tp), config, clock_);
   if (!opened.ok()) {
     return MakeError(opened.error().code,

@@ -110,9 +110,9 @@ std::string PrefixEnd(const std::string& prefix);
 struct QuorumMember {
   uint64_t id = 0;
   std::string name;
-  std::string endpoint;       // its client address
-  bool reachable = false;     // answered a status request just now
-  int64_t raft_index = -1;    // its last log entry (-1: unreachable)
+  std::string endpoint;     // its client address
+  bool reachable = false;   // answered a status request just now
+  int64_t raft_index = -1;  // its last log entry (-1: unreachable)
   int64_t applied_index = -1;
 };
 struct QuorumStatus {

@@ -235,6 +235,20 @@ def _span(offsets: list[int]) -> str:
     return f"[{offsets[0]}..{offsets[-1]}] ({len(offsets)} offsets)"
 
 
+def wait_until(pred, timeout: float, what: str, seen=None, interval: float = 0.1):
+    """Polls pred() until it returns something truthy (returned) or `timeout` seconds pass:
+    then fails naming `what` and, with `seen`, what was seen last."""
+    deadline = time.time() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.time() > deadline:
+            detail = f"; seen: {seen()}" if seen is not None else ""
+            raise AssertionError(f"{what}: not within {timeout}s{detail}")
+        time.sleep(interval)
+
+
 def retry(fn, timeout: float = 30, what: str = ""):
     """Calls fn() until it stops raising a retriable KafkaException (e.g. NOT_LEADER or
     UNKNOWN_LEADER_EPOCH right after a broker restart) or `timeout` passes."""

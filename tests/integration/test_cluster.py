@@ -20,7 +20,7 @@ from confluent_kafka.admin import NewTopic
 import kit
 import rawkafka
 from etcdkit import Etcd
-from test_etcd_metadata import wait_until
+from kit import wait_until
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
 
@@ -515,3 +515,30 @@ def test_dynamic_broker_configs_apply_to_every_broker_and_topic(cluster):
     assert refused.returncode != 0
     assert "Cannot update these configs dynamically: num.network.threads" in \
         refused.stdout + refused.stderr, refused.stdout + refused.stderr
+
+
+def test_a_topic_deleted_while_its_broker_is_down_leaves_no_data_there(cluster):
+    """The broker that was down finds its directory of the deleted topic stray at start-up
+    and deletes it; the other brokers deleted theirs at once."""
+    from test_kafka_tools import TOPIC_CMD, tool
+    b1, b2, b3 = cluster
+    topic = kit.unique_topic("stray")
+    a = kit.admin(b1.bootstrap)
+    tool(TOPIC_CMD, "--bootstrap-server", b1.bootstrap, "--create", "--topic", topic,
+         "--replica-assignment", "1,2,3")
+    wait_until(lambda: all(len(leaders(b, topic)) == 3 for b in cluster), 15,
+               "every broker describes the topic")
+    kit.produce_confluent(b1.bootstrap, topic, kit.make_records(60, 3, seed=41, tag="stray"))
+    assert b2.partition_dir(topic, 1).exists()
+
+    b2.kill9()
+    wait_until(lambda: leaders(b1, topic)[1][0] == -1, OFFLINE_WITHIN, "partition 1 offline")
+    kit.retry(lambda: a.delete_topics([topic])[topic].result(timeout=30), timeout=30,
+              what="deleting the topic with broker 2 down")
+    wait_until(lambda: not b1.partition_dir(topic, 0).exists() and
+               not b3.partition_dir(topic, 2).exists(), 15, "the live brokers' replicas deleted")
+    assert b2.partition_dir(topic, 1).exists()  # it was down
+
+    b2.start()
+    assert not b2.partition_dir(topic, 1).exists()  # gone before it serves
+    assert "deleted stray partition directory" in b2.log_text(since_start=True), b2.log_tail()

@@ -7,6 +7,7 @@ import pytest
 from confluent_kafka import KafkaException, Producer
 
 import kit
+from kit import wait_until
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="cleaner timings tuned for Strata")
 
@@ -37,13 +38,6 @@ def produce(bootstrap, topic, items):
 def latest_view(bootstrap, topic):
     got = kit.consume_confluent(bootstrap, topic, 1)[0]
     return [(m.offset(), m.key(), m.value()) for m in got]
-
-
-def wait_until(pred, timeout, what):
-    deadline = time.time() + timeout
-    while not pred():
-        assert time.time() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.5)
 
 
 def test_compaction_keeps_latest_value_per_key(broker_factory):

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 import kit
+from kit import wait_until
 
 PARTITIONS = 12
 # group.initial.rebalance.delay.ms=0 and a low minimum session timeout keep rebalances fast.
@@ -193,17 +194,6 @@ def start_members(made: list, n: int, bootstrap: str, group: str, topic: str, **
     new = [Member(bootstrap, group, topic, **opts) for _ in range(n)]
     made.extend(new)
     return new
-
-
-def wait_until(cond, timeout: float, what: str, interval: float = 0.05):
-    deadline = time.time() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.time() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def balanced(group_members: list[Member], partitions: int = PARTITIONS) -> bool:

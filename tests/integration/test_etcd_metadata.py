@@ -18,6 +18,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import NewTopic
 
 import kit
+from kit import wait_until
 from conftest import Broker, free_port
 from etcdkit import Etcd
 
@@ -40,14 +41,6 @@ def etcd_config(etcd: Etcd, **extra) -> dict:
            "strata.etcd.request.timeout.ms": "2000"}
     cfg.update(extra)
     return cfg
-
-
-def wait_until(pred, timeout: float, what: str, seen=lambda: "") -> None:
-    deadline = time.time() + timeout
-    while not pred():
-        if time.time() > deadline:
-            raise AssertionError(f"{what}: not within {timeout}s; seen: {seen()}")
-        time.sleep(0.1)
 
 
 def test_metadata_lives_in_etcd_and_survives_a_broker_restart(etcd, broker_factory):

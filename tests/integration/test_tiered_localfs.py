@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import kit
+from kit import wait_until
 import rawkafka
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata-specific remote storage layout")
@@ -60,16 +61,6 @@ def manifest(remote: Path, topic: str, p: int) -> dict:
 
 def local_segments(broker, topic: str, p: int) -> list[int]:
     return sorted(int(f.stem) for f in broker.partition_dir(topic, p).glob("*.log"))
-
-
-def wait_until(fn, timeout: float, what: str):
-    deadline = time.time() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        assert time.time() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def metric(admin_port: int, name: str) -> float:

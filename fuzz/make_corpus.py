@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of the fuzz targets into fuzz/corpus/<target>/ (kept in the
+repo; scripts/fuzz.sh reads it alongside the corpus it grows in build-fuzz/).
+
+request_fuzz seeds: valid request frames (header and body, no size prefix) of the APIs
+the broker serves, classic and flexible versions. record_batch_fuzz seeds: a mode byte
+of 1 (fix CRCs) followed by a produce records blob.
+"""
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT.parent / "tests" / "integration"))
+import rawkafka as rk  # noqa: E402
+
+
+def frame(key: int, version: int, body: bytes, flexible: bool = False) -> bytes:
+    return rk.request(key, version, 7, body, flexible_header=flexible)[4:]
+
+
+def main() -> None:
+    batch = rk.record_batch([(b"k", b"value", [("h", b"v")]), (None, b"x" * 40, [])], 1_700_000_000_000)
+    seeds = {
+        "api_versions_v0": frame(18, 0, b""),
+        "api_versions_v3": frame(18, 3, bytes(rk.Writer(True).string("strata-fuzz")
+                                              .string("1.0").tags().buf), True),
+        "metadata_v1": frame(3, 1, bytes(rk.Writer().array(["t"], lambda w, t: w.string(t)).buf)),
+        "produce_v8": frame(0, 8, rk.produce_body(8, "t", 0, batch, acks=-1)),
+        "create_topics_v4": frame(19, 4, rk.create_topics_body(4, "t", 3, 1)),
+        "create_topics_v7": frame(19, 7, rk.create_topics_body(7, "t", 3, 1), True),
+        "delete_topics_v3": frame(20, 3, bytes(rk.Writer().array(["t"], lambda w, t: w.string(t))
+                                               .i32(30000).buf)),
+        "create_partitions_v1": frame(37, 1, bytes(
+            rk.Writer().array([0], lambda w, _: w.string("t").i32(6).i32(-1)).i32(30000)
+            .boolean(False).buf)),
+        "describe_topic_partitions_v0": frame(75, 0, bytes(
+            rk.Writer(True).array(["a", "b"], lambda w, t: w.string(t).tags()).i32(2000)
+            .i8(1).string("b").i32(3).tags().tags().buf), True),
+        "describe_topic_partitions_v0_all": frame(75, 0, bytes(
+            rk.Writer(True).array([], None).i32(1).i8(-1).tags().buf), True),
+    }
+    inner = frame(19, 7, rk.create_topics_body(7, "t", 1, 1), True)
+    seeds["envelope_v0"] = frame(58, 0, bytes(rk.Writer(True).bytes_(inner).bytes_(None)
+                                              .bytes_(bytes([127, 0, 0, 1])).tags().buf), True)
+    out = ROOT / "corpus" / "request_fuzz"
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in seeds.items():
+        (out / name).write_bytes(data)
+    out = ROOT / "corpus" / "record_batch_fuzz"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "uncompressed_batch").write_bytes(b"\x01" + batch)
+    (out / "two_batches").write_bytes(b"\x01" + batch + batch)
+
+
+if __name__ == "__main__":
+    main()

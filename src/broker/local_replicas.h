@@ -1,0 +1,35 @@
+#pragma once
+// What the broker's log directory says about whose data it holds, checked
+// against cluster metadata so that data is never served, or deleted, for the
+// wrong cluster or the wrong topic:
+// - meta.properties (Kafka's file): the cluster id and node id the directory
+//   belongs to. A broker started on another cluster's data (a changed
+//   strata.etcd.prefix or endpoints, a copied directory) refuses to start.
+// - partition.metadata in each partition directory (Kafka's file): the topic
+//   id of the data. A directory left by a topic that was deleted while this
+//   broker was down, whose name a new topic now has, is the old topic's.
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace strata::broker {
+
+// Writes <log dir>/meta.properties at first start; later starts must match.
+Status CheckMetaProperties(const std::filesystem::path& log_dir, const std::string& cluster_id,
+                           int32_t node_id);
+
+// Makes `dir` the home of topic `topic_id`'s partition: a directory holding
+// another topic id's data is emptied first (and true returned), a new or
+// unmarked one is marked.
+Result<bool> ClaimPartitionDir(const std::filesystem::path& dir, const std::string& topic_id);
+
+// Partition directories under `log_dir` ("<topic>-<n>" with a segment file)
+// for which `placed_here(topic, partition)` is false.
+std::vector<std::filesystem::path> StrayPartitionDirs(
+    const std::filesystem::path& log_dir,
+    const std::function<bool(const std::string& topic, int32_t partition)>& placed_here);
+
+}  // namespace strata::broker
