@@ -22,6 +22,7 @@
 #include "protocol/messages/describe_groups.h"
 #include "protocol/messages/describe_quorum.h"
 #include "protocol/messages/describe_topic_partitions.h"
+#include "protocol/messages/elect_leaders.h"
 #include "protocol/messages/envelope.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
@@ -54,7 +55,8 @@ using AllRequests =
          InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest,
          AlterConfigsRequest, CreatePartitionsRequest, DeleteGroupsRequest,
          IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeQuorumRequest,
-         EnvelopeRequest, DescribeClusterRequest, DescribeTopicPartitionsRequest>;
+         EnvelopeRequest, DescribeClusterRequest, DescribeTopicPartitionsRequest,
+         ElectLeadersRequest>;
 
 // Decodes as M; if that works, encode -> decode -> encode must be stable.
 template <class M>

@@ -87,6 +87,7 @@ Status Broker::Register() {
       },
       std::chrono::milliseconds(config_.GetLong("controller.socket.timeout.ms")));
   context_->forwarder = forwarder_.get();
+  context_->controller = controller_.get();
   return Status::Ok();
 }
 
@@ -326,6 +327,8 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& req
       co_return HandleDescribeQuorum(ctx, request);
     case ApiKey::kDescribeTopicPartitions:
       co_return HandleDescribeTopicPartitions(ctx, request);
+    case ApiKey::kElectLeaders:
+      co_return HandleElectLeaders(ctx, request);
     case ApiKey::kDeleteRecords:
       co_return HandleDeleteRecords(ctx, request);
     case ApiKey::kOffsetForLeaderEpoch:

@@ -14,6 +14,7 @@ namespace strata::coordinator {
 class GroupCoordinator;
 }
 namespace strata::cluster {
+class Controller;
 class Metadata;
 }
 
@@ -38,6 +39,8 @@ struct BrokerContext {
   cluster::Metadata* metadata = nullptr;
   // Sends controller-bound work to the active controller; set at start-up.
   ControllerForwarder* forwarder = nullptr;
+  // What the active controller does on request (ElectLeaders); set at start-up.
+  cluster::Controller* controller = nullptr;
 };
 
 }  // namespace strata::broker

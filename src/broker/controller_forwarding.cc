@@ -12,6 +12,7 @@
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_topics.h"
+#include "protocol/messages/elect_leaders.h"
 #include "protocol/messages/envelope.h"
 
 namespace strata::broker {
@@ -25,10 +26,24 @@ bool IsControllerBound(int16_t api_key) {
     case ApiKey::kCreateTopics:
     case ApiKey::kCreatePartitions:
     case ApiKey::kDeleteTopics:
+    case ApiKey::kElectLeaders:
       return true;
     default:
       return false;
   }
+}
+
+protocol::ElectLeadersResponse ElectLeadersFailed(const protocol::ElectLeadersRequest& req,
+                                                  ErrorCode code, const std::string& message) {
+  protocol::ElectLeadersResponse resp;
+  resp.error_code = Code(code);  // v1+; v0 has the per-partition codes only
+  for (const auto& t : req.topic_partitions.value_or(
+           std::vector<protocol::ElectLeadersRequest::TopicPartitions>{})) {
+    auto& out = resp.replica_election_results.emplace_back();
+    out.topic = t.topic;
+    for (int32_t p : t.partition_ids) out.partition_results.push_back({p, Code(code), message});
+  }
+  return resp;
 }
 
 HandlerResult ControllerBoundErrorResponse(net::Request& request, ErrorCode code,
@@ -60,6 +75,11 @@ HandlerResult ControllerBoundErrorResponse(net::Request& request, ErrorCode code
       for (const auto& t : req.topics) {
         resp.responses.push_back({t.name, t.topic_id, Code(code), message});
       }
+      return std::optional<Bytes>(EncodeResponse(request, resp));
+    }
+    case ApiKey::kElectLeaders: {
+      STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<protocol::ElectLeadersRequest>(request));
+      auto resp = ElectLeadersFailed(req, code, message);
       return std::optional<Bytes>(EncodeResponse(request, resp));
     }
     default:

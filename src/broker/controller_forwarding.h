@@ -1,6 +1,6 @@
 #pragma once
 // ControllerForwarder: sends the controller-bound requests (CreateTopics,
-// CreatePartitions, DeleteTopics) that reach a broker other than the active
+// CreatePartitions, DeleteTopics, ElectLeaders) that reach a broker other than the active
 // controller on to the controller, wrapped in an Envelope as Kafka 4.x
 // brokers forward them, and hands the controller's response back to the
 // client unchanged (the forwarded frame keeps the client's correlation id).
@@ -32,11 +32,18 @@
 #include "broker/codec.h"
 #include "net/client.h"
 #include "protocol/error_code.h"
+#include "protocol/messages/elect_leaders.h"
 
 namespace strata::broker {
 
-// CreateTopics, CreatePartitions and DeleteTopics.
+// CreateTopics, CreatePartitions, DeleteTopics and ElectLeaders.
 bool IsControllerBound(int16_t api_key);
+
+// An ElectLeaders response with every asked partition (and, v1+, the whole
+// response) failed with `code`.
+protocol::ElectLeadersResponse ElectLeadersFailed(const protocol::ElectLeadersRequest& req,
+                                                  protocol::ErrorCode code,
+                                                  const std::string& message);
 
 // The response of a controller-bound request with every topic failed.
 HandlerResult ControllerBoundErrorResponse(net::Request& request, protocol::ErrorCode code,

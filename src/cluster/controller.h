@@ -14,17 +14,37 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "cluster/controller_election.h"
 #include "cluster/metadata.h"
+#include "cluster/partition_leadership.h"
 
 namespace strata::cluster {
+
+struct ElectionTarget {
+  std::string topic;
+  int32_t partition = 0;
+};
+struct ElectionResult {
+  ElectionTarget target;
+  ElectionOutcome outcome = ElectionOutcome::kNotNeeded;
+  bool unknown = false;  // no such topic or partition
+};
 
 class Controller {
  public:
   Controller(Metadata& metadata, ControllerElection& election);
   ~Controller();
+
+  // The elections an operator asks for (ElectLeaders), run now on the
+  // calling thread: for `partitions`, or (nullopt) every partition where one
+  // would change the leader. kFenced when this broker is not the controller.
+  Result<std::vector<ElectionResult>> RunElections(
+      ElectionType type, const std::optional<std::vector<ElectionTarget>>& partitions);
 
   // Leadership changes written so far (for tests and metrics).
   int64_t leader_changes() const { return leader_changes_.load(); }

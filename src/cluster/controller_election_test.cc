@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cluster/controller.h"
+#include "cluster/records.h"
 #include "cluster/test_util.h"
 
 namespace strata::cluster {
@@ -108,6 +110,55 @@ TEST_P(ControllerElectionTest, ACleanShutdownHandsOverAtOnce) {
   nodes_[0].election.reset();  // resigns
   ASSERT_TRUE(Eventually([&] { return nodes_[1].election->active(); }, 5s));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2000ms);  // well within a lease TTL
+}
+
+// ElectLeaders as the controller runs it: a preferred election moves the
+// leadership to the first replica under the fence, with higher epochs; it is
+// not needed twice; "all" finds nothing to do then; a non-controller is fenced.
+TEST_P(ControllerElectionTest, RequestedElectionsMoveLeadershipUnderTheFence) {
+  Add(1);
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+  Add(2);
+  Node& ctl = nodes_[0];
+  Controller controller(*ctl.md, *ctl.election);
+  auto topic = ctl.md->CreateTopic({.name = "t", .partitions = 1});
+  ASSERT_TRUE(topic.ok()) << topic.error().message;
+  const std::string id = UuidToBase64(topic->id);
+  PartitionRecord rec;
+  rec.replicas = {NodeId(2), NodeId(1)};
+  rec.isr = {NodeId(1), NodeId(2)};
+  rec.leader = NodeId(1);
+  rec.leader_epoch = LeaderEpoch(3);
+  rec.partition_epoch = PartitionEpoch(3);
+  KvOp put = KvOp::Put(ctl.md->keys().Partition(id, 0), EncodePartition(rec));
+  ASSERT_TRUE(kv_->Txn({}, std::span(&put, 1)).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto p = ctl.md->view().Partition(id, 0);
+    return p && p->record.leader_epoch == LeaderEpoch(3) && ctl.md->view().Broker(NodeId(2));
+  }));
+
+  auto moved = controller.RunElections(ElectionType::kPreferred,
+                                       std::vector<ElectionTarget>{{"t", 0}, {"nope", 0}});
+  ASSERT_TRUE(moved.ok()) << moved.error().message;
+  ASSERT_EQ(moved->size(), 2u);
+  EXPECT_EQ((*moved)[0].outcome, ElectionOutcome::kElected);
+  EXPECT_TRUE((*moved)[1].unknown);
+  auto now = ctl.md->view().Partition(id, 0).value().record;  // read-your-writes
+  EXPECT_EQ(now.leader, NodeId(2));
+  EXPECT_EQ(now.leader_epoch, LeaderEpoch(4));
+  EXPECT_EQ(now.partition_epoch, PartitionEpoch(4));
+  auto again =
+      controller.RunElections(ElectionType::kPreferred, std::vector<ElectionTarget>{{"t", 0}});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0].outcome, ElectionOutcome::kNotNeeded);
+  auto all = controller.RunElections(ElectionType::kPreferred, std::nullopt);
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->empty());
+
+  Controller other(*nodes_[1].md, *nodes_[1].election);
+  auto refused = other.RunElections(ElectionType::kPreferred, std::nullopt);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Errc::kFenced);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ControllerElectionTest, ::testing::Values("embedded", "etcd"),

@@ -29,4 +29,38 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
   return out;
 }
 
+RequestedElection ElectRequested(ElectionType type, const PartitionRecord& current,
+                                 const std::function<bool(NodeId)>& live) {
+  auto in_isr = [&](NodeId id) {
+    return std::find(current.isr.begin(), current.isr.end(), id) != current.isr.end();
+  };
+  NodeId next = kNoNode;
+  if (type == ElectionType::kPreferred) {
+    if (current.replicas.empty()) return {ElectionOutcome::kPreferredNotAvailable, current};
+    const NodeId preferred = current.replicas.front();
+    if (current.leader == preferred && live(preferred))
+      return {ElectionOutcome::kNotNeeded, current};
+    if (!live(preferred) || !in_isr(preferred)) {
+      return {ElectionOutcome::kPreferredNotAvailable, current};
+    }
+    next = preferred;
+  } else {
+    if (current.leader != kNoNode && live(current.leader)) {
+      return {ElectionOutcome::kNotNeeded, current};
+    }
+    for (NodeId id : current.replicas) {
+      if (in_isr(id) && live(id)) {
+        next = id;
+        break;
+      }
+    }
+    if (next == kNoNode) return {ElectionOutcome::kEligibleNotAvailable, current};
+  }
+  PartitionRecord out = current;
+  out.leader = next;
+  out.leader_epoch = LeaderEpoch(current.leader_epoch.value() + 1);
+  out.partition_epoch = PartitionEpoch(current.partition_epoch.value() + 1);
+  return {ElectionOutcome::kElected, out};
+}
+
 }  // namespace strata::cluster

@@ -20,4 +20,23 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
                                            const std::function<bool(NodeId)>& live,
                                            const std::function<bool(NodeId)>& restarted);
 
+// An election an operator asks for (ElectLeaders, kafka-leader-election).
+enum class ElectionType : int8_t { kPreferred = 0, kUnclean = 1 };
+enum class ElectionOutcome {
+  kElected,                // `record` holds the new leader
+  kNotNeeded,              // the wanted leader leads already
+  kPreferredNotAvailable,  // the first replica is not live or not in the ISR
+  kEligibleNotAvailable,   // unclean: no live in-sync replica to lead
+};
+struct RequestedElection {
+  ElectionOutcome outcome = ElectionOutcome::kNotNeeded;
+  PartitionRecord record;
+};
+// Preferred: the first replica leads, if live and in the ISR. Unclean: only
+// when the leader is gone, the first live ISR member; a replica outside the
+// ISR is never elected, as it may miss acknowledged records (Strata's rule
+// until replicas carry the "contiguous with remote" flag).
+RequestedElection ElectRequested(ElectionType type, const PartitionRecord& current,
+                                 const std::function<bool(NodeId)>& live);
+
 }  // namespace strata::cluster

@@ -65,5 +65,35 @@ TEST(PartitionLeadership, PreferredReplicaOrderWins) {
   EXPECT_EQ(r->leader, NodeId(3));
 }
 
+TEST(RequestedElection, PreferredMovesLeadershipToTheFirstReplicaWhenItCan) {
+  auto moved = ElectRequested(ElectionType::kPreferred, Record({2, 1}, {1, 2}, 1, 3), Live({1, 2}));
+  ASSERT_EQ(moved.outcome, ElectionOutcome::kElected);
+  EXPECT_EQ(moved.record.leader, NodeId(2));
+  EXPECT_EQ(moved.record.leader_epoch, LeaderEpoch(4));
+  EXPECT_EQ(moved.record.partition_epoch, PartitionEpoch(14));
+  EXPECT_EQ(ElectRequested(ElectionType::kPreferred, Record({2, 1}, {2, 1}, 2, 3), Live({1, 2}))
+                .outcome,
+            ElectionOutcome::kNotNeeded);
+  // Not live, or not in the ISR (it may miss acknowledged records): refused.
+  EXPECT_EQ(ElectRequested(ElectionType::kPreferred, Record({2, 1}, {1, 2}, 1, 3), Live({1}))
+                .outcome,
+            ElectionOutcome::kPreferredNotAvailable);
+  EXPECT_EQ(ElectRequested(ElectionType::kPreferred, Record({2, 1}, {1}, 1, 3), Live({1, 2}))
+                .outcome,
+            ElectionOutcome::kPreferredNotAvailable);
+}
+
+TEST(RequestedElection, UncleanElectsOnlyForALostLeaderAndOnlyInSyncReplicas) {
+  EXPECT_EQ(ElectRequested(ElectionType::kUnclean, Record({1, 2}, {1, 2}, 1, 3), Live({1, 2}))
+                .outcome,
+            ElectionOutcome::kNotNeeded);
+  auto moved = ElectRequested(ElectionType::kUnclean, Record({1, 2}, {1, 2}, -1, 3), Live({2}));
+  ASSERT_EQ(moved.outcome, ElectionOutcome::kElected);
+  EXPECT_EQ(moved.record.leader, NodeId(2));
+  // Broker 2 is live but out of sync: not elected.
+  EXPECT_EQ(ElectRequested(ElectionType::kUnclean, Record({1, 2}, {1}, -1, 3), Live({2})).outcome,
+            ElectionOutcome::kEligibleNotAvailable);
+}
+
 }  // namespace
 }  // namespace strata::cluster

@@ -183,7 +183,9 @@ TEST_F(CoordinatorTest, TickRunsExpiryEveryCheckInterval) {
 // coordinator ticking in the background): every member ends in a Stable group
 // with its own assignment.
 TEST_F(CoordinatorTest, ConcurrentGroupsFromManyThreads) {
-  config_.initial_rebalance_delay_ms = 20;
+  // Each join restarts the initial delay: long enough that all 80 member
+  // threads, started one after another (slowly under ASan), join generation 1.
+  config_.initial_rebalance_delay_ms = 500;
   auto log = std::make_unique<OffsetsLog>(
       kPartitions, [this](int32_t p) { return logs_[p]; }, nullptr, Clock::Real());
   auto coord = std::make_unique<GroupCoordinator>(config_, std::move(log), Clock::Real());

@@ -10,6 +10,8 @@ const char* ApiKeyName(int16_t key) {
       return "DescribeQuorum";
     case ApiKey::kEnvelope:
       return "Envelope";
+    case ApiKey::kElectLeaders:
+      return "ElectLeaders";
     case ApiKey::kDescribeTopicPartitions:
       return "DescribeTopicPartitions";
     case ApiKey::kFetch:

@@ -28,6 +28,7 @@ enum class ApiKey : int16_t {
   kAlterConfigs = 33,
   kCreatePartitions = 37,
   kDeleteGroups = 42,
+  kElectLeaders = 43,
   kIncrementalAlterConfigs = 44,
   kOffsetDelete = 47,
   kDescribeQuorum = 55,

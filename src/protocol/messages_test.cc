@@ -25,6 +25,7 @@
 #include "protocol/messages/describe_groups.h"
 #include "protocol/messages/describe_quorum.h"
 #include "protocol/messages/describe_topic_partitions.h"
+#include "protocol/messages/elect_leaders.h"
 #include "protocol/messages/envelope.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
@@ -539,6 +540,17 @@ void Fill(DescribeTopicPartitionsResponse& m, int16_t, bool nulls) {
   m.topics = {t};
   if (!nulls) m.next_cursor = TopicPartitionCursor{"b", 4};
 }
+void Fill(ElectLeadersRequest& m, int16_t v, bool nulls) {
+  if (v >= 1) m.election_type = 1;
+  if (!nulls) m.topic_partitions = std::vector<ElectLeadersRequest::TopicPartitions>{{"t", {0, 2}}};
+  m.timeout_ms = 5000;
+}
+void Fill(ElectLeadersResponse& m, int16_t v, bool nulls) {
+  if (v >= 1) m.error_code = 0;
+  ElectLeadersResponse::PartitionResult p{2, 84, std::nullopt};
+  if (!nulls) p.error_message = "not needed";
+  m.replica_election_results = {{"t", {p}}};
+}
 void Fill(DescribeQuorumResponse& m, int16_t v, bool) {
   DescribeQuorumResponse::Partition p;
   p.leader_id = 1;
@@ -869,6 +881,9 @@ TEST(MessagesRoundTrip, Envelope) { RoundTripAllVersions<EnvelopeRequest, Envelo
 TEST(MessagesRoundTrip, DescribeTopicPartitions) {
   RoundTripAllVersions<DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse>();
 }
+TEST(MessagesRoundTrip, ElectLeaders) {
+  RoundTripAllVersions<ElectLeadersRequest, ElectLeadersResponse>();
+}
 TEST(MessagesRoundTrip, CreateTopics) {
   RoundTripAllVersions<CreateTopicsRequest, CreateTopicsResponse>();
 }
@@ -1165,7 +1180,7 @@ TEST(MessagesGolden, FetchResponseV12) {
 
 TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   const auto& apis = SupportedApis();
-  ASSERT_EQ(apis.size(), 29u);
+  ASSERT_EQ(apis.size(), 30u);
   for (size_t i = 1; i < apis.size(); ++i) EXPECT_LT(apis[i - 1].key, apis[i].key);
   const ApiRange* md = FindApi(3);
   ASSERT_NE(md, nullptr);

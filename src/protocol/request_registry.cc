@@ -17,6 +17,7 @@
 #include "protocol/messages/describe_groups.h"
 #include "protocol/messages/describe_quorum.h"
 #include "protocol/messages/describe_topic_partitions.h"
+#include "protocol/messages/elect_leaders.h"
 #include "protocol/messages/envelope.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
@@ -51,7 +52,7 @@ using AllRequests =
                 DescribeConfigsRequest, AlterConfigsRequest, CreatePartitionsRequest,
                 DeleteGroupsRequest, IncrementalAlterConfigsRequest, OffsetDeleteRequest,
                 DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
-                DescribeTopicPartitionsRequest>;
+                DescribeTopicPartitionsRequest, ElectLeadersRequest>;
 
 template <class... Ms>
 std::vector<ApiRange> BuildRanges(RequestList<Ms...>) {

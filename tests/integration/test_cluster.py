@@ -158,6 +158,13 @@ def test_a_killed_broker_goes_offline_and_comes_back_with_every_record(cluster):
     wait_until(lambda: leaders(b1, topic)[mine[0]][0] == -1, OFFLINE_WITHIN,
                "the dead broker's partition offline", lambda: leaders(b1, topic))
     assert 2 not in [b.id for b in metadata(b1).brokers.values()]
+    # No live in-sync replica: not even an unclean election may elect one.
+    unclean = subprocess.run(
+        ["java", "-Xmx512m", "-cp", f"{kit.KAFKA_LIB}/*", "org.apache.kafka.tools.LeaderElectionCommand",
+         "--bootstrap-server", b3.bootstrap, "--election-type", "UNCLEAN", "--topic", topic,
+         "--partition", str(mine[0])], capture_output=True, text=True, timeout=120)
+    assert "EligibleLeadersNotAvailableException" in unclean.stdout + unclean.stderr, \
+        unclean.stdout + unclean.stderr
     # The others stay led by their brokers.
     assert sorted(leader for leader, _ in leaders(b3, topic).values()) == [-1, 1, 3]
 
@@ -367,6 +374,11 @@ def test_kafka_tools_see_the_cluster(cluster):
                  "--partition-size-limit-per-response", "1")
     assert [ln for ln in paged.splitlines() if "Partition:" in ln] == \
         [ln for ln in out.splitlines() if "Partition:" in ln], paged
+    # ElectLeaders (forwarded to the controller from whichever broker gets it): the
+    # preferred replicas lead already.
+    out = tool("org.apache.kafka.tools.LeaderElectionCommand", "--bootstrap-server", b3.bootstrap,
+               "--election-type", "PREFERRED", "--topic", topic, "--partition", "0")
+    assert f"Valid replica already elected for partitions {topic}-0" in out, out
     refused = subprocess.run(
         ["java", "-Xmx512m", "-cp", f"{kit.KAFKA_LIB}/*", TOPIC_CMD, "--bootstrap-server",
          b2.bootstrap, "--create", "--topic", kit.unique_topic("rf4"), "--partitions", "1",

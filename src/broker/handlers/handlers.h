@@ -30,6 +30,7 @@ HandlerResult HandleIncrementalAlterConfigs(BrokerContext& ctx, net::Request& re
 HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeQuorum(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeTopicPartitions(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleElectLeaders(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request);

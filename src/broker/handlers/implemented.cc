@@ -24,6 +24,7 @@ bool IsImplementedApi(int16_t api_key) {
     case ApiKey::kDescribeCluster:
     case ApiKey::kDescribeQuorum:
     case ApiKey::kDescribeTopicPartitions:
+    case ApiKey::kElectLeaders:
     case ApiKey::kFindCoordinator:
     case ApiKey::kJoinGroup:
     case ApiKey::kSyncGroup:
