@@ -101,10 +101,7 @@ std::string BrokerConfig::TopicDefault(const ConfigDef& topic_def) const {
 }
 
 bool BrokerConfig::IsDynamic(const std::string& name) {
-  for (const auto& def : TopicConfigDefs()) {
-    if (!def.broker_synonym.empty() && def.broker_synonym == name) return true;
-  }
-  return false;
+  return FindTopicConfigByBrokerSynonym(name) != nullptr;
 }
 
 std::shared_ptr<const BrokerConfig::DynamicConfigs> BrokerConfig::Dynamic() const {

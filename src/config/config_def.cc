@@ -99,6 +99,14 @@ const ConfigDef* FindTopicConfig(const std::string& name) {
   return nullptr;
 }
 
+const ConfigDef* FindTopicConfigByBrokerSynonym(const std::string& name) {
+  if (name.empty()) return nullptr;
+  for (const auto& d : TopicConfigDefs()) {
+    if (d.broker_synonym == name) return &d;
+  }
+  return nullptr;
+}
+
 const ConfigDef* FindBrokerConfig(const std::string& name) {
   for (const auto& d : BrokerConfigDefs()) {
     if (d.name == name) return &d;

@@ -40,6 +40,8 @@ std::optional<std::string> ValidateValue(const ConfigDef& def, const std::string
 const std::vector<ConfigDef>& TopicConfigDefs();
 const std::vector<ConfigDef>& BrokerConfigDefs();
 const ConfigDef* FindTopicConfig(const std::string& name);
+// The topic config whose broker-level default is broker config `name`.
+const ConfigDef* FindTopicConfigByBrokerSynonym(const std::string& name);
 const ConfigDef* FindBrokerConfig(const std::string& name);
 
 // Rules shared by the tables.

@@ -68,10 +68,7 @@ std::optional<std::string> InvalidBrokerConfigsReason(
   std::vector<std::string> static_names;
   std::map<std::string, std::string> as_topic;
   for (const auto& [name, value] : configs) {
-    const config::ConfigDef* topic_def = nullptr;
-    for (const auto& def : config::TopicConfigDefs()) {
-      if (def.broker_synonym == name) topic_def = &def;
-    }
+    const config::ConfigDef* topic_def = config::FindTopicConfigByBrokerSynonym(name);
     if (topic_def == nullptr) {
       static_names.push_back(name);
       continue;
