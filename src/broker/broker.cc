@@ -20,6 +20,7 @@ Broker::Broker(config::BrokerConfig config, Clock* clock)
 
 Broker::~Broker() {
   Stop();
+  deleted_topics_.reset();
   controller_.reset();
   election_.reset();  // resigns, so another broker takes over at once
   session_.reset();   // leaves the cluster at once (lease revoked)
@@ -78,6 +79,14 @@ Status Broker::Register() {
     return election->Fence();
   });
   controller_ = std::make_unique<cluster::Controller>(*metadata_, *election_);
+  cluster::DeletedTopicCleaner::RemoteDataDeleter delete_remote;
+  if (tiered::RemoteLogManager* remote = topics->remote()) {
+    delete_remote = [remote](const cluster::TopicRecord& t) {
+      return remote->DeleteTopicData(t.name, cluster::UuidToBase64(t.id), t.partitions);
+    };
+  }
+  deleted_topics_ = std::make_unique<cluster::DeletedTopicCleaner>(*metadata_, *election_,
+                                                                   std::move(delete_remote));
   forwarder_ = std::make_unique<ControllerForwarder>(
       *context_, io_.get_executor(), [election] { return election->active(); },
       [session]() -> std::optional<std::string> {

@@ -18,6 +18,7 @@
 #include "cluster/broker_session.h"
 #include "cluster/controller.h"
 #include "cluster/controller_election.h"
+#include "cluster/deleted_topic_cleaner.h"
 #include "cluster/metadata.h"
 #include "config/broker_config.h"
 #include "coordinator/group_coordinator.h"
@@ -76,6 +77,7 @@ class Broker : public net::RequestHandler {
   std::unique_ptr<cluster::BrokerSession> session_;        // registration and lease
   std::unique_ptr<cluster::ControllerElection> election_;  // campaigns with session_'s lease
   std::unique_ptr<cluster::Controller> controller_;        // acts while election_ is active
+  std::unique_ptr<cluster::DeletedTopicCleaner> deleted_topics_;  // likewise
   std::unique_ptr<ControllerForwarder> forwarder_;         // controller-bound requests
   std::unique_ptr<TopicManager> topics_;
   AppendNotifier notifier_;

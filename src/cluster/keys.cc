@@ -85,6 +85,8 @@ ParsedKey KeyLayout::Parse(const std::string& key) const {
     }
   } else if (StartsWith(rest, "pending_remote_deletions/")) {
     out = {K::kPendingDeletion, Unescape(after("pending_remote_deletions/")), -1};
+  } else if (StartsWith(rest, "deleted_topics/")) {
+    out = {K::kDeletedTopic, std::string(after("deleted_topics/")), -1};
   }
   return out;
 }

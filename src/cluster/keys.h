@@ -20,6 +20,7 @@ struct ParsedKey {
     kPartition,
     kRemoteLog,
     kPendingDeletion,
+    kDeletedTopic,
     kProducerIds,
     kBrokerConfig,
     kOther,
@@ -62,6 +63,12 @@ class KeyLayout {
   std::string PendingDeletionsPrefix() const { return prefix_ + "pending_remote_deletions/"; }
   // The remote dir is escaped so that it is one path component.
   std::string PendingDeletion(const std::string& remote_dir) const;
+  // A deleted tiered topic whose remote data the controller still has to
+  // delete, by topic id (base64).
+  std::string DeletedTopicsPrefix() const { return prefix_ + "deleted_topics/"; }
+  std::string DeletedTopic(const std::string& topic_id) const {
+    return DeletedTopicsPrefix() + topic_id;
+  }
 
   ParsedKey Parse(const std::string& key) const;
 

@@ -75,6 +75,18 @@ class Metadata : public MetadataStore {
   std::vector<std::string> PendingRemoteDeletions() const override;
   Result<int64_t> AllocateProducerIds(int64_t count) override;
 
+  // A tiered topic's deletion leaves a DeletedTopic record (in the same
+  // transaction), so its remote data is deleted even when no replica of
+  // it was up to do so; the controller deletes the data and then the record.
+  struct DeletedTopic {
+    TopicRecord topic;
+    Revision mod_revision = 0;
+  };
+  std::vector<DeletedTopic> DeletedTopics() const;
+  // Drops the record once the data is gone: guarded by its revision and
+  // the controller fence.
+  Status ForgetDeletedTopic(const DeletedTopic& deleted);
+
  private:
   Metadata(KvStore* kv, std::unique_ptr<KvStore> owned, const MetadataOptions& options);
   Status Start();

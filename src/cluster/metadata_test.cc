@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "cluster/embedded_kv_store.h"
@@ -313,6 +314,36 @@ TEST_P(MetadataTest, RemoteLogOffsetsAndPendingDeletions) {
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(b1->RemovePendingRemoteDeletion("/remote/t-0/with%slash").ok());
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1000ms);
+}
+
+// Deleting a tiered topic (or one that has remote log records) leaves a
+// DeletedTopic record in the same transaction, for the controller to delete
+// its remote data; a local topic leaves none.
+TEST_P(MetadataTest, DeletingATieredTopicLeavesARecordOfItsRemoteData) {
+  auto b1 = Broker(1);
+  auto b2 = Broker(2);
+  auto tiered = b1->CreateTopic(
+      {.name = "tiered", .partitions = 3, .configs = {{"remote.storage.enable", "true"}}});
+  ASSERT_TRUE(tiered.ok());
+  auto was_tiered = b1->CreateTopic({.name = "was-tiered", .partitions = 2});
+  ASSERT_TRUE(was_tiered.ok());
+  ASSERT_TRUE(b1->SetRemoteLogOffsets(UuidToBase64(was_tiered->id), 1, {0, 9, -1}).ok());
+  ASSERT_TRUE(b1->CreateTopic({.name = "local", .partitions = 2}).ok());
+  for (const char* name : {"tiered", "was-tiered", "local"}) ASSERT_TRUE(b1->DeleteTopic(name).ok());
+
+  ASSERT_TRUE(Eventually([&] { return b2->DeletedTopics().size() == 2; }));
+  auto deleted = b2->DeletedTopics();
+  std::map<std::string, Metadata::DeletedTopic> by_name;
+  for (auto& d : deleted) by_name[d.topic.name] = d;
+  ASSERT_TRUE(by_name.contains("tiered") && by_name.contains("was-tiered"));
+  EXPECT_EQ(by_name["tiered"].topic.id, tiered->id);
+  EXPECT_EQ(by_name["tiered"].topic.partitions, 3);
+  EXPECT_EQ(by_name["was-tiered"].topic.id, was_tiered->id);
+
+  ASSERT_TRUE(b2->ForgetDeletedTopic(by_name["tiered"]).ok());
+  ASSERT_TRUE(Eventually([&] { return b1->DeletedTopics().size() == 1; }));
+  EXPECT_EQ(b1->DeletedTopics()[0].topic.name, "was-tiered");
+  EXPECT_FALSE(b1->ForgetDeletedTopic(by_name["tiered"]).ok());  // already gone
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, MetadataTest, ::testing::Values("embedded", "etcd"),

@@ -13,6 +13,13 @@ Error TopicNotFound(const std::string& name) {
   return MakeError(Errc::kNotFound, "topic '" + name + "' not found");
 }
 
+// Tiered now, or once (remote log records outlive a switch to local).
+bool MayHaveRemoteData(const TopicRecord& topic, const MetadataView& view, const KeyLayout& keys) {
+  auto it = topic.configs.find("remote.storage.enable");
+  if (it != topic.configs.end() && it->second == "true") return true;
+  return !view.RawPrefix(keys.TopicRemoteLogs(UuidToBase64(topic.id))).empty();
+}
+
 }  // namespace
 
 Status Metadata::AddControllerFence(std::vector<KvCompare>& guards) const {
@@ -92,8 +99,12 @@ Status Metadata::DeleteTopic(const std::string& name) {
     std::vector<KvCompare> guards = {
         KvCompare::ModRevisionIs(keys_.Topic(name), entry->mod_revision)};
     STRATA_RETURN_IF_ERROR(AddControllerFence(guards));
-    KvOp ops[] = {KvOp::Delete(keys_.Topic(name)), KvOp::DeletePrefix(keys_.TopicPartitions(id)),
-                  KvOp::DeletePrefix(keys_.TopicRemoteLogs(id))};
+    std::vector<KvOp> ops = {KvOp::Delete(keys_.Topic(name)),
+                             KvOp::DeletePrefix(keys_.TopicPartitions(id)),
+                             KvOp::DeletePrefix(keys_.TopicRemoteLogs(id))};
+    if (MayHaveRemoteData(entry->record, *view_, keys_)) {
+      ops.push_back(KvOp::Put(keys_.DeletedTopic(id), EncodeTopic(entry->record)));
+    }
     STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(guards, ops));
     if (r.succeeded) return Status::Ok();
     STRATA_RETURN_IF_ERROR(CheckControllerFence(guards));
@@ -104,6 +115,32 @@ Status Metadata::DeleteTopic(const std::string& name) {
     view_->WaitForRevision(got.kvs[0].mod_revision, options_.timeout);
   }
   return MakeError(Errc::kUnavailable, "topic '" + name + "' kept changing; retry the deletion");
+}
+
+std::vector<Metadata::DeletedTopic> Metadata::DeletedTopics() const {
+  std::vector<DeletedTopic> out;
+  for (const KeyValue& kv : view_->RawPrefix(keys_.DeletedTopicsPrefix())) {
+    auto topic = DecodeTopic(kv.value);
+    if (!topic.ok()) {
+      MetadataLog()->error("metadata record {} is unreadable: {}", kv.key, topic.error().message);
+      continue;
+    }
+    out.push_back({std::move(*topic), kv.mod_revision});
+  }
+  return out;
+}
+
+Status Metadata::ForgetDeletedTopic(const DeletedTopic& deleted) {
+  std::string key = keys_.DeletedTopic(UuidToBase64(deleted.topic.id));
+  std::vector<KvCompare> guards = {KvCompare::ModRevisionIs(key, deleted.mod_revision)};
+  STRATA_RETURN_IF_ERROR(AddControllerFence(guards));
+  KvOp del = KvOp::Delete(key);
+  STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(guards, std::span(&del, 1)));
+  if (!r.succeeded) {
+    STRATA_RETURN_IF_ERROR(CheckControllerFence(guards));
+    return MakeError(Errc::kUnavailable, "record " + key + " changed meanwhile");
+  }
+  return Status::Ok();
 }
 
 std::optional<TopicRecord> Metadata::GetTopic(const std::string& name) const {

@@ -217,6 +217,16 @@ size_t RemoteLogManager::DeletePendingDirsOnce() {
   return pending_dir_count();
 }
 
+Status RemoteLogManager::DeleteTopicData(const std::string& topic,
+                                         const std::string& topic_id_base64, int32_t partitions) {
+  for (int32_t p = 0; p < partitions; ++p) {
+    std::string dir = RemotePartitionDir(topic, p, topic_id_base64);
+    Status st = store().Delete(dir, /*recursive=*/true);
+    if (!st.ok()) return MakeError(st.error().code, dir + ": " + st.error().message);
+  }
+  return Status::Ok();
+}
+
 size_t RemoteLogManager::pending_dir_count() const {
   std::lock_guard lock(deletions_mu_);
   return pending_dirs_.size();

@@ -129,6 +129,11 @@ class RemoteLogManager {
   // are still pending.
   size_t DeletePendingDirsOnce();
   size_t pending_dir_count() const;
+  // Deletes the remote directories of partitions [0, partitions) of a
+  // deleted topic, now, on the calling thread (the controller's cleaner);
+  // idempotent. Stops at the first failure, which it returns.
+  Status DeleteTopicData(const std::string& topic, const std::string& topic_id_base64,
+                         int32_t partitions);
   bool IsTiered(const std::string& key) const;
 
   // The partition's log start offset: the first remote offset when remote

@@ -33,13 +33,18 @@ OFFLINE_WITHIN = TTL_MS / 1000 + 5
 
 def start_cluster(tmp_path, broker_factory, etcd_members: int = 1):
     etcd = Etcd(tmp_path / "etcd", members=etcd_members)
+    remote = tmp_path / "remote"  # one file:// remote store shared by every broker
+    remote.mkdir(exist_ok=True)
 
     def start(node: int):
         return broker_factory(config={
             "node.id": str(node), "strata.metadata.backend": "etcd",
             "strata.etcd.endpoints": etcd.endpoints, "strata.etcd.prefix": PREFIX,
             "strata.etcd.lease.ttl.ms": str(TTL_MS), "strata.etcd.request.timeout.ms": "2000",
-            "offsets.topic.num.partitions": "6", "group.initial.rebalance.delay.ms": "0"})
+            "offsets.topic.num.partitions": "6", "group.initial.rebalance.delay.ms": "0",
+            "remote.log.storage.system.enable": "true",
+            "strata.remote.storage.uri": f"file://{remote}",
+            "remote.log.manager.task.interval.ms": "500"})
 
     brokers = [start(n) for n in (1, 2, 3)]
     wait_until(lambda: len(metadata(brokers[0]).brokers) == 3, 15, "3 registered brokers",
@@ -529,19 +534,34 @@ def test_dynamic_broker_configs_apply_to_every_broker_and_topic(cluster):
         refused.stdout + refused.stderr, refused.stdout + refused.stderr
 
 
-def test_a_topic_deleted_while_its_broker_is_down_leaves_no_data_there(cluster):
+def test_a_topic_deleted_while_its_broker_is_down_leaves_no_data_there(cluster, tmp_path):
     """The broker that was down finds its directory of the deleted topic stray at start-up
-    and deletes it; the other brokers deleted theirs at once."""
-    from test_kafka_tools import TOPIC_CMD, tool
+    and deletes it; the other brokers deleted theirs at once. The topic is tiered: the
+    remote data of every partition goes too, that of the down broker's partition deleted
+    by the controller (nobody led it at the deletion)."""
     b1, b2, b3 = cluster
+    remote = tmp_path / "remote"
     topic = kit.unique_topic("stray")
     a = kit.admin(b1.bootstrap)
-    tool(TOPIC_CMD, "--bootstrap-server", b1.bootstrap, "--create", "--topic", topic,
-         "--replica-assignment", "1,2,3")
+    # Not kafka-topics: it refuses segment.bytes below 1 MiB itself.
+    a.create_topics([NewTopic(topic, 3, replica_assignment=[[1], [2], [3]], config={
+        "remote.storage.enable": "true", "segment.bytes": "2048"})])[topic].result(timeout=30)
     wait_until(lambda: all(len(leaders(b, topic)) == 3 for b in cluster), 15,
                "every broker describes the topic")
-    kit.produce_confluent(b1.bootstrap, topic, kit.make_records(60, 3, seed=41, tag="stray"))
+    # Batches of 5 records (~1 KB) into 2 KB segments: several rolled segments each.
+    kit.produce_confluent(b1.bootstrap, topic, kit.make_records(60, 3, seed=41, tag="stray"),
+                          extra={"batch.num.messages": 5})
     assert b2.partition_dir(topic, 1).exists()
+
+    def remote_dirs():
+        return sorted(d.name for d in remote.iterdir() if d.name.startswith(f"{topic}-"))
+
+    def uploaded(p: int) -> bool:
+        dirs = [d for d in remote.iterdir() if d.name.startswith(f"{topic}-{p}-")]
+        return any(f.suffix == ".log" for d in dirs for f in d.iterdir())
+
+    wait_until(lambda: all(uploaded(p) for p in range(3)), 30,
+               "a rolled segment of every partition uploaded", remote_dirs)
 
     b2.kill9()
     wait_until(lambda: leaders(b1, topic)[1][0] == -1, OFFLINE_WITHIN, "partition 1 offline")
@@ -549,8 +569,14 @@ def test_a_topic_deleted_while_its_broker_is_down_leaves_no_data_there(cluster):
               what="deleting the topic with broker 2 down")
     wait_until(lambda: not b1.partition_dir(topic, 0).exists() and
                not b3.partition_dir(topic, 2).exists(), 15, "the live brokers' replicas deleted")
+    wait_until(lambda: not remote_dirs(), 15, "the remote data of every partition deleted",
+               remote_dirs)
     assert b2.partition_dir(topic, 1).exists()  # it was down
+    cleaned = f"deleted the remote data of deleted topic '{topic}'"
+    wait_until(lambda: any(cleaned in b.log_text() for b in (b1, b3)), 15,
+               "the controller's log line")
 
     b2.start()
     assert not b2.partition_dir(topic, 1).exists()  # gone before it serves
     assert "deleted stray partition directory" in b2.log_text(since_start=True), b2.log_tail()
+    assert not remote_dirs()
