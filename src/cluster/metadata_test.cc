@@ -316,6 +316,26 @@ TEST_P(MetadataTest, RemoteLogOffsetsAndPendingDeletions) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1000ms);
 }
 
+// A load over more than a page of partition records (read in cut ranges,
+// see MetadataView::ReadAll) sees every record, whatever the topic ids.
+TEST_P(MetadataTest, ALoadOverManyPagesSeesEveryRecord) {
+  auto writer = Broker(1);
+  std::map<std::string, int32_t> expected;  // topic id -> partitions
+  for (int t = 0; t < 6; ++t) {
+    auto topic = writer->CreateTopic({.name = "big-" + std::to_string(t), .partitions = 2000});
+    ASSERT_TRUE(topic.ok()) << topic.error().message;
+    expected[UuidToBase64(topic->id)] = 2000;
+  }
+  auto reader = Broker(2);  // loads after the writes: > 12,000 keys
+  for (const auto& [id, count] : expected) {
+    auto parts = reader->view().Partitions(id);
+    ASSERT_EQ(parts.size(), static_cast<size_t>(count)) << id;
+    EXPECT_EQ(parts.begin()->first, 0);
+    EXPECT_EQ(parts.rbegin()->first, count - 1);
+  }
+  EXPECT_EQ(reader->ListTopics().size(), 6u);
+}
+
 // Deleting a tiered topic (or one that has remote log records) leaves a
 // DeletedTopic record in the same transaction, for the controller to delete
 // its remote data; a local topic leaves none.

@@ -8,7 +8,7 @@
 // counted and left out; everything else is served.
 //
 // Thread-safety: readers from any thread; one thread of its own applies
-// changes and runs the listeners.
+// changes and runs the listeners (and, while loading, a second one reads).
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -65,7 +65,8 @@ class MetadataView {
   std::vector<BrokerEntry> Brokers() const;
   std::optional<BrokerEntry> Broker(NodeId id) const;
   std::optional<ControllerEntry> Controller() const;
-  // Any key as stored (cluster id, remote log offsets, configs, ...).
+  // Any key as stored (cluster id, remote log offsets, configs, ...), except
+  // partition records (a million of them at scale: Partition() has them).
   std::optional<KeyValue> Raw(const std::string& key) const;
   std::vector<KeyValue> RawPrefix(const std::string& prefix) const;
 
@@ -80,12 +81,25 @@ class MetadataView {
   int64_t reloads() const { return reloads_.load(); }
 
  private:
+  // Everything the view serves, at one revision.
+  struct State {
+    std::map<std::string, KeyValue> raw;
+    std::map<std::string, TopicEntry> topics;
+    std::map<std::string, std::map<int32_t, PartitionEntry>> partitions;
+    std::map<int32_t, BrokerEntry> brokers;
+    std::optional<ControllerEntry> controller;
+  };
+
   MetadataView(KvStore& kv, KeyLayout keys);
   Status Load();
+  // Pages of the whole prefix at one revision (the first page's), handed to
+  // `page` as they arrive.
+  Status ReadAll(const std::function<void(std::vector<KeyValue>)>& page, Revision& at,
+                 size_t& keys);
   void Run();
   void OnWatch(const WatchBatch& batch);
-  void ApplyPutLocked(const KeyValue& kv);
-  void ApplyDeleteLocked(const std::string& key);
+  void ApplyPut(State& state, const KeyValue& kv);
+  void ApplyDelete(State& state, const std::string& key);
   void Notify(const std::vector<std::string>& keys, bool reloaded);
 
   KvStore& kv_;
@@ -93,11 +107,7 @@ class MetadataView {
   mutable std::mutex mu_;
   mutable std::condition_variable applied_;
   Revision revision_ = 0;
-  std::map<std::string, KeyValue> raw_;
-  std::map<std::string, TopicEntry> topics_;
-  std::map<std::string, std::map<int32_t, PartitionEntry>> partitions_;
-  std::map<int32_t, BrokerEntry> brokers_;
-  std::optional<ControllerEntry> controller_;
+  State state_;
   std::atomic<int64_t> corrupt_records_{0};
   std::atomic<int64_t> reloads_{0};
   bool compacted_ = false;  // the watch ended: load again
