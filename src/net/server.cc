@@ -111,6 +111,24 @@ asio::awaitable<void> Server::Session(asio::ip::tcp::socket socket) {
   --open_connections_;
 }
 
+Status ParseRequestFrame(Request& req,
+                         const std::function<bool(int16_t api_key, int16_t version)>& flexible) {
+  MutableByteView frame(req.frame.get(), req.frame_size);
+  if (frame.size() < 4) return MakeError(Errc::kCorrupt, "request frame shorter than its header");
+  const auto key = static_cast<int16_t>(LoadBE16(frame.data()));
+  const auto version = static_cast<int16_t>(LoadBE16(frame.data() + 2));
+  req.flexible = flexible(key, version);
+  protocol::WireReader reader(frame, req.flexible);
+  protocol::ReadRequestHeader(reader, req.header);
+  if (!reader.ok()) {
+    return MakeError(Errc::kCorrupt, fmt::format("malformed {} v{} request header: {}",
+                                                 protocol::ApiKeyName(key), version,
+                                                 reader.error()));
+  }
+  req.body = frame.subspan(reader.position());
+  return Status::Ok();
+}
+
 // Reads, handles and answers one request. Returns false to close.
 asio::awaitable<bool> Server::ServeOne(asio::ip::tcp::socket& socket, const std::string& peer) {
   uint8_t size_buf[4];
@@ -129,17 +147,14 @@ asio::awaitable<bool> Server::ServeOne(asio::ip::tcp::socket& socket, const std:
   MutableByteView frame(req.frame.get(), req.frame_size);
   co_await asio::async_read(socket, asio::buffer(frame.data(), frame.size()), asio::use_awaitable);
 
-  int16_t key = static_cast<int16_t>(LoadBE16(frame.data()));
-  int16_t version = static_cast<int16_t>(LoadBE16(frame.data() + 2));
-  req.flexible = handler_.IsFlexibleRequest(key, version);
-  protocol::WireReader reader(frame, req.flexible);
-  protocol::ReadRequestHeader(reader, req.header);
-  if (!reader.ok()) {
-    Log()->warn("closing connection {}: malformed {} v{} request header: {}", peer,
-                protocol::ApiKeyName(key), version, reader.error());
+  Status parsed = ParseRequestFrame(
+      req, [this](int16_t k, int16_t v) { return handler_.IsFlexibleRequest(k, v); });
+  if (!parsed.ok()) {
+    Log()->warn("closing connection {}: {}", peer, parsed.error().message);
     co_return false;
   }
-  req.body = frame.subspan(reader.position());
+  const int16_t key = req.header.api_key;
+  const int16_t version = req.header.api_version;
 
   auto result = co_await handler_.Handle(req);
   if (!result.ok()) {

@@ -13,6 +13,7 @@
 #include <asio/experimental/as_tuple.hpp>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,14 @@ struct Request {
   // sent with sendfile(2) at their places in the response buffer.
   FileSplices response_splices;
 };
+
+// Reads the request header of `req.frame` (api key and version first; at
+// least 4 bytes) and sets `header`, `flexible` and `body`: the server's
+// reading of a frame off a socket, and the Envelope handler's of a
+// forwarded one. kCorrupt (with key, version and what was wrong) when the
+// header is malformed.
+Status ParseRequestFrame(Request& req,
+                         const std::function<bool(int16_t api_key, int16_t version)>& flexible);
 
 // What a connection does with a request. Implemented by the broker.
 class RequestHandler {

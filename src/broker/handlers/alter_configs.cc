@@ -7,6 +7,7 @@
 #include "protocol/messages/alter_configs.h"
 
 #include "broker/config_entries.h"
+#include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_manager.h"
 #include "broker/topic_validation.h"
@@ -92,20 +93,13 @@ std::optional<std::string> InvalidReason(BrokerContext& ctx,
   return InvalidTieringReason(ctx.config, configs);
 }
 
-// Maps a failed config update: a refused mutation is INVALID_CONFIG; an
-// unreachable metadata store is retriable REQUEST_TIMED_OUT.
+// Maps a failed config update: a refused mutation is INVALID_CONFIG, the
+// rest as any metadata write (TopicWriteErrorCode: an unreachable store is
+// retriable REQUEST_TIMED_OUT).
 void FailUpdate(const Status& st, AlterConfigsResourceResponse& out) {
-  switch (st.error().code) {
-    case Errc::kInvalidArgument:
-      return Fail(out, ErrorCode::kInvalidConfig, st.error().message);
-    case Errc::kNotFound:
-      return Fail(out, ErrorCode::kUnknownTopicOrPartition, st.error().message);
-    case Errc::kUnavailable:
-    case Errc::kTimeout:
-      return Fail(out, ErrorCode::kRequestTimedOut, st.error().message);
-    default:
-      return Fail(out, ErrorCode::kKafkaStorageError, st.error().message);
-  }
+  ErrorCode code = st.error().code == Errc::kInvalidArgument ? ErrorCode::kInvalidConfig
+                                                             : TopicWriteErrorCode(st.error().code);
+  Fail(out, code, st.error().message);
 }
 
 // Replaces the topic's overrides with `configs` (AlterConfigs).

@@ -39,19 +39,18 @@ asio::awaitable<HandlerResult> HandleEnvelope(BrokerContext&, net::Request& requ
   inner.frame_size = data.size();
   inner.frame = std::make_unique_for_overwrite<uint8_t[]>(inner.frame_size);
   std::copy(data.begin(), data.end(), inner.frame.get());
-  MutableByteView frame(inner.frame.get(), inner.frame_size);
-  const auto key = static_cast<int16_t>(LoadBE16(frame.data()));
-  const auto version = static_cast<int16_t>(LoadBE16(frame.data() + 2));
+  Status parsed = net::ParseRequestFrame(inner, protocol::RequestIsFlexible);
+  if (!parsed.ok()) {
+    Log()->warn("refusing an Envelope from {}: {}", request.peer, parsed.error().message);
+    co_return answer(ErrorCode::kInvalidRequest);
+  }
+  const int16_t key = inner.header.api_key;
+  const int16_t version = inner.header.api_version;
   if (!IsControllerBound(key)) {
     Log()->warn("refusing an Envelope from {} carrying {} (not controller-bound)", request.peer,
                 protocol::ApiKeyName(key));
     co_return answer(ErrorCode::kInvalidRequest);
   }
-  inner.flexible = protocol::RequestIsFlexible(key, version);
-  protocol::WireReader reader(frame, inner.flexible);
-  protocol::ReadRequestHeader(reader, inner.header);
-  if (!reader.ok()) co_return answer(ErrorCode::kInvalidRequest);
-  inner.body = frame.subspan(reader.position());
   inner.peer =
       fmt::format("{} (forwarded by {})", request.peer, request.header.client_id.value_or("?"));
 
