@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The "test" command: installs every dependency (apt, pip, Maven), builds the
-# release and ASan/UBSan configurations (and checks the other build types
-# compile), and runs every test: unit tests under both (the cluster ones against
-# real etcd processes), bounded fuzzing of the decoders, and the integration
+# ASan/UBSan and release configurations (and checks the other build types
+# compile), and runs every test: unit tests under ASan/UBSan (the cluster ones
+# against real etcd processes), bounded fuzzing of the decoders, and the integration
 # suite with real Kafka clients, Kafka's own tools and a real etcd against real
 # broker processes.
 set -euo pipefail
@@ -14,18 +14,19 @@ step "dependencies"
 scripts/install-build-deps.sh
 scripts/install-test-deps.sh
 
-step "build: release"
-scripts/build.sh release
-step "unit tests (release)"
-ctest --test-dir build --output-on-failure
-
-step "HDFS tests (WebHDFS against MiniDFSCluster)"
-STRATA_TIERED_TESTS_BIN="$(pwd)/build/strata_tiered_tests" python3 -m pytest -q tests/hdfs
-
+# The unit tests run once, under ASan/UBSan (the release build makes only the
+# broker binary that the integration suite and the benchmark smoke run).
 step "build: asan+ubsan"
 scripts/build.sh asan
 step "unit tests (asan+ubsan)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure
+
+step "HDFS tests (WebHDFS against MiniDFSCluster, asan+ubsan)"
+STRATA_TIERED_TESTS_BIN="$(pwd)/build-asan/strata_tiered_tests" ASAN_OPTIONS=detect_leaks=1 \
+  python3 -m pytest -q tests/hdfs
+
+step "build: release"
+scripts/build.sh release strata
 
 step "integration tests against the asan+ubsan broker (a sanitizer report fails the test)"
 STRATA_BIN="$(pwd)/build-asan/strata" ASAN_OPTIONS=detect_leaks=1 python3 -m pytest -q \
@@ -43,6 +44,6 @@ scripts/build-types.sh
 step "benchmark harness smoke (Strata only)"
 STRATA_BIN="$(pwd)/build/strata" bench/run.sh --smoke
 step "integration tests (real clients against build/strata)"
-STRATA_BIN="$(pwd)/build/strata" python3 -m pytest -q tests/integration
+STRATA_BIN="$(pwd)/build/strata" python3 -m pytest -q --durations=15 tests/integration
 
 step "done in $(( $(date +%s) - start ))s"

@@ -311,7 +311,7 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& req
   }
   switch (static_cast<ApiKey>(key)) {
     case ApiKey::kProduce:
-      co_return HandleProduce(ctx, request);
+      co_return co_await HandleProduce(ctx, request);
     case ApiKey::kFetch:
       co_return co_await HandleFetch(ctx, request);
     case ApiKey::kMetadata:

@@ -2,26 +2,45 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace strata::broker {
 
 using protocol::ErrorCode;
 
 Partition::Partition(TopicPartition tp, std::string topic_id, std::shared_ptr<storage::Log> log,
-                     cluster::PartitionRecord state)
+                     cluster::PartitionRecord state, cluster::NodeId self, int64_t now_ms)
     : tp_(std::move(tp)),
       topic_id_(std::move(topic_id)),
       log_(std::move(log)),
-      state_(std::move(state)) {}
+      self_(self),
+      state_(std::move(state)) {
+  // Nothing is known committed beyond the log start until the ISR (leading)
+  // or the leader's fetch responses (following) say so.
+  high_watermark_ = log_->log_start_offset();
+  if (state_.leader == self_) {
+    followers_.Reset(self_, state_.replicas, state_.isr, now_ms);
+    epoch_start_offset_ = log_->log_end_offset();
+  }
+}
 
 cluster::PartitionRecord Partition::state() const {
   std::lock_guard lock(mu_);
   return state_;
 }
 
-void Partition::Apply(const cluster::PartitionRecord& record) {
+void Partition::Apply(const cluster::PartitionRecord& record, int64_t now_ms) {
   std::lock_guard lock(mu_);
   if (record.partition_epoch < state_.partition_epoch) return;
+  bool new_leadership = record.leader == self_ &&
+                        (state_.leader != self_ || record.leader_epoch != state_.leader_epoch);
   state_ = record;
+  if (new_leadership) {
+    // Kafka's makeLeader: followers start unknown, ISR members caught up
+    // as of now; this epoch's data starts at our log end.
+    followers_.Reset(self_, state_.replicas, state_.isr, now_ms);
+    epoch_start_offset_ = log_->log_end_offset();
+  }
 }
 
 cluster::NodeId Partition::leader() const {
@@ -32,6 +51,62 @@ cluster::NodeId Partition::leader() const {
 cluster::LeaderEpoch Partition::leader_epoch() const {
   std::lock_guard lock(mu_);
   return state_.leader_epoch;
+}
+
+bool Partition::AdvanceLocked(int min_insync_replicas) {
+  if (state_.leader != self_) return false;
+  // Kafka's effective min ISR: never more than the replicas there are.
+  int min_isr = std::min<int>(min_insync_replicas, static_cast<int>(state_.replicas.size()));
+  auto hw =
+      followers_.HighWatermark(state_.isr, log_->log_end_offset(), min_isr, high_watermark_.load());
+  if (!hw || *hw <= high_watermark_.load()) return false;
+  high_watermark_.store(*hw);
+  return true;
+}
+
+bool Partition::MaybeAdvanceHighWatermark(int min_insync_replicas) {
+  std::lock_guard lock(mu_);
+  return AdvanceLocked(min_insync_replicas);
+}
+
+bool Partition::OnFollowerFetch(cluster::NodeId follower, int64_t fetch_offset,
+                                int min_insync_replicas, int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  if (state_.leader != self_) return false;
+  followers_.OnFetch(follower, fetch_offset, log_->log_end_offset(), now_ms);
+  return AdvanceLocked(min_insync_replicas);
+}
+
+void Partition::OnLeaderHighWatermark(int64_t leader_high_watermark) {
+  int64_t hw = std::min(leader_high_watermark, log_->log_end_offset());
+  int64_t current = high_watermark_.load();
+  while (hw > current && !high_watermark_.compare_exchange_weak(current, hw)) {
+  }
+}
+
+std::optional<std::vector<cluster::NodeId>> Partition::WantedIsr(int64_t now_ms,
+                                                                 int64_t max_lag_ms) const {
+  std::lock_guard lock(mu_);
+  if (state_.leader != self_) return std::nullopt;
+  std::vector<cluster::NodeId> isr = state_.isr;
+  auto lagging = followers_.Lagging(isr, now_ms, max_lag_ms);
+  auto joining = followers_.ReadyToJoin(isr, high_watermark_.load(), epoch_start_offset_);
+  if (lagging.empty() && joining.empty()) return std::nullopt;
+  std::erase_if(isr, [&](cluster::NodeId r) {
+    return std::find(lagging.begin(), lagging.end(), r) != lagging.end();
+  });
+  isr.insert(isr.end(), joining.begin(), joining.end());
+  // In replica order, as Kafka keeps it.
+  std::vector<cluster::NodeId> ordered;
+  for (cluster::NodeId r : state_.replicas) {
+    if (std::find(isr.begin(), isr.end(), r) != isr.end()) ordered.push_back(r);
+  }
+  return ordered;
+}
+
+std::optional<replication::FollowerState> Partition::Follower(cluster::NodeId follower) const {
+  std::lock_guard lock(mu_);
+  return followers_.Get(follower);
 }
 
 LeaderLookup CheckLeader(const TopicPartition& tp, bool partition_exists,

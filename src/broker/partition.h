@@ -8,21 +8,26 @@
 //
 // Thread-safety: safe from any thread; the log is shared so a request that
 // holds it keeps it valid while the replica is removed.
+#include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "broker/topic_partition.h"
 #include "cluster/records.h"
 #include "protocol/error_code.h"
+#include "replication/follower_tracker.h"
 #include "storage/log.h"
 
 namespace strata::broker {
 
 class Partition {
  public:
+  // `self`: this broker, which the record may name as leader.
   Partition(TopicPartition tp, std::string topic_id, std::shared_ptr<storage::Log> log,
-            cluster::PartitionRecord state);
+            cluster::PartitionRecord state, cluster::NodeId self, int64_t now_ms);
 
   const TopicPartition& tp() const { return tp_; }
   const std::string& topic_id() const { return topic_id_; }  // base64
@@ -30,17 +35,44 @@ class Partition {
 
   cluster::PartitionRecord state() const;
   // Takes a newer record of this partition; one with an older partition
-  // epoch is ignored, so the leader epoch seen here never goes back.
-  void Apply(const cluster::PartitionRecord& record);
+  // epoch is ignored, so the leader epoch seen here never goes back. A new
+  // leadership of this broker starts tracking its followers at `now_ms`.
+  void Apply(const cluster::PartitionRecord& record, int64_t now_ms);
   cluster::NodeId leader() const;
   cluster::LeaderEpoch leader_epoch() const;
 
+  // --- Replication (the leader's side follows Kafka's Partition.scala) ---
+  // The offset below which records are committed, and consumers read: on
+  // the leader the smallest log end over the ISR (held while the ISR is
+  // below min.insync.replicas, capped at the replication factor); on a
+  // follower the leader's, capped at the local log end. Never goes back.
+  int64_t high_watermark() const { return high_watermark_.load(); }
+  // Leader: moves the mark as far as the ISR allows; true when it moved.
+  bool MaybeAdvanceHighWatermark(int min_insync_replicas);
+  // Leader: a fetch by replica `follower` at `fetch_offset` (its log end).
+  // True when the mark moved.
+  bool OnFollowerFetch(cluster::NodeId follower, int64_t fetch_offset, int min_insync_replicas,
+                       int64_t now_ms);
+  // Follower: the leader's mark, from a fetch response.
+  void OnLeaderHighWatermark(int64_t leader_high_watermark);
+  // Leader: the ISR this partition should have now (followers that caught
+  // up added, those not caught up for `max_lag_ms` removed), when it
+  // differs from the record's. The caller writes it (AlterPartition).
+  std::optional<std::vector<cluster::NodeId>> WantedIsr(int64_t now_ms, int64_t max_lag_ms) const;
+  std::optional<replication::FollowerState> Follower(cluster::NodeId follower) const;
+
  private:
+  bool AdvanceLocked(int min_insync_replicas);
+
   const TopicPartition tp_;
   const std::string topic_id_;
   const std::shared_ptr<storage::Log> log_;
+  const cluster::NodeId self_;
   mutable std::mutex mu_;
   cluster::PartitionRecord state_;
+  std::atomic<int64_t> high_watermark_{0};
+  replication::FollowerTracker followers_;  // while leading
+  int64_t epoch_start_offset_ = 0;          // the log end when this leadership began
 };
 
 // What a request that must reach a partition's leader gets: the partition,

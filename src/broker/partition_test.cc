@@ -1,6 +1,12 @@
 #include "broker/partition.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "base/clock.h"
+#include "storage/test_util.h"
 
 namespace strata::broker {
 namespace {
@@ -12,13 +18,37 @@ using protocol::ErrorCode;
 
 const TopicPartition kTp{"t", 0};
 
-std::shared_ptr<Partition> Led(int32_t leader, int32_t epoch, int32_t partition_epoch = 0) {
+// A real log in a fresh directory (removed when the last user goes).
+std::shared_ptr<storage::Log> TempLog() {
+  static ManualClock clock{1'700'000'000'000};
+  std::string tmpl = (std::filesystem::temp_directory_path() / "strata-partition-XXXXXX").string();
+  EXPECT_NE(::mkdtemp(tmpl.data()), nullptr);
+  auto log = storage::Log::Open(std::filesystem::path(tmpl) / "t-0", {}, &clock);
+  EXPECT_TRUE(log.ok());
+  std::string dir = tmpl;
+  return std::shared_ptr<storage::Log>(log->release(), [dir](storage::Log* l) {
+    delete l;
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  });
+}
+
+cluster::PartitionRecord Record(int32_t leader, int32_t epoch, int32_t partition_epoch,
+                                std::vector<NodeId> replicas, std::vector<NodeId> isr) {
   cluster::PartitionRecord r;
-  r.replicas = r.isr = {NodeId(1), NodeId(2)};
+  r.replicas = std::move(replicas);
+  r.isr = std::move(isr);
   r.leader = NodeId(leader);
   r.leader_epoch = LeaderEpoch(epoch);
   r.partition_epoch = PartitionEpoch(partition_epoch);
-  return std::make_shared<Partition>(kTp, "id", nullptr, r);
+  return r;
+}
+
+std::shared_ptr<Partition> Led(int32_t leader, int32_t epoch, int32_t partition_epoch = 0) {
+  return std::make_shared<Partition>(
+      kTp, "id", TempLog(),
+      Record(leader, epoch, partition_epoch, {NodeId(1), NodeId(2)}, {NodeId(1), NodeId(2)}),
+      NodeId(1), 0);
 }
 
 TEST(CheckLeader, TheLeaderServesAtItsEpochOrUnchecked) {
@@ -69,15 +99,76 @@ TEST(Partition, StateNeverGoesBack) {
   cluster::PartitionRecord older = p->state();
   older.leader_epoch = LeaderEpoch(2);
   older.partition_epoch = PartitionEpoch(5);
-  p->Apply(older);
+  p->Apply(older, 0);
   EXPECT_EQ(p->leader_epoch(), LeaderEpoch(4));
   cluster::PartitionRecord newer = p->state();
   newer.leader = cluster::kNoNode;
   newer.leader_epoch = LeaderEpoch(5);
   newer.partition_epoch = PartitionEpoch(8);
-  p->Apply(newer);
+  p->Apply(newer, 0);
   EXPECT_EQ(p->leader(), cluster::kNoNode);
   EXPECT_EQ(p->leader_epoch(), LeaderEpoch(5));
+}
+
+// The leader's high watermark is the smallest log end over the ISR, moves
+// only forward, and is held below min.insync.replicas (capped at the
+// replication factor); followers join once they reach it and leave after
+// replica.lag.time.max.ms without catching up.
+TEST(Partition, HighWatermarkAndIsrFollowTheFollowersFetches) {
+  const std::vector<NodeId> three{NodeId(1), NodeId(2), NodeId(3)};
+  auto log = TempLog();
+  Partition p(kTp, "id", log, Record(1, 3, 1, three, {NodeId(1)}), NodeId(1), 0);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());
+  EXPECT_EQ(p.high_watermark(), 0);
+  EXPECT_TRUE(p.MaybeAdvanceHighWatermark(1));  // an ISR of one: its own end
+  EXPECT_EQ(p.high_watermark(), 10);
+  EXPECT_FALSE(p.MaybeAdvanceHighWatermark(1));
+
+  // Followers fetch; both reach the mark and are proposed for the ISR.
+  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 4, 1, 100));
+  EXPECT_EQ(p.WantedIsr(100, 30000), std::nullopt);
+  p.OnFollowerFetch(NodeId(2), 10, 1, 200);
+  p.OnFollowerFetch(NodeId(3), 10, 1, 200);
+  EXPECT_EQ(p.WantedIsr(200, 30000), three);
+
+  // The ISR record comes back from the metadata: the mark now waits for both.
+  p.Apply(Record(1, 3, 2, three, three), 300);
+  ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());  // 10-11
+  EXPECT_FALSE(p.MaybeAdvanceHighWatermark(2));
+  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 12, 2, 400));
+  EXPECT_EQ(p.high_watermark(), 10);
+  EXPECT_TRUE(p.OnFollowerFetch(NodeId(3), 12, 2, 400));
+  EXPECT_EQ(p.high_watermark(), 12);
+
+  // Follower 3 stops fetching: after the lag time it is proposed out.
+  ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());  // 12-13
+  p.OnFollowerFetch(NodeId(2), 14, 2, 500);
+  EXPECT_EQ(p.WantedIsr(20000, 30000), std::nullopt);
+  EXPECT_EQ(p.WantedIsr(30500, 30000), (std::vector<NodeId>{NodeId(1), NodeId(2)}));
+  // An ISR below min.insync.replicas holds the mark.
+  p.Apply(Record(1, 3, 3, three, {NodeId(1)}), 31000);
+  ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());
+  EXPECT_FALSE(p.MaybeAdvanceHighWatermark(2));
+  EXPECT_EQ(p.high_watermark(), 12);
+  EXPECT_TRUE(p.MaybeAdvanceHighWatermark(1));
+  EXPECT_EQ(p.high_watermark(), 16);
+}
+
+TEST(Partition, AFollowerTakesTheLeadersMarkUpToItsOwnEnd) {
+  auto log = TempLog();
+  Partition p(kTp, "id", log, Record(2, 1, 1, {NodeId(2), NodeId(1)}, {NodeId(2), NodeId(1)}),
+              NodeId(1), 0);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 1).ok());
+  p.OnLeaderHighWatermark(4);
+  EXPECT_EQ(p.high_watermark(), 4);
+  p.OnLeaderHighWatermark(100);
+  EXPECT_EQ(p.high_watermark(), 6);  // our end
+  p.OnLeaderHighWatermark(2);
+  EXPECT_EQ(p.high_watermark(), 6);              // never back
+  EXPECT_FALSE(p.MaybeAdvanceHighWatermark(1));  // not the leader
+  EXPECT_EQ(p.WantedIsr(100000, 1), std::nullopt);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
   hm.max_bytes = config_.GetLong("strata.log.dir.high.mark.bytes");
   hm.max_percent = static_cast<int>(config_.GetLong("strata.log.dir.high.mark.percent"));
   high_mark_ = std::make_unique<DiskHighMark>(hm, clock_, [this] { return TotalLogBytes(); });
+  fetchers_ = std::make_unique<ReplicaFetchers>(config_, metadata_.view(), self_);
 }
 
 int64_t TopicManager::TotalLogBytes() const {
@@ -48,6 +49,8 @@ int64_t TopicManager::TotalLogBytes() const {
 
 TopicManager::~TopicManager() {
   StopReconciler();
+  StopIsrThread();
+  fetchers_->Shutdown();
   if (cleaner_) cleaner_->Stop();
 }
 
@@ -117,6 +120,7 @@ Status TopicManager::Start() {
   if (cleaner_) cleaner_->Start();
   if (remote_) remote_->Start();
   StartReconciler();
+  isr_thread_ = std::thread([this] { IsrLoop(); });
   return Status::Ok();
 }
 
@@ -141,6 +145,8 @@ void TopicManager::DeleteStrayPartitionDirs() {
 
 void TopicManager::Shutdown() {
   StopReconciler();
+  StopIsrThread();
+  fetchers_->Shutdown();  // they append to the logs: stop them first
   // Closing a log aborts a pass running on it, so stop the threads last.
   if (cleaner_) cleaner_->RequestStop();
   if (remote_) remote_->Stop();  // uploads read the logs: stop them first

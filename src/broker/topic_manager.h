@@ -25,6 +25,7 @@
 #include "base/result.h"
 #include "broker/disk_high_mark.h"
 #include "broker/partition.h"
+#include "broker/replica_fetchers.h"
 #include "broker/topic_partition.h"
 #include "cluster/metadata.h"
 #include "config/broker_config.h"
@@ -132,6 +133,10 @@ class TopicManager {
   void DeleteStrayPartitionDirs();
   void StartReconciler();
   void StopReconciler();
+  void IsrLoop();
+  void StopIsrThread();
+  // Writes the ISR each led partition wants now; returns the changes made.
+  int UpdateIsrs();
   void ReconcileLoop();
   std::filesystem::path PartitionDir(const TopicPartition& tp) const;
   void PublishTopicInfo(const cluster::TopicRecord& record);  // caller holds no lock
@@ -164,6 +169,13 @@ class TopicManager {
   std::unique_ptr<storage::LogCleaner> cleaner_;      // null unless log.cleaner.enable
   std::unique_ptr<tiered::RemoteLogManager> remote_;  // null unless tiered storage is on
   std::unique_ptr<DiskHighMark> high_mark_;           // produce back-pressure
+  std::unique_ptr<ReplicaFetchers> fetchers_;         // this broker's follower fetch loops
+  // The ISR thread: writes the ISR changes the led partitions want
+  // (AlterPartition), every replica.lag.time.max.ms / 2 and when woken.
+  std::thread isr_thread_;
+  std::mutex isr_mu_;
+  std::condition_variable isr_wake_;
+  bool isr_stopping_ = false;
 };
 
 }  // namespace strata::broker

@@ -159,18 +159,22 @@ Status TopicManager::ReconcileLocked() {
     auto info = GetTopicInfo(tp.topic);
     if (auto open = GetPartition(tp)) {
       bool led = open->leader() == self_;
-      open->Apply(want.state);
+      open->Apply(want.state, clock_->MonotonicMs());
       if (led != (open->leader() == self_)) {
         Log()->info("{}: leader {} at epoch {}", tp.ToString(), open->leader().value(),
                     open->leader_epoch().value());
         UpdateTiering(want.topic->record, *open, info->log_config);
         NotifyLeadership(tp, !led);
       }
+      fetchers_->Sync(open);
       continue;
     }
     Status st = OpenReplica(want.topic->record, tp.partition, want.state, info->log_config);
     if (!st.ok() && result.ok()) result = std::move(st);
     if (st.ok() && want.state.leader == self_) NotifyLeadership(tp, true);
+    if (st.ok()) {
+      if (auto opened = GetPartition(tp)) fetchers_->Sync(opened);
+    }
   }
   return result;
 }
@@ -196,7 +200,8 @@ Status TopicManager::OpenReplica(const cluster::TopicRecord& topic, int32_t p,
                      fmt::format("opening log {}: {}", tp.ToString(), opened.error().message));
   }
   std::shared_ptr<storage::Log> log = std::move(opened).value();
-  auto partition = std::make_shared<Partition>(tp, cluster::UuidToBase64(topic.id), log, state);
+  auto partition = std::make_shared<Partition>(tp, cluster::UuidToBase64(topic.id), log, state,
+                                               self_, clock_->MonotonicMs());
   if (cleaner_) cleaner_->Register(tp.ToString(), log);
   UpdateTiering(topic, *partition, config);
   std::unique_lock lock(mu_);
@@ -211,6 +216,7 @@ void TopicManager::RemoveReplica(const std::shared_ptr<Partition>& partition, bo
     partitions_.erase(tp);
   }
   if (partition->leader() == self_) NotifyLeadership(tp, false);
+  fetchers_->Stop(tp);
   if (cleaner_) cleaner_->Unregister(tp.ToString());
   if (remote_) {
     // The remote data is the partition's, not this replica's: it goes with

@@ -129,8 +129,9 @@ bool Controller::ElectLeaders() {
   if (!changes.empty()) {
     int offline = 0;
     for (const auto& c : changes) offline += c.record.leader == kNoNode ? 1 : 0;
-    ControllerLog()->info("elected leaders for {} partitions ({} without a live in-sync replica)",
-                          changes.size(), offline);
+    ControllerLog()->info(
+        "new leaders or ISRs for {} partitions ({} without a live in-sync replica)", changes.size(),
+        offline);
   }
   if (last != 0) view.WaitForRevision(last, std::chrono::seconds(5));
   if (all_written) known_epochs_ = std::move(epochs);

@@ -75,6 +75,18 @@ class Metadata : public MetadataStore {
   std::vector<std::string> PendingRemoteDeletions() const override;
   Result<int64_t> AllocateProducerIds(int64_t count) override;
 
+  // AlterPartition, as a partition's leader sends it to Kafka's controller,
+  // here a compare-and-set on the partition record: the ISR becomes `isr`
+  // and the partition epoch grows. kFenced when the record no longer names
+  // `leader` at `leader_epoch` (FENCED_LEADER_EPOCH); kOutOfRange when its
+  // partition epoch is not `partition_epoch` (INVALID_UPDATE_VERSION: the
+  // caller has not seen the latest record); kInvalidArgument for an ISR
+  // that is not a subset of the replicas holding the leader.
+  Result<PartitionRecord> AlterPartitionIsr(const std::string& topic_id, int32_t partition,
+                                            NodeId leader, LeaderEpoch leader_epoch,
+                                            PartitionEpoch partition_epoch,
+                                            std::vector<NodeId> isr);
+
   // A tiered topic's deletion leaves a DeletedTopic record (in the same
   // transaction), so its remote data is deleted even when no replica of
   // it was up to do so; the controller deletes the data and then the record.

@@ -1,5 +1,7 @@
 // Metadata's topic operations: a topic record under topics/<name> and one
 // partition record per partition under partitions/<topic id>/<n>.
+#include <algorithm>
+
 #include "base/log.h"
 #include "cluster/log.h"
 #include "cluster/metadata.h"
@@ -115,6 +117,42 @@ Status Metadata::DeleteTopic(const std::string& name) {
     view_->WaitForRevision(got.kvs[0].mod_revision, options_.timeout);
   }
   return MakeError(Errc::kUnavailable, "topic '" + name + "' kept changing; retry the deletion");
+}
+
+Result<PartitionRecord> Metadata::AlterPartitionIsr(const std::string& topic_id, int32_t partition,
+                                                    NodeId leader, LeaderEpoch leader_epoch,
+                                                    PartitionEpoch partition_epoch,
+                                                    std::vector<NodeId> isr) {
+  auto entry = view_->Partition(topic_id, partition);
+  if (!entry)
+    return MakeError(Errc::kNotFound,
+                     "no partition record " + topic_id + "/" + std::to_string(partition));
+  PartitionRecord rec = entry->record;
+  if (rec.leader != leader || rec.leader_epoch != leader_epoch) {
+    return MakeError(Errc::kFenced, "the partition's leader is now " +
+                                        std::to_string(rec.leader.value()) + " at epoch " +
+                                        std::to_string(rec.leader_epoch.value()));
+  }
+  if (rec.partition_epoch != partition_epoch) {
+    return MakeError(Errc::kOutOfRange,
+                     "partition epoch " + std::to_string(partition_epoch.value()) +
+                         " is not the current " + std::to_string(rec.partition_epoch.value()));
+  }
+  auto has = [](const std::vector<NodeId>& v, NodeId n) {
+    return std::find(v.begin(), v.end(), n) != v.end();
+  };
+  bool subset = std::all_of(isr.begin(), isr.end(), [&](NodeId r) { return has(rec.replicas, r); });
+  if (!subset || !has(isr, leader)) {
+    return MakeError(Errc::kInvalidArgument, "an ISR must be replicas and hold the leader");
+  }
+  rec.isr = std::move(isr);
+  rec.partition_epoch = PartitionEpoch(rec.partition_epoch.value() + 1);
+  std::string key = keys_.Partition(topic_id, partition);
+  KvCompare guard = KvCompare::ModRevisionIs(key, entry->mod_revision);
+  KvOp put = KvOp::Put(key, EncodePartition(rec));
+  STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), std::span(&put, 1)));
+  if (!r.succeeded) return MakeError(Errc::kOutOfRange, "the partition record changed meanwhile");
+  return rec;
 }
 
 std::vector<Metadata::DeletedTopic> Metadata::DeletedTopics() const {

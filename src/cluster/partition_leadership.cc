@@ -1,31 +1,45 @@
 #include "cluster/partition_leadership.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace strata::cluster {
 
 std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
                                            const std::function<bool(NodeId)>& live,
                                            const std::function<bool(NodeId)>& restarted) {
-  bool leader_ok = current.leader != kNoNode && live(current.leader) && !restarted(current.leader);
-  if (leader_ok) return std::nullopt;
-  // The first live ISR member in replica order: the preferred leader when it
-  // is back.
-  NodeId next = kNoNode;
-  for (NodeId id : current.replicas) {
-    bool in_isr = std::find(current.isr.begin(), current.isr.end(), id) != current.isr.end();
-    if (in_isr && live(id)) {
-      next = id;
-      break;
+  auto alive = [&](NodeId id) { return live(id) && !restarted(id); };
+  // Gone or restarted brokers leave the ISR (a restarted one rejoins as a
+  // follower that caught up), as Kafka's controller removes a fenced
+  // broker; with no member left the ISR stays as it was, so the partition
+  // comes back only with a replica that has every acknowledged record.
+  std::vector<NodeId> isr;
+  std::copy_if(current.isr.begin(), current.isr.end(), std::back_inserter(isr), alive);
+  if (isr.empty()) isr = current.isr;
+  bool leader_ok = current.leader != kNoNode && alive(current.leader);
+  if (leader_ok && isr == current.isr) return std::nullopt;
+  NodeId next = current.leader;
+  if (!leader_ok) {
+    // The first live ISR member in replica order: the preferred leader
+    // when it is back.
+    next = kNoNode;
+    for (NodeId id : current.replicas) {
+      if (std::find(isr.begin(), isr.end(), id) != isr.end() && live(id)) {
+        next = id;
+        break;
+      }
     }
   }
-  if (next == kNoNode && current.leader == kNoNode) return std::nullopt;  // still offline
+  if (next == kNoNode && current.leader == kNoNode && isr == current.isr) {
+    return std::nullopt;  // still offline
+  }
   PartitionRecord out = current;
-  out.leader = next;
-  out.leader_epoch = LeaderEpoch(current.leader_epoch.value() + 1);
+  out.isr = std::move(isr);
+  if (!leader_ok) {
+    out.leader = next;
+    out.leader_epoch = LeaderEpoch(current.leader_epoch.value() + 1);
+  }
   out.partition_epoch = PartitionEpoch(current.partition_epoch.value() + 1);
-  // With no live ISR member the ISR keeps its last member, so the partition
-  // comes back only with a replica that has every record.
   return out;
 }
 

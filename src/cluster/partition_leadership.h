@@ -15,6 +15,9 @@ namespace strata::cluster {
 // `live(id)`: the broker is registered and not fenced. `restarted(id)`: it
 // registered again (a new broker epoch) since the controller last looked,
 // so it must take its leadership anew, at a new epoch.
+// Brokers neither live nor the same incarnation leave the ISR (unless it
+// would be empty); a leader among them is replaced by the first live ISR
+// member in replica order, or none (-1) until one returns.
 // Returns the new record, or nullopt when nothing changes.
 std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
                                            const std::function<bool(NodeId)>& live,

@@ -35,7 +35,21 @@ TEST(PartitionLeadership, DeadLeaderMovesToLiveIsrMember) {
   EXPECT_EQ(r->leader, NodeId(3));  // 2 is live but not in sync
   EXPECT_EQ(r->leader_epoch, LeaderEpoch(4));
   EXPECT_EQ(r->partition_epoch, PartitionEpoch(14));
-  EXPECT_EQ(r->isr.size(), 2u);
+  EXPECT_EQ(r->isr, std::vector<NodeId>{NodeId(3)});  // the dead leader left it
+}
+
+TEST(PartitionLeadership, GoneFollowersLeaveTheIsrAtTheSameLeaderEpoch) {
+  auto r = ElectLeader(Record({1, 2, 3}, {1, 2, 3}, 1, 3), Live({1, 3}), None());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->leader, NodeId(1));
+  EXPECT_EQ(r->leader_epoch, LeaderEpoch(3));
+  EXPECT_EQ(r->partition_epoch, PartitionEpoch(14));
+  EXPECT_EQ(r->isr, (std::vector<NodeId>{NodeId(1), NodeId(3)}));
+  // A restarted follower leaves it too (it rejoins by catching up).
+  auto again = ElectLeader(*r, Live({1, 3}), Live({3}));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->isr, std::vector<NodeId>{NodeId(1)});
+  EXPECT_FALSE(ElectLeader(*again, Live({1, 3}), None()));
 }
 
 TEST(PartitionLeadership, NoLiveIsrMemberGoesOfflineAndComesBack) {
@@ -71,22 +85,22 @@ TEST(RequestedElection, PreferredMovesLeadershipToTheFirstReplicaWhenItCan) {
   EXPECT_EQ(moved.record.leader, NodeId(2));
   EXPECT_EQ(moved.record.leader_epoch, LeaderEpoch(4));
   EXPECT_EQ(moved.record.partition_epoch, PartitionEpoch(14));
-  EXPECT_EQ(ElectRequested(ElectionType::kPreferred, Record({2, 1}, {2, 1}, 2, 3), Live({1, 2}))
-                .outcome,
-            ElectionOutcome::kNotNeeded);
+  EXPECT_EQ(
+      ElectRequested(ElectionType::kPreferred, Record({2, 1}, {2, 1}, 2, 3), Live({1, 2})).outcome,
+      ElectionOutcome::kNotNeeded);
   // Not live, or not in the ISR (it may miss acknowledged records): refused.
-  EXPECT_EQ(ElectRequested(ElectionType::kPreferred, Record({2, 1}, {1, 2}, 1, 3), Live({1}))
-                .outcome,
-            ElectionOutcome::kPreferredNotAvailable);
-  EXPECT_EQ(ElectRequested(ElectionType::kPreferred, Record({2, 1}, {1}, 1, 3), Live({1, 2}))
-                .outcome,
-            ElectionOutcome::kPreferredNotAvailable);
+  EXPECT_EQ(
+      ElectRequested(ElectionType::kPreferred, Record({2, 1}, {1, 2}, 1, 3), Live({1})).outcome,
+      ElectionOutcome::kPreferredNotAvailable);
+  EXPECT_EQ(
+      ElectRequested(ElectionType::kPreferred, Record({2, 1}, {1}, 1, 3), Live({1, 2})).outcome,
+      ElectionOutcome::kPreferredNotAvailable);
 }
 
 TEST(RequestedElection, UncleanElectsOnlyForALostLeaderAndOnlyInSyncReplicas) {
-  EXPECT_EQ(ElectRequested(ElectionType::kUnclean, Record({1, 2}, {1, 2}, 1, 3), Live({1, 2}))
-                .outcome,
-            ElectionOutcome::kNotNeeded);
+  EXPECT_EQ(
+      ElectRequested(ElectionType::kUnclean, Record({1, 2}, {1, 2}, 1, 3), Live({1, 2})).outcome,
+      ElectionOutcome::kNotNeeded);
   auto moved = ElectRequested(ElectionType::kUnclean, Record({1, 2}, {1, 2}, -1, 3), Live({2}));
   ASSERT_EQ(moved.outcome, ElectionOutcome::kElected);
   EXPECT_EQ(moved.record.leader, NodeId(2));

@@ -26,7 +26,7 @@ using Uuid = std::array<uint8_t, 16>;
 // bytes still in their segment file; see WireWriter). `null` = length -1.
 struct RecordsField {
   MutableByteView view;
-  Bytes owned;  // optional backing storage for `view`
+  Bytes owned;        // optional backing storage for `view`
   FileRegion region;  // encode only; length 0 = none
   bool null = false;
   void Own(Bytes b) {
@@ -132,6 +132,32 @@ class WireReader {
       field.emplace();
       each(*this, *field);
       if (ok() && pos_ != end) fail("tagged field " + std::to_string(tag) + " has the wrong size");
+    }
+  }
+  // The same with two known fields.
+  template <typename T1, typename F1, typename T2, typename F2>
+  void tagged_fields(uint32_t tag1, std::optional<T1>& field1, F1&& each1, uint32_t tag2,
+                     std::optional<T2>& field2, F2&& each2) {
+    if (!flexible_) return;
+    uint32_t count = 0;
+    uvarint(count);
+    for (uint32_t i = 0; i < count && ok(); ++i) {
+      uint32_t t = 0, size = 0;
+      uvarint(t);
+      uvarint(size);
+      if (!need(size)) return;
+      const size_t end = pos_ + size;
+      if (t == tag1) {
+        field1.emplace();
+        each1(*this, *field1);
+      } else if (t == tag2) {
+        field2.emplace();
+        each2(*this, *field2);
+      } else {
+        pos_ += size;
+        continue;
+      }
+      if (ok() && pos_ != end) fail("tagged field " + std::to_string(t) + " has the wrong size");
     }
   }
 
@@ -242,13 +268,17 @@ class WireWriter {
       put(0);
       return;
     }
-    Bytes body;
-    WireWriter sub(body, true);
-    each(sub, *field);
     uvarint(1);
-    uvarint(tag);
-    uvarint(static_cast<uint32_t>(body.size()));
-    out_.insert(out_.end(), body.begin(), body.end());
+    put_tagged(tag, *field, each);
+  }
+  // The same with two fields, in tag order (tag1 < tag2).
+  template <typename T1, typename F1, typename T2, typename F2>
+  void tagged_fields(uint32_t tag1, std::optional<T1>& field1, F1&& each1, uint32_t tag2,
+                     std::optional<T2>& field2, F2&& each2) {
+    if (!flexible_) return;
+    uvarint((field1 ? 1u : 0u) + (field2 ? 1u : 0u));
+    if (field1) put_tagged(tag1, *field1, each1);
+    if (field2) put_tagged(tag2, *field2, each2);
   }
   void fail(const std::string&) {}
 
@@ -257,6 +287,15 @@ class WireWriter {
 
  private:
   void put(uint8_t b) { out_.push_back(b); }
+  template <typename T, typename F>
+  void put_tagged(uint32_t tag, T& value, F& each) {
+    Bytes body;
+    WireWriter sub(body, true);
+    each(sub, value);
+    uvarint(tag);
+    uvarint(static_cast<uint32_t>(body.size()));
+    out_.insert(out_.end(), body.begin(), body.end());
+  }
   Bytes& out_;
   bool flexible_;
   FileSplices* splices_;

@@ -24,32 +24,32 @@ namespace strata::storage {
 
 // Topic-level settings the log obeys (Kafka topic config names in comments).
 struct LogConfig {
-  int64_t segment_bytes = 1073741824;     // segment.bytes
-  int64_t segment_ms = 604800000;         // segment.ms
-  int64_t segment_index_bytes = 10485760; // segment.index.bytes
-  int32_t index_interval_bytes = 4096;    // index.interval.bytes
-  int64_t retention_ms = 604800000;       // retention.ms (-1 = forever)
-  int64_t retention_bytes = -1;           // retention.bytes (-1 = unlimited)
-  int64_t flush_messages = INT64_MAX;     // flush.messages
-  int64_t flush_ms = INT64_MAX;           // flush.ms
-  int32_t max_message_bytes = 1048588;    // max.message.bytes
+  int64_t segment_bytes = 1073741824;         // segment.bytes
+  int64_t segment_ms = 604800000;             // segment.ms
+  int64_t segment_index_bytes = 10485760;     // segment.index.bytes
+  int32_t index_interval_bytes = 4096;        // index.interval.bytes
+  int64_t retention_ms = 604800000;           // retention.ms (-1 = forever)
+  int64_t retention_bytes = -1;               // retention.bytes (-1 = unlimited)
+  int64_t flush_messages = INT64_MAX;         // flush.messages
+  int64_t flush_ms = INT64_MAX;               // flush.ms
+  int32_t max_message_bytes = 1048588;        // max.message.bytes
   bool message_timestamp_log_append = false;  // message.timestamp.type=LogAppendTime
-  bool cleanup_delete = true;             // cleanup.policy contains "delete"
+  bool cleanup_delete = true;                 // cleanup.policy contains "delete"
   // Compaction (cleanup.policy contains "compact"); see cleaner.h. The
   // produce path must reject records without a key when `compacted`
   // (INVALID_RECORD, as Kafka does).
   bool compacted = false;
-  int64_t delete_retention_ms = 86400000;  // delete.retention.ms
-  double min_cleanable_dirty_ratio = 0.5;  // min.cleanable.dirty.ratio
-  int64_t min_compaction_lag_ms = 0;       // min.compaction.lag.ms
+  int64_t delete_retention_ms = 86400000;     // delete.retention.ms
+  double min_cleanable_dirty_ratio = 0.5;     // min.cleanable.dirty.ratio
+  int64_t min_compaction_lag_ms = 0;          // min.compaction.lag.ms
   int64_t max_compaction_lag_ms = INT64_MAX;  // max.compaction.lag.ms
   // Tiered storage (KIP-405). When set, retention of local segments follows
   // local.retention.* and only deletes segments below the remote copied
   // offset (SetRemoteCopiedOffset); retention.* is enforced by the remote
   // log manager over local + remote.
-  bool remote_storage_enable = false;   // remote.storage.enable
-  int64_t local_retention_ms = -2;      // local.retention.ms (-2 = retention.ms)
-  int64_t local_retention_bytes = -2;   // local.retention.bytes (-2 = retention.bytes)
+  bool remote_storage_enable = false;  // remote.storage.enable
+  int64_t local_retention_ms = -2;     // local.retention.ms (-2 = retention.ms)
+  int64_t local_retention_bytes = -2;  // local.retention.bytes (-2 = retention.bytes)
 };
 
 // A non-active (rolled, immutable) segment, for tiered storage uploads.
@@ -64,8 +64,8 @@ struct SegmentSummary {
 // What the caller knows about the batches it hands to Append (from
 // protocol::ValidateBatches); the log trusts these values.
 struct BatchInfo {
-  int32_t size = 0;               // bytes of this batch within the buffer
-  int32_t record_count = 0;       // lastOffsetDelta + 1
+  int32_t size = 0;          // bytes of this batch within the buffer
+  int32_t record_count = 0;  // lastOffsetDelta + 1
   int64_t max_timestamp = -1;
   int32_t offset_delta_of_max_timestamp = 0;
   int64_t producer_id = -1;
@@ -75,11 +75,11 @@ struct BatchInfo {
 };
 
 struct AppendResult {
-  int64_t base_offset = -1;   // offset of the first record appended
+  int64_t base_offset = -1;  // offset of the first record appended
   int64_t last_offset = -1;
   int64_t log_append_time = -1;  // -1 unless LogAppendTime
   int64_t log_start_offset = 0;
-  bool duplicate = false;     // an idempotent retry: offsets are the original ones
+  bool duplicate = false;  // an idempotent retry: offsets are the original ones
 };
 
 // Bytes read from the log: whole batches, first one containing the fetch offset.
@@ -107,13 +107,13 @@ class OffsetMap;  // storage/cleaner_offset_map.h
 // Byte counts are whole segments, as in Kafka: the segment holding the first
 // dirty offset counts as both clean and cleanable.
 struct CleaningEstimate {
-  bool compacted = false;              // cleanup.policy contains "compact"
-  int64_t first_dirty_offset = 0;      // the cleaner checkpoint, within [log start, log end]
+  bool compacted = false;                // cleanup.policy contains "compact"
+  int64_t first_dirty_offset = 0;        // the cleaner checkpoint, within [log start, log end]
   int64_t first_uncleanable_offset = 0;  // the dirty section is [first dirty, this)
-  int64_t clean_bytes = 0;             // segments below the first dirty offset
-  int64_t cleanable_bytes = 0;         // segments in the dirty section
-  int64_t compaction_delay_ms = 0;     // > 0: max.compaction.lag.ms is overdue by this much
-  double min_dirty_ratio = 0.5;        // the log's min.cleanable.dirty.ratio
+  int64_t clean_bytes = 0;               // segments below the first dirty offset
+  int64_t cleanable_bytes = 0;           // segments in the dirty section
+  int64_t compaction_delay_ms = 0;       // > 0: max.compaction.lag.ms is overdue by this much
+  double min_dirty_ratio = 0.5;          // the log's min.cleanable.dirty.ratio
   // A kept tombstone's delete horizon has passed: worth a pass even with
   // nothing dirty, or an idle topic would keep its tombstones for ever.
   bool tombstones_expired = false;
@@ -124,9 +124,9 @@ struct CleaningEstimate {
   }
   // Kafka's choice: dirty enough, or holding records past max.compaction.lag.ms.
   bool ShouldClean() const {
-    return compacted &&
-           ((cleanable_bytes > 0 && (compaction_delay_ms > 0 || dirty_ratio() >= min_dirty_ratio)) ||
-            tombstones_expired);
+    return compacted && ((cleanable_bytes > 0 &&
+                          (compaction_delay_ms > 0 || dirty_ratio() >= min_dirty_ratio)) ||
+                         tombstones_expired);
   }
 };
 
@@ -139,10 +139,10 @@ struct CleaningResult {
   int64_t map_bytes_read = 0;      // dirty-section bytes read to build the offset map
   int64_t records_read = 0;
   int64_t records_retained = 0;
-  int segments_cleaned = 0;        // old segments replaced
-  int segments_written = 0;        // cleaned segments swapped in
-  int groups_skipped = 0;          // groups not swapped (their segments were deleted meanwhile)
-  bool map_full = false;           // the offset map filled before the dirty section's end
+  int segments_cleaned = 0;  // old segments replaced
+  int segments_written = 0;  // cleaned segments swapped in
+  int groups_skipped = 0;    // groups not swapped (their segments were deleted meanwhile)
+  bool map_full = false;     // the offset map filled before the dirty section's end
   // The earliest delete horizon of the tombstones the cleaned section still
   // holds (-1: none): once it passes, a pass removes them (KIP-534).
   int64_t earliest_delete_horizon = -1;
@@ -157,8 +157,8 @@ class Log {
   // recovery: segments past the last clean shutdown are scanned batch by batch,
   // a torn or corrupt tail is truncated (logged), bad indexes are rebuilt, and
   // producer state is reloaded from the newest snapshot plus the tail.
-  static Result<std::unique_ptr<Log>> Open(const std::filesystem::path& dir, const LogConfig& config,
-                                           Clock* clock);
+  static Result<std::unique_ptr<Log>> Open(const std::filesystem::path& dir,
+                                           const LogConfig& config, Clock* clock);
 
   // Appends one or more validated batches (`batches` holds them back to back;
   // `infos` describes each). Assigns offsets, stamps `leader_epoch`, applies
@@ -169,6 +169,22 @@ class Log {
   virtual Result<AppendResult> Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
                                       int32_t leader_epoch) = 0;
 
+  // A follower's append: batches exactly as the leader wrote them (offsets,
+  // leader epochs, timestamps kept; the caller checked their CRCs). Base
+  // offsets must be at or above the log end and ascending (compaction on the
+  // leader leaves gaps). The leader-epoch history follows the batches' epochs
+  // and producer state is replayed without checks, as Kafka's replication
+  // origin does, so this replica can lead with the same idempotence state.
+  virtual Result<AppendResult> AppendAsFollower(MutableByteView batches,
+                                                const std::vector<BatchInfo>& infos) = 0;
+  // Removes everything at or above `offset` (rounded down to the start of
+  // the batch holding it): the tail a follower has and the leader does not
+  // (KIP-101). Leader-epoch entries and producer state follow; readers must
+  // not be reading above the offset (consumers never read above the high
+  // watermark, which a truncation never passes). kOutOfRange below the log
+  // start.
+  virtual Status TruncateTo(int64_t offset) = 0;
+
   // Reads from `offset` up to `max_bytes` of whole batches, never past
   // `max_offset` (exclusive; the high watermark). When `min_one_batch` the
   // first batch is returned even if bigger than max_bytes. Returns kOutOfRange
@@ -178,8 +194,8 @@ class Log {
 
   // The same batches as Read, left in their segment file: the fetch path
   // sends them with sendfile(2). `records` stays empty.
-  virtual Result<RegionReadResult> ReadRegion(int64_t offset, int32_t max_bytes,
-                                              int64_t max_offset, bool min_one_batch) const = 0;
+  virtual Result<RegionReadResult> ReadRegion(int64_t offset, int32_t max_bytes, int64_t max_offset,
+                                              bool min_one_batch) const = 0;
 
   virtual int64_t log_start_offset() const = 0;
   virtual int64_t log_end_offset() const = 0;  // next offset to be assigned

@@ -44,6 +44,9 @@ class LogImpl final : public Log {
 
   Result<AppendResult> Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
                               int32_t leader_epoch) override;
+  Result<AppendResult> AppendAsFollower(MutableByteView batches,
+                                        const std::vector<BatchInfo>& infos) override;
+  Status TruncateTo(int64_t offset) override;
   Result<ReadResult> Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
                           bool min_one_batch) const override;
   Result<RegionReadResult> ReadRegion(int64_t offset, int32_t max_bytes, int64_t max_offset,
@@ -124,6 +127,9 @@ class LogImpl final : public Log {
                     std::vector<protocol::BatchHeader>* headers, int32_t leader_epoch,
                     int64_t now) const;
   bool ShouldRoll(int64_t append_bytes, int64_t max_offset, int64_t now) const;
+  // log_replica.cc: one run of replicated batches that fits a segment.
+  Result<AppendResult> AppendRunAsFollowerLocked(MutableByteView batches,
+                                                 const std::vector<BatchInfo>& infos);
   Status RollLocked();
   Status FlushLocked();
   Status MaybeFlushLocked(int64_t records, int64_t now);

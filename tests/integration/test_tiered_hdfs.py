@@ -2,8 +2,8 @@
 
 Rolled segments go to HDFS and are read back for a consumer from offset 0; while HDFS is down
 (kill -9) produce goes on, nothing un-uploaded leaves local disk, and once HDFS is back the
-uploads resume in order. 200 MiB of segments are compared byte for byte (SHA-256) with what the
-Java HDFS client reads back over native RPC (HdfsDigest.java, independent of Strata and WebHDFS).
+uploads resume in order. 64 MiB of segments (200 MiB in scripts/soak.sh, STRATA_HDFS_BIG_MIB) are
+compared byte for byte (SHA-256) with what the Java HDFS client reads back over native RPC (HdfsDigest.java, independent of Strata and WebHDFS).
 A broker restarted while HDFS is down starts, serves produce and local reads, answers remote-only
 fetches with a retriable error, and resumes uploading once HDFS is back.
 Skipped when the MiniHdfs jar is not built (tests/hdfs/build.sh).
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
 import sys
 import time
@@ -209,17 +210,18 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-# ---- 200 MiB: byte-identical in HDFS (read with the Java client over RPC) -----------------
+# ---- 64 MiB (200 in the soak): byte-identical in HDFS (read with the Java client over RPC) -
 
 BIG_PARTITIONS = 4
-BIG_BYTES = 200 * 1024 * 1024
+BIG_MIB = int(os.environ.get("STRATA_HDFS_BIG_MIB", "64"))
+BIG_BYTES = BIG_MIB * 1024 * 1024
 
 
-def test_tiered_hdfs_200mib_identical_over_rpc_then_remote_only(broker_factory, hdfs):
+def test_tiered_hdfs_big_log_identical_over_rpc_then_remote_only(broker_factory, hdfs):
     t_start = time.monotonic()
     admin_port = free_port()
     # Uploading 1 MiB segments costs ~28 WebHDFS round trips each (CREATE + stat + rename per
-    # object and manifest): 4 copiers bring the 200-segment upload to ~1.5 min (2 take ~2).
+    # object and manifest): 4 copiers bring a 200-segment upload to ~1.5 min (2 take ~2).
     b = tiered_broker(broker_factory, hdfs, admin_port,
                       {"remote.log.manager.copier.thread.pool.size": "4"})
     topic = kit.unique_topic("hdfs-big")
@@ -228,7 +230,7 @@ def test_tiered_hdfs_200mib_identical_over_rpc_then_remote_only(broker_factory, 
     kit.create_topic(b.bootstrap, topic, BIG_PARTITIONS,
                      config={**base_config, "local.retention.bytes": str(4 * BIG_BYTES)})
 
-    # Values average 4100 random bytes; with keys and headers that is ~200 MiB of log.
+    # Values average 4100 random bytes; with keys and headers that is ~BIG_MIB of log.
     n = BIG_BYTES // 4100
     recs = kit.make_records(n, BIG_PARTITIONS, seed=4050, tag="big", value_size=8200)
     kit.produce_confluent(b.bootstrap, topic, recs, extra={"linger.ms": 20},
@@ -248,7 +250,8 @@ def test_tiered_hdfs_200mib_identical_over_rpc_then_remote_only(broker_factory, 
     for p in range(BIG_PARTITIONS):
         pdir = b.partition_dir(topic, p)
         rolled = local_logs(b, topic, p)[:-1]
-        assert len(rolled) >= 40, f"partition {p}: only {len(rolled)} rolled segments"
+        expected = BIG_BYTES // SEGMENT // BIG_PARTITIONS
+        assert len(rolled) >= 0.8 * expected, f"partition {p}: only {len(rolled)} rolled segments"
         man = json.loads(webhdfs_get(hdfs, f"{dirs[p]}/manifest.json"))  # metadata only
         segs = man["segments"]
         assert [s["state"] for s in segs] == ["COPY_FINISHED"] * len(segs)
@@ -284,7 +287,7 @@ def test_tiered_hdfs_200mib_identical_over_rpc_then_remote_only(broker_factory, 
     t_consumed = time.monotonic()
     kit.assert_same_records(recs, got)
     assert sum(len(v) for v in got.values()) == n
-    print(f"\n200MiB test: {compared / 2**20:.1f} MiB compared; produce "
+    print(f"\n{BIG_MIB} MiB test: {compared / 2**20:.1f} MiB compared; produce "
           f"{t_produced - t_start:.1f}s, upload wait {t_uploaded - t_produced:.1f}s, "
           f"RPC digest {t_hashed - t_uploaded:.1f}s (reads {read_secs:.1f}s), "
           f"remote consume {t_consumed - t_hashed:.1f}s, total {time.monotonic() - t_start:.1f}s")

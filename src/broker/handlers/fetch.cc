@@ -32,52 +32,96 @@ struct RemoteRead {
   Result<Bytes> result = Bytes{};
 };
 
-// Reads one partition into `out`, spending `budget` bytes; returns the log
-// end offset seen (-1 when the partition is unreadable).
-int64_t ReadPartition(BrokerContext& ctx, const std::string& topic,
-                      const FetchRequest::Partition& in, bool first_data, int32_t& budget,
-                      FetchResponse::Partition& out, RemoteRead* remote) {
+// Whether the fetch is a follower's (Fetch's replica id), and which.
+struct Fetcher {
+  bool replica = false;
+  cluster::NodeId id{-1};
+};
+
+// KIP-320: a follower whose last fetched epoch ends, on this leader,
+// before its fetch offset (or is unknown here) has a tail this leader
+// does not: it is told where the leader's history of that epoch ends.
+std::optional<FetchResponse::EpochEndOffset> Divergence(const storage::Log& log,
+                                                        const FetchRequest::Partition& in) {
+  if (in.last_fetched_epoch < 0) return std::nullopt;
+  auto [epoch, end] = log.EndOffsetForEpoch(in.last_fetched_epoch);
+  if (epoch == in.last_fetched_epoch && end >= in.fetch_offset) return std::nullopt;
+  return FetchResponse::EpochEndOffset{epoch, end};
+}
+
+// The offset a fetch of this partition reads up to: the log end for a
+// follower, the high watermark for a consumer (moved first if the ISR
+// allows: an ISR of one commits what is appended).
+int64_t ReadableEnd(Partition& partition, const Fetcher& fetcher, int min_isr) {
+  if (fetcher.replica) return partition.log()->log_end_offset();
+  partition.MaybeAdvanceHighWatermark(min_isr);
+  return partition.high_watermark();
+}
+
+// Reads one partition into `out`, spending `budget` bytes; returns the
+// readable end seen (-1 when the partition is unreadable).
+int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, int min_isr,
+                      const Fetcher& fetcher, const FetchRequest::Partition& in, bool first_data,
+                      int32_t& budget, FetchResponse::Partition& out, RemoteRead* remote) {
   out.partition_index = in.partition;
   out.records.null = false;
-  LeaderLookup leader = ctx.topics.LeaderPartition({topic, in.partition}, in.current_leader_epoch);
+  const TopicPartition tp{topic, in.partition};
+  LeaderLookup leader = ctx.topics.LeaderPartition(tp, in.current_leader_epoch);
   if (leader.error != ErrorCode::kNone) {
     out.error_code = Code(leader.error);
+    if (leader.leader != cluster::kNoNode) {
+      out.current_leader =
+          FetchResponse::LeaderIdAndEpoch{leader.leader.value(), leader.leader_epoch.value()};
+    }
     return -1;
   }
-  const std::shared_ptr<storage::Log>& log = leader.partition->log();
-  int64_t log_start = ctx.topics.LogStartOffset({topic, in.partition}, *log);
-  int64_t high_watermark = log->log_end_offset();  // single replica: HW = LEO
-  out.high_watermark = high_watermark;
-  out.last_stable_offset = high_watermark;
+  Partition& partition = *leader.partition;
+  const std::shared_ptr<storage::Log>& log = partition.log();
+  if (fetcher.replica) {
+    if (auto diverging = Divergence(*log, in)) {
+      out.diverging_epoch = diverging;
+      out.high_watermark = partition.high_watermark();
+      out.log_start_offset = ctx.topics.LogStartOffset(tp, *log);
+      return -1;
+    }
+    auto now = ctx.clock->MonotonicMs();
+    if (partition.OnFollowerFetch(fetcher.id, in.fetch_offset, min_isr, now)) {
+      ctx.notifier.Notify(tp);  // consumers and acks=all producers wait on the mark
+    }
+  }
+  int64_t log_start = ctx.topics.LogStartOffset(tp, *log);
+  int64_t readable = ReadableEnd(partition, fetcher, min_isr);
+  out.high_watermark = partition.high_watermark();
+  out.last_stable_offset = out.high_watermark;
   out.log_start_offset = log_start;
-  if (in.fetch_offset < log_start || in.fetch_offset > high_watermark) {
+  if (in.fetch_offset < log_start || in.fetch_offset > log->log_end_offset()) {
     out.error_code = Code(ErrorCode::kOffsetOutOfRange);
     return -1;
   }
-  if (in.fetch_offset == high_watermark || (budget <= 0 && !first_data)) return high_watermark;
+  if (in.fetch_offset >= readable || (budget <= 0 && !first_data)) return readable;
   int32_t max_bytes = std::max(std::min(in.partition_max_bytes, budget), 0);
   if (in.fetch_offset < log->log_start_offset() && ctx.topics.remote() != nullptr) {
-    remote->key = TopicPartition{topic, in.partition}.ToString();
+    remote->key = tp.ToString();
     remote->offset = in.fetch_offset;
     remote->max_bytes = max_bytes;
     budget -= max_bytes;  // reserved: the remote read may fill it
-    return high_watermark;
+    return readable;
   }
-  auto read =
-      log->ReadRegion(in.fetch_offset, max_bytes, high_watermark, /*min_one_batch=*/first_data);
+  auto read = log->ReadRegion(in.fetch_offset, max_bytes, readable, /*min_one_batch=*/first_data);
   if (!read.ok()) {
     out.error_code = Code(GenericErrorCode(read.error().code));
     return -1;
   }
   budget -= static_cast<int32_t>(read->region.length);
   out.records.Send(std::move(read->region));
-  return high_watermark;
+  return readable;
 }
 
 // Builds the response; returns the record bytes it holds and whether any
 // partition has an error.
-FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, int64_t& bytes, bool& errors,
-                      std::vector<int64_t>& end_offsets, std::vector<RemoteRead>& remote) {
+FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, const Fetcher& fetcher,
+                      int64_t& bytes, bool& errors, std::vector<int64_t>& end_offsets,
+                      std::vector<RemoteRead>& remote) {
   FetchResponse resp;
   end_offsets.clear();
   remote.clear();
@@ -87,32 +131,37 @@ FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, int64_t& byte
   for (const auto& topic : req.topics) {
     auto& out_topic = resp.responses.emplace_back();
     out_topic.topic = topic.topic;
+    auto info = ctx.topics.GetTopicInfo(topic.topic);
+    const int min_isr = info ? info->min_insync_replicas : 1;
     for (const auto& partition : topic.partitions) {
       auto& out = out_topic.partitions.emplace_back();
       int32_t before = budget;
       RemoteRead r;
-      end_offsets.push_back(
-          ReadPartition(ctx, topic.topic, partition, bytes == 0, budget, out, &r));
+      end_offsets.push_back(ReadPartition(ctx, topic.topic, min_isr, fetcher, partition, bytes == 0,
+                                          budget, out, &r));
       if (!r.key.empty()) {
         r.topic_index = resp.responses.size() - 1;
         r.partition_index = out_topic.partitions.size() - 1;
         remote.push_back(std::move(r));
       }
       bytes += before - budget;
-      errors |= out.error_code != 0;
+      errors |= out.error_code != 0 || out.diverging_epoch.has_value();
     }
   }
   return resp;
 }
 
-// True when any requested partition grew since `end_offsets` were seen.
-bool HasNewData(BrokerContext& ctx, const FetchRequest& req,
+// True when any requested partition has more to read than `end_offsets`
+// saw (its log end for a follower, its high watermark for a consumer).
+bool HasNewData(BrokerContext& ctx, const FetchRequest& req, const Fetcher& fetcher,
                 const std::vector<int64_t>& end_offsets) {
   size_t i = 0;
   for (const auto& topic : req.topics) {
+    auto info = ctx.topics.GetTopicInfo(topic.topic);
+    const int min_isr = info ? info->min_insync_replicas : 1;
     for (const auto& p : topic.partitions) {
-      auto log = ctx.topics.GetLog({topic.topic, p.partition});
-      if (log && log->log_end_offset() > end_offsets[i]) return true;
+      auto partition = ctx.topics.GetPartition({topic.topic, p.partition});
+      if (partition && ReadableEnd(*partition, fetcher, min_isr) > end_offsets[i]) return true;
       ++i;
     }
   }
@@ -186,22 +235,24 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
   }
   std::vector<int64_t> end_offsets;
   std::vector<RemoteRead> remote;
+  Fetcher fetcher{req.replica_id >= 0, cluster::NodeId(req.replica_id)};
   for (;;) {
     int64_t bytes = 0;
     bool errors = false;
-    FetchResponse resp = ReadAll(ctx, req, bytes, errors, end_offsets, remote);
+    FetchResponse resp = ReadAll(ctx, req, fetcher, bytes, errors, end_offsets, remote);
     if (!remote.empty()) bytes += co_await ReadRemote(ctx, remote, resp, errors);
     auto now = std::chrono::steady_clock::now();
     if (bytes >= req.min_bytes || errors || now >= deadline || partitions.empty()) {
       co_return std::optional<Bytes>(EncodeResponse(request, resp, &request.response_splices));
     }
     auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
-    if (!HasNewData(ctx, req, end_offsets)) {
+    if (!HasNewData(ctx, req, fetcher, end_offsets)) {
       auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
       co_await ctx.notifier.Wait(waiter, remaining);
     }
     ctx.notifier.Unregister(waiter);
-    if (std::chrono::steady_clock::now() >= deadline && !HasNewData(ctx, req, end_offsets)) {
+    if (std::chrono::steady_clock::now() >= deadline &&
+        !HasNewData(ctx, req, fetcher, end_offsets)) {
       co_return std::optional<Bytes>(EncodeResponse(request, resp, &request.response_splices));
     }
   }

@@ -17,7 +17,7 @@ struct RequestContext;
 namespace strata::broker {
 
 HandlerResult HandleApiVersions(BrokerContext& ctx, net::Request& request);
-HandlerResult HandleProduce(BrokerContext& ctx, net::Request& request);
+asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& request);
 asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleListOffsets(BrokerContext& ctx, net::Request& request);

@@ -1,7 +1,9 @@
 // Produce (0): validate each partition's batch, append it to the log (which
 // assigns offsets and checks producer sequences), wake long-polling fetches.
-// acks=0 gets no response; on an acks=0 error the connection is closed so the
-// client refreshes metadata, as Kafka does.
+// acks=all answers once the high watermark has passed the batch (every ISR
+// member has it), waiting on a timer, not a thread, up to the request's
+// timeout. acks=0 gets no response; on an acks=0 error the connection is
+// closed so the client refreshes metadata, as Kafka does.
 #include "protocol/messages/produce.h"
 
 #include <fmt/format.h>
@@ -30,9 +32,20 @@ void SetError(ProduceResponse::Partition& out, ErrorCode code, std::string messa
   out.error_message = std::move(message);
 }
 
+// An acks=all append waiting for the high watermark to pass `last_offset`.
+struct PendingAck {
+  std::shared_ptr<Partition> partition;
+  int64_t last_offset = 0;
+  int min_isr = 1;
+  size_t topic_index = 0;  // where its answer is in the response
+  size_t partition_index = 0;
+};
+
+// Appends one partition's batch; with acks=all the append is added to
+// `pending` unless already committed.
 void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicInfo* info,
-                      int16_t acks, ProduceRequest::Partition& in,
-                      ProduceResponse::Partition& out) {
+                      int16_t acks, ProduceRequest::Partition& in, ProduceResponse::Partition& out,
+                      std::vector<PendingAck>& pending) {
   out.index = in.index;
   TopicPartition tp{topic, in.index};
   LeaderLookup leader = ctx.topics.LeaderPartition(tp, -1);
@@ -50,10 +63,11 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
     SetError(out, ErrorCode::kKafkaStorageError, std::move(*reason));
     return;
   }
-  if (acks == -1 && info->min_insync_replicas > 1) {
+  const size_t in_sync = leader.partition->state().isr.size();
+  if (acks == -1 && static_cast<int>(in_sync) < info->min_insync_replicas) {
     SetError(out, ErrorCode::kNotEnoughReplicas,
-             fmt::format("min.insync.replicas={} but only 1 replica is in sync",
-                         info->min_insync_replicas));
+             fmt::format("min.insync.replicas={} but only {} replicas are in sync",
+                         info->min_insync_replicas, in_sync));
     return;
   }
   if (in.records.null || in.records.view.empty()) {
@@ -112,7 +126,51 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
   out.base_offset = appended->base_offset;
   out.log_append_time_ms = appended->log_append_time;
   out.log_start_offset = appended->log_start_offset;
+  Partition& partition = *leader.partition;
+  partition.MaybeAdvanceHighWatermark(info->min_insync_replicas);
   if (!appended->duplicate) ctx.notifier.Notify(tp);
+  if (acks == -1 && partition.high_watermark() <= appended->last_offset) {
+    pending.push_back({leader.partition, appended->last_offset, info->min_insync_replicas});
+  }
+}
+
+// Waits until every pending append is below its partition's high
+// watermark, or `timeout`; each still waiting then gets REQUEST_TIMED_OUT
+// (Kafka's answer when the ISR did not confirm in time). A committed append
+// whose ISR fell below min.insync.replicas meanwhile gets
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND: it is written, but not as durably as asked.
+asio::awaitable<void> AwaitAcks(BrokerContext& ctx, const std::vector<PendingAck>& pending,
+                                std::chrono::milliseconds timeout, ProduceResponse& resp) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<TopicPartition> partitions;
+  for (const auto& p : pending) partitions.push_back(p.partition->tp());
+  auto committed = [](const PendingAck& p) {
+    return p.partition->high_watermark() > p.last_offset;
+  };
+  for (;;) {
+    auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
+    bool all = std::all_of(pending.begin(), pending.end(), committed);
+    auto now = std::chrono::steady_clock::now();
+    if (!all && now < deadline) {
+      co_await ctx.notifier.Wait(
+          waiter, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
+    }
+    ctx.notifier.Unregister(waiter);
+    all = std::all_of(pending.begin(), pending.end(), committed);
+    if (all || std::chrono::steady_clock::now() >= deadline) break;
+  }
+  for (const auto& p : pending) {
+    auto& out = resp.topics[p.topic_index].partitions[p.partition_index];
+    if (!committed(p)) {
+      SetError(out, ErrorCode::kRequestTimedOut,
+               fmt::format("the in-sync replicas of {} did not confirm offset {} within {} ms",
+                           p.partition->tp().ToString(), p.last_offset, timeout.count()));
+    } else if (static_cast<int>(p.partition->state().isr.size()) < p.min_isr) {
+      SetError(out, ErrorCode::kNotEnoughReplicasAfterAppend,
+               fmt::format("{}: written, but the ISR fell below min.insync.replicas={}",
+                           p.partition->tp().ToString(), p.min_isr));
+    }
+  }
 }
 
 // KIP-951: the brokers that CurrentLeader fields name, so a client moves
@@ -134,11 +192,13 @@ void AddLeaderEndpoints(const BrokerContext& ctx, ProduceResponse& resp) {
 
 }  // namespace
 
-HandlerResult HandleProduce(BrokerContext& ctx, net::Request& request) {
-  STRATA_ASSIGN_OR_RETURN(ProduceRequest req, DecodeRequest<ProduceRequest>(request));
+asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& request) {
+  auto decoded = DecodeRequest<ProduceRequest>(request);
+  if (!decoded.ok()) co_return decoded.take_error();
+  ProduceRequest& req = *decoded;
   int16_t version = request.header.api_version;
   ProduceResponse resp;
-  bool any_error = false;
+  std::vector<PendingAck> pending;
   for (auto& topic : req.topics) {
     auto& out_topic = resp.topics.emplace_back();
     out_topic.name = topic.name;
@@ -154,19 +214,30 @@ HandlerResult HandleProduce(BrokerContext& ctx, net::Request& request) {
         out.index = partition.index;
         SetError(out, ErrorCode::kInvalidRequiredAcks, "acks must be -1, 0 or 1");
       } else {
-        ProducePartition(ctx, topic.name, info.get(), req.acks, partition, out);
+        size_t before = pending.size();
+        ProducePartition(ctx, topic.name, info.get(), req.acks, partition, out, pending);
+        if (pending.size() > before) {
+          pending.back().topic_index = resp.topics.size() - 1;
+          pending.back().partition_index = out_topic.partitions.size() - 1;
+        }
       }
-      any_error |= out.error_code != 0;
     }
+  }
+  if (!pending.empty()) {
+    co_await AwaitAcks(ctx, pending, std::chrono::milliseconds(std::max(req.timeout_ms, 0)), resp);
+  }
+  bool any_error = false;
+  for (const auto& t : resp.topics) {
+    for (const auto& p : t.partitions) any_error |= p.error_code != 0;
   }
   AddLeaderEndpoints(ctx, resp);
   if (req.acks == 0) {
     if (any_error)
-      return MakeError(Errc::kInvalidArgument,
-                       "acks=0 produce failed; closing to force a metadata refresh");
-    return std::optional<Bytes>();
+      co_return MakeError(Errc::kInvalidArgument,
+                          "acks=0 produce failed; closing to force a metadata refresh");
+    co_return std::optional<Bytes>();
   }
-  return std::optional<Bytes>(EncodeResponse(request, resp));
+  co_return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 
 }  // namespace strata::broker

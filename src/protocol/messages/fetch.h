@@ -102,6 +102,30 @@ struct FetchResponse {
     }
     bool operator==(const AbortedTransaction&) const = default;
   };
+  // Where a follower's log diverges from the leader's (KIP-320): the
+  // largest leader epoch <= the follower's last fetched epoch, and its end.
+  struct EpochEndOffset {
+    int32_t epoch = -1;
+    int64_t end_offset = -1;
+    template <class IO>
+    void Serde(IO& io, int16_t) {
+      io.i32(epoch);
+      io.i64(end_offset);
+      io.tagged_fields();
+    }
+    bool operator==(const EpochEndOffset&) const = default;
+  };
+  struct LeaderIdAndEpoch {  // KIP-951
+    int32_t leader_id = -1;
+    int32_t leader_epoch = -1;
+    template <class IO>
+    void Serde(IO& io, int16_t) {
+      io.i32(leader_id);
+      io.i32(leader_epoch);
+      io.tagged_fields();
+    }
+    bool operator==(const LeaderIdAndEpoch&) const = default;
+  };
   struct Partition {
     int32_t partition_index = 0;
     int16_t error_code = 0;
@@ -111,6 +135,8 @@ struct FetchResponse {
     std::optional<std::vector<AbortedTransaction>> aborted_transactions;  // v4+, nullable
     int32_t preferred_read_replica = -1;                                  // v11+
     RecordsField records;                                                 // nullable
+    std::optional<EpochEndOffset> diverging_epoch;                        // v12+, tag 0
+    std::optional<LeaderIdAndEpoch> current_leader;                       // v12+, tag 1
     template <class IO>
     void Serde(IO& io, int16_t v) {
       io.i32(partition_index);
@@ -123,7 +149,9 @@ struct FetchResponse {
       }
       if (v >= 11) io.i32(preferred_read_replica);
       io.records(records);
-      io.tagged_fields();
+      io.tagged_fields(
+          0, diverging_epoch, [&](auto& sub, EpochEndOffset& e) { e.Serde(sub, v); }, 1,
+          current_leader, [&](auto& sub, LeaderIdAndEpoch& l) { l.Serde(sub, v); });
     }
     bool operator==(const Partition&) const = default;
   };

@@ -1,0 +1,80 @@
+// TopicManager's ISR thread: the leader's half of Kafka's AlterPartition.
+// Every replica.lag.time.max.ms / 2 (at most 500 ms apart) it asks each
+// partition this broker leads which ISR it wants now, followers that caught
+// up in and followers that lag out, and writes the change to the partition
+// record by compare-and-set. The record comes back through the view; until
+// then the high watermark goes by the ISR of the record it has.
+#include <algorithm>
+
+#include "base/log.h"
+#include "broker/log.h"
+#include "broker/topic_manager.h"
+
+namespace strata::broker {
+
+namespace {
+
+std::string Join(const std::vector<cluster::NodeId>& ids) {
+  std::string out;
+  for (auto id : ids) out += (out.empty() ? "" : ",") + std::to_string(id.value());
+  return out;
+}
+
+}  // namespace
+
+void TopicManager::IsrLoop() {
+  const int64_t lag_ms = config_.GetLong("replica.lag.time.max.ms");
+  const auto period = std::chrono::milliseconds(std::clamp<int64_t>(lag_ms / 2, 50, 500));
+  for (;;) {
+    {
+      std::unique_lock lock(isr_mu_);
+      isr_wake_.wait_for(lock, period, [this] { return isr_stopping_; });
+      if (isr_stopping_) return;
+    }
+    UpdateIsrs();
+  }
+}
+
+void TopicManager::StopIsrThread() {
+  {
+    std::lock_guard lock(isr_mu_);
+    isr_stopping_ = true;
+  }
+  isr_wake_.notify_all();
+  if (isr_thread_.joinable()) isr_thread_.join();
+}
+
+int TopicManager::UpdateIsrs() {
+  if (fenced_.load()) return 0;  // a broker that lost its lease changes nothing
+  const int64_t lag_ms = config_.GetLong("replica.lag.time.max.ms");
+  std::vector<std::shared_ptr<Partition>> led;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [tp, p] : partitions_) {
+      if (p->leader() == self_) led.push_back(p);
+    }
+  }
+  int changes = 0;
+  const int64_t now = clock_->MonotonicMs();
+  for (const auto& p : led) {
+    auto wanted = p->WantedIsr(now, lag_ms);
+    if (!wanted) continue;
+    cluster::PartitionRecord state = p->state();
+    auto written = metadata_.AlterPartitionIsr(p->topic_id(), p->tp().partition, self_,
+                                               state.leader_epoch, state.partition_epoch, *wanted);
+    if (!written.ok()) {
+      // A stale record (the view will bring the new one) or etcd away:
+      // decided again on the next pass.
+      Log()->warn("{}: changing the ISR from [{}] to [{}] failed: {}", p->tp().ToString(),
+                  Join(state.isr), Join(*wanted), written.error().message);
+      continue;
+    }
+    p->Apply(*written, now);
+    changes++;
+    Log()->info("{}: ISR [{}] -> [{}] at partition epoch {}", p->tp().ToString(), Join(state.isr),
+                Join(written->isr), written->partition_epoch.value());
+  }
+  return changes;
+}
+
+}  // namespace strata::broker

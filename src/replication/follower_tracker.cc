@@ -1,0 +1,83 @@
+#include "replication/follower_tracker.h"
+
+#include <algorithm>
+
+namespace strata::replication {
+
+void FollowerTracker::Reset(NodeId self, const std::vector<NodeId>& replicas,
+                            const std::vector<NodeId>& isr, int64_t now_ms) {
+  self_ = self;
+  followers_.clear();
+  for (NodeId r : replicas) {
+    if (r == self) continue;
+    FollowerState s;
+    bool in_sync = std::find(isr.begin(), isr.end(), r) != isr.end();
+    s.last_caught_up_ms = in_sync ? now_ms : 0;
+    followers_[r] = s;
+  }
+}
+
+void FollowerTracker::OnFetch(NodeId follower, int64_t fetch_offset, int64_t leader_end,
+                              int64_t now_ms) {
+  auto it = followers_.find(follower);
+  if (it == followers_.end()) return;
+  FollowerState& s = it->second;
+  if (fetch_offset >= leader_end) {
+    s.last_caught_up_ms = std::max(s.last_caught_up_ms, now_ms);
+  } else if (s.leader_end_at_last_fetch >= 0 && fetch_offset >= s.leader_end_at_last_fetch) {
+    s.last_caught_up_ms = std::max(s.last_caught_up_ms, s.last_fetch_ms);
+  }
+  s.log_end_offset = fetch_offset;
+  s.leader_end_at_last_fetch = leader_end;
+  s.last_fetch_ms = now_ms;
+}
+
+std::optional<FollowerState> FollowerTracker::Get(NodeId follower) const {
+  auto it = followers_.find(follower);
+  if (it == followers_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<int64_t> FollowerTracker::HighWatermark(const std::vector<NodeId>& isr,
+                                                      int64_t leader_end, int min_isr,
+                                                      int64_t current) const {
+  if (static_cast<int>(isr.size()) < min_isr) return std::nullopt;
+  int64_t hw = leader_end;
+  for (NodeId r : isr) {
+    if (r == self_) continue;
+    auto it = followers_.find(r);
+    // An ISR member not heard from yet (a new leadership) holds the mark
+    // where it is: it may have less than the leader.
+    int64_t end = it == followers_.end() ? -1 : it->second.log_end_offset;
+    if (end < 0) return std::nullopt;
+    hw = std::min(hw, end);
+  }
+  return std::max(hw, current);
+}
+
+std::vector<NodeId> FollowerTracker::ReadyToJoin(const std::vector<NodeId>& isr,
+                                                 int64_t high_watermark,
+                                                 int64_t leader_epoch_start) const {
+  std::vector<NodeId> out;
+  for (const auto& [id, s] : followers_) {
+    if (std::find(isr.begin(), isr.end(), id) != isr.end()) continue;
+    if (s.log_end_offset >= high_watermark && s.log_end_offset >= leader_epoch_start) {
+      out.push_back(id);
+    }
+  }
+  return out;
+}
+
+std::vector<NodeId> FollowerTracker::Lagging(const std::vector<NodeId>& isr, int64_t now_ms,
+                                             int64_t max_lag_ms) const {
+  std::vector<NodeId> out;
+  for (NodeId r : isr) {
+    if (r == self_) continue;
+    auto it = followers_.find(r);
+    int64_t caught_up = it == followers_.end() ? 0 : it->second.last_caught_up_ms;
+    if (now_ms - caught_up > max_lag_ms) out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace strata::replication

@@ -1,0 +1,65 @@
+#pragma once
+// FollowerTracker: what a partition's leader knows of its followers, from
+// their fetches, and the decisions that follow from it (Kafka's Partition
+// and Replica state): the high watermark, which followers may join the ISR
+// and which have fallen out of it.
+//
+// A follower's fetch at offset O says its log ends at O. It is caught up
+// when O reached the leader's log end at that fetch, or, failing that, the
+// leader's log end at its previous fetch (then it was caught up as of the
+// previous fetch): Kafka's lastCaughtUpTimeMs rule, so a follower that keeps
+// up with a busy leader is never judged lagging.
+//
+// Thread-safety: none; the owning Partition serialises calls.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "cluster/types.h"
+
+namespace strata::replication {
+
+using cluster::NodeId;
+
+struct FollowerState {
+  int64_t log_end_offset = -1;  // -1 until its first fetch as our follower
+  int64_t last_caught_up_ms = 0;
+  int64_t last_fetch_ms = 0;
+  int64_t leader_end_at_last_fetch = -1;
+};
+
+class FollowerTracker {
+ public:
+  // A new leadership: followers start unknown, and every ISR member counts
+  // as caught up now (it gets replica.lag.time.max.ms to fetch).
+  void Reset(NodeId self, const std::vector<NodeId>& replicas, const std::vector<NodeId>& isr,
+             int64_t now_ms);
+
+  // A fetch by `follower` at `fetch_offset` while the leader's log ended at
+  // `leader_end`. Ignored for brokers that are not replicas.
+  void OnFetch(NodeId follower, int64_t fetch_offset, int64_t leader_end, int64_t now_ms);
+
+  std::optional<FollowerState> Get(NodeId follower) const;
+
+  // The high watermark the ISR allows: the smallest log end over the ISR
+  // (the leader's own is `leader_end`), or nullopt while the ISR is smaller
+  // than `min_isr` (KIP-966: nothing is committed then). Never below
+  // `current`: the caller keeps it monotonic.
+  std::optional<int64_t> HighWatermark(const std::vector<NodeId>& isr, int64_t leader_end,
+                                       int min_isr, int64_t current) const;
+
+  // Followers outside the ISR whose log reached `high_watermark` and the
+  // start of the leader's epoch (so they hold everything it committed).
+  std::vector<NodeId> ReadyToJoin(const std::vector<NodeId>& isr, int64_t high_watermark,
+                                  int64_t leader_epoch_start) const;
+  // ISR members (not the leader) not caught up for longer than `max_lag_ms`.
+  std::vector<NodeId> Lagging(const std::vector<NodeId>& isr, int64_t now_ms,
+                              int64_t max_lag_ms) const;
+
+ private:
+  NodeId self_{-1};
+  std::map<NodeId, FollowerState> followers_;
+};
+
+}  // namespace strata::replication

@@ -1,0 +1,64 @@
+// FollowerTracker: the high watermark over the ISR, Kafka's caught-up rule,
+// and ISR joins and lag.
+#include "replication/follower_tracker.h"
+
+#include <gtest/gtest.h>
+
+namespace strata::replication {
+namespace {
+
+const NodeId kLeader{1}, kF2{2}, kF3{3};
+const std::vector<NodeId> kReplicas{kLeader, kF2, kF3};
+
+TEST(FollowerTrackerTest, HighWatermarkIsTheSmallestLogEndOverTheIsr) {
+  FollowerTracker t;
+  t.Reset(kLeader, kReplicas, kReplicas, 0);
+  // Not heard from every ISR member yet: no advance.
+  EXPECT_EQ(t.HighWatermark(kReplicas, 100, 1, 0), std::nullopt);
+  t.OnFetch(kF2, 80, 100, 10);
+  t.OnFetch(kF3, 60, 100, 10);
+  EXPECT_EQ(t.HighWatermark(kReplicas, 100, 1, 0), 60);
+  EXPECT_EQ(t.HighWatermark({kLeader, kF2}, 100, 1, 0), 80);  // F3 out of the ISR
+  EXPECT_EQ(t.HighWatermark({kLeader}, 100, 1, 0), 100);
+  // Monotonic, and held below min.insync.replicas.
+  EXPECT_EQ(t.HighWatermark(kReplicas, 100, 1, 70), 70);
+  EXPECT_EQ(t.HighWatermark({kLeader}, 100, 2, 0), std::nullopt);
+  // A fetch from a broker that is no replica changes nothing.
+  t.OnFetch(NodeId(9), 5, 100, 20);
+  EXPECT_FALSE(t.Get(NodeId(9)));
+  EXPECT_EQ(t.HighWatermark(kReplicas, 100, 1, 0), 60);
+}
+
+TEST(FollowerTrackerTest, AFollowerThatKeepsUpWithABusyLeaderIsNeverLagging) {
+  FollowerTracker t;
+  t.Reset(kLeader, kReplicas, kReplicas, 0);
+  // Each fetch reaches the leader's end as of the previous fetch, never the
+  // current one (the leader appends in between).
+  int64_t leader_end = 10;
+  for (int64_t now = 100; now <= 5000; now += 100) {
+    t.OnFetch(kF2, leader_end - 10, leader_end, now);
+    leader_end += 10;
+  }
+  EXPECT_TRUE(t.Lagging(kReplicas, 5000, 1000).size() == 1);  // only F3, silent since 0
+  EXPECT_EQ(t.Lagging(kReplicas, 5000, 1000)[0], kF3);
+  EXPECT_GE(t.Get(kF2)->last_caught_up_ms, 4900);
+  // Falling behind: caught-up time stops, and the follower lags after max.
+  t.OnFetch(kF2, 5, leader_end, 5100);
+  t.OnFetch(kF2, 6, leader_end + 10, 5200);
+  EXPECT_TRUE(t.Lagging({kLeader, kF2}, 5900, 1000).empty());
+  EXPECT_EQ(t.Lagging({kLeader, kF2}, 6100, 1000), std::vector<NodeId>{kF2});
+}
+
+TEST(FollowerTrackerTest, FollowersJoinOnceTheyHoldTheHighWatermarkAndTheEpochStart) {
+  FollowerTracker t;
+  t.Reset(kLeader, kReplicas, {kLeader}, 0);
+  t.OnFetch(kF2, 40, 100, 10);
+  t.OnFetch(kF3, 100, 100, 10);
+  EXPECT_EQ(t.ReadyToJoin({kLeader}, 100, 0), std::vector<NodeId>{kF3});
+  EXPECT_EQ(t.ReadyToJoin({kLeader}, 40, 0), (std::vector<NodeId>{kF2, kF3}));
+  EXPECT_EQ(t.ReadyToJoin({kLeader}, 40, 50), std::vector<NodeId>{kF3});  // epoch began at 50
+  EXPECT_TRUE(t.ReadyToJoin(kReplicas, 0, 0).empty());
+}
+
+}  // namespace
+}  // namespace strata::replication

@@ -1,0 +1,225 @@
+#include "replication/replica_fetcher.h"
+
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
+
+#include "base/log.h"
+#include "protocol/error_code.h"
+#include "protocol/record_batch.h"
+
+namespace strata::replication {
+
+namespace {
+
+using protocol::FetchRequest;
+using protocol::FetchResponse;
+using Clock = std::chrono::steady_clock;
+
+// Fetch v12: the last version naming topics (v13+ use topic ids) and the
+// first with DivergingEpoch.
+constexpr int16_t kFetchVersion = 12;
+
+auto Log() { return log::Get("replication"); }
+
+// Splits fetched bytes into whole batches with CRCs checked. A partial
+// batch at the end (a leader may cut one at the size limit) is dropped.
+Result<std::vector<storage::BatchInfo>> SplitFetched(ByteView data, size_t& used) {
+  std::vector<storage::BatchInfo> infos;
+  used = 0;
+  while (data.size() - used >= protocol::kBatchHeaderSize) {
+    ByteView rest = data.subspan(used);
+    STRATA_ASSIGN_OR_RETURN(protocol::BatchHeader h, protocol::ParseBatchHeader(rest));
+    if (static_cast<size_t>(h.size_in_bytes()) > rest.size()) break;
+    ByteView batch = rest.subspan(0, static_cast<size_t>(h.size_in_bytes()));
+    if (!protocol::BatchCrcValid(batch)) {
+      return MakeError(Errc::kCorrupt,
+                       fmt::format("CRC mismatch in the batch at {}", h.base_offset));
+    }
+    infos.push_back({.size = static_cast<int32_t>(h.size_in_bytes()),
+                     .record_count = h.last_offset_delta + 1,
+                     .max_timestamp = h.max_timestamp,
+                     .producer_id = h.producer_id,
+                     .producer_epoch = h.producer_epoch,
+                     .base_sequence = h.base_sequence,
+                     .transactional = h.transactional()});
+    used += batch.size();
+  }
+  return infos;
+}
+
+}  // namespace
+
+ReplicaFetcher::ReplicaFetcher(std::string name, std::string host, uint16_t port,
+                               FetcherOptions options)
+    : name_(std::move(name)), host_(std::move(host)), port_(port), options_(options) {
+  net::ClientOptions co;
+  co.client_id = name_;
+  co.request_timeout = options_.timeout + std::chrono::milliseconds(options_.max_wait_ms);
+  co.max_connections = 1;
+  co.max_response_bytes = std::max(options_.max_bytes, options_.partition_max_bytes) + (1 << 20);
+  client_ = std::make_unique<net::Client>(io_.get_executor(), host_, port_, co);
+  asio::co_spawn(io_, Run(), asio::detached);
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+ReplicaFetcher::~ReplicaFetcher() {
+  stopping_ = true;
+  asio::post(io_, [this] { client_->Close(); });
+  thread_.join();
+  client_.reset();
+}
+
+void ReplicaFetcher::Add(FollowedPartition partition) {
+  std::lock_guard lock(mu_);
+  Key key{partition.topic, partition.partition};
+  partitions_[key] = Entry{std::move(partition), {}};
+}
+
+void ReplicaFetcher::Remove(const std::string& topic, int32_t partition) {
+  std::lock_guard lock(mu_);
+  partitions_.erase({topic, partition});
+}
+
+size_t ReplicaFetcher::partitions() const {
+  std::lock_guard lock(mu_);
+  return partitions_.size();
+}
+
+asio::awaitable<void> ReplicaFetcher::Run() {
+  asio::steady_timer timer(io_);
+  while (!stopping_) {
+    bool reached = co_await FetchOnce();
+    if (stopping_) break;
+    bool idle = false;
+    {
+      std::lock_guard lock(mu_);
+      auto now = Clock::now();
+      idle = std::none_of(partitions_.begin(), partitions_.end(),
+                          [&](const auto& kv) { return kv.second.paused_until <= now; });
+    }
+    if (!reached || idle) {
+      // Unreachable leader, or nothing to fetch: wait before trying again
+      // (Add does not wake the loop; the pause bounds the delay).
+      timer.expires_after(reached ? std::chrono::milliseconds(50) : options_.backoff);
+      co_await timer.async_wait(asio::use_awaitable);
+    }
+  }
+}
+
+asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
+  FetchRequest req;
+  req.replica_id = options_.replica_id;
+  req.max_wait_ms = options_.max_wait_ms;
+  req.min_bytes = options_.min_bytes;
+  req.max_bytes = options_.max_bytes;
+  std::map<Key, int32_t> epochs;  // the epoch each partition was fetched at
+  {
+    std::lock_guard lock(mu_);
+    auto now = Clock::now();
+    for (auto& [key, e] : partitions_) {
+      if (e.paused_until > now) continue;
+      if (req.topics.empty() || req.topics.back().topic != key.first) {
+        req.topics.push_back({key.first, {}});
+      }
+      FetchRequest::Partition p;
+      p.partition = key.second;
+      p.current_leader_epoch = e.p.leader_epoch;
+      p.fetch_offset = e.p.log->log_end_offset();
+      p.last_fetched_epoch = e.p.log->latest_epoch();
+      p.log_start_offset = e.p.log->log_start_offset();
+      p.partition_max_bytes = options_.partition_max_bytes;
+      req.topics.back().partitions.push_back(p);
+      epochs[key] = e.p.leader_epoch;
+    }
+  }
+  if (epochs.empty()) co_return true;
+  Bytes body;
+  protocol::Encode(req, kFetchVersion, /*flexible=*/true, body);
+  auto deadline = Clock::now() + options_.timeout + std::chrono::milliseconds(req.max_wait_ms);
+  auto response =
+      co_await client_->Call(FetchRequest::kApiKey, kFetchVersion, std::move(body), deadline);
+  if (!response.ok()) {
+    if (!stopping_) {
+      Log()->warn("{}: fetch from {}:{} failed: {}", name_, host_, port_, response.error().message);
+    }
+    co_return false;
+  }
+  // The records point into the response frame, which lives until the end.
+  auto decoded = protocol::Decode<FetchResponse>(response->body(), kFetchVersion, true);
+  if (!decoded.ok()) {
+    Log()->warn("{}: unreadable fetch response from {}:{}: {}", name_, host_, port_,
+                decoded.error().message);
+    co_return false;
+  }
+  if (decoded->error_code != 0) {
+    Log()->warn("{}: fetch from {}:{} answered error {}", name_, host_, port_, decoded->error_code);
+    co_return false;
+  }
+  for (auto& topic : decoded->responses) {
+    for (auto& p : topic.partitions) {
+      Key key{topic.topic, p.partition_index};
+      auto epoch = epochs.find(key);
+      if (epoch != epochs.end()) Apply(key, epoch->second, p);
+    }
+  }
+  co_return true;
+}
+
+void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch,
+                           FetchResponse::Partition& response) {
+  FollowedPartition p;
+  {
+    std::lock_guard lock(mu_);
+    auto it = partitions_.find(key);
+    // Removed, or a new leadership meanwhile: this answer is not for it.
+    if (it == partitions_.end() || it->second.p.leader_epoch != leader_epoch) return;
+    p = it->second.p;
+  }
+  const std::string label = fmt::format("{}-{}", key.first, key.second);
+  if (response.error_code != 0) {
+    Pause(key, leader_epoch,
+          fmt::format("{}: leader answered error code {}", label, response.error_code));
+    return;
+  }
+  if (response.diverging_epoch) {
+    // KIP-320: keep what agrees with the leader's epoch history.
+    const auto& d = *response.diverging_epoch;
+    // Our end of the largest epoch <= the leader's (ours may be smaller:
+    // the next fetch then compares again, from there).
+    auto [local_epoch, local_end] = p.log->EndOffsetForEpoch(d.epoch);
+    int64_t to = std::min(d.end_offset, local_epoch < 0 ? p.log->log_end_offset() : local_end);
+    Log()->info("{}: {} diverges from the leader at epoch {} (leader's end {}); truncating to {}",
+                name_, label, d.epoch, d.end_offset, to);
+    Status st = p.log->TruncateTo(std::max(to, p.log->log_start_offset()));
+    truncations_++;
+    if (!st.ok()) Pause(key, leader_epoch, label + ": truncating: " + st.error().message);
+    return;
+  }
+  size_t used = 0;
+  auto infos = SplitFetched(response.records.view, used);
+  if (!infos.ok()) {
+    Pause(key, leader_epoch, label + ": " + infos.error().message);
+    return;
+  }
+  if (!infos->empty()) {
+    auto appended = p.log->AppendAsFollower(response.records.view.subspan(0, used), *infos);
+    if (!appended.ok()) {
+      Pause(key, leader_epoch, label + ": appending: " + appended.error().message);
+      return;
+    }
+    bytes_fetched_ += static_cast<int64_t>(used);
+  }
+  if (p.on_fetched) p.on_fetched(response.high_watermark, response.log_start_offset);
+}
+
+void ReplicaFetcher::Pause(const Key& key, int32_t leader_epoch, const std::string& why) {
+  std::lock_guard lock(mu_);
+  auto it = partitions_.find(key);
+  if (it == partitions_.end() || it->second.p.leader_epoch != leader_epoch) return;
+  it->second.paused_until = Clock::now() + options_.backoff;
+  Log()->warn("{}: {}; retrying in {} ms", name_, why, options_.backoff.count());
+}
+
+}  // namespace strata::replication

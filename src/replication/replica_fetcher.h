@@ -1,0 +1,98 @@
+#pragma once
+// ReplicaFetcher: one follower fetch loop against one leader broker (Kafka's
+// ReplicaFetcherThread). It sends Fetch v12 as a replica (replica_id = this
+// broker) for every partition it was given, at each log's end with the last
+// fetched leader epoch, appends what comes back verbatim
+// (Log::AppendAsFollower) and hands the leader's high watermark to the
+// partition. A DivergingEpoch answer truncates the log to where it agrees
+// with the leader (KIP-320) before fetching on. A partition that errors
+// (stale epoch, leader moved, out of range) pauses for the backoff while the
+// others go on; metadata changes come in as Add/Remove.
+//
+// Thread-safety: Add/Remove/partitions from any thread; the loop runs on a
+// thread of its own.
+#include <asio/io_context.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/client.h"
+#include "protocol/messages/fetch.h"
+#include "storage/log.h"
+
+namespace strata::replication {
+
+struct FetcherOptions {
+  int32_t replica_id = -1;                   // this broker's node.id
+  int32_t max_wait_ms = 500;                 // replica.fetch.wait.max.ms
+  int32_t min_bytes = 1;                     // replica.fetch.min.bytes
+  int32_t max_bytes = 10485760;              // replica.fetch.response.max.bytes
+  int32_t partition_max_bytes = 1048576;     // replica.fetch.max.bytes
+  std::chrono::milliseconds backoff{1000};   // replica.fetch.backoff.ms
+  std::chrono::milliseconds timeout{30000};  // replica.socket.timeout.ms
+};
+
+// A partition this broker follows, as the fetcher needs it.
+struct FollowedPartition {
+  std::string topic;
+  int32_t partition = 0;
+  int32_t leader_epoch = -1;  // the leadership followed (Fetch current_leader_epoch)
+  std::shared_ptr<storage::Log> log;
+  // After each successful fetch of the partition: the leader's high
+  // watermark and log start offset.
+  std::function<void(int64_t high_watermark, int64_t log_start)> on_fetched;
+};
+
+class ReplicaFetcher {
+ public:
+  ReplicaFetcher(std::string name, std::string host, uint16_t port, FetcherOptions options);
+  ~ReplicaFetcher();  // stops the loop and joins its thread
+  ReplicaFetcher(const ReplicaFetcher&) = delete;
+  ReplicaFetcher& operator=(const ReplicaFetcher&) = delete;
+
+  // Starts following (or follows a new epoch of) a partition.
+  void Add(FollowedPartition partition);
+  void Remove(const std::string& topic, int32_t partition);
+  size_t partitions() const;
+  const std::string& host() const { return host_; }
+  uint16_t port() const { return port_; }
+
+  // Counters for metrics and tests.
+  int64_t bytes_fetched() const { return bytes_fetched_.load(); }
+  int64_t truncations() const { return truncations_.load(); }
+
+ private:
+  struct Entry {
+    FollowedPartition p;
+    std::chrono::steady_clock::time_point paused_until{};
+  };
+  using Key = std::pair<std::string, int32_t>;
+
+  asio::awaitable<void> Run();
+  // One Fetch round trip over the partitions not paused; false when the
+  // leader could not be reached (the whole fetcher backs off).
+  asio::awaitable<bool> FetchOnce();
+  // Applies one partition's part of a response.
+  void Apply(const Key& key, int32_t leader_epoch, protocol::FetchResponse::Partition& response);
+  void Pause(const Key& key, int32_t leader_epoch, const std::string& why);
+
+  const std::string name_;
+  const std::string host_;
+  const uint16_t port_;
+  const FetcherOptions options_;
+  asio::io_context io_;
+  std::unique_ptr<net::Client> client_;
+  mutable std::mutex mu_;
+  std::map<Key, Entry> partitions_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> bytes_fetched_{0};
+  std::atomic<int64_t> truncations_{0};
+  std::thread thread_;
+};
+
+}  // namespace strata::replication

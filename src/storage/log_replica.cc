@@ -1,0 +1,134 @@
+// The follower's side of the log: batches appended as the leader wrote
+// them, and truncation of a tail the leader does not have (KIP-101).
+#include <fmt/format.h>
+
+#include "base/log.h"
+#include "storage/log_impl.h"
+#include "storage/recovery.h"
+
+namespace strata::storage {
+
+using protocol::BatchHeader;
+
+Result<AppendResult> LogImpl::AppendAsFollower(MutableByteView batches,
+                                               const std::vector<BatchInfo>& infos) {
+  std::lock_guard lock(mu_);
+  if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
+  if (infos.empty()) return MakeError(Errc::kInvalidArgument, "no batches to append");
+  // A fetch may bring more than a segment holds: append in runs that fit
+  // one, rolling between them.
+  AppendResult result;
+  size_t pos = 0;
+  for (size_t i = 0; i < infos.size();) {
+    std::vector<BatchInfo> run;
+    int64_t run_bytes = 0;
+    while (i < infos.size() &&
+           (run.empty() || run_bytes + infos[i].size <= segment_bytes_limit())) {
+      run_bytes += infos[i].size;
+      run.push_back(infos[i++]);
+    }
+    if (pos + size_t(run_bytes) > batches.size()) {
+      return MakeError(Errc::kInvalidArgument, "batch infos do not cover the buffer");
+    }
+    STRATA_ASSIGN_OR_RETURN(
+        AppendResult r, AppendRunAsFollowerLocked(batches.subspan(pos, size_t(run_bytes)), run));
+    if (result.base_offset < 0) result.base_offset = r.base_offset;
+    result.last_offset = r.last_offset;
+    result.log_start_offset = r.log_start_offset;
+    pos += size_t(run_bytes);
+  }
+  if (pos != batches.size())
+    return MakeError(Errc::kInvalidArgument, "batch infos do not cover the buffer");
+  return result;
+}
+
+Result<AppendResult> LogImpl::AppendRunAsFollowerLocked(MutableByteView batches,
+                                                        const std::vector<BatchInfo>& infos) {
+  const int64_t now = clock_->NowMs();
+  std::vector<MutableByteView> views;
+  std::vector<BatchHeader> headers;
+  STRATA_RETURN_IF_ERROR(SplitBatches(batches, infos, &views, &headers));
+  // The leader's offsets are kept. Compaction on the leader may have left
+  // gaps between batches, never an overlap or a step back.
+  int64_t next = leo_.load();
+  for (const BatchHeader& h : headers) {
+    if (h.base_offset < next) {
+      return MakeError(Errc::kInvalidArgument,
+                       fmt::format("{}: replicated batch at {} is below the log end {}", label_,
+                                   h.base_offset, next));
+    }
+    next = h.last_offset() + 1;
+  }
+  const int64_t first = headers.front().base_offset;
+  if (ShouldRoll(int64_t(batches.size()), next - 1, now)) STRATA_RETURN_IF_ERROR(RollLocked());
+  for (const BatchHeader& h : headers) {
+    if (h.partition_leader_epoch >= 0 && h.partition_leader_epoch > epochs_.latest_epoch()) {
+      STRATA_RETURN_IF_ERROR(epochs_.Assign(h.partition_leader_epoch, h.base_offset));
+    }
+  }
+
+  Segment& seg = active();
+  const uint64_t size_before = seg.size();
+  Status written = seg.Append(batches, headers, config_.index_interval_bytes);
+  if (!written.ok() && seg.size() == size_before) return written.take_error();
+  if (size_before == 0) seg.set_first_append_ms(now);
+  for (const BatchHeader& h : headers) {
+    if (h.idempotent()) producers_.Replay(ProducerBatch::FromHeader(h));
+  }
+  leo_.store(next);
+  if (!written.ok()) {
+    io_failed_ = true;
+    log::Get("storage")->error("{}: index write failed after replicated append at {}: {}", label_,
+                               first, written.error().message);
+    return written.take_error();
+  }
+  AppendResult result;
+  result.base_offset = first;
+  result.last_offset = next - 1;
+  result.log_start_offset = log_start_.load();
+  STRATA_RETURN_IF_ERROR(MaybeFlushLocked(next - first, now));
+  return result;
+}
+
+Status LogImpl::TruncateTo(int64_t offset) {
+  std::lock_guard lock(mu_);
+  if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
+  const int64_t old_end = leo_.load();
+  if (offset >= old_end) return Status::Ok();
+  if (offset < log_start_.load()) {
+    return MakeError(Errc::kOutOfRange, fmt::format("{}: truncation to {} below the log start {}",
+                                                    label_, offset, log_start_.load()));
+  }
+  // Whole segments at or above the offset go (the first one is kept, empty,
+  // when the offset is its base: a log always has an active segment).
+  while (segments_.size() > 1 && segments_.rbegin()->first >= offset) {
+    auto last = std::prev(segments_.end());
+    STRATA_RETURN_IF_ERROR(last->second->DeleteFiles());
+    segments_.erase(last);
+  }
+  Segment& seg = active();
+  // Cut at the first batch that reaches the offset: the log ends on a batch
+  // boundary, as the leader's does.
+  STRATA_ASSIGN_OR_RETURN(auto found, seg.FindBatch(offset, seg.IndexPosition(offset), seg.size()));
+  if (found) {
+    STRATA_RETURN_IF_ERROR(seg.TruncateLog(found->first));
+    STRATA_RETURN_IF_ERROR(seg.ResetIndexes());
+    STRATA_ASSIGN_OR_RETURN(SegmentRecovery r,
+                            RecoverSegment(seg, seg.base_offset(), config_.index_interval_bytes,
+                                           label_, [](const BatchHeader&) {}));
+    (void)r;
+  }
+  STRATA_RETURN_IF_ERROR(seg.Flush());
+  STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  const int64_t end = std::max(seg.next_offset(), seg.base_offset());
+  leo_.store(end);
+  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(end));
+  if (cleaner_checkpoint_.load() > end) cleaner_checkpoint_.store(end);
+  producers_.Clear();
+  STRATA_RETURN_IF_ERROR(LoadProducerState());
+  log::Get("storage")->info("{}: truncated from {} to {} ({})", label_, old_end, end,
+                            producer_load_note_);
+  return Status::Ok();
+}
+
+}  // namespace strata::storage

@@ -1,0 +1,158 @@
+// The follower's side of Log: AppendAsFollower keeps the leader's bytes,
+// offsets and epochs and rebuilds producer state from them; TruncateTo cuts
+// a tail at a batch boundary with epochs, producer state and a reopen
+// following.
+#include <gtest/gtest.h>
+
+#include "storage/log.h"
+#include "storage/test_util.h"
+
+namespace strata::storage {
+namespace {
+
+using testing::AppendOne;
+using testing::BatchOptions;
+using testing::InfoFor;
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kPid = 77;
+
+class LogReplicaTest : public testing::TempDirTest {
+ protected:
+  std::unique_ptr<Log> OpenLog(const fs::path& dir) {
+    auto log = Log::Open(dir, config_, &clock_);
+    EXPECT_TRUE(log.ok()) << (log.ok() ? "" : log.error().message);
+    return log.ok() ? std::move(*log) : nullptr;
+  }
+  // The batches of `log` in [from, to), as stored (to = -1: the log end).
+  static Bytes ReadRange(const Log& log, int64_t from, int64_t to = -1) {
+    if (to < 0) to = log.log_end_offset();
+    Bytes out;
+    for (int64_t offset = from; offset < to;) {
+      auto r = log.Read(offset, 1 << 20, to, true);
+      EXPECT_TRUE(r.ok());
+      if (!r.ok() || r->records.empty()) break;
+      offset = testing::Headers(r->records).back().last_offset() + 1;
+      out.insert(out.end(), r->records.begin(), r->records.end());
+    }
+    return out;
+  }
+  // What a follower does with a fetched byte run: split, then append it.
+  static Result<AppendResult> Replicate(Log& follower, Bytes data) {
+    std::vector<BatchInfo> infos;
+    size_t pos = 0;
+    for (const auto& h : testing::Headers(data)) {
+      infos.push_back(InfoFor(ByteView(data).subspan(pos, static_cast<size_t>(h.size_in_bytes()))));
+      pos += static_cast<size_t>(h.size_in_bytes());
+    }
+    return follower.AppendAsFollower(MutableByteView(data), infos);
+  }
+
+  LogConfig config_;
+  ManualClock clock_{1'700'000'000'000};
+};
+
+TEST_F(LogReplicaTest, AFollowerKeepsTheLeadersBytesOffsetsEpochsAndProducerState) {
+  config_.segment_bytes = 600;  // several segments on both sides
+  auto leader = OpenLog(root_ / "leader-0");
+  auto follower = OpenLog(dir_);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(AppendOne(*leader, {.records = 3}, 1).ok());
+  for (int32_t seq = 0; seq < 8; seq += 2) {
+    ASSERT_TRUE(
+        AppendOne(*leader,
+                  {.records = 2, .producer_id = kPid, .producer_epoch = 0, .base_sequence = seq}, 4)
+            .ok());
+  }
+  // Fetched in two pieces, as a follower would.
+  Bytes all = ReadRange(*leader, 0);
+  ASSERT_FALSE(all.empty());
+  auto first = leader->Read(0, 1, leader->log_end_offset(), true);  // one batch
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(Replicate(*follower, first->records).ok());
+  auto rest = Replicate(*follower, ReadRange(*leader, follower->log_end_offset()));
+  ASSERT_TRUE(rest.ok()) << rest.error().message;
+
+  EXPECT_EQ(follower->log_end_offset(), leader->log_end_offset());
+  EXPECT_EQ(ReadRange(*follower, 0), all);  // byte-identical
+  EXPECT_GT(follower->segment_count(), 1);
+  EXPECT_EQ(follower->latest_epoch(), 4);
+  EXPECT_EQ(follower->LeaderEpochEntries(), leader->LeaderEpochEntries());
+  EXPECT_EQ(follower->EndOffsetForEpoch(1), leader->EndOffsetForEpoch(1));
+
+  // Producer state came with the batches: as the new leader, this replica
+  // answers a retry of the producer's last batch with its original offsets.
+  auto retry = AppendOne(
+      *follower, {.records = 2, .producer_id = kPid, .producer_epoch = 0, .base_sequence = 6}, 5);
+  ASSERT_TRUE(retry.ok()) << retry.error().message;
+  EXPECT_TRUE(retry->duplicate);
+  EXPECT_EQ(retry->base_offset, leader->log_end_offset() - 2);
+  // And the next sequence is accepted, a gap refused.
+  EXPECT_EQ(
+      AppendOne(*follower,
+                {.records = 2, .producer_id = kPid, .producer_epoch = 0, .base_sequence = 12}, 5)
+          .error()
+          .code,
+      Errc::kOutOfOrderSequence);
+}
+
+TEST_F(LogReplicaTest, BatchesBelowTheLogEndAreRefused) {
+  auto leader = OpenLog(root_ / "leader-0");
+  auto follower = OpenLog(dir_);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(AppendOne(*leader, {.records = 2}, 1).ok());
+  Bytes all = ReadRange(*leader, 0);
+  ASSERT_TRUE(Replicate(*follower, all).ok());
+  auto again = Replicate(*follower, all);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, Errc::kInvalidArgument);
+  EXPECT_EQ(follower->log_end_offset(), 6);
+}
+
+TEST_F(LogReplicaTest, TruncationCutsTheTailWithItsEpochsAndProducerState) {
+  config_.segment_bytes = 500;
+  auto log = OpenLog(dir_);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(AppendOne(*log, {.records = 2}, 1).ok());  // 0-15
+  const int64_t epoch2_start = log->log_end_offset();
+  ASSERT_TRUE(
+      AppendOne(*log, {.records = 2, .producer_id = kPid, .producer_epoch = 0, .base_sequence = 0},
+                2)
+          .ok());
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(AppendOne(*log, {.records = 2}, 2).ok());
+  const int segments_before = log->segment_count();
+  ASSERT_GT(segments_before, 2);
+  const Bytes kept = ReadRange(*log, 0, epoch2_start);
+
+  // Inside a batch: the whole batch goes.
+  ASSERT_TRUE(log->TruncateTo(epoch2_start + 1).ok());
+  EXPECT_EQ(log->log_end_offset(), epoch2_start);
+  EXPECT_EQ(log->latest_epoch(), 1);
+  EXPECT_LT(log->segment_count(), segments_before);
+  EXPECT_EQ(ReadRange(*log, 0), kept);
+  // The producer's batch went with the tail: its retry is new, not a duplicate.
+  auto retry = AppendOne(
+      *log, {.records = 2, .producer_id = kPid, .producer_epoch = 0, .base_sequence = 0}, 3);
+  ASSERT_TRUE(retry.ok()) << retry.error().message;
+  EXPECT_FALSE(retry->duplicate);
+  EXPECT_EQ(retry->base_offset, epoch2_start);
+  EXPECT_EQ(log->latest_epoch(), 3);
+  EXPECT_EQ(log->EndOffsetForEpoch(1).second, epoch2_start);
+
+  // A clean reopen sees the truncated log.
+  const int64_t end = log->log_end_offset();
+  ASSERT_TRUE(log->Close().ok());
+  log = OpenLog(dir_);
+  EXPECT_EQ(log->log_end_offset(), end);
+  EXPECT_EQ(log->latest_epoch(), 3);
+  // To a segment's base, and to the start: the log stays usable.
+  ASSERT_TRUE(log->TruncateTo(0).ok());
+  EXPECT_EQ(log->log_end_offset(), 0);
+  EXPECT_EQ(log->segment_count(), 1);
+  EXPECT_EQ(log->latest_epoch(), -1);
+  ASSERT_TRUE(AppendOne(*log, {.records = 1}, 4).ok());
+  EXPECT_EQ(log->log_end_offset(), 1);
+  ASSERT_TRUE(log->TruncateTo(5).ok());  // past the end: nothing to do
+  EXPECT_EQ(log->log_end_offset(), 1);
+}
+
+}  // namespace
+}  // namespace strata::storage
