@@ -18,6 +18,15 @@ scripts/install-test-deps.sh
 # broker binary that the integration suite and the benchmark smoke run).
 step "build: asan+ubsan"
 scripts/build.sh asan
+
+# MinSizeRel compiles, one file per compiler run (no unity batches), in the
+# background at the lowest priority: it takes only the CPU that the test steps
+# below leave idle, and is waited for at the end.
+step "build: MinSizeRel (background, nice 19)"
+mkdir -p build-types
+setsid nice -n 19 scripts/build-types.sh > build-types/run.log 2>&1 &
+types_pid=$!
+trap 'kill -- -"$types_pid" 2>/dev/null || true' EXIT  # a failed step stops it too
 step "unit tests (asan+ubsan)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure
 
@@ -38,12 +47,16 @@ step "fuzzing (bounded)"
 scripts/build.sh fuzz
 scripts/fuzz.sh 30
 
-step "build: MinSizeRel compiles, one file per compiler run (no unity batches)"
-scripts/build-types.sh
-
 step "benchmark harness smoke (Strata only)"
 STRATA_BIN="$(pwd)/build/strata" bench/run.sh --smoke
 step "integration tests (real clients against build/strata)"
 STRATA_BIN="$(pwd)/build/strata" python3 -m pytest -q --durations=15 tests/integration
+
+step "build: MinSizeRel (waiting for the background build)"
+if ! wait "$types_pid"; then
+  tail -50 build-types/run.log
+  exit 1
+fi
+cat build-types/run.log
 
 step "done in $(( $(date +%s) - start ))s"

@@ -130,6 +130,18 @@ void RegisterBrokerGauges(BrokerContext& ctx) {
     add("uncleanable_logs", static_cast<double>(s.uncleanable_logs));
     return out;
   });
+  auto replication = [&ctx](int64_t TopicManager::ReplicationStats::*field) {
+    return [&ctx, field] { return static_cast<double>(ctx.topics.replication_stats().*field); };
+  };
+  using RS = TopicManager::ReplicationStats;
+  registry.SetGauge("strata_under_replicated_partitions",
+                    "Partitions led here whose ISR lacks a replica", {},
+                    replication(&RS::under_replicated));
+  registry.SetGauge("strata_under_min_isr_partitions",
+                    "Partitions led here whose ISR is below min.insync.replicas", {},
+                    replication(&RS::under_min_isr));
+  registry.SetGauge("strata_followed_partitions", "Partitions this broker follows", {},
+                    replication(&RS::followed));
   registry.SetGaugeFamily("strata_log_end_offset", "Next offset to be written",
                           per_partition([](const storage::Log& l) { return l.log_end_offset(); }));
   registry.SetGaugeFamily(

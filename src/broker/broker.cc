@@ -167,10 +167,17 @@ asio::awaitable<void> Broker::PeriodicTasks() {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   int64_t check_ms = config_.GetLong("log.retention.check.interval.ms");
   int64_t next_retention = clock_->MonotonicMs() + check_ms;
+  const int64_t marks_ms = config_.GetLong("replica.high.watermark.checkpoint.interval.ms");
+  int64_t next_marks = clock_->MonotonicMs() + marks_ms;
   for (;;) {
-    timer.expires_after(std::chrono::milliseconds(1000));
+    timer.expires_after(std::chrono::milliseconds(std::min<int64_t>(1000, marks_ms)));
     co_await timer.async_wait(asio::use_awaitable);
     topics_->FlushDue();
+    if (clock_->MonotonicMs() >= next_marks) {
+      Status st = topics_->CheckpointHighWatermarks();
+      if (!st.ok()) Log()->warn("checkpointing high watermarks: {}", st.error().message);
+      next_marks = clock_->MonotonicMs() + marks_ms;
+    }
     if (clock_->MonotonicMs() >= next_retention) {
       int deleted = topics_->EnforceRetention();
       if (deleted > 0) Log()->info("retention deleted {} segments", deleted);

@@ -78,7 +78,7 @@ class Broker : public net::RequestHandler {
   std::unique_ptr<cluster::ControllerElection> election_;  // campaigns with session_'s lease
   std::unique_ptr<cluster::Controller> controller_;        // acts while election_ is active
   std::unique_ptr<cluster::DeletedTopicCleaner> deleted_topics_;  // likewise
-  std::unique_ptr<ControllerForwarder> forwarder_;         // controller-bound requests
+  std::unique_ptr<ControllerForwarder> forwarder_;                // controller-bound requests
   std::unique_ptr<TopicManager> topics_;
   AppendNotifier notifier_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;

@@ -16,7 +16,7 @@ class GroupCoordinator;
 namespace strata::cluster {
 class Controller;
 class Metadata;
-}
+}  // namespace strata::cluster
 
 namespace strata::broker {
 

@@ -7,12 +7,24 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "base/metrics.h"
 #include "broker/log.h"
 #include "broker/topic_manager.h"
 
 namespace strata::broker {
 
 namespace {
+
+metrics::Counter& IsrShrinks() {
+  static metrics::Counter& c = metrics::Global().GetCounter(
+      "strata_isr_shrinks_total", "ISR changes written by this broker that removed a replica");
+  return c;
+}
+metrics::Counter& IsrExpands() {
+  static metrics::Counter& c = metrics::Global().GetCounter(
+      "strata_isr_expands_total", "ISR changes written by this broker that added a replica");
+  return c;
+}
 
 std::string Join(const std::vector<cluster::NodeId>& ids) {
   std::string out;
@@ -71,10 +83,46 @@ int TopicManager::UpdateIsrs() {
     }
     p->Apply(*written, now);
     changes++;
+    if (written->isr.size() < state.isr.size() ||
+        std::any_of(state.isr.begin(), state.isr.end(), [&](cluster::NodeId r) {
+          return std::find(written->isr.begin(), written->isr.end(), r) == written->isr.end();
+        })) {
+      isr_shrinks_++;
+      IsrShrinks().Add();
+    }
+    if (written->isr.size() > state.isr.size()) {
+      isr_expands_++;
+      IsrExpands().Add();
+    }
     Log()->info("{}: ISR [{}] -> [{}] at partition epoch {}", p->tp().ToString(), Join(state.isr),
                 Join(written->isr), written->partition_epoch.value());
   }
   return changes;
+}
+
+}  // namespace strata::broker
+
+namespace strata::broker {
+
+TopicManager::ReplicationStats TopicManager::replication_stats() const {
+  ReplicationStats out;
+  std::vector<std::shared_ptr<Partition>> all;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [tp, p] : partitions_) all.push_back(p);
+  }
+  for (const auto& p : all) {
+    cluster::PartitionRecord state = p->state();
+    if (state.leader != self_) continue;
+    if (state.isr.size() < state.replicas.size()) out.under_replicated++;
+    auto info = GetTopicInfo(p->tp().topic);
+    if (info && static_cast<int>(state.isr.size()) < info->min_insync_replicas) out.under_min_isr++;
+  }
+  out.followed = static_cast<int64_t>(fetchers_->followed());
+  out.fetched_bytes = fetchers_->bytes_fetched();
+  out.isr_shrinks = isr_shrinks_.load();
+  out.isr_expands = isr_expands_.load();
+  return out;
 }
 
 }  // namespace strata::broker

@@ -9,15 +9,16 @@ namespace strata::broker {
 using protocol::ErrorCode;
 
 Partition::Partition(TopicPartition tp, std::string topic_id, std::shared_ptr<storage::Log> log,
-                     cluster::PartitionRecord state, cluster::NodeId self, int64_t now_ms)
+                     cluster::PartitionRecord state, cluster::NodeId self, int64_t now_ms,
+                     int64_t high_watermark)
     : tp_(std::move(tp)),
       topic_id_(std::move(topic_id)),
       log_(std::move(log)),
       self_(self),
       state_(std::move(state)) {
-  // Nothing is known committed beyond the log start until the ISR (leading)
-  // or the leader's fetch responses (following) say so.
-  high_watermark_ = log_->log_start_offset();
+  // What was committed when the replica last checkpointed, as far as the
+  // log still reaches; the ISR (leading) or the leader (following) moves it.
+  high_watermark_ = std::clamp(high_watermark, log_->log_start_offset(), log_->log_end_offset());
   if (state_.leader == self_) {
     followers_.Reset(self_, state_.replicas, state_.isr, now_ms);
     epoch_start_offset_ = log_->log_end_offset();

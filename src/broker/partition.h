@@ -25,9 +25,11 @@ namespace strata::broker {
 
 class Partition {
  public:
-  // `self`: this broker, which the record may name as leader.
+  // `self`: this broker, which the record may name as leader;
+  // `high_watermark`: the checkpointed one (kept within the log's bounds).
   Partition(TopicPartition tp, std::string topic_id, std::shared_ptr<storage::Log> log,
-            cluster::PartitionRecord state, cluster::NodeId self, int64_t now_ms);
+            cluster::PartitionRecord state, cluster::NodeId self, int64_t now_ms,
+            int64_t high_watermark = 0);
 
   const TopicPartition& tp() const { return tp_; }
   const std::string& topic_id() const { return topic_id_; }  // base64

@@ -111,6 +111,14 @@ int64_t TopicManager::LogStartOffset(const TopicPartition& tp, const storage::Lo
 
 Status TopicManager::Start() {
   STRATA_RETURN_IF_ERROR(StartRemote());
+  auto marks = storage::ReadHighWatermarks(config_.log_dir());
+  if (marks.ok()) {
+    checkpointed_marks_ = std::move(*marks);
+  } else {
+    // Only an availability cost: the marks start at the log start and the
+    // ISR moves them up again.
+    Log()->warn("{}; high watermarks start from the log start", marks.error().message);
+  }
   {
     std::lock_guard admin(admin_mu_);
     STRATA_RETURN_IF_ERROR(ReconcileLocked());
@@ -147,6 +155,8 @@ void TopicManager::Shutdown() {
   StopReconciler();
   StopIsrThread();
   fetchers_->Shutdown();  // they append to the logs: stop them first
+  Status marks = CheckpointHighWatermarks();
+  if (!marks.ok()) Log()->warn("checkpointing high watermarks: {}", marks.error().message);
   // Closing a log aborts a pass running on it, so stop the threads last.
   if (cleaner_) cleaner_->RequestStop();
   if (remote_) remote_->Stop();  // uploads read the logs: stop them first
@@ -159,6 +169,21 @@ void TopicManager::Shutdown() {
     partitions_.clear();
   }
   if (cleaner_) cleaner_->Stop();
+}
+
+Status TopicManager::CheckpointHighWatermarks() {
+  storage::HighWatermarks marks;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [tp, p] : partitions_) marks[{tp.topic, tp.partition}] = p->high_watermark();
+  }
+  return storage::WriteHighWatermarks(config_.log_dir(), marks);
+}
+
+int64_t TopicManager::HighWatermark(Partition& partition) const {
+  auto info = GetTopicInfo(partition.tp().topic);
+  partition.MaybeAdvanceHighWatermark(info ? info->min_insync_replicas : 1);
+  return partition.high_watermark();
 }
 
 void TopicManager::PublishTopicInfo(const cluster::TopicRecord& record) {

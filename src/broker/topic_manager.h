@@ -30,6 +30,7 @@
 #include "cluster/metadata.h"
 #include "config/broker_config.h"
 #include "storage/cleaner.h"
+#include "storage/high_watermark_checkpoint.h"
 #include "storage/log.h"
 #include "tiered/remote_log_manager.h"
 
@@ -96,6 +97,23 @@ class TopicManager {
   // Cached topic view; nullptr if the topic does not exist.
   std::shared_ptr<const TopicInfo> GetTopicInfo(const std::string& name) const;
   std::vector<cluster::TopicRecord> ListTopics() const;
+
+  // Writes every partition's high watermark to replication-offset-checkpoint
+  // (every replica.high.watermark.checkpoint.interval.ms, and at shutdown).
+  Status CheckpointHighWatermarks();
+  // The partition's high watermark, first moved as far as its ISR allows.
+  int64_t HighWatermark(Partition& partition) const;
+
+  // Replication figures for /metrics (Kafka's ReplicaManager metrics).
+  struct ReplicationStats {
+    int64_t under_replicated = 0;  // led partitions whose ISR lacks a replica
+    int64_t under_min_isr = 0;     // led partitions whose ISR is below min.insync.replicas
+    int64_t followed = 0;          // partitions this broker follows
+    int64_t fetched_bytes = 0;     // bytes appended from leaders
+    int64_t isr_shrinks = 0;       // ISR changes written that removed a replica
+    int64_t isr_expands = 0;       // ... that added one
+  };
+  ReplicationStats replication_stats() const;
 
   // Applies retention to every log; returns segments deleted.
   int EnforceRetention();
@@ -170,12 +188,15 @@ class TopicManager {
   std::unique_ptr<tiered::RemoteLogManager> remote_;  // null unless tiered storage is on
   std::unique_ptr<DiskHighMark> high_mark_;           // produce back-pressure
   std::unique_ptr<ReplicaFetchers> fetchers_;         // this broker's follower fetch loops
+  storage::HighWatermarks checkpointed_marks_;        // read at Start, for OpenReplica
   // The ISR thread: writes the ISR changes the led partitions want
   // (AlterPartition), every replica.lag.time.max.ms / 2 and when woken.
   std::thread isr_thread_;
   std::mutex isr_mu_;
   std::condition_variable isr_wake_;
   bool isr_stopping_ = false;
+  std::atomic<int64_t> isr_shrinks_{0};
+  std::atomic<int64_t> isr_expands_{0};
 };
 
 }  // namespace strata::broker

@@ -200,8 +200,10 @@ Status TopicManager::OpenReplica(const cluster::TopicRecord& topic, int32_t p,
                      fmt::format("opening log {}: {}", tp.ToString(), opened.error().message));
   }
   std::shared_ptr<storage::Log> log = std::move(opened).value();
-  auto partition = std::make_shared<Partition>(tp, cluster::UuidToBase64(topic.id), log, state,
-                                               self_, clock_->MonotonicMs());
+  auto mark = checkpointed_marks_.find({tp.topic, tp.partition});
+  auto partition = std::make_shared<Partition>(
+      tp, cluster::UuidToBase64(topic.id), log, state, self_, clock_->MonotonicMs(),
+      mark == checkpointed_marks_.end() ? 0 : mark->second);
   if (cleaner_) cleaner_->Register(tp.ToString(), log);
   UpdateTiering(topic, *partition, config);
   std::unique_lock lock(mu_);

@@ -6,6 +6,7 @@
 #include <asio/use_awaitable.hpp>
 
 #include "base/log.h"
+#include "base/metrics.h"
 #include "protocol/error_code.h"
 #include "protocol/record_batch.h"
 
@@ -22,6 +23,12 @@ using Clock = std::chrono::steady_clock;
 constexpr int16_t kFetchVersion = 12;
 
 auto Log() { return log::Get("replication"); }
+
+metrics::Counter& FetchedBytes() {
+  static metrics::Counter& c = metrics::Global().GetCounter(
+      "strata_replica_fetched_bytes_total", "Bytes this broker appended from its leaders");
+  return c;
+}
 
 // Splits fetched bytes into whole batches with CRCs checked. A partial
 // batch at the end (a leader may cut one at the size limit) is dropped.
@@ -210,6 +217,7 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch,
       return;
     }
     bytes_fetched_ += static_cast<int64_t>(used);
+    FetchedBytes().Add(static_cast<int64_t>(used));
   }
   if (p.on_fetched) p.on_fetched(response.high_watermark, response.log_start_offset);
 }

@@ -67,6 +67,7 @@ class Broker:
         self.workdir = workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.kafka = kit.against_kafka()
+        self.unclean_stops: list[str] = []
         self.port = free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
         self.data_dir = workdir / "data"
@@ -188,7 +189,9 @@ class Broker:
             self._log_file = None
 
     def stop(self) -> int | None:
-        """SIGTERM, wait, then SIGKILL. Returns the exit code (None if it had to be killed)."""
+        """SIGTERM, wait, then SIGKILL. Returns the exit code (None if it had to be killed).
+        A Strata broker that needs the SIGKILL, or exits non-zero, is recorded in
+        `unclean_stops`, and the fixture that made it fails the test."""
         if self.proc is None:
             return None
         rc = None
@@ -198,6 +201,10 @@ class Broker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        if not self.kafka and rc != 0:
+            self.unclean_stops.append(
+                f"{self.workdir.name}: " + (f"exited with {rc} after SIGTERM" if rc is not None
+                                            else f"still running {STOP_TIMEOUT:.0f}s after SIGTERM"))
         self._reap()
         return rc
 
@@ -247,6 +254,7 @@ def broker(tmp_path_factory):
     yield b
     b.stop()
     _fail_on_sanitizer_reports([b])
+    _fail_on_unclean_stops([b])
 
 
 @pytest.fixture
@@ -269,6 +277,13 @@ def broker_factory(tmp_path):
     for b in made:
         b.stop()
     _fail_on_sanitizer_reports(made)
+    _fail_on_unclean_stops(made)
+
+
+def _fail_on_unclean_stops(brokers: list) -> None:
+    stops = [s for b in brokers for s in b.unclean_stops]
+    if stops:
+        pytest.fail("broker did not shut down cleanly:\n" + "\n".join(stops))
 
 
 def _fail_on_sanitizer_reports(brokers: list) -> None:

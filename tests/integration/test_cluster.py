@@ -31,7 +31,7 @@ PREFIX = "/strata-cluster"
 OFFLINE_WITHIN = TTL_MS / 1000 + 5
 
 
-def start_cluster(tmp_path, broker_factory, etcd_members: int = 1):
+def start_cluster(tmp_path, broker_factory, etcd_members: int = 1, extra: dict | None = None):
     etcd = Etcd(tmp_path / "etcd", members=etcd_members)
     remote = tmp_path / "remote"  # one file:// remote store shared by every broker
     remote.mkdir(exist_ok=True)
@@ -44,7 +44,7 @@ def start_cluster(tmp_path, broker_factory, etcd_members: int = 1):
             "offsets.topic.num.partitions": "6", "group.initial.rebalance.delay.ms": "0",
             "remote.log.storage.system.enable": "true",
             "strata.remote.storage.uri": f"file://{remote}",
-            "remote.log.manager.task.interval.ms": "500"})
+            "remote.log.manager.task.interval.ms": "500", **(extra or {})})
 
     brokers = [start(n) for n in (1, 2, 3)]
     wait_until(lambda: len(metadata(brokers[0]).brokers) == 3, 15, "3 registered brokers",

@@ -3,16 +3,22 @@
 What is checked: followers fetch from the leader and join the ISR; with acks=all every
 acknowledged record is on every in-sync replica, and the replicas' logs are byte-identical; a
 SIGKILLed leader is replaced by an in-sync follower that serves every acknowledged record,
-and the killed broker, restarted, catches up and rejoins the ISR.
+and the killed broker, restarted, catches up and rejoins the ISR; followers stalled with SIGSTOP
+leave the ISR within replica.lag.time.max.ms (or their lease TTL), acks=all then gets
+NOT_ENOUGH_REPLICAS while acks=1 goes on, and after SIGCONT they rejoin with identical logs.
 """
 from __future__ import annotations
+
+import os
+import signal
 
 import pytest
 from confluent_kafka.admin import NewTopic
 
 import kit
+import rawkafka
 from kit import wait_until
-from test_cluster import OFFLINE_WITHIN, leaders, metadata, start_cluster
+from test_cluster import OFFLINE_WITHIN, TTL_MS, leaders, metadata, start_cluster
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
 
@@ -35,10 +41,22 @@ def isr(b, topic: str) -> dict[int, list[int]]:
     return {p: sorted(pm.isrs) for p, pm in md.partitions.items()}
 
 
-def create_rf3(b, topic: str, partitions: int) -> None:
+def create_rf3(b, topic: str, partitions: int, assignment: list[list[int]] | None = None) -> None:
     a = kit.admin(b.bootstrap)
-    a.create_topics([NewTopic(topic, partitions, 3, config={"min.insync.replicas": "2"})]
-                    )[topic].result(timeout=30)
+    config = {"min.insync.replicas": "2"}
+    new = (NewTopic(topic, len(assignment), replica_assignment=assignment, config=config)
+           if assignment else NewTopic(topic, partitions, 3, config=config))
+    a.create_topics([new])[topic].result(timeout=30)
+
+
+def produce_raw(b, topic: str, acks: int) -> int:
+    """One record by Produce v8 straight to `b` -> the partition's error code."""
+    batch = rawkafka.record_batch([(None, b"raw", [])], kit.BASE_TS)
+    with rawkafka.Conn(b.bootstrap) as c:
+        c.send(rawkafka.request(0, 8, 7, rawkafka.produce_body(8, topic, 0, batch, acks=acks)))
+        _, body = c.recv_frame()
+    [(_, _, code, _)] = rawkafka.parse_produce_response(8, body)
+    return code
 
 
 def log_bytes(b, topic: str, p: int) -> bytes:
@@ -97,3 +115,42 @@ def test_a_killed_leader_fails_over_to_an_in_sync_replica_losing_nothing(cluster
                JOIN_WITHIN, "the restarted broker back in every ISR",
                lambda: isr(survivors[0], topic))
     wait_identical(cluster, topic, 2)
+
+
+LAG_MS = 2000  # replica.lag.time.max.ms of the stall test (the lease TTL is 3 s)
+
+
+def test_stalled_followers_leave_the_isr_and_min_insync_replicas_guards_acks_all(
+        tmp_path, broker_factory):
+    etcd, brokers = start_cluster(tmp_path, broker_factory,
+                                  extra={"replica.lag.time.max.ms": str(LAG_MS)})
+    b1, b2, b3 = brokers
+    topic = kit.unique_topic("stall")
+    create_rf3(b1, topic, 1, assignment=[[1, 2, 3]])
+    wait_until(lambda: isr(b1, topic)[0] == [1, 2, 3], JOIN_WITHIN, "the ISR full",
+               lambda: isr(b1, topic))
+    # A stalled follower is out within the lag time (or its lease TTL), whichever first.
+    out_within = min(LAG_MS, TTL_MS) / 1000 + 5
+    stopped = []
+    try:
+        os.kill(b3.proc.pid, signal.SIGSTOP)
+        stopped.append(b3)
+        wait_until(lambda: isr(b1, topic)[0] == [1, 2], out_within, "broker 3 out of the ISR",
+                   lambda: isr(b1, topic))
+        assert produce_raw(b1, topic, -1) == 0  # two in sync: acks=all still works
+        os.kill(b2.proc.pid, signal.SIGSTOP)
+        stopped.append(b2)
+        wait_until(lambda: isr(b1, topic)[0] == [1], out_within, "broker 2 out of the ISR",
+                   lambda: isr(b1, topic))
+        assert produce_raw(b1, topic, -1) == 19  # NOT_ENOUGH_REPLICAS
+        assert produce_raw(b1, topic, 1) == 0    # acks=1 goes on
+    finally:
+        for b in stopped:
+            os.kill(b.proc.pid, signal.SIGCONT)
+    wait_until(lambda: isr(b1, topic)[0] == [1, 2, 3], JOIN_WITHIN, "both back in the ISR",
+               lambda: isr(b1, topic))
+    assert produce_raw(b1, topic, -1) == 0
+    wait_identical(brokers, topic, 1)
+    for b in brokers:
+        b.stop()
+    etcd.stop_all()

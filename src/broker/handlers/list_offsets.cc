@@ -35,8 +35,8 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
   out.leader_epoch = leader.partition->leader_epoch().value();
   out.timestamp = -1;
   switch (in.timestamp) {
-    case kLatest:
-      out.offset = log->log_end_offset();
+    case kLatest:  // what consumers can read: the high watermark
+      out.offset = ctx.topics.HighWatermark(*leader.partition);
       break;
     case kEarliest:  // remote segments included
       out.offset = ctx.topics.LogStartOffset({topic, in.partition_index}, *log);

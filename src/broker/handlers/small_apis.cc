@@ -48,8 +48,10 @@ HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request) {
         continue;
       }
       const std::shared_ptr<storage::Log>& log = leader.partition->log();
-      int64_t offset = p.offset == -1 ? log->log_end_offset() : p.offset;
-      if (offset < 0 || offset > log->log_end_offset()) {
+      // -1: the high watermark; nothing beyond it may be deleted (Kafka).
+      const int64_t high_watermark = ctx.topics.HighWatermark(*leader.partition);
+      int64_t offset = p.offset == -1 ? high_watermark : p.offset;
+      if (offset < 0 || offset > high_watermark) {
         out.error_code = Code(ErrorCode::kOffsetOutOfRange);
         out.low_watermark = -1;
         continue;
