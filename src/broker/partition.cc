@@ -58,9 +58,9 @@ bool Partition::AdvanceLocked(int min_insync_replicas) {
   if (state_.leader != self_) return false;
   // Kafka's effective min ISR: never more than the replicas there are.
   int min_isr = std::min<int>(min_insync_replicas, static_cast<int>(state_.replicas.size()));
-  auto hw =
-      followers_.HighWatermark(state_.isr, log_->log_end_offset(), min_isr, high_watermark_.load());
-  if (!hw || *hw <= high_watermark_.load()) return false;
+  const int64_t current = high_watermark();
+  auto hw = followers_.HighWatermark(state_.isr, log_->log_end_offset(), min_isr, current);
+  if (!hw || *hw <= current) return false;
   high_watermark_.store(*hw);
   return true;
 }
@@ -82,6 +82,12 @@ void Partition::OnLeaderHighWatermark(int64_t leader_high_watermark) {
   int64_t hw = std::min(leader_high_watermark, log_->log_end_offset());
   int64_t current = high_watermark_.load();
   while (hw > current && !high_watermark_.compare_exchange_weak(current, hw)) {
+  }
+}
+
+void Partition::OnTruncated(int64_t log_end) {
+  int64_t current = high_watermark_.load();
+  while (current > log_end && !high_watermark_.compare_exchange_weak(current, log_end)) {
   }
 }
 

@@ -8,6 +8,7 @@
 //
 // Thread-safety: safe from any thread; the log is shared so a request that
 // holds it keeps it valid while the replica is removed.
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -48,7 +49,10 @@ class Partition {
   // the leader the smallest log end over the ISR (held while the ISR is
   // below min.insync.replicas, capped at the replication factor); on a
   // follower the leader's, capped at the local log end. Never goes back.
-  int64_t high_watermark() const { return high_watermark_.load(); }
+  // Never above the log end (OnTruncated lowers it, as Kafka's truncateTo).
+  int64_t high_watermark() const {
+    return std::min(high_watermark_.load(), log_->log_end_offset());
+  }
   // Leader: moves the mark as far as the ISR allows; true when it moved.
   bool MaybeAdvanceHighWatermark(int min_insync_replicas);
   // Leader: a fetch by replica `follower` at `fetch_offset` (its log end).
@@ -57,6 +61,8 @@ class Partition {
                        int64_t now_ms);
   // Follower: the leader's mark, from a fetch response.
   void OnLeaderHighWatermark(int64_t leader_high_watermark);
+  // Follower: the log was truncated to `log_end`; the mark goes no higher.
+  void OnTruncated(int64_t log_end);
   // Leader: the ISR this partition should have now (followers that caught
   // up added, those not caught up for `max_lag_ms` removed), when it
   // differs from the record's. The caller writes it (AlterPartition).

@@ -169,6 +169,15 @@ TEST(Partition, AFollowerTakesTheLeadersMarkUpToItsOwnEnd) {
   EXPECT_EQ(p.high_watermark(), 6);              // never back
   EXPECT_FALSE(p.MaybeAdvanceHighWatermark(1));  // not the leader
   EXPECT_EQ(p.WantedIsr(100000, 1), std::nullopt);
+  // A truncated tail takes the mark down with it, and it rises again from there.
+  ASSERT_TRUE(log->TruncateTo(2).ok());
+  EXPECT_EQ(p.high_watermark(), 2);
+  p.OnTruncated(2);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 2).ok());
+  EXPECT_EQ(p.high_watermark(), 2);  // the old mark does not come back with the new tail
+  p.OnLeaderHighWatermark(4);
+  EXPECT_EQ(p.high_watermark(), 4);
 }
 
 }  // namespace

@@ -52,6 +52,9 @@ void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition) {
   fetcher->Add({tp.topic, tp.partition, state.leader_epoch.value(), partition->log(),
                 [weak](int64_t high_watermark, int64_t) {
                   if (auto p = weak.lock()) p->OnLeaderHighWatermark(high_watermark);
+                },
+                [weak](int64_t log_end) {
+                  if (auto p = weak.lock()) p->OnTruncated(log_end);
                 }});
   assigned_[tp] = {state.leader, state.leader_epoch.value(), index};
   Log()->info("{}: following leader {} at epoch {} from offset {}", tp.ToString(),

@@ -201,6 +201,7 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch,
                 name_, label, d.epoch, d.end_offset, to);
     Status st = p.log->TruncateTo(std::max(to, p.log->log_start_offset()));
     truncations_++;
+    if (p.on_truncated) p.on_truncated(p.log->log_end_offset());
     if (!st.ok()) Pause(key, leader_epoch, label + ": truncating: " + st.error().message);
     return;
   }

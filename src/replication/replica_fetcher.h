@@ -46,6 +46,8 @@ struct FollowedPartition {
   // After each successful fetch of the partition: the leader's high
   // watermark and log start offset.
   std::function<void(int64_t high_watermark, int64_t log_start)> on_fetched;
+  // After the log was truncated to `log_end` (a divergence).
+  std::function<void(int64_t log_end)> on_truncated;
 };
 
 class ReplicaFetcher {

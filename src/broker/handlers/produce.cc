@@ -37,6 +37,8 @@ struct PendingAck {
   std::shared_ptr<Partition> partition;
   int64_t last_offset = 0;
   int min_isr = 1;
+  cluster::NodeId leader{-1};  // this broker, leading at `leader_epoch` when it appended
+  cluster::LeaderEpoch leader_epoch{-1};
   size_t topic_index = 0;  // where its answer is in the response
   size_t partition_index = 0;
 };
@@ -130,7 +132,8 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
   partition.MaybeAdvanceHighWatermark(info->min_insync_replicas);
   if (!appended->duplicate) ctx.notifier.Notify(tp);
   if (acks == -1 && partition.high_watermark() <= appended->last_offset) {
-    pending.push_back({leader.partition, appended->last_offset, info->min_insync_replicas});
+    pending.push_back({leader.partition, appended->last_offset, info->min_insync_replicas,
+                       leader.partition->leader(), leader.partition->leader_epoch()});
   }
 }
 
@@ -147,21 +150,35 @@ asio::awaitable<void> AwaitAcks(BrokerContext& ctx, const std::vector<PendingAck
   auto committed = [](const PendingAck& p) {
     return p.partition->high_watermark() > p.last_offset;
   };
+  // A leadership lost meanwhile (a new leader epoch) will never commit here:
+  // the producer is told at once, as Kafka completes such requests with
+  // NOT_LEADER_OR_FOLLOWER, instead of at the timeout.
+  auto deposed = [](const PendingAck& p) {
+    cluster::PartitionRecord now = p.partition->state();
+    return now.leader != p.leader || now.leader_epoch != p.leader_epoch;
+  };
+  auto settled = [&](const PendingAck& p) { return committed(p) || deposed(p); };
+  // Leadership changes do not wake the notifier: looked at every 100 ms.
+  constexpr auto kLeadershipCheck = std::chrono::milliseconds(100);
   for (;;) {
     auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
-    bool all = std::all_of(pending.begin(), pending.end(), committed);
+    bool all = std::all_of(pending.begin(), pending.end(), settled);
     auto now = std::chrono::steady_clock::now();
     if (!all && now < deadline) {
-      co_await ctx.notifier.Wait(
-          waiter, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      co_await ctx.notifier.Wait(waiter, std::min(left, kLeadershipCheck));
     }
     ctx.notifier.Unregister(waiter);
-    all = std::all_of(pending.begin(), pending.end(), committed);
+    all = std::all_of(pending.begin(), pending.end(), settled);
     if (all || std::chrono::steady_clock::now() >= deadline) break;
   }
   for (const auto& p : pending) {
     auto& out = resp.topics[p.topic_index].partitions[p.partition_index];
-    if (!committed(p)) {
+    if (!committed(p) && deposed(p)) {
+      SetError(out, ErrorCode::kNotLeaderOrFollower,
+               fmt::format("{}: leadership moved before the in-sync replicas confirmed offset {}",
+                           p.partition->tp().ToString(), p.last_offset));
+    } else if (!committed(p)) {
       SetError(out, ErrorCode::kRequestTimedOut,
                fmt::format("the in-sync replicas of {} did not confirm offset {} within {} ms",
                            p.partition->tp().ToString(), p.last_offset, timeout.count()));
