@@ -18,6 +18,7 @@ from confluent_kafka.admin import NewTopic
 import kit
 import rawkafka
 from kit import wait_until
+from test_cluster import cluster  # noqa: F401 (the 3-broker fixture)
 from test_cluster import OFFLINE_WITHIN, TTL_MS, leaders, metadata, start_cluster
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
@@ -25,15 +26,6 @@ pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mo
 # Followers join within a few fetch rounds (replica.fetch.wait.max.ms 500) and one pass of
 # the ISR thread (every 500 ms); a broker start adds its registration and first fetches.
 JOIN_WITHIN = 20
-
-
-@pytest.fixture
-def cluster(tmp_path, broker_factory):
-    etcd, brokers = start_cluster(tmp_path, broker_factory)
-    yield brokers
-    for b in brokers:
-        b.stop()
-    etcd.stop_all()
 
 
 def isr(b, topic: str) -> dict[int, list[int]]:
