@@ -28,8 +28,14 @@ mkdir -p build-types
 # only ranks processes within one session.)
 nice -n 19 scripts/build-types.sh > build-types/run.log 2>&1 &
 types_pid=$!
-# A failed step stops it too (ninja stops its compilers on SIGTERM).
-trap 'pkill -TERM -P "$types_pid" 2>/dev/null; kill "$types_pid" 2>/dev/null || true' EXIT
+# A failed step stops it too (ninja stops its compilers on SIGTERM). Every
+# command in the trap is guarded: set -e applies inside traps, so an unguarded
+# pkill that finds nothing would turn a passing run into exit status 1.
+stop_types_build() {
+  pkill -TERM -P "$types_pid" 2>/dev/null || true
+  kill "$types_pid" 2>/dev/null || true
+}
+trap stop_types_build EXIT
 step "unit tests (asan+ubsan)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure
 
@@ -60,6 +66,7 @@ if ! wait "$types_pid"; then
   tail -50 build-types/run.log
   exit 1
 fi
+trap - EXIT
 cat build-types/run.log
 
 step "done in $(( $(date +%s) - start ))s"
