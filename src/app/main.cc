@@ -67,6 +67,7 @@ int Serve(const std::string& config_path, const std::vector<std::string>& sets) 
   int sig = 0;
   sigwait(&signals, &sig);
   log::Get("main")->info("signal {} received, shutting down", sig);
+  broker->ControlledShutdown();
   broker->Stop();
   broker.reset();  // joins threads, closes logs cleanly
   log::Get("main")->info("stopped");

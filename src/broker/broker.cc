@@ -78,7 +78,12 @@ Status Broker::Register() {
     if (!election->active()) return std::nullopt;
     return election->Fence();
   });
-  controller_ = std::make_unique<cluster::Controller>(*metadata_, *election_);
+  const config::ConfigDef* unclean = config::FindTopicConfig("unclean.leader.election.enable");
+  controller_ = std::make_unique<cluster::Controller>(
+      *metadata_, *election_, [this, unclean](const cluster::TopicRecord& t) {
+        auto it = t.configs.find(unclean->name);
+        return config::ToBool(it != t.configs.end() ? it->second : config_.TopicDefault(*unclean));
+      });
   cluster::DeletedTopicCleaner::RemoteDataDeleter delete_remote;
   if (tiered::RemoteLogManager* remote = topics->remote()) {
     delete_remote = [remote](const cluster::TopicRecord& t) {
@@ -211,6 +216,12 @@ Status Broker::StartGroupCoordinator() {
         notifier_.Notify({topic, p});
       },
       clock_);
+  const cluster::NodeId self(config_.node_id());
+  log->SetLeaderEpochs([topics, topic, self](int32_t p) -> std::optional<int32_t> {
+    auto partition = topics->GetPartition({topic, p});
+    if (!partition || partition->leader() != self) return std::nullopt;
+    return partition->leader_epoch().value();
+  });
   group_coordinator_ = std::make_unique<coordinator::GroupCoordinator>(cc, std::move(log), clock_);
   // The coordinator serves the groups of the offsets partitions this broker
   // leads: loaded as it gains them (now, for those it leads already),

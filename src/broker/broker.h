@@ -36,6 +36,12 @@ class Broker : public net::RequestHandler {
   // Blocks until Stop() (from a signal handler thread or another thread).
   void Wait();
   void Stop();
+  // Controlled shutdown (SIGTERM, `controlled.shutdown.enable`): asks the
+  // controller to move this broker's leaderships and ISR memberships to
+  // other live replicas, and returns when none is left that could move, or
+  // after one lease TTL (when a crashed broker's would move anyway). Call
+  // before Stop(): the broker serves meanwhile.
+  void ControlledShutdown();
 
   uint16_t port() const { return server_ ? server_->bound_port() : 0; }
 

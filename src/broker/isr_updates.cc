@@ -5,6 +5,7 @@
 // record by compare-and-set. The record comes back through the view; until
 // then the high watermark goes by the ISR of the record it has.
 #include <algorithm>
+#include <set>
 
 #include "base/log.h"
 #include "base/metrics.h"
@@ -66,12 +67,25 @@ int TopicManager::UpdateIsrs() {
       if (p->leader() == self_) led.push_back(p);
     }
   }
+  // Brokers that may join an ISR: as Kafka's INELIGIBLE_REPLICA, not one
+  // that is fenced or in controlled shutdown (it still fetches while its
+  // leaderships move, and must not be taken back in).
+  std::set<cluster::NodeId> eligible;
+  for (const auto& b : metadata_.view().Brokers()) {
+    if (cluster::EligibleForLeadership(b.registration.state))
+      eligible.insert(b.registration.node_id);
+  }
   int changes = 0;
   const int64_t now = clock_->MonotonicMs();
   for (const auto& p : led) {
     auto wanted = p->WantedIsr(now, lag_ms);
     if (!wanted) continue;
     cluster::PartitionRecord state = p->state();
+    std::erase_if(*wanted, [&](cluster::NodeId r) {
+      return !eligible.contains(r) &&
+             std::find(state.isr.begin(), state.isr.end(), r) == state.isr.end();
+    });
+    if (*wanted == state.isr) continue;
     auto written = metadata_.AlterPartitionIsr(p->topic_id(), p->tp().partition, self_,
                                                state.leader_epoch, state.partition_epoch, *wanted);
     if (!written.ok()) {

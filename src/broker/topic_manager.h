@@ -73,6 +73,9 @@ class TopicManager {
   Status UpdateTopicConfigs(const std::string& name,
                             const cluster::MetadataStore::ConfigMutation& mutate);
 
+  // Reconciles with the view now, on the calling thread (controlled
+  // shutdown: the partitions learn their new leaders before the stop).
+  Status ReconcileNow();
   // Installs the dynamic broker configs of the view now (after this broker
   // changed them) and applies them to every topic; the reconciler does the
   // same on its own for changes made elsewhere.

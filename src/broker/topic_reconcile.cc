@@ -96,6 +96,11 @@ bool TopicManager::RefreshDynamicConfigs() {
   return true;
 }
 
+Status TopicManager::ReconcileNow() {
+  std::lock_guard admin(admin_mu_);
+  return ReconcileLocked();
+}
+
 Status TopicManager::ApplyDynamicBrokerConfigs() {
   std::lock_guard admin(admin_mu_);
   return ReconcileLocked();

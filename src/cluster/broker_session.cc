@@ -50,6 +50,25 @@ BrokerSession::~BrokerSession() {
   }
 }
 
+BrokerRegistration BrokerSession::Registration() const {
+  BrokerRegistration r = options_.registration;
+  if (shutting_down_.load()) r.state = BrokerState::kShuttingDown;
+  return r;
+}
+
+Status BrokerSession::EnterControlledShutdown() {
+  shutting_down_ = true;
+  const LeaseId lease = lease_.load();
+  if (lease == 0) return MakeError(Errc::kUnavailable, "not registered (lease lost)");
+  // Only our own registration: the key made at our epoch.
+  KvCompare ours = KvCompare::CreatedAt(key_, epoch_.load());
+  KvOp put = KvOp::Put(key_, EncodeBroker(Registration()), lease);
+  STRATA_ASSIGN_OR_RETURN(TxnResult r, metadata_.kv().Txn(std::span(&ours, 1), std::span(&put, 1)));
+  if (!r.succeeded) return MakeError(Errc::kUnavailable, "the registration changed meanwhile");
+  metadata_.view().WaitForRevision(r.revision, options_.ttl);
+  return Status::Ok();
+}
+
 void BrokerSession::OnChange(std::function<void(bool, BrokerEpoch)> listener) {
   std::lock_guard lock(mu_);
   listener_ = std::move(listener);
@@ -59,7 +78,7 @@ Status BrokerSession::RegisterOnce() {
   KvStore& kv = metadata_.kv();
   STRATA_ASSIGN_OR_RETURN(LeaseId lease, kv.GrantLease(options_.ttl));
   KvCompare absent = KvCompare::Absent(key_);
-  KvOp put = KvOp::Put(key_, EncodeBroker(options_.registration), lease);
+  KvOp put = KvOp::Put(key_, EncodeBroker(Registration()), lease);
   auto r = kv.Txn(std::span(&absent, 1), std::span(&put, 1));
   if (!r.ok() || !r->succeeded) {
     (void)kv.RevokeLease(lease);

@@ -55,6 +55,11 @@ class BrokerSession {
   bool lease_lost() const { return lease_.load() == 0; }
   // Called with (fenced, epoch) on every change of fenced, lease_lost or epoch.
   void OnChange(std::function<void(bool fenced, BrokerEpoch epoch)> listener);
+  // Controlled shutdown: rewrites the registration (same lease and epoch)
+  // in state kShuttingDown, so the controller moves this broker's
+  // leaderships and ISR memberships to others; a registration made again
+  // after a lost lease keeps that state.
+  Status EnterControlledShutdown();
   // Renewals so far (for tests and metrics).
   int64_t renewals() const { return renewals_.load(); }
 
@@ -63,6 +68,7 @@ class BrokerSession {
   // One registration attempt: kAlreadyExists while another broker's
   // registration of the node id is live.
   Status RegisterOnce();
+  BrokerRegistration Registration() const;
   Status Register(std::chrono::milliseconds wait_for_predecessor);
   void Run();
   void SetFenced(bool fenced, const std::string& why);
@@ -73,7 +79,8 @@ class BrokerSession {
   std::atomic<LeaseId> lease_{0};
   std::atomic<int64_t> epoch_{0};
   std::atomic<bool> fenced_{false};
-  std::atomic<bool> told_lost_{false};  // lease_lost() as the listener last heard it
+  std::atomic<bool> told_lost_{false};
+  std::atomic<bool> shutting_down_{false};  // lease_lost() as the listener last heard it
   std::atomic<int64_t> renewals_{0};
   std::mutex mu_;
   std::condition_variable wake_;

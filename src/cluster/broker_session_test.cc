@@ -61,6 +61,26 @@ TEST_P(BrokerSessionTest, RegistersWithAGrowingEpochAndLeavesOnShutdown) {
   EXPECT_GT(again->epoch(), first);
 }
 
+TEST_P(BrokerSessionTest, ControlledShutdownKeepsTheEpochAndChangesOnlyTheState) {
+  auto s = BrokerSession::Start(*md_, Options(4, 9092)).value();
+  const BrokerEpoch epoch = s->epoch();
+  EXPECT_TRUE(EligibleForLeadership(md_->view().Broker(NodeId(4))->registration.state));
+  ASSERT_TRUE(s->EnterControlledShutdown().ok());
+  auto b = md_->view().Broker(NodeId(4));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->registration.state, BrokerState::kShuttingDown);
+  EXPECT_FALSE(EligibleForLeadership(b->registration.state));
+  EXPECT_EQ(b->epoch, epoch);  // the same registration, not a new one
+  EXPECT_EQ(b->registration.listeners[0].port, 9092);
+  // Still bound to the lease, which is still renewed: it outlives a TTL.
+  const int64_t renewed = s->renewals();
+  ASSERT_TRUE(Eventually([&] { return s->renewals() >= renewed + 4; }));
+  EXPECT_EQ(md_->view().Broker(NodeId(4))->registration.state, BrokerState::kShuttingDown);
+  auto decoded = DecodeBroker(EncodeBroker(b->registration));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->state, BrokerState::kShuttingDown);
+}
+
 TEST_P(BrokerSessionTest, ALiveDuplicateNodeIdIsRefused) {
   auto live = BrokerSession::Start(*md_, Options(7, 9092)).value();
   auto start = std::chrono::steady_clock::now();

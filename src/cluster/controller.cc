@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "base/metrics.h"
 #include "cluster/log.h"
 #include "cluster/partition_leadership.h"
 
@@ -14,6 +15,14 @@ namespace {
 // etcd's 128 operations per side.
 constexpr size_t kRecordsPerTxn = 100;
 
+metrics::Counter& UncleanElections() {
+  static metrics::Counter& c = metrics::Global().GetCounter(
+      "strata_unclean_leader_elections_total",
+      "leaders elected from outside the ISR by this controller (Kafka's "
+      "UncleanLeaderElectionsPerSec)");
+  return c;
+}
+
 struct Change {
   std::string key;
   Revision mod_revision;
@@ -22,8 +31,9 @@ struct Change {
 
 }  // namespace
 
-Controller::Controller(Metadata& metadata, ControllerElection& election)
-    : metadata_(metadata), election_(election) {
+Controller::Controller(Metadata& metadata, ControllerElection& election,
+                       UncleanAllowed unclean_allowed)
+    : metadata_(metadata), election_(election), unclean_allowed_(std::move(unclean_allowed)) {
   const std::string brokers = metadata.keys().BrokersPrefix();
   const std::string partitions = metadata.keys().PartitionsPrefix();
   const std::string controller = metadata.keys().Controller();
@@ -89,7 +99,9 @@ bool Controller::ElectLeaders() {
   MetadataView& view = metadata_.view();
   std::map<NodeId, BrokerEpoch> epochs;
   for (const auto& b : view.Brokers()) {
-    if (b.registration.state != BrokerState::kFenced) epochs[b.registration.node_id] = b.epoch;
+    // A broker in controlled shutdown counts as gone: it leaves ISRs and
+    // leaderships while it still serves, so its stop interrupts nothing.
+    if (EligibleForLeadership(b.registration.state)) epochs[b.registration.node_id] = b.epoch;
   }
   auto live = [&](NodeId id) { return epochs.contains(id); };
   auto restarted = [&](NodeId id) {
@@ -98,11 +110,21 @@ bool Controller::ElectLeaders() {
     return known != known_epochs_.end() && now != epochs.end() && known->second != now->second;
   };
   std::vector<Change> changes;
+  int unclean = 0;
   for (const auto& topic : view.Topics()) {
     std::string id = UuidToBase64(topic.record.id);
+    const bool allow_unclean = unclean_allowed_ && unclean_allowed_(topic.record);
     for (const auto& [p, entry] : view.Partitions(id)) {
-      auto next = ElectLeader(entry.record, live, restarted);
-      if (next) changes.push_back({metadata_.keys().Partition(id, p), entry.mod_revision, *next});
+      auto next = ElectLeader(entry.record, live, restarted, allow_unclean);
+      if (!next) continue;
+      if (IsUncleanElection(entry.record, *next)) {
+        unclean++;
+        ControllerLog()->warn(
+            "{}-{}: unclean leader election: broker {} leads, outside the ISR; records it lacks "
+            "are lost (unclean.leader.election.enable)",
+            topic.record.name, p, next->leader.value());
+      }
+      changes.push_back({metadata_.keys().Partition(id, p), entry.mod_revision, *next});
     }
   }
   bool all_written = true;
@@ -126,6 +148,7 @@ bool Controller::ElectLeaders() {
     last = r->revision;
     leader_changes_ += static_cast<int64_t>(ops.size());
   }
+  if (unclean > 0 && all_written) UncleanElections().Add(unclean);
   if (!changes.empty()) {
     int offline = 0;
     for (const auto& c : changes) offline += c.record.leader == kNoNode ? 1 : 0;

@@ -4,13 +4,15 @@
 // registrations and partition records and re-elects leaders
 // (ElectLeader): a partition whose leader's registration is gone, or was
 // made again, gets a live ISR member as leader, or none (leader -1) until
-// one returns. Every write is guarded by the election fence and the
+// one returns, or, where the topic allows unclean election, the first live
+// replica. Every write is guarded by the election fence and the
 // record's mod revision, so a deposed controller writes nothing and a record
 // changed meanwhile is decided again on its new value.
 //
 // Thread-safety: one thread of its own; constructed and destroyed by the
 // broker.
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,7 +39,10 @@ struct ElectionResult {
 
 class Controller {
  public:
-  Controller(Metadata& metadata, ControllerElection& election);
+  // Whether a topic allows unclean election (its
+  // unclean.leader.election.enable, else the broker default).
+  using UncleanAllowed = std::function<bool(const TopicRecord&)>;
+  Controller(Metadata& metadata, ControllerElection& election, UncleanAllowed unclean_allowed);
   ~Controller();
 
   // The elections an operator asks for (ElectLeaders), run now on the
@@ -56,6 +61,7 @@ class Controller {
 
   Metadata& metadata_;
   ControllerElection& election_;
+  const UncleanAllowed unclean_allowed_;
   std::atomic<int64_t> leader_changes_{0};
   // The broker epochs seen by the last pass as this controller: a different
   // one now means the broker registered again.

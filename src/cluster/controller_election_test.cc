@@ -120,7 +120,7 @@ TEST_P(ControllerElectionTest, RequestedElectionsMoveLeadershipUnderTheFence) {
   ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
   Add(2);
   Node& ctl = nodes_[0];
-  Controller controller(*ctl.md, *ctl.election);
+  Controller controller(*ctl.md, *ctl.election, nullptr);
   auto topic = ctl.md->CreateTopic({.name = "t", .partitions = 1});
   ASSERT_TRUE(topic.ok()) << topic.error().message;
   const std::string id = UuidToBase64(topic->id);
@@ -155,10 +155,66 @@ TEST_P(ControllerElectionTest, RequestedElectionsMoveLeadershipUnderTheFence) {
   ASSERT_TRUE(all.ok());
   EXPECT_TRUE(all->empty());
 
-  Controller other(*nodes_[1].md, *nodes_[1].election);
+  Controller other(*nodes_[1].md, *nodes_[1].election, nullptr);
   auto refused = other.RunElections(ElectionType::kPreferred, std::nullopt);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Errc::kFenced);
+}
+
+// Writes a partition record straight to the store and waits for `md`'s view.
+std::string PutPartition(Metadata& md, KvStore& kv, const std::string& topic, PartitionRecord rec) {
+  auto created = md.CreateTopic({.name = topic, .partitions = 1});
+  EXPECT_TRUE(created.ok()) << created.error().message;
+  const std::string id = UuidToBase64(created->id);
+  KvOp put = KvOp::Put(md.keys().Partition(id, 0), EncodePartition(rec));
+  Revision r = kv.Txn({}, std::span(&put, 1)).value().revision;
+  md.view().WaitForRevision(r, 5s);
+  return id;
+}
+
+// Controlled shutdown as the controller runs it: a broker whose registration
+// says "controlled_shutdown" loses its leadership and ISR membership to a
+// live in-sync replica while it is still registered.
+TEST_P(ControllerElectionTest, ABrokerInControlledShutdownHandsOverLeadershipAndIsr) {
+  Add(1);
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+  Add(2);
+  Node& ctl = nodes_[0];
+  PartitionRecord rec;
+  rec.replicas = rec.isr = {NodeId(2), NodeId(1)};
+  rec.leader = NodeId(2);
+  rec.leader_epoch = LeaderEpoch(1);
+  const std::string id = PutPartition(*ctl.md, *kv_, "t", rec);
+  Controller controller(*ctl.md, *ctl.election, nullptr);
+  ASSERT_TRUE(nodes_[1].session->EnterControlledShutdown().ok());
+  ASSERT_TRUE(Eventually([&] {
+    return ctl.md->view().Partition(id, 0)->record.leader == NodeId(1);
+  })) << ctl.md->view().Partition(id, 0)->record.leader.value();
+  auto now = ctl.md->view().Partition(id, 0)->record;
+  EXPECT_EQ(now.isr, std::vector<NodeId>{NodeId(1)});
+  EXPECT_EQ(now.leader_epoch, LeaderEpoch(2));
+  EXPECT_TRUE(ctl.md->view().Broker(NodeId(2)));  // still registered meanwhile
+}
+
+// With no live in-sync replica, only a topic that allows unclean election
+// gets a leader from outside the ISR.
+TEST_P(ControllerElectionTest, UncleanElectionOnlyForTopicsThatAllowIt) {
+  Add(1);
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+  Node& ctl = nodes_[0];
+  PartitionRecord rec;
+  rec.replicas = {NodeId(3), NodeId(1)};
+  rec.isr = {NodeId(3)};  // broker 3 is gone
+  rec.leader = kNoNode;
+  const std::string clean = PutPartition(*ctl.md, *kv_, "clean", rec);
+  const std::string unclean = PutPartition(*ctl.md, *kv_, "unclean", rec);
+  Controller controller(*ctl.md, *ctl.election,
+                        [](const TopicRecord& t) { return t.name == "unclean"; });
+  ASSERT_TRUE(
+      Eventually([&] { return ctl.md->view().Partition(unclean, 0)->record.leader == NodeId(1); }));
+  EXPECT_EQ(ctl.md->view().Partition(unclean, 0)->record.isr, std::vector<NodeId>{NodeId(1)});
+  EXPECT_EQ(ctl.md->view().Partition(clean, 0)->record.leader, kNoNode);
+  EXPECT_EQ(ctl.md->view().Partition(clean, 0)->record.isr, std::vector<NodeId>{NodeId(3)});
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ControllerElectionTest, ::testing::Values("embedded", "etcd"),

@@ -81,7 +81,9 @@ class Metadata : public MetadataStore {
   // `leader` at `leader_epoch` (FENCED_LEADER_EPOCH); kOutOfRange when its
   // partition epoch is not `partition_epoch` (INVALID_UPDATE_VERSION: the
   // caller has not seen the latest record); kInvalidArgument for an ISR
-  // that is not a subset of the replicas holding the leader.
+  // that is not a subset of the replicas holding the leader, or that adds a
+  // broker not registered, fenced or in controlled shutdown (Kafka's
+  // INELIGIBLE_REPLICA).
   Result<PartitionRecord> AlterPartitionIsr(const std::string& topic_id, int32_t partition,
                                             NodeId leader, LeaderEpoch leader_epoch,
                                             PartitionEpoch partition_epoch,

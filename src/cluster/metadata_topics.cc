@@ -145,6 +145,16 @@ Result<PartitionRecord> Metadata::AlterPartitionIsr(const std::string& topic_id,
   if (!subset || !has(isr, leader)) {
     return MakeError(Errc::kInvalidArgument, "an ISR must be replicas and hold the leader");
   }
+  for (NodeId r : isr) {
+    if (has(rec.isr, r)) continue;
+    auto b = view_->Broker(r);
+    if (!b || !EligibleForLeadership(b->registration.state)) {
+      return MakeError(Errc::kInvalidArgument,
+                       "replica " + std::to_string(r.value()) +
+                           " is ineligible to join the ISR (not registered, fenced or shutting "
+                           "down)");
+    }
+  }
   rec.isr = std::move(isr);
   rec.partition_epoch = PartitionEpoch(rec.partition_epoch.value() + 1);
   std::string key = keys_.Partition(topic_id, partition);

@@ -5,9 +5,27 @@
 
 namespace strata::cluster {
 
+namespace {
+
+// The first live replica in replica order, or kNoNode.
+NodeId FirstLive(const PartitionRecord& current, const std::function<bool(NodeId)>& live) {
+  for (NodeId id : current.replicas) {
+    if (live(id)) return id;
+  }
+  return kNoNode;
+}
+
+}  // namespace
+
+bool IsUncleanElection(const PartitionRecord& current, const PartitionRecord& next) {
+  return next.leader != kNoNode && next.leader != current.leader &&
+         std::find(current.isr.begin(), current.isr.end(), next.leader) == current.isr.end();
+}
+
 std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
                                            const std::function<bool(NodeId)>& live,
-                                           const std::function<bool(NodeId)>& restarted) {
+                                           const std::function<bool(NodeId)>& restarted,
+                                           bool allow_unclean) {
   auto alive = [&](NodeId id) { return live(id) && !restarted(id); };
   // Gone or restarted brokers leave the ISR (a restarted one rejoins as a
   // follower that caught up), as Kafka's controller removes a fenced
@@ -29,6 +47,10 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
         break;
       }
     }
+  }
+  if (next == kNoNode && allow_unclean) {
+    next = FirstLive(current, live);
+    if (next != kNoNode) isr = {next};
   }
   if (next == kNoNode && current.leader == kNoNode && isr == current.isr) {
     return std::nullopt;  // still offline
@@ -68,9 +90,11 @@ RequestedElection ElectRequested(ElectionType type, const PartitionRecord& curre
         break;
       }
     }
+    if (next == kNoNode) next = FirstLive(current, live);
     if (next == kNoNode) return {ElectionOutcome::kEligibleNotAvailable, current};
   }
   PartitionRecord out = current;
+  if (!in_isr(next)) out.isr = {next};
   out.leader = next;
   out.leader_epoch = LeaderEpoch(current.leader_epoch.value() + 1);
   out.partition_epoch = PartitionEpoch(current.partition_epoch.value() + 1);

@@ -2,8 +2,10 @@
 // Leader election for one partition, as the controller decides it when
 // brokers come and go: pure functions, so the rules are tested without a
 // cluster. A leader must be a live broker in the ISR (only an in-sync
-// replica has every acknowledged record; there is no unclean election
-// until replicas carry the "contiguous with remote" flag). Each change of
+// replica has every acknowledged record), unless unclean election is
+// allowed (`unclean.leader.election.enable`, or an operator's unclean
+// ElectLeaders): then, with no live ISR member, the first live replica
+// leads with an ISR of itself, and records it lacks are lost. Each change of
 // leader bumps the leader epoch and the partition epoch.
 #include <functional>
 #include <optional>
@@ -17,11 +19,16 @@ namespace strata::cluster {
 // so it must take its leadership anew, at a new epoch.
 // Brokers neither live nor the same incarnation leave the ISR (unless it
 // would be empty); a leader among them is replaced by the first live ISR
-// member in replica order, or none (-1) until one returns.
+// member in replica order, or none (-1) until one returns; with
+// `allow_unclean`, then the first live replica of all.
 // Returns the new record, or nullopt when nothing changes.
 std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
                                            const std::function<bool(NodeId)>& live,
-                                           const std::function<bool(NodeId)>& restarted);
+                                           const std::function<bool(NodeId)>& restarted,
+                                           bool allow_unclean = false);
+// Whether `next` got its leader by an unclean election: one outside the
+// ISR it was elected from.
+bool IsUncleanElection(const PartitionRecord& current, const PartitionRecord& next);
 
 // An election an operator asks for (ElectLeaders, kafka-leader-election).
 enum class ElectionType : int8_t { kPreferred = 0, kUnclean = 1 };
@@ -35,10 +42,9 @@ struct RequestedElection {
   ElectionOutcome outcome = ElectionOutcome::kNotNeeded;
   PartitionRecord record;
 };
-// Preferred: the first replica leads, if live and in the ISR. Unclean: only
-// when the leader is gone, the first live ISR member; a replica outside the
-// ISR is never elected, as it may miss acknowledged records (Strata's rule
-// until replicas carry the "contiguous with remote" flag).
+// Preferred: the first replica leads, if live and in the ISR. Unclean (as
+// Kafka's): only when the leader is gone; the first live ISR member, else
+// the first live replica, with an ISR of itself.
 RequestedElection ElectRequested(ElectionType type, const PartitionRecord& current,
                                  const std::function<bool(NodeId)>& live);
 

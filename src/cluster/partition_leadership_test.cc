@@ -97,15 +97,41 @@ TEST(RequestedElection, PreferredMovesLeadershipToTheFirstReplicaWhenItCan) {
       ElectionOutcome::kPreferredNotAvailable);
 }
 
-TEST(RequestedElection, UncleanElectsOnlyForALostLeaderAndOnlyInSyncReplicas) {
+TEST(PartitionLeadership, UncleanElectionOnlyWhenAllowedAndNoInSyncReplicaLives) {
+  const PartitionRecord offline = Record({1, 2, 3}, {1}, -1, 4);
+  // Not allowed: stays offline.
+  EXPECT_FALSE(ElectLeader(offline, Live({2, 3}), None()));
+  // Allowed: the first live replica, with an ISR of itself.
+  auto r = ElectLeader(offline, Live({3, 2}), None(), /*allow_unclean=*/true);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->leader, NodeId(2));
+  EXPECT_EQ(r->isr, std::vector<NodeId>{NodeId(2)});
+  EXPECT_EQ(r->leader_epoch, LeaderEpoch(5));
+  EXPECT_TRUE(IsUncleanElection(offline, *r));
+  // A live in-sync replica is always preferred, allowed or not.
+  auto clean = ElectLeader(Record({1, 2, 3}, {1, 3}, 1, 4), Live({2, 3}), None(), true);
+  ASSERT_TRUE(clean);
+  EXPECT_EQ(clean->leader, NodeId(3));
+  EXPECT_EQ(clean->isr, std::vector<NodeId>{NodeId(3)});
+  EXPECT_FALSE(IsUncleanElection(Record({1, 2, 3}, {1, 3}, 1, 4), *clean));
+  // Nobody live at all: offline even when allowed.
+  EXPECT_FALSE(ElectLeader(offline, None(), None(), true));
+}
+
+TEST(RequestedElection, UncleanPrefersInSyncReplicasThenAnyLiveReplica) {
   EXPECT_EQ(
       ElectRequested(ElectionType::kUnclean, Record({1, 2}, {1, 2}, 1, 3), Live({1, 2})).outcome,
       ElectionOutcome::kNotNeeded);
   auto moved = ElectRequested(ElectionType::kUnclean, Record({1, 2}, {1, 2}, -1, 3), Live({2}));
   ASSERT_EQ(moved.outcome, ElectionOutcome::kElected);
   EXPECT_EQ(moved.record.leader, NodeId(2));
-  // Broker 2 is live but out of sync: not elected.
-  EXPECT_EQ(ElectRequested(ElectionType::kUnclean, Record({1, 2}, {1}, -1, 3), Live({2})).outcome,
+  // Broker 2 is live but out of sync: elected (an operator's unclean election),
+  // with an ISR of itself.
+  auto unclean = ElectRequested(ElectionType::kUnclean, Record({1, 2}, {1}, -1, 3), Live({2}));
+  ASSERT_EQ(unclean.outcome, ElectionOutcome::kElected);
+  EXPECT_EQ(unclean.record.leader, NodeId(2));
+  EXPECT_EQ(unclean.record.isr, std::vector<NodeId>{NodeId(2)});
+  EXPECT_EQ(ElectRequested(ElectionType::kUnclean, Record({1, 2}, {1}, -1, 3), None()).outcome,
             ElectionOutcome::kEligibleNotAvailable);
 }
 

@@ -44,8 +44,14 @@ const char* BrokerStateName(BrokerState s) {
       return "draining";
     case BrokerState::kFenced:
       return "fenced";
+    case BrokerState::kShuttingDown:
+      return "controlled_shutdown";
   }
   return "?";
+}
+
+bool EligibleForLeadership(BrokerState s) {
+  return s != BrokerState::kFenced && s != BrokerState::kShuttingDown;
 }
 
 std::string EncodeBroker(const BrokerRegistration& b) {
@@ -80,6 +86,8 @@ Result<BrokerRegistration> DecodeBroker(const std::string& value) {
           b.state = BrokerState::kDraining;
         } else if (state == "fenced") {
           b.state = BrokerState::kFenced;
+        } else if (state == "controlled_shutdown") {
+          b.state = BrokerState::kShuttingDown;
         } else {
           return MakeError(Errc::kCorrupt, "broker record: unknown state '" + state + "'");
         }

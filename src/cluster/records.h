@@ -14,8 +14,13 @@
 
 namespace strata::cluster {
 
-enum class BrokerState { kActive, kStandby, kDraining, kFenced };
+// kShuttingDown: the broker got SIGTERM and asks the controller to move its
+// leaderships and ISR memberships away before it stops (controlled shutdown).
+enum class BrokerState { kActive, kStandby, kDraining, kFenced, kShuttingDown };
 const char* BrokerStateName(BrokerState s);
+// A broker the controller may make leader or keep in an ISR: registered and
+// neither fenced nor shutting down.
+bool EligibleForLeadership(BrokerState s);
 
 struct BrokerListener {
   std::string name;  // listener name (PLAINTEXT)

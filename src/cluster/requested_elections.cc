@@ -22,7 +22,7 @@ Result<std::vector<ElectionResult>> Controller::RunElections(
   MetadataView& view = metadata_.view();
   std::set<NodeId> live;
   for (const auto& b : view.Brokers()) {
-    if (b.registration.state != BrokerState::kFenced) live.insert(b.registration.node_id);
+    if (EligibleForLeadership(b.registration.state)) live.insert(b.registration.node_id);
   }
   auto is_live = [&](NodeId id) { return live.contains(id); };
 

@@ -150,6 +150,8 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"replica.socket.timeout.ms", T::kInt, "30000", "follower fetch request timeout", AtLeast(1)},
       {"replica.lag.time.max.ms", T::kLong, "30000",
        "a follower not caught up this long leaves the ISR", AtLeast(1)},
+      {"controlled.shutdown.enable", T::kBoolean, "true",
+       "on SIGTERM, move leaderships to other replicas before stopping"},
       {"replica.high.watermark.checkpoint.interval.ms", T::kLong, "5000",
        "period of replication-offset-checkpoint writes", AtLeast(1)},
       {"num.network.threads", T::kInt, "2", "threads serving connections (strata: all I/O)",

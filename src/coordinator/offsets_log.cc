@@ -10,7 +10,7 @@ namespace strata::coordinator {
 
 namespace {
 
-constexpr int32_t kLeaderEpoch = 0;  // single node, as the produce path uses
+constexpr int32_t kSingleNodeLeaderEpoch = 0;
 constexpr int32_t kReadChunk = 1 << 20;
 constexpr size_t kMaxDecompressed = 64u << 20;
 
@@ -30,6 +30,15 @@ Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord
     return MakeError(Errc::kUnavailable,
                      fmt::format("__consumer_offsets-{} is not open", partition));
   }
+  int32_t leader_epoch = kSingleNodeLeaderEpoch;
+  if (epochs_) {
+    auto epoch = epochs_(partition);
+    if (!epoch) {
+      return MakeError(Errc::kUnavailable,
+                       fmt::format("this broker no longer leads __consumer_offsets-{}", partition));
+    }
+    leader_epoch = *epoch;
+  }
   int64_t now = clock_->NowMs();
   protocol::BatchBuilder builder;
   for (const auto& r : records) {
@@ -40,7 +49,7 @@ Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord
                                          .record_count = static_cast<int32_t>(records.size()),
                                          .max_timestamp = now,
                                          .offset_delta_of_max_timestamp = 0}};
-  auto appended = log->Append(MutableByteView(batch), infos, kLeaderEpoch);
+  auto appended = log->Append(MutableByteView(batch), infos, leader_epoch);
   if (!appended.ok()) return appended.take_error();
   if (on_append_) on_append_(partition);
   return Status::Ok();

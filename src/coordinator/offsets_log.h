@@ -31,6 +31,13 @@ class OffsetsLog {
   OffsetsLog(int32_t partitions, LogProvider logs, std::function<void(int32_t)> on_append,
              Clock* clock);
 
+  // In a cluster: the leader epoch this broker leads `partition` at, or
+  // nullopt when it does not lead it. Every append is stamped with it (as a
+  // produce is), so followers can truncate by epoch after a failover, and
+  // refused without leadership. Unset (one broker): epoch 0, always allowed.
+  using LeaderEpochProvider = std::function<std::optional<int32_t>(int32_t partition)>;
+  void SetLeaderEpochs(LeaderEpochProvider epochs) { epochs_ = std::move(epochs); }
+
   int32_t partitions() const { return partitions_; }
   // Whether this broker holds `partition` (in a cluster, the others are
   // other brokers' to coordinate).
@@ -49,6 +56,7 @@ class OffsetsLog {
   int32_t partitions_;
   LogProvider logs_;
   std::function<void(int32_t)> on_append_;
+  LeaderEpochProvider epochs_;
   Clock* clock_;
 };
 

@@ -5,7 +5,10 @@ acknowledged record is on every in-sync replica, and the replicas' logs are byte
 SIGKILLed leader is replaced by an in-sync follower that serves every acknowledged record,
 and the killed broker, restarted, catches up and rejoins the ISR; followers stalled with SIGSTOP
 leave the ISR within replica.lag.time.max.ms (or their lease TTL), acks=all then gets
-NOT_ENOUGH_REPLICAS while acks=1 goes on, and after SIGCONT they rejoin with identical logs.
+NOT_ENOUGH_REPLICAS while acks=1 goes on, and after SIGCONT they rejoin with identical logs; a
+leader SIGTERMed under load hands its leadership over first (controlled shutdown) with no
+producer error and no pause; unclean election happens only where the topic allows it or an
+operator asks for it, and the old leader truncates its unreplicated tail when it returns.
 """
 from __future__ import annotations
 
@@ -146,3 +149,147 @@ def test_stalled_followers_leave_the_isr_and_min_insync_replicas_guards_acks_all
     for b in brokers:
         b.stop()
     etcd.stop_all()
+
+
+# The longest gap between two acknowledgements that a controlled shutdown may cause: the
+# leadership move is one etcd write and a watch, the client's retry one metadata refresh.
+MAX_ACK_GAP_S = 1.5
+
+
+def test_sigterm_of_a_leader_under_load_moves_leadership_first(cluster):
+    """Controlled shutdown: the leader's registration goes to "controlled_shutdown", the
+    controller moves its leadership and ISR membership away while it still serves, and an
+    idempotent acks=all producer sees no error and no pause over MAX_ACK_GAP_S; every record
+    comes back exactly once and in order."""
+    import threading
+    import time
+
+    from confluent_kafka import Producer
+
+    b1 = cluster[0]
+    topic = kit.unique_topic("sigterm")
+    create_rf3(b1, topic, 1, assignment=[[1, 2, 3]])
+    wait_until(lambda: isr(b1, topic)[0] == [1, 2, 3], JOIN_WITHIN, "the ISR full",
+               lambda: isr(b1, topic))
+    victim = cluster[leaders(b1, topic)[0][0] - 1]
+    others = [b for b in cluster if b is not victim]
+
+    acks: list[tuple[float, bytes]] = []
+    errors: list[str] = []
+
+    def delivered(err, msg):
+        if err is not None:
+            errors.append(str(err))
+        else:
+            acks.append((time.monotonic(), msg.value()))
+
+    p = Producer({"bootstrap.servers": ",".join(b.bootstrap for b in others),
+                  "enable.idempotence": True, "acks": "all", "linger.ms": 5,
+                  "message.timeout.ms": 30000})
+    stop = threading.Event()
+    sent: list[bytes] = []
+
+    def produce():
+        i = 0
+        while not stop.is_set():
+            v = b"v%06d" % i
+            p.produce(topic, v, partition=0, on_delivery=delivered)
+            sent.append(v)
+            i += 1
+            p.poll(0.004)  # ~250 records a second
+        p.flush(30)
+
+    t = threading.Thread(target=produce)
+    t.start()
+    try:
+        wait_until(lambda: len(acks) >= 200, 30, "the producer under way", lambda: len(acks))
+        stopped_at = time.monotonic()
+        assert victim.stop() == 0
+        stop_s = time.monotonic() - stopped_at
+        acked_at_stop = len(acks)
+        wait_until(lambda: len(acks) >= acked_at_stop + 500, 30, "acknowledgements after the stop",
+                   lambda: (len(acks), len(sent), errors[:3]))
+    finally:
+        stop.set()
+        t.join(60)
+    assert errors == [], errors[:5]
+    assert len(acks) == len(sent), (len(acks), len(sent))
+    times = [at for at, _ in acks]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    print(f"controlled shutdown: broker stopped in {stop_s:.2f}s, {len(acks)} acks, "
+          f"longest gap between acks {max(gaps):.3f}s")
+    assert max(gaps) < MAX_ACK_GAP_S, max(gaps)
+    log = victim.log_text(since_start=True)
+    assert "controlled shutdown: done in" in log, log[-3000:]
+    new_leader = leaders(others[0], topic)[0][0]
+    assert new_leader in [cluster.index(o) + 1 for o in others], new_leader
+
+    got = kit.consume_confluent(others[0].bootstrap, topic, 1)
+    assert [r.value() for r in got[0]] == sent
+
+    victim.start()
+    wait_until(lambda: isr(others[0], topic)[0] == [1, 2, 3], JOIN_WITHIN,
+               "the restarted broker back in the ISR", lambda: isr(others[0], topic))
+    wait_identical(cluster, topic, 1)
+
+
+def leader_election_tool(b, election_type: str, topic: str, partition: int) -> str:
+    import subprocess
+    r = subprocess.run(
+        ["java", "-Xmx512m", "-cp", f"{kit.KAFKA_LIB}/*",
+         "org.apache.kafka.tools.LeaderElectionCommand", "--bootstrap-server", b.bootstrap,
+         "--election-type", election_type, "--topic", topic, "--partition", str(partition)],
+        capture_output=True, text=True, timeout=120)
+    return r.stdout + r.stderr
+
+
+def test_unclean_election_only_where_allowed_or_asked_for(cluster):
+    """With its only in-sync replica dead, a partition stays offline unless its topic sets
+    unclean.leader.election.enable (the controller then elects a live out-of-sync replica,
+    losing what it lacks) or an operator runs kafka-leader-election --election-type UNCLEAN.
+    The old leader, back, truncates its unreplicated tail and rejoins with an identical log."""
+    b1, b2, b3 = cluster
+    clean, dirty = kit.unique_topic("clean"), kit.unique_topic("dirty")
+    a = kit.admin(b1.bootstrap)
+    for t, extra in ((clean, {}), (dirty, {"unclean.leader.election.enable": "true"})):
+        a.create_topics([NewTopic(t, 1, replica_assignment=[[1, 2, 3]],
+                                  config={"min.insync.replicas": "1", **extra})])[t].result(30)
+        wait_until(lambda t=t: isr(b1, t)[0] == [1, 2, 3], JOIN_WITHIN, "the ISR full",
+                   lambda t=t: isr(b1, t))
+    shared = kit.make_records(100, 1, seed=61, tag="shared")
+    for t in (clean, dirty):
+        kit.produce_confluent(b1.bootstrap, t, shared, extra={"acks": "all"})
+    b2.kill9()
+    b3.kill9()
+    for t in (clean, dirty):
+        wait_until(lambda t=t: isr(b1, t)[0] == [1], OFFLINE_WITHIN, "only broker 1 in sync",
+                   lambda t=t: isr(b1, t))
+    only_on_1 = kit.make_records(50, 1, seed=62, tag="only-on-1")
+    for t in (clean, dirty):
+        kit.produce_confluent(b1.bootstrap, t, only_on_1, extra={"acks": "all"})
+    b1.kill9()
+    b2.start()
+    wait_until(lambda: leaders(b2, dirty)[0][0] == 2, OFFLINE_WITHIN,
+               "the unclean-allowed topic led by broker 2", lambda: leaders(b2, dirty))
+    assert isr(b2, dirty)[0] == [2]
+    # Decided in the same controller pass: the other topic stays offline.
+    assert leaders(b2, clean)[0][0] == -1, leaders(b2, clean)
+    out = leader_election_tool(b2, "UNCLEAN", clean, 0)
+    assert "Successfully completed leader election (UNCLEAN)" in out, out
+    wait_until(lambda: leaders(b2, clean)[0][0] == 2, 10, "the asked-for election",
+               lambda: leaders(b2, clean))
+
+    after = kit.make_records(30, 1, seed=63, tag="after")
+    for t in (clean, dirty):
+        kit.retry(lambda t=t: kit.produce_confluent(b2.bootstrap, t, after, extra={"acks": "all"}),
+                  timeout=30, what=f"producing to {t} after the unclean election")
+        # What broker 2 lacked is gone; the rest is there, in order, at new offsets.
+        got = kit.consume_confluent(b2.bootstrap, t, 1)[0]
+        assert [m.value() for m in got] == [r.value for r in shared + after], t
+
+    b1.start()
+    b3.start()
+    for t in (clean, dirty):
+        wait_until(lambda t=t: isr(b2, t)[0] == [1, 2, 3], JOIN_WITHIN,
+                   "brokers 1 and 3 back in the ISR", lambda t=t: isr(b2, t))
+        wait_identical(cluster, t, 1)

@@ -43,7 +43,7 @@ ElectLeadersResponse::PartitionResult ElectionToWire(const cluster::ElectionResu
       break;
     case ElectionOutcome::kEligibleNotAvailable:
       out.error_code = Code(ErrorCode::kEligibleLeadersNotAvailable);
-      out.error_message = "No live in-sync replica can lead the partition.";
+      out.error_message = "No live replica can lead the partition.";
       break;
   }
   return out;

@@ -1,0 +1,72 @@
+// OffsetsLog in a cluster: appends carry the leader epoch this broker leads
+// the partition at, and are refused when it does not lead it.
+#include "coordinator/offsets_log.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "protocol/record_batch.h"
+
+namespace strata::coordinator {
+namespace {
+
+class OffsetsLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "strata-olog-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+    auto log = storage::Log::Open(root_ / "__consumer_offsets-0", storage::LogConfig{}, &clock_);
+    ASSERT_TRUE(log.ok()) << log.error().message;
+    log_ = std::shared_ptr<storage::Log>(std::move(*log));
+  }
+  void TearDown() override {
+    (void)log_->Close();
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+  // The partition leader epoch of every batch in the log, in offset order.
+  std::vector<int32_t> Epochs() {
+    std::vector<int32_t> out;
+    auto read = log_->Read(0, 1 << 20, log_->log_end_offset(), true);
+    EXPECT_TRUE(read.ok());
+    ByteView data(read->records);
+    while (data.size() >= static_cast<size_t>(protocol::kBatchHeaderSize)) {
+      auto h = protocol::ParseBatchHeader(data);
+      EXPECT_TRUE(h.ok());
+      out.push_back(h->partition_leader_epoch);
+      data = data.subspan(static_cast<size_t>(h->batch_length) + 12);
+    }
+    return out;
+  }
+  static std::vector<CoordinatorRecord> One(const char* key) {
+    return {{Bytes(key, key + strlen(key)), Bytes{'v'}}};
+  }
+
+  std::filesystem::path root_;
+  ManualClock clock_{1'700'000'000'000};
+  std::shared_ptr<storage::Log> log_;
+};
+
+TEST_F(OffsetsLogTest, AppendsCarryTheLeaderEpochAndNeedLeadership) {
+  OffsetsLog offsets(
+      1, [this](int32_t) { return log_; }, nullptr, &clock_);
+  ASSERT_TRUE(offsets.Append(0, One("a")).ok());  // one broker: epoch 0
+  std::optional<int32_t> epoch = 7;
+  offsets.SetLeaderEpochs([&](int32_t) { return epoch; });
+  ASSERT_TRUE(offsets.Append(0, One("b")).ok());
+  epoch = 9;
+  ASSERT_TRUE(offsets.Append(0, One("c")).ok());
+  EXPECT_EQ(Epochs(), (std::vector<int32_t>{0, 7, 9}));
+  epoch = std::nullopt;  // leadership lost
+  Status refused = offsets.Append(0, One("d"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Errc::kUnavailable);
+  EXPECT_EQ(log_->log_end_offset(), 3);
+}
+
+}  // namespace
+}  // namespace strata::coordinator
