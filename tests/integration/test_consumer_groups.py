@@ -70,6 +70,8 @@ def consumer_main(argv: list[str]) -> None:
             "auto.offset.reset": "earliest", "enable.partition.eof": False}
     if args.instance_id:
         conf["group.instance.id"] = args.instance_id
+    if os.environ.get("STRATA_TEST_RDKAFKA_DEBUG"):
+        conf["debug"] = os.environ["STRATA_TEST_RDKAFKA_DEBUG"]
     c = Consumer(conf)
     cooperative = args.strategy == "cooperative-sticky"
 
@@ -140,7 +142,8 @@ class Member:
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         self.stderr = ""
-        threading.Thread(target=self._read_err, daemon=True).start()
+        self.err_reader = threading.Thread(target=self._read_err, daemon=True)
+        self.err_reader.start()
 
     def _read(self) -> None:
         for line in self.proc.stdout:
@@ -174,7 +177,16 @@ class Member:
         """SIGTERM: commit, LeaveGroup, exit."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+                self.err_reader.join(5)  # everything the client printed
+                raise AssertionError(
+                    f"consumer still running {timeout:.0f}s after SIGTERM (closed={self.closed}); "
+                    f"its stderr (STRATA_TEST_RDKAFKA_DEBUG=cgrp,protocol adds librdkafka's "
+                    f"debug log): {self.stderr[-4000:]}") from None
         self.reader.join(5)
         assert self.closed, f"consumer did not close cleanly: {self.stderr[-3000:]}"
         assert not self.errors, self.errors[:5]
