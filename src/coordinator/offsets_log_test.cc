@@ -3,42 +3,33 @@
 #include "coordinator/offsets_log.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cstring>
-#include <filesystem>
 
-#include "protocol/record_batch.h"
+#include "storage/test_util.h"
 
 namespace strata::coordinator {
 namespace {
 
-class OffsetsLogTest : public ::testing::Test {
+class OffsetsLogTest : public storage::testing::TempDirTest {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "strata-olog-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
+    TempDirTest::SetUp();
     auto log = storage::Log::Open(root_ / "__consumer_offsets-0", storage::LogConfig{}, &clock_);
     ASSERT_TRUE(log.ok()) << log.error().message;
     log_ = std::shared_ptr<storage::Log>(std::move(*log));
   }
   void TearDown() override {
     (void)log_->Close();
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
+    TempDirTest::TearDown();
   }
   // The partition leader epoch of every batch in the log, in offset order.
   std::vector<int32_t> Epochs() {
-    std::vector<int32_t> out;
     auto read = log_->Read(0, 1 << 20, log_->log_end_offset(), true);
     EXPECT_TRUE(read.ok());
-    ByteView data(read->records);
-    while (data.size() >= static_cast<size_t>(protocol::kBatchHeaderSize)) {
-      auto h = protocol::ParseBatchHeader(data);
-      EXPECT_TRUE(h.ok());
-      out.push_back(h->partition_leader_epoch);
-      data = data.subspan(static_cast<size_t>(h->batch_length) + 12);
+    std::vector<int32_t> out;
+    for (const auto& h : storage::testing::Headers(read->records)) {
+      out.push_back(h.partition_leader_epoch);
     }
     return out;
   }
@@ -46,7 +37,6 @@ class OffsetsLogTest : public ::testing::Test {
     return {{Bytes(key, key + strlen(key)), Bytes{'v'}}};
   }
 
-  std::filesystem::path root_;
   ManualClock clock_{1'700'000'000'000};
   std::shared_ptr<storage::Log> log_;
 };
