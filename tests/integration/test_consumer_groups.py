@@ -57,6 +57,8 @@ def consumer_main(argv: list[str]) -> None:
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    import faulthandler
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test's dump of a hung member
     owned: set[int] = set()
     out = sys.stdout
 
@@ -119,6 +121,17 @@ def consumer_main(argv: list[str]) -> None:
             commit()
             last_commit = time.time()
     commit()
+    # Leave through unsubscribe() and serve the callbacks it raises before close(): a close()
+    # that meets a revocation already handed to the application (a rebalance that started
+    # just as SIGTERM came) can wait forever in librdkafka 2.x, with every broker.
+    c.unsubscribe()
+    deadline = time.time() + 10
+    while (owned or c.assignment()) and time.time() < deadline:
+        msgs = c.consume(num_messages=500, timeout=0.1)
+        lines = [f"M {m.partition()} {m.offset()}" for m in msgs if m.error() is None]
+        if lines:
+            out.write("\n".join(lines) + "\n")
+            out.flush()
     c.close()
     emit("CLOSED")
 
@@ -180,6 +193,12 @@ class Member:
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
+                self.proc.send_signal(signal.SIGUSR1)  # faulthandler: where every thread is
+                try:
+                    wait_until(lambda: "most recent call first" in self.stderr, 5,
+                               "the member's stack dump")
+                except AssertionError:
+                    pass  # kill it anyway; the stderr below says what it did print
                 self.proc.kill()
                 self.proc.wait(10)
                 self.err_reader.join(5)  # everything the client printed
