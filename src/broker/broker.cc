@@ -79,11 +79,21 @@ Status Broker::Register() {
     return election->Fence();
   });
   const config::ConfigDef* unclean = config::FindTopicConfig("unclean.leader.election.enable");
-  controller_ = std::make_unique<cluster::Controller>(
-      *metadata_, *election_, [this, unclean](const cluster::TopicRecord& t) {
-        auto it = t.configs.find(unclean->name);
-        return config::ToBool(it != t.configs.end() ? it->second : config_.TopicDefault(*unclean));
-      });
+  cluster::ControllerOptions controller_options{
+      .unclean_allowed =
+          [this, unclean](const cluster::TopicRecord& t) {
+            auto it = t.configs.find(unclean->name);
+            return config::ToBool(it != t.configs.end() ? it->second
+                                                        : config_.TopicDefault(*unclean));
+          },
+      .auto_leader_rebalance = config_.GetBool("auto.leader.rebalance.enable"),
+      .leader_imbalance_check_interval =
+          std::chrono::seconds(config_.GetLong("leader.imbalance.check.interval.seconds")),
+      .leader_imbalance_percent =
+          static_cast<int>(config_.GetLong("leader.imbalance.per.broker.percentage")),
+  };
+  controller_ =
+      std::make_unique<cluster::Controller>(*metadata_, *election_, std::move(controller_options));
   cluster::DeletedTopicCleaner::RemoteDataDeleter delete_remote;
   if (tiered::RemoteLogManager* remote = topics->remote()) {
     delete_remote = [remote](const cluster::TopicRecord& t) {

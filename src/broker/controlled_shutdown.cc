@@ -20,11 +20,7 @@ namespace {
 // live, eligible ISR member could take its place: what the controller has
 // still to move.
 int PartitionsToMove(cluster::MetadataView& view, cluster::NodeId self) {
-  std::set<cluster::NodeId> eligible;
-  for (const auto& b : view.Brokers()) {
-    if (cluster::EligibleForLeadership(b.registration.state))
-      eligible.insert(b.registration.node_id);
-  }
+  const std::set<cluster::NodeId> eligible = view.BrokersEligibleForLeadership();
   int out = 0;
   for (const auto& topic : view.Topics()) {
     for (const auto& [p, entry] : view.Partitions(cluster::UuidToBase64(topic.record.id))) {

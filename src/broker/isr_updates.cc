@@ -70,11 +70,7 @@ int TopicManager::UpdateIsrs() {
   // Brokers that may join an ISR: as Kafka's INELIGIBLE_REPLICA, not one
   // that is fenced or in controlled shutdown (it still fetches while its
   // leaderships move, and must not be taken back in).
-  std::set<cluster::NodeId> eligible;
-  for (const auto& b : metadata_.view().Brokers()) {
-    if (cluster::EligibleForLeadership(b.registration.state))
-      eligible.insert(b.registration.node_id);
-  }
+  const std::set<cluster::NodeId> eligible = metadata_.view().BrokersEligibleForLeadership();
   int changes = 0;
   const int64_t now = clock_->MonotonicMs();
   for (const auto& p : led) {

@@ -31,9 +31,8 @@ struct Change {
 
 }  // namespace
 
-Controller::Controller(Metadata& metadata, ControllerElection& election,
-                       UncleanAllowed unclean_allowed)
-    : metadata_(metadata), election_(election), unclean_allowed_(std::move(unclean_allowed)) {
+Controller::Controller(Metadata& metadata, ControllerElection& election, ControllerOptions options)
+    : metadata_(metadata), election_(election), options_(std::move(options)) {
   const std::string brokers = metadata.keys().BrokersPrefix();
   const std::string partitions = metadata.keys().PartitionsPrefix();
   const std::string controller = metadata.keys().Controller();
@@ -79,10 +78,16 @@ void Controller::Run() {
       was_active_ = false;
       continue;
     }
+    const auto now = std::chrono::steady_clock::now();
     if (!was_active_) {
       known_epochs_.clear();  // a new term: nothing known of earlier epochs
       was_active_ = true;
       dirty = true;
+      next_balance_ = now + options_.leader_imbalance_check_interval;
+    }
+    if (options_.auto_leader_rebalance && now >= next_balance_) {
+      next_balance_ = now + options_.leader_imbalance_check_interval;
+      BalanceLeaders();
     }
     if (!dirty) continue;
     if (!ElectLeaders()) {
@@ -113,7 +118,7 @@ bool Controller::ElectLeaders() {
   int unclean = 0;
   for (const auto& topic : view.Topics()) {
     std::string id = UuidToBase64(topic.record.id);
-    const bool allow_unclean = unclean_allowed_ && unclean_allowed_(topic.record);
+    const bool allow_unclean = options_.unclean_allowed && options_.unclean_allowed(topic.record);
     for (const auto& [p, entry] : view.Partitions(id)) {
       auto next = ElectLeader(entry.record, live, restarted, allow_unclean);
       if (!next) continue;

@@ -5,12 +5,15 @@
 // (ElectLeader): a partition whose leader's registration is gone, or was
 // made again, gets a live ISR member as leader, or none (leader -1) until
 // one returns, or, where the topic allows unclean election, the first live
-// replica. Every write is guarded by the election fence and the
+// replica. With auto.leader.rebalance.enable it also gives leadership back
+// to preferred replicas (PartitionsToRebalance) every
+// leader.imbalance.check.interval.seconds. Every write is guarded by the election fence and the
 // record's mod revision, so a deposed controller writes nothing and a record
 // changed meanwhile is decided again on its new value.
 //
 // Thread-safety: one thread of its own; constructed and destroyed by the
 // broker.
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -37,12 +40,20 @@ struct ElectionResult {
   bool unknown = false;  // no such topic or partition
 };
 
+struct ControllerOptions {
+  // Whether a topic allows unclean election (its
+  // unclean.leader.election.enable, else the broker default); none: never.
+  std::function<bool(const TopicRecord&)> unclean_allowed;
+  // auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds,
+  // leader.imbalance.per.broker.percentage.
+  bool auto_leader_rebalance = false;
+  std::chrono::milliseconds leader_imbalance_check_interval{300'000};
+  int leader_imbalance_percent = 10;
+};
+
 class Controller {
  public:
-  // Whether a topic allows unclean election (its
-  // unclean.leader.election.enable, else the broker default).
-  using UncleanAllowed = std::function<bool(const TopicRecord&)>;
-  Controller(Metadata& metadata, ControllerElection& election, UncleanAllowed unclean_allowed);
+  Controller(Metadata& metadata, ControllerElection& election, ControllerOptions options);
   ~Controller();
 
   // The elections an operator asks for (ElectLeaders), run now on the
@@ -58,15 +69,18 @@ class Controller {
   void Run();
   // One pass over every partition; true when all its writes went through.
   bool ElectLeaders();
+  // Preferred elections for the brokers above the imbalance percentage.
+  void BalanceLeaders();
 
   Metadata& metadata_;
   ControllerElection& election_;
-  const UncleanAllowed unclean_allowed_;
+  const ControllerOptions options_;
   std::atomic<int64_t> leader_changes_{0};
   // The broker epochs seen by the last pass as this controller: a different
   // one now means the broker registered again.
   std::map<NodeId, BrokerEpoch> known_epochs_;
   bool was_active_ = false;
+  std::chrono::steady_clock::time_point next_balance_;
   std::mutex mu_;
   std::condition_variable wake_;
   bool dirty_ = true;

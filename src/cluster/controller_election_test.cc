@@ -120,7 +120,7 @@ TEST_P(ControllerElectionTest, RequestedElectionsMoveLeadershipUnderTheFence) {
   ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
   Add(2);
   Node& ctl = nodes_[0];
-  Controller controller(*ctl.md, *ctl.election, nullptr);
+  Controller controller(*ctl.md, *ctl.election, {});
   auto topic = ctl.md->CreateTopic({.name = "t", .partitions = 1});
   ASSERT_TRUE(topic.ok()) << topic.error().message;
   const std::string id = UuidToBase64(topic->id);
@@ -155,7 +155,7 @@ TEST_P(ControllerElectionTest, RequestedElectionsMoveLeadershipUnderTheFence) {
   ASSERT_TRUE(all.ok());
   EXPECT_TRUE(all->empty());
 
-  Controller other(*nodes_[1].md, *nodes_[1].election, nullptr);
+  Controller other(*nodes_[1].md, *nodes_[1].election, {});
   auto refused = other.RunElections(ElectionType::kPreferred, std::nullopt);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Errc::kFenced);
@@ -185,7 +185,7 @@ TEST_P(ControllerElectionTest, ABrokerInControlledShutdownHandsOverLeadershipAnd
   rec.leader = NodeId(2);
   rec.leader_epoch = LeaderEpoch(1);
   const std::string id = PutPartition(*ctl.md, *kv_, "t", rec);
-  Controller controller(*ctl.md, *ctl.election, nullptr);
+  Controller controller(*ctl.md, *ctl.election, {});
   ASSERT_TRUE(nodes_[1].session->EnterControlledShutdown().ok());
   ASSERT_TRUE(Eventually([&] {
     return ctl.md->view().Partition(id, 0)->record.leader == NodeId(1);
@@ -208,8 +208,9 @@ TEST_P(ControllerElectionTest, UncleanElectionOnlyForTopicsThatAllowIt) {
   rec.leader = kNoNode;
   const std::string clean = PutPartition(*ctl.md, *kv_, "clean", rec);
   const std::string unclean = PutPartition(*ctl.md, *kv_, "unclean", rec);
-  Controller controller(*ctl.md, *ctl.election,
-                        [](const TopicRecord& t) { return t.name == "unclean"; });
+  Controller controller(*ctl.md, *ctl.election, {.unclean_allowed = [](const TopicRecord& t) {
+    return t.name == "unclean";
+  }});
   ASSERT_TRUE(
       Eventually([&] { return ctl.md->view().Partition(unclean, 0)->record.leader == NodeId(1); }));
   EXPECT_EQ(ctl.md->view().Partition(unclean, 0)->record.isr, std::vector<NodeId>{NodeId(1)});

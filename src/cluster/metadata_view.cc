@@ -372,6 +372,15 @@ std::vector<BrokerEntry> MetadataView::Brokers() const {
   return out;
 }
 
+std::set<NodeId> MetadataView::BrokersEligibleForLeadership() const {
+  std::lock_guard lock(mu_);
+  std::set<NodeId> out;
+  for (const auto& [id, b] : state_.brokers) {
+    if (EligibleForLeadership(b.registration.state)) out.insert(b.registration.node_id);
+  }
+  return out;
+}
+
 std::optional<BrokerEntry> MetadataView::Broker(NodeId id) const {
   std::lock_guard lock(mu_);
   auto it = state_.brokers.find(id.value());

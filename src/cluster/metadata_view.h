@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +65,9 @@ class MetadataView {
   std::optional<PartitionEntry> Partition(const std::string& topic_id, int32_t partition) const;
   std::vector<BrokerEntry> Brokers() const;
   std::optional<BrokerEntry> Broker(NodeId id) const;
+  // The registered brokers that may lead or join an ISR: not fenced, not in
+  // controlled shutdown (EligibleForLeadership).
+  std::set<NodeId> BrokersEligibleForLeadership() const;
   std::optional<ControllerEntry> Controller() const;
   // Any key as stored (cluster id, remote log offsets, configs, ...), except
   // partition records (a million of them at scale: Partition() has them).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 
 namespace strata::cluster {
 
@@ -99,6 +100,33 @@ RequestedElection ElectRequested(ElectionType type, const PartitionRecord& curre
   out.leader_epoch = LeaderEpoch(current.leader_epoch.value() + 1);
   out.partition_epoch = PartitionEpoch(current.partition_epoch.value() + 1);
   return {ElectionOutcome::kElected, out};
+}
+
+std::vector<size_t> PartitionsToRebalance(std::span<const PartitionRecord* const> partitions,
+                                          const std::function<bool(NodeId)>& live,
+                                          int imbalance_percent) {
+  struct Preferred {
+    int64_t total = 0;
+    int64_t led_by_another = 0;
+  };
+  std::map<NodeId, Preferred> by_broker;
+  for (const PartitionRecord* p : partitions) {
+    if (p->replicas.empty()) continue;
+    Preferred& b = by_broker[p->replicas.front()];
+    b.total++;
+    if (p->leader != p->replicas.front()) b.led_by_another++;
+  }
+  std::vector<size_t> out;
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    const PartitionRecord& p = *partitions[i];
+    if (p.replicas.empty() || p.leader == p.replicas.front()) continue;
+    const Preferred& b = by_broker[p.replicas.front()];
+    // Integer form of Kafka's led_by_another / total > percent / 100.
+    if (b.led_by_another * 100 <= b.total * imbalance_percent) continue;
+    if (ElectRequested(ElectionType::kPreferred, p, live).outcome == ElectionOutcome::kElected)
+      out.push_back(i);
+  }
+  return out;
 }
 
 }  // namespace strata::cluster

@@ -9,6 +9,8 @@
 // leader bumps the leader epoch and the partition epoch.
 #include <functional>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "cluster/records.h"
 
@@ -47,5 +49,15 @@ struct RequestedElection {
 // the first live replica, with an ISR of itself.
 RequestedElection ElectRequested(ElectionType type, const PartitionRecord& current,
                                  const std::function<bool(NodeId)>& live);
+
+// Automatic preferred-leader election (auto.leader.rebalance.enable), as
+// Kafka's controller decides it: a broker is imbalanced when, of the
+// partitions whose preferred (first) replica it is, more than
+// `imbalance_percent` % are led by another broker. Returns the indices into
+// `partitions` of the imbalanced brokers' partitions where a preferred
+// election would succeed (the preferred replica is live and in the ISR).
+std::vector<size_t> PartitionsToRebalance(std::span<const PartitionRecord* const> partitions,
+                                          const std::function<bool(NodeId)>& live,
+                                          int imbalance_percent);
 
 }  // namespace strata::cluster

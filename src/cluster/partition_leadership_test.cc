@@ -135,5 +135,29 @@ TEST(RequestedElection, UncleanPrefersInSyncReplicasThenAnyLiveReplica) {
             ElectionOutcome::kEligibleNotAvailable);
 }
 
+// Kafka's rule for auto.leader.rebalance.enable: a broker whose preferred
+// partitions are led elsewhere beyond the percentage gets them back, where
+// it is live and in sync; a broker within the percentage is left alone.
+TEST(PartitionLeadership, RebalanceOnlyBrokersAboveTheImbalancePercentage) {
+  std::vector<PartitionRecord> records;
+  // Broker 1 prefers 10 partitions and leads 7 of them: 30 % imbalance.
+  for (int i = 0; i < 7; ++i) records.push_back(Record({1, 2, 3}, {1, 2, 3}, 1, 1));
+  records.push_back(Record({1, 2, 3}, {1, 2, 3}, 2, 1));  // 7: movable
+  records.push_back(Record({1, 2, 3}, {2, 3}, 2, 1));     // 8: 1 is not in sync
+  records.push_back(Record({1, 2, 3}, {1, 2, 3}, 3, 1));  // 9: movable
+  // Broker 2 prefers 20 and leads 19 of them: 5 %, within 10 %.
+  for (int i = 0; i < 19; ++i) records.push_back(Record({2, 3, 1}, {1, 2, 3}, 2, 1));
+  records.push_back(Record({2, 3, 1}, {1, 2, 3}, 3, 1));  // 29
+  std::vector<const PartitionRecord*> ptrs;
+  for (const auto& r : records) ptrs.push_back(&r);
+
+  EXPECT_EQ(PartitionsToRebalance(ptrs, Live({1, 2, 3}), 10), (std::vector<size_t>{7, 9}));
+  // With no tolerance broker 2's one partition moves too; at 30 % nothing does.
+  EXPECT_EQ(PartitionsToRebalance(ptrs, Live({1, 2, 3}), 0), (std::vector<size_t>{7, 9, 29}));
+  EXPECT_TRUE(PartitionsToRebalance(ptrs, Live({1, 2, 3}), 30).empty());
+  // A preferred broker that is not live gets nothing.
+  EXPECT_EQ(PartitionsToRebalance(ptrs, Live({2, 3}), 0), (std::vector<size_t>{29}));
+}
+
 }  // namespace
 }  // namespace strata::cluster

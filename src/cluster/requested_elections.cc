@@ -20,10 +20,7 @@ Result<std::vector<ElectionResult>> Controller::RunElections(
     ElectionType type, const std::optional<std::vector<ElectionTarget>>& wanted) {
   if (!election_.active()) return MakeError(Errc::kFenced, "this broker is not the controller");
   MetadataView& view = metadata_.view();
-  std::set<NodeId> live;
-  for (const auto& b : view.Brokers()) {
-    if (EligibleForLeadership(b.registration.state)) live.insert(b.registration.node_id);
-  }
+  const std::set<NodeId> live = view.BrokersEligibleForLeadership();
   auto is_live = [&](NodeId id) { return live.contains(id); };
 
   std::vector<ElectionTarget> targets;

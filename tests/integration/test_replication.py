@@ -8,7 +8,8 @@ leave the ISR within replica.lag.time.max.ms (or their lease TTL), acks=all then
 NOT_ENOUGH_REPLICAS while acks=1 goes on, and after SIGCONT they rejoin with identical logs; a
 leader SIGTERMed under load hands its leadership over first (controlled shutdown) with no
 producer error and no pause; unclean election happens only where the topic allows it or an
-operator asks for it, and the old leader truncates its unreplicated tail when it returns.
+operator asks for it, and the old leader truncates its unreplicated tail when it returns; a
+restarted broker gets its preferred leaderships back (auto.leader.rebalance.enable).
 """
 from __future__ import annotations
 
@@ -293,3 +294,52 @@ def test_unclean_election_only_where_allowed_or_asked_for(cluster):
         wait_until(lambda t=t: isr(b2, t)[0] == [1, 2, 3], JOIN_WITHIN,
                    "brokers 1 and 3 back in the ISR", lambda t=t: isr(b2, t))
         wait_identical(cluster, t, 1)
+
+
+BALANCE_INTERVAL_S = 1  # leader.imbalance.check.interval.seconds of the rebalance test
+
+
+def test_a_restarted_broker_gets_its_preferred_leaderships_back(tmp_path, broker_factory):
+    """auto.leader.rebalance.enable: a SIGKILLed broker's leaderships move to the others; once
+    it is back in the ISRs, the controller's imbalance check (every BALANCE_INTERVAL_S) gives
+    each partition back to its preferred (first) replica, and every acknowledged record is
+    still there, on identical replicas."""
+    etcd, cluster = start_cluster(tmp_path, broker_factory, extra={
+        "leader.imbalance.check.interval.seconds": str(BALANCE_INTERVAL_S)})
+    try:
+        b1 = cluster[0]
+        topic = kit.unique_topic("balance")
+        create_rf3(b1, topic, 6)
+        wait_until(lambda: all(i == [1, 2, 3] for i in isr(b1, topic).values()), JOIN_WITHIN,
+                   "every partition's ISR full", lambda: isr(b1, topic))
+
+        def preferred_lead():
+            return all(leader == replicas[0] for leader, replicas in leaders(b1, topic).values())
+        wait_until(preferred_lead, JOIN_WITHIN, "every partition led by its preferred replica",
+                   lambda: leaders(b1, topic))
+        recs = kit.make_records(300, 6, seed=64, tag="before")
+        kit.produce_confluent(b1.bootstrap, topic, recs, extra={"acks": "all"})
+
+        victim = cluster[1]  # broker 2: preferred for some partitions, never all
+        mine = [p for p, (_, replicas) in leaders(b1, topic).items() if replicas[0] == 2]
+        assert mine and len(mine) < 6, leaders(b1, topic)
+        victim.kill9()
+        wait_until(lambda: all(leaders(b1, topic)[p][0] in (1, 3) for p in mine), OFFLINE_WITHIN,
+                   "broker 2's partitions led by the others", lambda: leaders(b1, topic))
+        more = kit.make_records(300, 6, seed=65, tag="during")
+        kit.retry(lambda: kit.produce_confluent(b1.bootstrap, topic, more, extra={"acks": "all"}),
+                  timeout=30, what="producing while broker 2 is down")
+
+        victim.start()
+        wait_until(lambda: all(i == [1, 2, 3] for i in isr(b1, topic).values()), JOIN_WITHIN,
+                   "broker 2 back in every ISR", lambda: isr(b1, topic))
+        wait_until(preferred_lead, JOIN_WITHIN + 2 * BALANCE_INTERVAL_S,
+                   "broker 2 leading its preferred partitions again", lambda: leaders(b1, topic))
+        controller_logs = "".join(b.log_text() for b in cluster)
+        assert "preferred elections for" in controller_logs
+        kit.assert_same_records(recs + more, kit.consume_confluent(b1.bootstrap, topic, 6))
+        wait_identical(cluster, topic, 6)
+    finally:
+        for b in cluster:
+            b.stop()
+        etcd.stop_all()
