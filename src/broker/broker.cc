@@ -383,7 +383,7 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& req
     case ApiKey::kLeaveGroup:
       co_return HandleLeaveGroup(ctx, request);
     case ApiKey::kOffsetCommit:
-      co_return HandleOffsetCommit(ctx, request);
+      co_return co_await HandleOffsetCommit(ctx, request);
     case ApiKey::kOffsetFetch:
       co_return HandleOffsetFetch(ctx, request);
     case ApiKey::kOffsetDelete:

@@ -1,6 +1,7 @@
 #include "broker/group_routing.h"
 
 #include "base/log.h"
+#include "broker/commit_wait.h"
 #include "broker/controller_forwarding.h"
 #include "coordinator/group_coordinator.h"
 
@@ -13,7 +14,17 @@ protocol::ErrorCode EnsureOffsetsTopic(BrokerContext& ctx) {
     return protocol::ErrorCode::kCoordinatorNotAvailable;
   }
   const auto partitions = static_cast<int32_t>(ctx.config.GetLong("offsets.topic.num.partitions"));
-  const auto rf = static_cast<int16_t>(ctx.config.GetLong("offsets.topic.replication.factor"));
+  auto rf = static_cast<int16_t>(ctx.config.GetLong("offsets.topic.replication.factor"));
+  if (ctx.config.Get("strata.metadata.backend") == "embedded" && rf > 1) {
+    // Embedded metadata is one broker's own: no second replica can ever
+    // exist. In a cluster, as in Kafka, creation waits for enough brokers.
+    log::Get("coordinator")
+        ->info(
+            "{} gets 1 replica: offsets.topic.replication.factor={} needs a cluster (etcd "
+            "metadata)",
+            coordinator::kOffsetsTopic, rf);
+    rf = 1;
+  }
   auto placed = PlaceNewReplicas(ctx, partitions, rf, 0);
   if (!placed.ok()) {
     log::Get("coordinator")
@@ -61,6 +72,36 @@ protocol::ErrorCode GroupCoordinatorError(const BrokerContext& ctx, const std::s
   return served == protocol::ErrorCode::kNotCoordinator
              ? protocol::ErrorCode::kCoordinatorLoadInProgress
              : served;
+}
+
+asio::awaitable<protocol::ErrorCode> AwaitGroupWrites(BrokerContext& ctx,
+                                                      const std::string& group_id) {
+  const int32_t p = ctx.group_coordinator->PartitionFor(group_id);
+  auto last = ctx.group_coordinator->LastAppended(p);
+  std::shared_ptr<Partition> partition = ctx.topics.GetPartition({coordinator::kOffsetsTopic, p});
+  auto info = ctx.topics.GetTopicInfo(coordinator::kOffsetsTopic);
+  if (!last) co_return protocol::ErrorCode::kNone;  // nothing written here
+  if (!partition || !info) co_return protocol::ErrorCode::kNotCoordinator;
+  // With no follower fetching (one replica, or followers out of the ISR) no
+  // fetch moves the mark: the write itself may.
+  partition->MaybeAdvanceHighWatermark(info->min_insync_replicas);
+  std::vector<CommitWait> waits(1);
+  waits[0] = {partition, last->last_offset, cluster::NodeId(ctx.config.node_id()),
+              cluster::LeaderEpoch(last->leader_epoch)};
+  const auto timeout = std::chrono::milliseconds(ctx.config.GetLong("offsets.commit.timeout.ms"));
+  const std::vector<CommitOutcome> outcome = co_await AwaitCommitted(ctx, waits, timeout);
+  switch (outcome[0]) {
+    case CommitOutcome::kCommitted:
+      co_return protocol::ErrorCode::kNone;
+    case CommitOutcome::kDeposed:
+      co_return protocol::ErrorCode::kNotCoordinator;
+    case CommitOutcome::kTimedOut:
+      log::Get("coordinator")
+          ->warn("group {}: the ISR of {}-{} did not confirm offset {} within {} ms", group_id,
+                 coordinator::kOffsetsTopic, p, last->last_offset, timeout.count());
+      co_return protocol::ErrorCode::kCoordinatorNotAvailable;
+  }
+  co_return protocol::ErrorCode::kNone;
 }
 
 }  // namespace strata::broker

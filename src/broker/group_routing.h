@@ -2,6 +2,7 @@
 // Which broker coordinates a consumer group: the leader of the group's
 // __consumer_offsets partition (Kafka's rule), so a group's coordinator is
 // where its offsets are written.
+#include <asio.hpp>
 #include <string>
 
 #include "broker/broker_context.h"
@@ -25,5 +26,14 @@ LiveBroker GroupCoordinatorBroker(const BrokerContext& ctx, const std::string& g
 // client retries here); NOT_COORDINATOR (the client looks the coordinator up
 // again) otherwise.
 protocol::ErrorCode GroupCoordinatorError(const BrokerContext& ctx, const std::string& group_id);
+
+// Waits until the coordinator's writes so far to the group's partition are
+// committed (every ISR member has them), up to offsets.commit.timeout.ms:
+// Kafka's coordinator writes with acks=all and answers a commit only then.
+// kNone; NOT_COORDINATOR when the leadership moved first (the new leader may
+// not have them); COORDINATOR_NOT_AVAILABLE when the ISR did not confirm in
+// time (both retriable: the client commits again).
+asio::awaitable<protocol::ErrorCode> AwaitGroupWrites(BrokerContext& ctx,
+                                                      const std::string& group_id);
 
 }  // namespace strata::broker

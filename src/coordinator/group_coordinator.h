@@ -87,6 +87,10 @@ class GroupCoordinator {
   protocol::ErrorCode Serves(const std::string& group_id) const;
 
   int32_t PartitionFor(const std::string& group_id) const;
+  // The end of this coordinator's latest write to partition `p`.
+  std::optional<OffsetsLog::LastAppend> LastAppended(int32_t p) const {
+    return log_->LastAppended(p);
+  }
 
   // --- rebalance protocol
   void JoinGroup(const RequestContext& ctx, const protocol::JoinGroupRequest& req,

@@ -51,8 +51,25 @@ Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord
                                          .offset_delta_of_max_timestamp = 0}};
   auto appended = log->Append(MutableByteView(batch), infos, leader_epoch);
   if (!appended.ok()) return appended.take_error();
+  {
+    std::lock_guard lock(last_mu_);
+    LastAppend& last = last_[partition];
+    // Latest by (epoch, offset): a new term's appends replace an old term's,
+    // even below them (the log was truncated in between).
+    if (leader_epoch > last.leader_epoch ||
+        (leader_epoch == last.leader_epoch && appended->last_offset > last.last_offset)) {
+      last = {appended->last_offset, leader_epoch};
+    }
+  }
   if (on_append_) on_append_(partition);
   return Status::Ok();
+}
+
+std::optional<OffsetsLog::LastAppend> OffsetsLog::LastAppended(int32_t partition) const {
+  std::lock_guard lock(last_mu_);
+  auto it = last_.find(partition);
+  if (it == last_.end()) return std::nullopt;
+  return it->second;
 }
 
 Status OffsetsLog::Replay(int32_t partition, const Visitor& visit) const {

@@ -7,7 +7,9 @@
 // Thread-safety: safe from any thread (storage::Log serialises appends).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -47,6 +49,16 @@ class OffsetsLog {
   // any produce with acks=1) when this returns Ok.
   Status Append(int32_t partition, const std::vector<CoordinatorRecord>& records);
 
+  // The latest end of this broker's appends to `partition`: the last offset
+  // and the leader epoch it was stamped with. A caller whose Append returned
+  // knows its records are committed once this is (Kafka's coordinator
+  // answers only then, as an acks=all produce).
+  struct LastAppend {
+    int64_t last_offset = -1;
+    int32_t leader_epoch = -1;
+  };
+  std::optional<LastAppend> LastAppended(int32_t partition) const;
+
   // Calls visit(key, value) for every record of `partition` in offset order
   // (value nullopt for tombstones). Control batches are skipped.
   using Visitor = std::function<void(ByteView key, std::optional<ByteView> value)>;
@@ -58,6 +70,8 @@ class OffsetsLog {
   std::function<void(int32_t)> on_append_;
   LeaderEpochProvider epochs_;
   Clock* clock_;
+  mutable std::mutex last_mu_;
+  std::map<int32_t, LastAppend> last_;  // the latest, whatever order appends return in
 };
 
 }  // namespace strata::coordinator

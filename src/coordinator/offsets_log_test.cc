@@ -58,5 +58,28 @@ TEST_F(OffsetsLogTest, AppendsCarryTheLeaderEpochAndNeedLeadership) {
   EXPECT_EQ(log_->log_end_offset(), 3);
 }
 
+// What a commit waits for: the end of the latest append, by (epoch, offset),
+// so a new term's appends count even where the log was truncated below an
+// old term's.
+TEST_F(OffsetsLogTest, LastAppendedIsTheLatestByEpochThenOffset) {
+  OffsetsLog offsets(
+      1, [this](int32_t) { return log_; }, nullptr, &clock_);
+  EXPECT_FALSE(offsets.LastAppended(0));
+  std::optional<int32_t> epoch = 3;
+  offsets.SetLeaderEpochs([&](int32_t) { return epoch; });
+  ASSERT_TRUE(offsets.Append(0, One("a")).ok());
+  ASSERT_TRUE(offsets.Append(0, {{Bytes{'b'}, Bytes{'1'}}, {Bytes{'c'}, Bytes{'2'}}}).ok());
+  auto last = offsets.LastAppended(0);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->last_offset, 2);
+  EXPECT_EQ(last->leader_epoch, 3);
+  ASSERT_TRUE(log_->TruncateTo(1).ok());  // as a follower would, before leading again
+  epoch = 5;
+  ASSERT_TRUE(offsets.Append(0, One("d")).ok());
+  last = offsets.LastAppended(0);
+  EXPECT_EQ(last->last_offset, 1);
+  EXPECT_EQ(last->leader_epoch, 5);
+}
+
 }  // namespace
 }  // namespace strata::coordinator

@@ -9,12 +9,14 @@ NOT_ENOUGH_REPLICAS while acks=1 goes on, and after SIGCONT they rejoin with ide
 leader SIGTERMed under load hands its leadership over first (controlled shutdown) with no
 producer error and no pause; unclean election happens only where the topic allows it or an
 operator asks for it, and the old leader truncates its unreplicated tail when it returns; a
-restarted broker gets its preferred leaderships back (auto.leader.rebalance.enable).
+restarted broker gets its preferred leaderships back (auto.leader.rebalance.enable); an offset
+commit is acknowledged only once its __consumer_offsets ISR has it.
 """
 from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 from confluent_kafka.admin import NewTopic
@@ -163,7 +165,6 @@ def test_sigterm_of_a_leader_under_load_moves_leadership_first(cluster):
     idempotent acks=all producer sees no error and no pause over MAX_ACK_GAP_S; every record
     comes back exactly once and in order."""
     import threading
-    import time
 
     from confluent_kafka import Producer
 
@@ -339,6 +340,92 @@ def test_a_restarted_broker_gets_its_preferred_leaderships_back(tmp_path, broker
         assert "preferred elections for" in controller_logs
         kit.assert_same_records(recs + more, kit.consume_confluent(b1.bootstrap, topic, 6))
         wait_identical(cluster, topic, 6)
+    finally:
+        for b in cluster:
+            b.stop()
+        etcd.stop_all()
+
+
+COMMIT_TIMEOUT_MS = 1500  # offsets.commit.timeout.ms of the commit test (lease TTL: 3 s)
+
+
+def offset_commit_raw(b, group: str, topic: str, offset: int) -> int:
+    """OffsetCommit v2 of one offset for partition 0 (a simple commit: generation -1, no
+    member) straight to broker `b` -> the partition's error code."""
+    w = rawkafka.Writer().string(group).i32(-1).string("").i64(-1)
+    w.array([topic], lambda w, t: w.string(t).array(
+        [0], lambda w, p: w.i32(p).i64(offset).string("")))
+    with rawkafka.Conn(b.bootstrap) as c:
+        c.send(rawkafka.request(8, 2, 11, bytes(w.buf)))
+        _, body = c.recv_frame()
+    r = rawkafka.Reader(body)
+    assert r.array_len() == 1 and r.string() == topic
+    assert r.array_len() == 1 and r.i32() == 0
+    return r.i16()
+
+
+def test_offset_commits_are_acknowledged_once_replicated_and_survive_the_coordinator(
+        tmp_path, broker_factory):
+    """With offsets.topic.replication.factor=3 a commit is answered only once the ISR of its
+    __consumer_offsets partition has it: with both followers stopped it gets
+    COORDINATOR_NOT_AVAILABLE after offsets.commit.timeout.ms; once acknowledged, it is
+    served by the next coordinator after the coordinator's SIGKILL."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    etcd, cluster = start_cluster(tmp_path, broker_factory, extra={
+        "offsets.topic.replication.factor": "3",
+        "offsets.commit.timeout.ms": str(COMMIT_TIMEOUT_MS)})
+    try:
+        b1 = cluster[0]
+        topic, group = kit.unique_topic("commits"), kit.unique_topic("grp-commits")
+        create_rf3(b1, topic, 1)
+        kit.produce_confluent(b1.bootstrap, topic, kit.make_records(100, 1, seed=66, tag="c"),
+                              extra={"acks": "all"})
+
+        def commit_via(b, offset: int) -> None:
+            c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": group})
+            try:
+                c.commit(offsets=[TopicPartition(topic, 0, offset)], asynchronous=False)
+            finally:
+                c.close()
+        kit.retry(lambda: commit_via(b1, 10), timeout=30, what="the first commit")
+        offsets = "__consumer_offsets"
+        wait_until(lambda: all(i == [1, 2, 3] for i in isr(b1, offsets).values()), JOIN_WITHIN,
+                   "every __consumer_offsets ISR full", lambda: isr(b1, offsets))
+        a = kit.admin(b1.bootstrap)
+        desc = a.describe_consumer_groups([group])[group].result(30)
+        coordinator = cluster[desc.coordinator.id - 1]
+        followers = [b for b in cluster if b is not coordinator]
+
+        for f in followers:
+            os.kill(f.proc.pid, signal.SIGSTOP)
+        try:
+            t0 = time.monotonic()
+            code = offset_commit_raw(coordinator, group, topic, 50)
+            waited = time.monotonic() - t0
+        finally:
+            for f in followers:
+                os.kill(f.proc.pid, signal.SIGCONT)
+        assert code == 15, code  # COORDINATOR_NOT_AVAILABLE: the ISR never confirmed it
+        assert waited >= COMMIT_TIMEOUT_MS / 1000 * 0.9, waited
+
+        wait_until(lambda: offset_commit_raw(coordinator, group, topic, 60) == 0, JOIN_WITHIN,
+                   "a commit acknowledged once the followers run again")
+        coordinator.kill9()
+
+        seen = []
+
+        def committed_via(b):
+            c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": group})
+            try:
+                seen.append(c.committed([TopicPartition(topic, 0)], timeout=10)[0].offset)
+            except Exception as e:  # the next coordinator may not be known yet
+                seen.append(str(e))
+            finally:
+                c.close()
+            return seen[-1] == 60
+        wait_until(lambda: committed_via(followers[0]), OFFLINE_WITHIN + 10,
+                   "the acknowledged commit served by the next coordinator", lambda: seen[-3:])
     finally:
         for b in cluster:
             b.stop()

@@ -1,7 +1,7 @@
 // OffsetCommit (8): partitions of unknown topics are answered here with
 // UNKNOWN_TOPIC_OR_PARTITION (as Kafka's request handler does); the rest go to
-// the group coordinator, which fences by generation and acknowledges once the
-// commit is appended to __consumer_offsets.
+// the group coordinator, which fences by generation and appends the commit to
+// __consumer_offsets; the answer waits until the partition's ISR has it.
 #include "broker/group_routing.h"
 #include "broker/handlers/handlers.h"
 #include "coordinator/group_coordinator.h"
@@ -21,8 +21,10 @@ bool PartitionExists(const cluster::TopicRecord* topic, int32_t partition) {
 
 }  // namespace
 
-HandlerResult HandleOffsetCommit(BrokerContext& ctx, net::Request& request) {
-  STRATA_ASSIGN_OR_RETURN(OffsetCommitRequest req, DecodeRequest<OffsetCommitRequest>(request));
+asio::awaitable<HandlerResult> HandleOffsetCommit(BrokerContext& ctx, net::Request& request) {
+  auto decoded = DecodeRequest<OffsetCommitRequest>(request);
+  if (!decoded.ok()) co_return decoded.take_error();
+  OffsetCommitRequest& req = *decoded;
   if (auto error = GroupCoordinatorError(ctx, req.group_id); error != protocol::ErrorCode::kNone) {
     OffsetCommitResponse resp;
     for (const auto& t : req.topics) {
@@ -30,7 +32,7 @@ HandlerResult HandleOffsetCommit(BrokerContext& ctx, net::Request& request) {
       out.name = t.name;
       for (const auto& p : t.partitions) out.partitions.push_back({p.partition_index, Code(error)});
     }
-    return std::optional<Bytes>(EncodeResponse(request, resp));
+    co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
   // Split off partitions of unknown topics, remembering where each goes.
   OffsetCommitRequest known = req;
@@ -48,6 +50,15 @@ HandlerResult HandleOffsetCommit(BrokerContext& ctx, net::Request& request) {
   }
   OffsetCommitResponse stored =
       ctx.group_coordinator->CommitOffsets(known, request.header.api_version);
+  // Stored in the coordinator's memory and log; acknowledged once committed.
+  const protocol::ErrorCode replicated = co_await AwaitGroupWrites(ctx, req.group_id);
+  if (replicated != protocol::ErrorCode::kNone) {
+    for (auto& t : stored.topics) {
+      for (auto& p : t.partitions) {
+        if (p.error_code == 0) p.error_code = Code(replicated);
+      }
+    }
+  }
   OffsetCommitResponse resp;
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
     auto& out = resp.topics.emplace_back();
@@ -62,7 +73,7 @@ HandlerResult HandleOffsetCommit(BrokerContext& ctx, net::Request& request) {
       }
     }
   }
-  return std::optional<Bytes>(EncodeResponse(request, resp));
+  co_return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 
 }  // namespace strata::broker

@@ -30,6 +30,11 @@ asio::awaitable<HandlerResult> HandleSyncGroup(BrokerContext& ctx, net::Request&
       GroupRequestContext(request), req,
       [result](protocol::SyncGroupResponse r) { result->Set(std::move(r)); });
   resp = co_await result->Wait();
+  if (resp.error_code == 0) {
+    // The leader's assignment is in __consumer_offsets: answered once committed.
+    const protocol::ErrorCode replicated = co_await AwaitGroupWrites(ctx, req.group_id);
+    if (replicated != protocol::ErrorCode::kNone) resp.error_code = Code(replicated);
+  }
   co_return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 

@@ -48,7 +48,7 @@ asio::awaitable<HandlerResult> HandleJoinGroup(BrokerContext& ctx, net::Request&
 asio::awaitable<HandlerResult> HandleSyncGroup(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleHeartbeat(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleLeaveGroup(BrokerContext& ctx, net::Request& request);
-HandlerResult HandleOffsetCommit(BrokerContext& ctx, net::Request& request);
+asio::awaitable<HandlerResult> HandleOffsetCommit(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetFetch(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetDelete(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleListGroups(BrokerContext& ctx, net::Request& request);

@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "broker/cluster_state.h"
+#include "broker/commit_wait.h"
 #include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
@@ -32,13 +33,10 @@ void SetError(ProduceResponse::Partition& out, ErrorCode code, std::string messa
   out.error_message = std::move(message);
 }
 
-// An acks=all append waiting for the high watermark to pass `last_offset`.
+// An acks=all append waiting for the high watermark to pass it.
 struct PendingAck {
-  std::shared_ptr<Partition> partition;
-  int64_t last_offset = 0;
+  CommitWait wait;
   int min_isr = 1;
-  cluster::NodeId leader{-1};  // this broker, leading at `leader_epoch` when it appended
-  cluster::LeaderEpoch leader_epoch{-1};
   size_t topic_index = 0;  // where its answer is in the response
   size_t partition_index = 0;
 };
@@ -132,8 +130,9 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
   partition.MaybeAdvanceHighWatermark(info->min_insync_replicas);
   if (!appended->duplicate) ctx.notifier.Notify(tp);
   if (acks == -1 && partition.high_watermark() <= appended->last_offset) {
-    pending.push_back({leader.partition, appended->last_offset, info->min_insync_replicas,
-                       leader.partition->leader(), leader.partition->leader_epoch()});
+    pending.push_back({{leader.partition, appended->last_offset, leader.partition->leader(),
+                        leader.partition->leader_epoch()},
+                       info->min_insync_replicas});
   }
 }
 
@@ -144,48 +143,25 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND: it is written, but not as durably as asked.
 asio::awaitable<void> AwaitAcks(BrokerContext& ctx, const std::vector<PendingAck>& pending,
                                 std::chrono::milliseconds timeout, ProduceResponse& resp) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::vector<TopicPartition> partitions;
-  for (const auto& p : pending) partitions.push_back(p.partition->tp());
-  auto committed = [](const PendingAck& p) {
-    return p.partition->high_watermark() > p.last_offset;
-  };
-  // A leadership lost meanwhile (a new leader epoch) will never commit here:
-  // the producer is told at once, as Kafka completes such requests with
-  // NOT_LEADER_OR_FOLLOWER, instead of at the timeout.
-  auto deposed = [](const PendingAck& p) {
-    cluster::PartitionRecord now = p.partition->state();
-    return now.leader != p.leader || now.leader_epoch != p.leader_epoch;
-  };
-  auto settled = [&](const PendingAck& p) { return committed(p) || deposed(p); };
-  // Leadership changes do not wake the notifier: looked at every 100 ms.
-  constexpr auto kLeadershipCheck = std::chrono::milliseconds(100);
-  for (;;) {
-    auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
-    bool all = std::all_of(pending.begin(), pending.end(), settled);
-    auto now = std::chrono::steady_clock::now();
-    if (!all && now < deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-      co_await ctx.notifier.Wait(waiter, std::min(left, kLeadershipCheck));
-    }
-    ctx.notifier.Unregister(waiter);
-    all = std::all_of(pending.begin(), pending.end(), settled);
-    if (all || std::chrono::steady_clock::now() >= deadline) break;
-  }
-  for (const auto& p : pending) {
+  std::vector<CommitWait> waits;
+  for (const auto& p : pending) waits.push_back(p.wait);
+  const std::vector<CommitOutcome> outcomes = co_await AwaitCommitted(ctx, waits, timeout);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const PendingAck& p = pending[i];
+    const std::string tp = p.wait.partition->tp().ToString();
     auto& out = resp.topics[p.topic_index].partitions[p.partition_index];
-    if (!committed(p) && deposed(p)) {
+    if (outcomes[i] == CommitOutcome::kDeposed) {
       SetError(out, ErrorCode::kNotLeaderOrFollower,
                fmt::format("{}: leadership moved before the in-sync replicas confirmed offset {}",
-                           p.partition->tp().ToString(), p.last_offset));
-    } else if (!committed(p)) {
+                           tp, p.wait.last_offset));
+    } else if (outcomes[i] == CommitOutcome::kTimedOut) {
       SetError(out, ErrorCode::kRequestTimedOut,
-               fmt::format("the in-sync replicas of {} did not confirm offset {} within {} ms",
-                           p.partition->tp().ToString(), p.last_offset, timeout.count()));
-    } else if (static_cast<int>(p.partition->state().isr.size()) < p.min_isr) {
-      SetError(out, ErrorCode::kNotEnoughReplicasAfterAppend,
-               fmt::format("{}: written, but the ISR fell below min.insync.replicas={}",
-                           p.partition->tp().ToString(), p.min_isr));
+               fmt::format("the in-sync replicas of {} did not confirm offset {} within {} ms", tp,
+                           p.wait.last_offset, timeout.count()));
+    } else if (static_cast<int>(p.wait.partition->state().isr.size()) < p.min_isr) {
+      SetError(
+          out, ErrorCode::kNotEnoughReplicasAfterAppend,
+          fmt::format("{}: written, but the ISR fell below min.insync.replicas={}", tp, p.min_isr));
     }
   }
 }

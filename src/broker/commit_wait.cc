@@ -1,0 +1,51 @@
+#include "broker/commit_wait.h"
+
+#include <algorithm>
+
+namespace strata::broker {
+
+namespace {
+
+bool Committed(const CommitWait& w) { return w.partition->high_watermark() > w.last_offset; }
+
+// A leadership lost meanwhile (a new leader epoch) will never commit here:
+// the caller is told at once, as Kafka completes such requests with
+// NOT_LEADER_OR_FOLLOWER, instead of at the timeout.
+bool Deposed(const CommitWait& w) {
+  cluster::PartitionRecord now = w.partition->state();
+  return now.leader != w.leader || now.leader_epoch != w.leader_epoch;
+}
+
+}  // namespace
+
+asio::awaitable<std::vector<CommitOutcome>> AwaitCommitted(BrokerContext& ctx,
+                                                           const std::vector<CommitWait>& waits,
+                                                           std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<TopicPartition> partitions;
+  for (const auto& w : waits) partitions.push_back(w.partition->tp());
+  auto settled = [](const CommitWait& w) { return Committed(w) || Deposed(w); };
+  // Leadership changes do not wake the notifier: looked at every 100 ms.
+  constexpr auto kLeadershipCheck = std::chrono::milliseconds(100);
+  for (;;) {
+    auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
+    bool all = std::all_of(waits.begin(), waits.end(), settled);
+    auto now = std::chrono::steady_clock::now();
+    if (!all && now < deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      co_await ctx.notifier.Wait(waiter, std::min(left, kLeadershipCheck));
+    }
+    ctx.notifier.Unregister(waiter);
+    all = std::all_of(waits.begin(), waits.end(), settled);
+    if (all || std::chrono::steady_clock::now() >= deadline) break;
+  }
+  std::vector<CommitOutcome> out;
+  for (const auto& w : waits) {
+    out.push_back(Committed(w) ? CommitOutcome::kCommitted
+                  : Deposed(w) ? CommitOutcome::kDeposed
+                               : CommitOutcome::kTimedOut);
+  }
+  co_return out;
+}
+
+}  // namespace strata::broker

@@ -1,0 +1,38 @@
+#pragma once
+// Waiting for appends to be committed: until the partition's high watermark
+// passes them (every ISR member has them), as an acks=all produce and the
+// group coordinator's writes need, on a timer and the append notifier, never
+// a blocked thread.
+#include <asio.hpp>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "broker/broker_context.h"
+#include "broker/partition.h"
+#include "cluster/types.h"
+
+namespace strata::broker {
+
+// An append by this broker, leading at `leader_epoch`, ending at
+// `last_offset`.
+struct CommitWait {
+  std::shared_ptr<Partition> partition;
+  int64_t last_offset = 0;
+  cluster::NodeId leader{-1};
+  cluster::LeaderEpoch leader_epoch{-1};
+};
+
+enum class CommitOutcome {
+  kCommitted,  // below the high watermark
+  kDeposed,    // leadership moved first: it will never commit here
+  kTimedOut,   // the ISR did not confirm it in time
+};
+
+// Waits until every append is committed or deposed, or `timeout`; one
+// outcome per append, in order.
+asio::awaitable<std::vector<CommitOutcome>> AwaitCommitted(BrokerContext& ctx,
+                                                           const std::vector<CommitWait>& waits,
+                                                           std::chrono::milliseconds timeout);
+
+}  // namespace strata::broker
