@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/metrics.h"
+#include "cluster/controller.h"
 #include "storage/cleaner.h"
 
 namespace strata::broker {
@@ -142,6 +143,31 @@ void RegisterBrokerGauges(BrokerContext& ctx) {
                     replication(&RS::under_min_isr));
   registry.SetGauge("strata_followed_partitions", "Partitions this broker follows", {},
                     replication(&RS::followed));
+  // Kafka's controller metrics: non-zero only on the active controller.
+  registry.SetGauge("strata_active_controller", "1 on the active controller, else 0", {}, [&ctx] {
+    return ctx.controller != nullptr && ctx.controller->active() ? 1.0 : 0.0;
+  });
+  registry.SetGauge(
+      "strata_offline_partitions",
+      "Partitions without a live leader (reported by the active controller, 0 elsewhere)", {},
+      [&ctx] {
+        if (ctx.controller == nullptr || !ctx.controller->active()) return 0.0;
+        return static_cast<double>(ctx.controller->OfflinePartitions());
+      });
+  registry.SetGauge("strata_replica_fetcher_max_lag",
+                    "Offsets the most-behind partition followed here lacks of its leader's high "
+                    "watermark (Kafka's replica fetcher MaxLag)",
+                    {}, replication(&RS::max_follower_lag));
+  registry.SetGaugeFamily(
+      "strata_replica_fetcher_lag",
+      "Offsets a partition followed here lacks of its leader's high watermark", [&ctx] {
+        std::vector<std::pair<metrics::Labels, double>> out;
+        for (const auto& [tp, lag] : ctx.topics.FollowerLags()) {
+          out.push_back({{{"topic", tp.topic}, {"partition", std::to_string(tp.partition)}},
+                         static_cast<double>(lag)});
+        }
+        return out;
+      });
   registry.SetGaugeFamily("strata_log_end_offset", "Next offset to be written",
                           per_partition([](const storage::Log& l) { return l.log_end_offset(); }));
   registry.SetGaugeFamily(

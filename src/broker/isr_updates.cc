@@ -123,7 +123,11 @@ TopicManager::ReplicationStats TopicManager::replication_stats() const {
   }
   for (const auto& p : all) {
     cluster::PartitionRecord state = p->state();
-    if (state.leader != self_) continue;
+    if (state.leader != self_) {
+      if (state.leader != cluster::kNoNode)
+        out.max_follower_lag = std::max(out.max_follower_lag, p->follower_lag());
+      continue;
+    }
     if (state.isr.size() < state.replicas.size()) out.under_replicated++;
     auto info = GetTopicInfo(p->tp().topic);
     if (info && static_cast<int>(state.isr.size()) < info->min_insync_replicas) out.under_min_isr++;
@@ -132,6 +136,16 @@ TopicManager::ReplicationStats TopicManager::replication_stats() const {
   out.fetched_bytes = fetchers_->bytes_fetched();
   out.isr_shrinks = isr_shrinks_.load();
   out.isr_expands = isr_expands_.load();
+  return out;
+}
+
+std::vector<std::pair<TopicPartition, int64_t>> TopicManager::FollowerLags() const {
+  std::vector<std::pair<TopicPartition, int64_t>> out;
+  std::shared_lock lock(mu_);
+  for (const auto& [tp, p] : partitions_) {
+    const cluster::NodeId leader = p->leader();
+    if (leader != self_ && leader != cluster::kNoNode) out.push_back({tp, p->follower_lag()});
+  }
   return out;
 }
 

@@ -79,6 +79,7 @@ bool Partition::OnFollowerFetch(cluster::NodeId follower, int64_t fetch_offset,
 }
 
 void Partition::OnLeaderHighWatermark(int64_t leader_high_watermark) {
+  leader_high_watermark_.store(leader_high_watermark);
   int64_t hw = std::min(leader_high_watermark, log_->log_end_offset());
   int64_t current = high_watermark_.load();
   while (hw > current && !high_watermark_.compare_exchange_weak(current, hw)) {

@@ -61,6 +61,11 @@ class Partition {
                        int64_t now_ms);
   // Follower: the leader's mark, from a fetch response.
   void OnLeaderHighWatermark(int64_t leader_high_watermark);
+  // Follower: how many offsets the local log is behind the leader's high
+  // watermark as of the last fetch (Kafka's replica fetcher ConsumerLag).
+  int64_t follower_lag() const {
+    return std::max<int64_t>(0, leader_high_watermark_.load() - log_->log_end_offset());
+  }
   // Follower: the log was truncated to `log_end`; the mark goes no higher.
   void OnTruncated(int64_t log_end);
   // Leader: the ISR this partition should have now (followers that caught
@@ -79,8 +84,9 @@ class Partition {
   mutable std::mutex mu_;
   cluster::PartitionRecord state_;
   std::atomic<int64_t> high_watermark_{0};
-  replication::FollowerTracker followers_;  // while leading
-  int64_t epoch_start_offset_ = 0;          // the log end when this leadership began
+  std::atomic<int64_t> leader_high_watermark_{0};  // as the leader last said (follower)
+  replication::FollowerTracker followers_;         // while leading
+  int64_t epoch_start_offset_ = 0;                 // the log end when this leadership began
 };
 
 // What a request that must reach a partition's leader gets: the partition,

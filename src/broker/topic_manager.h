@@ -115,8 +115,11 @@ class TopicManager {
     int64_t fetched_bytes = 0;     // bytes appended from leaders
     int64_t isr_shrinks = 0;       // ISR changes written that removed a replica
     int64_t isr_expands = 0;       // ... that added one
+    int64_t max_follower_lag = 0;  // offsets the most-behind followed partition lacks
   };
   ReplicationStats replication_stats() const;
+  // Each followed partition's lag behind its leader's high watermark.
+  std::vector<std::pair<TopicPartition, int64_t>> FollowerLags() const;
 
   // Applies retention to every log; returns segments deleted.
   int EnforceRetention();

@@ -1,5 +1,6 @@
 #include "cluster/controller.h"
 
+#include <set>
 #include <utility>
 
 #include "base/log.h"
@@ -164,6 +165,19 @@ bool Controller::ElectLeaders() {
   if (last != 0) view.WaitForRevision(last, std::chrono::seconds(5));
   if (all_written) known_epochs_ = std::move(epochs);
   return all_written;
+}
+
+int64_t Controller::OfflinePartitions() const {
+  MetadataView& view = metadata_.view();
+  std::set<NodeId> registered;
+  for (const auto& b : view.Brokers()) registered.insert(b.registration.node_id);
+  int64_t offline = 0;
+  for (const auto& topic : view.Topics()) {
+    for (const auto& [p, entry] : view.Partitions(UuidToBase64(topic.record.id))) {
+      if (!registered.contains(entry.record.leader)) offline++;
+    }
+  }
+  return offline;
 }
 
 }  // namespace strata::cluster

@@ -64,6 +64,11 @@ class Controller {
 
   // Leadership changes written so far (for tests and metrics).
   int64_t leader_changes() const { return leader_changes_.load(); }
+  // Whether this broker is the active controller now.
+  bool active() const { return election_.active(); }
+  // Partitions with no leader, or one whose registration is gone (Kafka's
+  // OfflinePartitionsCount), from the metadata view.
+  int64_t OfflinePartitions() const;
 
  private:
   void Run();

@@ -19,6 +19,7 @@ from confluent_kafka.admin import NewTopic
 
 import kit
 import rawkafka
+from conftest import free_port
 from etcdkit import Etcd
 from kit import wait_until
 
@@ -44,7 +45,8 @@ def start_cluster(tmp_path, broker_factory, etcd_members: int = 1, extra: dict |
             "offsets.topic.num.partitions": "6", "group.initial.rebalance.delay.ms": "0",
             "remote.log.storage.system.enable": "true",
             "strata.remote.storage.uri": f"file://{remote}",
-            "remote.log.manager.task.interval.ms": "500", **(extra or {})})
+            "remote.log.manager.task.interval.ms": "500",
+            "strata.admin.listener": f"127.0.0.1:{free_port()}", **(extra or {})})
 
     brokers = [start(n) for n in (1, 2, 3)]
     wait_until(lambda: len(metadata(brokers[0]).brokers) == 3, 15, "3 registered brokers",
@@ -59,6 +61,15 @@ def cluster(tmp_path, broker_factory):
     for b in brokers:
         b.stop()
     etcd.stop_all()
+
+
+def prometheus(b) -> dict[str, float]:
+    """Broker `b`'s /metrics: 'name' or 'name{labels}' -> value."""
+    import urllib.request
+    url = f"http://{b.config['strata.admin.listener']}/metrics"
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
+    return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines() if line and not line.startswith("#")}
 
 
 def metadata(b, topic: str | None = None):

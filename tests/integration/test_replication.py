@@ -25,7 +25,7 @@ import kit
 import rawkafka
 from kit import wait_until
 from test_cluster import cluster  # noqa: F401 (the 3-broker fixture)
-from test_cluster import OFFLINE_WITHIN, TTL_MS, leaders, metadata, start_cluster
+from test_cluster import OFFLINE_WITHIN, TTL_MS, leaders, metadata, prometheus, start_cluster
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
 
@@ -113,6 +113,15 @@ def test_a_killed_leader_fails_over_to_an_in_sync_replica_losing_nothing(cluster
                JOIN_WITHIN, "the restarted broker back in every ISR",
                lambda: isr(survivors[0], topic))
     wait_identical(cluster, topic, 2)
+    # /metrics: each broker lists a lag for exactly the partitions it follows, 0 at rest.
+    led = leaders(b1, topic)
+    for n, b in enumerate(cluster, start=1):
+        m = prometheus(b)
+        lags = {k: v for k, v in m.items()
+                if k.startswith("strata_replica_fetcher_lag{") and f'topic="{topic}"' in k}
+        assert len(lags) == sum(1 for leader, _ in led.values() if leader != n), (n, lags, led)
+        assert all(v == 0 for v in lags.values()), lags
+        assert m["strata_under_replicated_partitions"] == 0, n
 
 
 LAG_MS = 2000  # replica.lag.time.max.ms of the stall test (the lease TTL is 3 s)
@@ -274,12 +283,16 @@ def test_unclean_election_only_where_allowed_or_asked_for(cluster):
     wait_until(lambda: leaders(b2, dirty)[0][0] == 2, OFFLINE_WITHIN,
                "the unclean-allowed topic led by broker 2", lambda: leaders(b2, dirty))
     assert isr(b2, dirty)[0] == [2]
-    # Decided in the same controller pass: the other topic stays offline.
+    # Decided in the same controller pass: the other topic stays offline, and the
+    # controller (broker 2, the only one running) counts it.
     assert leaders(b2, clean)[0][0] == -1, leaders(b2, clean)
+    assert prometheus(b2)["strata_active_controller"] == 1
+    assert prometheus(b2)["strata_offline_partitions"] == 1
     out = leader_election_tool(b2, "UNCLEAN", clean, 0)
     assert "Successfully completed leader election (UNCLEAN)" in out, out
     wait_until(lambda: leaders(b2, clean)[0][0] == 2, 10, "the asked-for election",
                lambda: leaders(b2, clean))
+    assert prometheus(b2)["strata_offline_partitions"] == 0
 
     after = kit.make_records(30, 1, seed=63, tag="after")
     for t in (clean, dirty):
