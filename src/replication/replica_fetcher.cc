@@ -185,6 +185,19 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch,
     p = it->second.p;
   }
   const std::string label = fmt::format("{}-{}", key.first, key.second);
+  const int64_t fetched_from = p.log->log_end_offset();
+  if (response.error_code == Code(protocol::ErrorCode::kOffsetOutOfRange) &&
+      response.log_start_offset > fetched_from) {
+    // The leader's retention (or DeleteRecords) passed this whole log while
+    // it was away: start again at the leader's log start, as Kafka's
+    // follower does (there is nothing here the leader still has).
+    Log()->info("{}: {} ends at {}, below the leader's log start {}; starting the log there", name_,
+                label, fetched_from, response.log_start_offset);
+    Status st = p.log->TruncateFullyAndStartAt(response.log_start_offset);
+    truncations_++;
+    if (!st.ok()) Pause(key, leader_epoch, label + ": restarting the log: " + st.error().message);
+    return;
+  }
   if (response.error_code != 0) {
     Pause(key, leader_epoch,
           fmt::format("{}: leader answered error code {}", label, response.error_code));

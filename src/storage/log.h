@@ -184,6 +184,11 @@ class Log {
   // watermark, which a truncation never passes). kOutOfRange below the log
   // start.
   virtual Status TruncateTo(int64_t offset) = 0;
+  // Empties the log and starts it at `offset`, above its end: a follower
+  // whose whole log is below the leader's log start (Kafka's
+  // truncateFullyAndStartAt). Leader epochs and producer state go with the
+  // records; the follower learns them again from what it fetches.
+  virtual Status TruncateFullyAndStartAt(int64_t offset) = 0;
 
   // Reads from `offset` up to `max_bytes` of whole batches, never past
   // `max_offset` (exclusive; the high watermark). When `min_one_batch` the

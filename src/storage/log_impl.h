@@ -47,6 +47,7 @@ class LogImpl final : public Log {
   Result<AppendResult> AppendAsFollower(MutableByteView batches,
                                         const std::vector<BatchInfo>& infos) override;
   Status TruncateTo(int64_t offset) override;
+  Status TruncateFullyAndStartAt(int64_t offset) override;
   Result<ReadResult> Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
                           bool min_one_batch) const override;
   Result<RegionReadResult> ReadRegion(int64_t offset, int32_t max_bytes, int64_t max_offset,

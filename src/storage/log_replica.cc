@@ -1,6 +1,9 @@
 // The follower's side of the log: batches appended as the leader wrote
-// them, and truncation of a tail the leader does not have (KIP-101).
+// them, truncation of a tail the leader does not have (KIP-101), and a
+// fresh start above a leader's log start.
 #include <fmt/format.h>
+
+#include <limits>
 
 #include "base/log.h"
 #include "storage/log_impl.h"
@@ -128,6 +131,36 @@ Status LogImpl::TruncateTo(int64_t offset) {
   STRATA_RETURN_IF_ERROR(LoadProducerState());
   log::Get("storage")->info("{}: truncated from {} to {} ({})", label_, old_end, end,
                             producer_load_note_);
+  return Status::Ok();
+}
+
+Status LogImpl::TruncateFullyAndStartAt(int64_t offset) {
+  std::lock_guard lock(mu_);
+  if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
+  const int64_t old_start = log_start_.load();
+  const int64_t old_end = leo_.load();
+  if (offset <= old_end) {
+    return MakeError(Errc::kInvalidArgument,
+                     fmt::format("{}: a full truncation starts above the log end {}, not at {}",
+                                 label_, old_end, offset));
+  }
+  // The new segment first, then the log start, then the old segments: a
+  // crash in between leaves a log with a gap (as compaction does), never
+  // one without its records or its start.
+  Segment& old = active();
+  STRATA_RETURN_IF_ERROR(old.OnBecomeInactive());
+  STRATA_RETURN_IF_ERROR(old.Flush());
+  STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, offset, config_.segment_index_bytes));
+  segments_[offset] = std::move(seg);
+  STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  leo_.store(offset);
+  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(std::numeric_limits<int64_t>::min()));
+  producers_.Clear();
+  STRATA_RETURN_IF_ERROR(MoveLogStartLocked(offset));
+  STRATA_ASSIGN_OR_RETURN(int deleted, DeleteSegmentsBelowLocked(offset));
+  if (cleaner_checkpoint_.load() < offset) cleaner_checkpoint_.store(offset);
+  log::Get("storage")->info("{}: emptied ({} segments, offsets {}..{}) to start at {}", label_,
+                            deleted, old_start, old_end, offset);
   return Status::Ok();
 }
 

@@ -1,7 +1,7 @@
 // The follower's side of Log: AppendAsFollower keeps the leader's bytes,
 // offsets and epochs and rebuilds producer state from them; TruncateTo cuts
 // a tail at a batch boundary with epochs, producer state and a reopen
-// following.
+// following; TruncateFullyAndStartAt starts an emptied log above its end.
 #include <gtest/gtest.h>
 
 #include "storage/log.h"
@@ -152,6 +152,49 @@ TEST_F(LogReplicaTest, TruncationCutsTheTailWithItsEpochsAndProducerState) {
   EXPECT_EQ(log->log_end_offset(), 1);
   ASSERT_TRUE(log->TruncateTo(5).ok());  // past the end: nothing to do
   EXPECT_EQ(log->log_end_offset(), 1);
+}
+
+// A follower whose whole log is below the leader's log start (the leader's
+// retention ran while it was away) starts again there: empty, at the
+// leader's start, and takes the leader's batches from that offset on; a
+// reopen sees the same log.
+TEST_F(LogReplicaTest, AFullTruncationStartsTheLogAboveItsEnd) {
+  config_.segment_bytes = 500;
+  auto leader = OpenLog(root_ / "leader-0");
+  auto follower = OpenLog(dir_);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(AppendOne(*leader, {.records = 2}, 1).ok());
+  ASSERT_TRUE(Replicate(*follower, ReadRange(*leader, 0)).ok());  // 0-7
+  ASSERT_TRUE(
+      AppendOne(*follower,
+                {.records = 2, .producer_id = kPid, .producer_epoch = 0, .base_sequence = 0}, 1)
+          .ok());  // 8-9: a tail the leader never had
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(AppendOne(*leader, {.records = 2}, 2).ok());  // 8-31
+  ASSERT_TRUE(leader->DeleteRecordsBefore(20).ok());
+  const int64_t start = leader->log_start_offset();
+  ASSERT_GT(start, follower->log_end_offset());
+
+  EXPECT_EQ(follower->TruncateFullyAndStartAt(5).error().code, Errc::kInvalidArgument);
+  ASSERT_TRUE(follower->TruncateFullyAndStartAt(start).ok());
+  EXPECT_EQ(follower->log_start_offset(), start);
+  EXPECT_EQ(follower->log_end_offset(), start);
+  EXPECT_EQ(follower->segment_count(), 1);
+  EXPECT_EQ(follower->latest_epoch(), -1);
+  EXPECT_TRUE(ReadRange(*follower, start).empty());
+  ASSERT_TRUE(Replicate(*follower, ReadRange(*leader, start)).ok());
+  EXPECT_EQ(follower->log_end_offset(), leader->log_end_offset());
+  EXPECT_EQ(ReadRange(*follower, start), ReadRange(*leader, start));
+  EXPECT_EQ(follower->latest_epoch(), 2);
+  // The producer's batch is gone with the log: its retry is new.
+  auto retry = AppendOne(
+      *follower, {.records = 2, .producer_id = kPid, .producer_epoch = 0, .base_sequence = 0}, 3);
+  ASSERT_TRUE(retry.ok()) << retry.error().message;
+  EXPECT_FALSE(retry->duplicate);
+
+  const Bytes before = ReadRange(*follower, start);
+  ASSERT_TRUE(follower->Close().ok());
+  follower = OpenLog(dir_);
+  EXPECT_EQ(follower->log_start_offset(), start);
+  EXPECT_EQ(ReadRange(*follower, start), before);
 }
 
 }  // namespace

@@ -10,7 +10,8 @@ leader SIGTERMed under load hands its leadership over first (controlled shutdown
 producer error and no pause; unclean election happens only where the topic allows it or an
 operator asks for it, and the old leader truncates its unreplicated tail when it returns; a
 restarted broker gets its preferred leaderships back (auto.leader.rebalance.enable); an offset
-commit is acknowledged only once its __consumer_offsets ISR has it.
+commit is acknowledged only once its __consumer_offsets ISR has it; a follower whose log is wholly
+below the leader's log start starts again there.
 """
 from __future__ import annotations
 
@@ -443,3 +444,65 @@ def test_offset_commits_are_acknowledged_once_replicated_and_survive_the_coordin
         for b in cluster:
             b.stop()
         etcd.stop_all()
+
+
+def batches_from(b, topic: str, p: int, start: int) -> bytes:
+    """The partition's batches on broker `b` whose base offset is >= `start`, as stored."""
+    import struct
+    out = b""
+    for f in sorted(b.partition_dir(topic, p).glob("*.log")):
+        data = f.read_bytes()
+        pos = 0
+        while pos + 12 <= len(data):
+            base, length = struct.unpack(">qi", data[pos:pos + 12])
+            if base >= start:
+                out += data[pos:pos + 12 + length]
+            pos += 12 + length
+    return out
+
+
+def test_a_follower_below_the_leaders_log_start_starts_again_there(cluster):
+    """A follower away while the leader's log start passed its whole log (DeleteRecords here,
+    retention alike) gets OFFSET_OUT_OF_RANGE, empties its log to start at the leader's log
+    start, catches up, rejoins the ISR and holds the leader's batches from there, byte for
+    byte."""
+    from confluent_kafka import TopicPartition
+
+    b1, b2, b3 = cluster
+    topic = kit.unique_topic("behind")
+    a = kit.admin(b1.bootstrap)
+    a.create_topics([NewTopic(topic, 1, replica_assignment=[[1, 2, 3]],
+                              config={"min.insync.replicas": "2",
+                                      "segment.bytes": "65536"})])[topic].result(30)
+    wait_until(lambda: isr(b1, topic)[0] == [1, 2, 3], JOIN_WITHIN, "the ISR full",
+               lambda: isr(b1, topic))
+    small = {"acks": "all", "batch.size": 16384}  # batches well below segment.bytes
+    kit.produce_confluent(b1.bootstrap, topic, kit.make_records(200, 1, seed=67, tag="old"),
+                          extra=small)
+    b3.kill9()
+    kit.retry(lambda: kit.produce_confluent(b1.bootstrap, topic,
+                                            kit.make_records(300, 1, seed=68, tag="away"),
+                                            extra=small),
+              timeout=30, what="producing with broker 3 away")
+    c = kit.consumer_confluent(b1.bootstrap)
+    try:
+        end = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1]
+    finally:
+        c.close()
+    assert end > 200, end
+    deleted = a.delete_records([TopicPartition(topic, 0, end)])
+    for f in deleted.values():
+        f.result(30)
+    newer = kit.make_records(100, 1, seed=69, tag="new")
+    kit.produce_confluent(b1.bootstrap, topic, newer, extra=small)
+
+    b3.start()
+    wait_until(lambda: isr(b1, topic)[0] == [1, 2, 3], JOIN_WITHIN, "broker 3 back in the ISR",
+               lambda: isr(b1, topic))
+    assert "below the leader's log start" in b3.log_text(since_start=True)
+    wait_until(lambda: batches_from(b3, topic, 0, end) == batches_from(b1, topic, 0, end),
+               JOIN_WITHIN, "broker 3 holding the leader's batches from its log start",
+               lambda: (len(batches_from(b3, topic, 0, end)), len(batches_from(b1, topic, 0, end))))
+    assert batches_from(b3, topic, 0, 0) == batches_from(b3, topic, 0, end)  # nothing older
+    got = kit.consume_confluent(b3.bootstrap, topic, 1, start={0: end})
+    assert [m.value() for m in got[0]] == [r.value for r in newer]
