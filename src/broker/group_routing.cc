@@ -1,5 +1,7 @@
 #include "broker/group_routing.h"
 
+#include <algorithm>
+
 #include "base/log.h"
 #include "broker/commit_wait.h"
 #include "broker/controller_forwarding.h"
@@ -14,16 +16,18 @@ protocol::ErrorCode EnsureOffsetsTopic(BrokerContext& ctx) {
     return protocol::ErrorCode::kCoordinatorNotAvailable;
   }
   const auto partitions = static_cast<int32_t>(ctx.config.GetLong("offsets.topic.num.partitions"));
-  auto rf = static_cast<int16_t>(ctx.config.GetLong("offsets.topic.replication.factor"));
-  if (ctx.config.Get("strata.metadata.backend") == "embedded" && rf > 1) {
-    // Embedded metadata is one broker's own: no second replica can ever
-    // exist. In a cluster, as in Kafka, creation waits for enough brokers.
+  const auto wanted = static_cast<int16_t>(ctx.config.GetLong("offsets.topic.replication.factor"));
+  // Capped at the brokers that can hold a replica now (one, with embedded
+  // metadata), so groups work on a single broker and on a cluster still
+  // being started; said in the log, as the factor stays what it was made with.
+  const auto placeable = static_cast<int16_t>(std::max<size_t>(PlacementBrokers(ctx).size(), 1));
+  const int16_t rf = std::min(wanted, placeable);
+  if (rf < wanted) {
     log::Get("coordinator")
-        ->info(
-            "{} gets 1 replica: offsets.topic.replication.factor={} needs a cluster (etcd "
-            "metadata)",
-            coordinator::kOffsetsTopic, rf);
-    rf = 1;
+        ->warn(
+            "creating {} with {} replicas: offsets.topic.replication.factor={} but only {} "
+            "brokers can hold one now",
+            coordinator::kOffsetsTopic, rf, wanted, placeable);
   }
   auto placed = PlaceNewReplicas(ctx, partitions, rf, 0);
   if (!placed.ok()) {

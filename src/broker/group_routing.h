@@ -14,8 +14,8 @@ namespace strata::broker {
 // Creates __consumer_offsets when it does not exist yet, as Kafka does at the
 // first FindCoordinator (so it is placed over the brokers live by then):
 // offsets.topic.num.partitions partitions, offsets.topic.replication.factor
-// replicas, compacted. kNone, or COORDINATOR_NOT_AVAILABLE (too few brokers,
-// metadata store unreachable).
+// replicas (at most one per active broker), compacted. kNone, or
+// COORDINATOR_NOT_AVAILABLE (metadata store unreachable).
 protocol::ErrorCode EnsureOffsetsTopic(BrokerContext& ctx);
 
 // The coordinator's broker, or node_id -1 while the partition has no leader.

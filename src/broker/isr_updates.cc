@@ -116,12 +116,7 @@ namespace strata::broker {
 
 TopicManager::ReplicationStats TopicManager::replication_stats() const {
   ReplicationStats out;
-  std::vector<std::shared_ptr<Partition>> all;
-  {
-    std::shared_lock lock(mu_);
-    for (const auto& [tp, p] : partitions_) all.push_back(p);
-  }
-  for (const auto& p : all) {
+  for (const auto& p : LocalPartitions()) {
     cluster::PartitionRecord state = p->state();
     if (state.leader != self_) {
       if (state.leader != cluster::kNoNode)
@@ -141,10 +136,9 @@ TopicManager::ReplicationStats TopicManager::replication_stats() const {
 
 std::vector<std::pair<TopicPartition, int64_t>> TopicManager::FollowerLags() const {
   std::vector<std::pair<TopicPartition, int64_t>> out;
-  std::shared_lock lock(mu_);
-  for (const auto& [tp, p] : partitions_) {
+  for (const auto& p : LocalPartitions()) {
     const cluster::NodeId leader = p->leader();
-    if (leader != self_ && leader != cluster::kNoNode) out.push_back({tp, p->follower_lag()});
+    if (leader != self_ && leader != cluster::kNoNode) out.push_back({p->tp(), p->follower_lag()});
   }
   return out;
 }

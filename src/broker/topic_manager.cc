@@ -91,14 +91,20 @@ Status TopicManager::StartRemote() {
   return Status::Ok();
 }
 
-void TopicManager::UpdateTiering(const cluster::TopicRecord& topic, const Partition& partition,
+void TopicManager::UpdateTiering(const cluster::TopicRecord& topic,
+                                 const std::shared_ptr<Partition>& partition,
                                  const storage::LogConfig& config) {
   if (!remote_) return;
-  const TopicPartition& tp = partition.tp();
-  // Only the leader uploads and applies remote retention.
-  if (config.remote_storage_enable && partition.leader() == self_) {
+  const TopicPartition& tp = partition->tp();
+  // Only the leader uploads and applies remote retention, and only what is
+  // committed (below its high watermark).
+  if (config.remote_storage_enable && partition->leader() == self_) {
+    std::weak_ptr<Partition> weak = partition;
     remote_->AddPartition({topic.name, tp.partition, cluster::UuidToBase64(topic.id)},
-                          partition.log(), config);
+                          partition->log(), config, [this, weak]() -> int64_t {
+                            auto p = weak.lock();
+                            return p ? HighWatermark(*p) : 0;
+                          });
   } else if (remote_->IsTiered(tp.ToString())) {
     remote_->RemovePartition(tp.ToString(), /*delete_remote=*/false);
   }
@@ -253,6 +259,14 @@ std::shared_ptr<Partition> TopicManager::GetPartition(const TopicPartition& tp) 
   std::shared_lock lock(mu_);
   auto it = partitions_.find(tp);
   return it == partitions_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<Partition>> TopicManager::LocalPartitions() const {
+  std::shared_lock lock(mu_);
+  std::vector<std::shared_ptr<Partition>> out;
+  out.reserve(partitions_.size());
+  for (const auto& [tp, p] : partitions_) out.push_back(p);
+  return out;
 }
 
 std::shared_ptr<storage::Log> TopicManager::GetLog(const TopicPartition& tp) const {

@@ -83,6 +83,8 @@ class TopicManager {
 
   // This broker's replica, or nullptr.
   std::shared_ptr<Partition> GetPartition(const TopicPartition& tp) const;
+  // Every replica hosted here.
+  std::vector<std::shared_ptr<Partition>> LocalPartitions() const;
   std::shared_ptr<storage::Log> GetLog(const TopicPartition& tp) const;
   // The partition for a request that needs its leader: see CheckLeader.
   LeaderLookup LeaderPartition(const TopicPartition& tp, int32_t current_leader_epoch) const;
@@ -167,7 +169,7 @@ class TopicManager {
   Status StartRemote();
   // Registers the partition with the remote log manager when the topic is
   // tiered and this broker leads it; removes it otherwise.
-  void UpdateTiering(const cluster::TopicRecord& topic, const Partition& partition,
+  void UpdateTiering(const cluster::TopicRecord& topic, const std::shared_ptr<Partition>& partition,
                      const storage::LogConfig& config);
 
   const config::BrokerConfig& config_;

@@ -168,7 +168,7 @@ Status TopicManager::ReconcileLocked() {
       if (led != (open->leader() == self_)) {
         Log()->info("{}: leader {} at epoch {}", tp.ToString(), open->leader().value(),
                     open->leader_epoch().value());
-        UpdateTiering(want.topic->record, *open, info->log_config);
+        UpdateTiering(want.topic->record, open, info->log_config);
         NotifyLeadership(tp, !led);
       }
       fetchers_->Sync(open);
@@ -210,7 +210,7 @@ Status TopicManager::OpenReplica(const cluster::TopicRecord& topic, int32_t p,
       tp, cluster::UuidToBase64(topic.id), log, state, self_, clock_->MonotonicMs(),
       mark == checkpointed_marks_.end() ? 0 : mark->second);
   if (cleaner_) cleaner_->Register(tp.ToString(), log);
-  UpdateTiering(topic, *partition, config);
+  UpdateTiering(topic, partition, config);
   std::unique_lock lock(mu_);
   partitions_[tp] = std::move(partition);
   return Status::Ok();
@@ -270,7 +270,7 @@ void TopicManager::ApplyTopicChange(const cluster::TopicRecord& topic) {
   }
   for (const auto& partition : hosted) {
     partition->log()->UpdateConfig(log_config);
-    UpdateTiering(topic, *partition, log_config);
+    UpdateTiering(topic, partition, log_config);
   }
   if (cleaner_ && log_config.compacted) cleaner_->Wake();
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "base/log.h"
 #include "tiered/log.h"
@@ -69,7 +70,8 @@ bool RemoteLogManager::LoadManifestLocked(Partition& p) {
 }
 
 Status RemoteLogManager::WriteManifestLocked(Partition& p) {
-  PublishOffsetsLocked(p);
+  p.manifest_dirty = true;  // until the Put succeeds
+  PublishOffsetsLocked(p);  // reads only
   Bytes data = p.manifest.Serialize();
   manifest_writes_.fetch_add(1);
   Status st = store().Put(p.dir + "/" + kManifestName, PutSource::Memory(data));
@@ -84,6 +86,10 @@ Status RemoteLogManager::WriteManifestLocked(Partition& p) {
   }
   p.manifest_dirty = false;
   p.consecutive_failures = 0;
+  // Saved in the metadata store only once the manifest is durable: a
+  // follower deletes below the saved end, so it must never run ahead of
+  // what a new leader would find in the store.
+  PublishOffsetsLocked(p);
   int64_t end = p.manifest.remote_log_end_offset();
   // Only now may local retention drop what was uploaded.
   if (end >= 0) p.log->SetRemoteCopiedOffset(end + 1);
@@ -91,10 +97,17 @@ Status RemoteLogManager::WriteManifestLocked(Partition& p) {
 }
 
 void RemoteLogManager::QueueRolledLocked(Partition& p) {
-  // Rolled segments are wholly below the log end, which is the high
-  // watermark on a single node, so each is queued as soon as it rolls.
+  // A rolled segment is queued once it is wholly committed (below the high
+  // watermark; on one broker that is the log end, so at once): what remote
+  // storage holds, every in-sync replica has, whoever leads next.
+  const int64_t committed =
+      p.committed_end ? p.committed_end() : std::numeric_limits<int64_t>::max();
   for (storage::SegmentSummary& s : p.log->RolledSegments()) {
-    if (s.base_offset < p.next_to_queue) continue;
+    // Skipped only when wholly uploaded: a new leader's segment may start
+    // below the remote end and go past it (replicas roll at their own
+    // times); it is uploaded whole, overlapping with identical bytes.
+    if (s.end_offset < p.next_to_queue) continue;
+    if (s.end_offset >= committed) break;  // in offset order: the rest are above too
     p.next_to_queue = s.end_offset + 1;
     p.pending.push_back(std::move(s));
   }
@@ -230,6 +243,10 @@ bool RemoteLogManager::WaitForUploads(int64_t timeout_ms) {
       std::lock_guard lock(p->mu);
       if (p->removed || !p->log) continue;
       auto rolled = p->log->RolledSegments();
+      // Only committed segments are uploaded (QueueRolledLocked).
+      const int64_t committed =
+          p->committed_end ? p->committed_end() : std::numeric_limits<int64_t>::max();
+      while (!rolled.empty() && rolled.back().end_offset >= committed) rolled.pop_back();
       int64_t end = p->manifest.remote_log_end_offset();
       if (!p->loaded || p->manifest_dirty || !p->inflight.empty() || !p->pending.empty() ||
           (!rolled.empty() && rolled.back().end_offset > end)) {

@@ -118,7 +118,8 @@ void RemoteLogManager::RequestScan() {
 }
 
 void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
-                                    const storage::LogConfig& config) {
+                                    const storage::LogConfig& config,
+                                    std::function<int64_t()> committed_end) {
   std::lock_guard lock(map_mu_);
   auto& slot = partitions_[id.key()];
   log->SetRollListener([this] { RequestScan(); });
@@ -127,6 +128,7 @@ void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr
     if (slot->log && slot->log != log) slot->log->SetRollListener({});
     slot->log = std::move(log);
     slot->config = config;
+    slot->committed_end = std::move(committed_end);
     return;
   }
   slot = std::make_shared<Partition>();
@@ -134,6 +136,7 @@ void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr
   slot->dir = RemotePartitionDir(id.topic, id.partition, id.topic_id);
   slot->log = std::move(log);
   slot->config = config;
+  slot->committed_end = std::move(committed_end);
   if (metadata_ == nullptr) return;
   if (auto saved = metadata_->GetRemoteLogOffsets(id.topic_id, id.partition)) {
     slot->saved_offsets = *saved;
@@ -154,7 +157,10 @@ void RemoteLogManager::PublishOffsetsLocked(Partition& p) {
                                 p.manifest.remote_log_end_offset(), p.delete_floor.load()};
   p.remote_start.store(now.start);
   p.remote_end.store(now.end);
-  if (metadata_ == nullptr || now == p.saved_offsets) return;
+  // Reads see a change at once (a segment being deleted is hidden before
+  // its manifest write); the metadata store, where followers look to delete
+  // local data below the remote end, only what a durable manifest says.
+  if (metadata_ == nullptr || p.manifest_dirty || now == p.saved_offsets) return;
   Status st = metadata_->SetRemoteLogOffsets(p.id.topic_id, p.id.partition, now);
   if (st.ok()) {
     p.saved_offsets = now;

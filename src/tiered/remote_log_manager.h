@@ -117,9 +117,12 @@ class RemoteLogManager {
   void Stop();   // waits for in-flight uploads; idempotent
 
   // Registers (or re-configures) a tiered partition. The manifest is loaded
-  // by the scan thread (retried while the store is down).
+  // by the scan thread (retried while the store is down). `committed_end`
+  // (the leader's high watermark) bounds what is uploaded: only rolled
+  // segments wholly below it, so remote storage never holds a record a new
+  // leader may not have; empty: the log end (one broker).
   void AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
-                    const storage::LogConfig& config);
+                    const storage::LogConfig& config, std::function<int64_t()> committed_end = {});
   // Stops tiering the partition; with delete_remote its remote directory is
   // removed (topic deletion) in the background: the directory is first
   // recorded as pending in the metadata store, and retried every retention
@@ -177,8 +180,9 @@ class RemoteLogManager {
   std::vector<std::shared_ptr<Partition>> Partitions() const;
   void ScanPartition(const std::shared_ptr<Partition>& p);
   bool LoadManifestLocked(Partition& p);
-  // Publishes the loaded manifest's offsets to the atomics and saves them
-  // (with the DeleteRecords floor) in the metadata store when they changed.
+  // Publishes the loaded manifest's offsets to the read view and the atomics,
+  // and, once the manifest is written (not dirty), saves them (with the
+  // DeleteRecords floor) in the metadata store when they changed.
   void PublishOffsetsLocked(Partition& p);
   Status WriteManifestLocked(Partition& p);
   void QueueRolledLocked(Partition& p);

@@ -2,8 +2,10 @@
 // file:// backend (optionally behind FaultInjectingStorage).
 #include "tiered/remote_log_manager.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -248,6 +250,86 @@ TEST_F(RemoteLogManagerTest, OutageKeepsLocalSegmentsAndUploadsResumeInOrder) {
   EXPECT_EQ(m->PartitionStats(id_.key()).lag_segments, 0);
   ASSERT_TRUE(log_->EnforceRetention().ok());
   EXPECT_TRUE(log_->RolledSegments().empty());
+}
+
+// In a cluster only committed data goes to remote storage: a rolled segment
+// waits until it is wholly below the high watermark (the committed end).
+TEST_F(RemoteLogManagerTest, OnlySegmentsBelowTheCommittedEndAreUploaded) {
+  Produce(60);
+  const auto rolled = log_->RolledSegments();
+  ASSERT_GT(rolled.size(), 3u);
+  std::atomic<int64_t> committed = rolled[1].end_offset + 1;  // two segments wholly below
+  auto m = MakeManager(0);
+  m->AddPartition(id_, log_, config_, [&] { return committed.load(); });
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  RemoteManifest manifest = Manifest();
+  ASSERT_EQ(manifest.segments().size(), 2u);
+  EXPECT_EQ(manifest.remote_log_end_offset(), rolled[1].end_offset);
+  ASSERT_TRUE(log_->EnforceRetention().ok());  // what is not uploaded stays local
+  EXPECT_EQ(log_->RolledSegments().front().base_offset, rolled[2].base_offset);
+
+  committed = log_->log_end_offset();  // the rest is committed now: the next scans take it
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  EXPECT_EQ(Manifest().segments().size(), log_->RolledSegments().size() + 2);
+}
+
+// A new leader's segments need not line up with the old leader's (rolls by
+// time, or a different segment.bytes): the one straddling the remote end is
+// uploaded too, so remote storage has no gap and every offset stays readable.
+TEST_F(RemoteLogManagerTest, ANewLeaderWithOtherSegmentBoundariesLeavesNoGap) {
+  Produce(40);
+  {
+    auto m = MakeManager(0);
+    m->Start();
+    ASSERT_TRUE(m->WaitForUploads(30000));
+    m->Stop();
+  }
+  const int64_t old_end = Manifest().remote_log_end_offset();
+  ASSERT_GT(old_end, 0);
+  // The new leader holds the same batches in 5 KiB segments, and more.
+  storage::LogConfig other = config_;
+  other.segment_bytes = 5120;
+  auto opened =
+      storage::Log::Open(std::filesystem::path(local_.path()) / "t-0-new", other, Clock::Real());
+  ASSERT_TRUE(opened.ok());
+  std::shared_ptr<storage::Log> replica = std::move(opened).value();
+  Bytes data;  // every batch of the old leader's log, read segment by segment
+  for (int64_t next = 0; next < log_->log_end_offset();) {
+    auto r = log_->Read(next, 1 << 24, log_->log_end_offset(), true);
+    ASSERT_TRUE(r.ok() && !r->records.empty());
+    next = Headers(r->records).back().last_offset() + 1;
+    data.insert(data.end(), r->records.begin(), r->records.end());
+  }
+  std::vector<storage::BatchInfo> infos;
+  size_t pos = 0;
+  for (const auto& h : Headers(data)) {
+    infos.push_back(storage::testing::InfoFor(
+        ByteView(data).subspan(pos, static_cast<size_t>(h.size_in_bytes()))));
+    pos += static_cast<size_t>(h.size_in_bytes());
+  }
+  ASSERT_TRUE(replica->AppendAsFollower(MutableByteView(data), infos).ok());
+  log_ = replica;
+  config_ = other;
+  Produce(30);
+  bool straddles = false;
+  std::string seen;
+  for (const auto& s : log_->RolledSegments()) {
+    straddles = straddles || (s.base_offset <= old_end && s.end_offset > old_end);
+    seen += fmt::format(" [{}, {}]", s.base_offset, s.end_offset);
+  }
+  ASSERT_TRUE(straddles) << "no segment across the old remote end " << old_end << ":" << seen;
+
+  auto m = MakeManager(0);  // manages log_ (the new leader's) from the same store
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  const int64_t end = Manifest().remote_log_end_offset();
+  EXPECT_EQ(end, log_->RolledSegments().back().end_offset);
+  for (int64_t off = 0; off <= end; off += 5) {  // batches of 5 records
+    auto r = m->Read(id_.key(), off, 1);
+    ASSERT_TRUE(r.ok()) << off << ": " << r.error().message;
+    EXPECT_EQ(Headers(*r).front().base_offset, off);
+  }
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ struct RemoteLogManager::Partition {
   std::mutex mu;
   std::shared_ptr<storage::Log> log;
   storage::LogConfig config;
-  bool loaded = false;  // manifest read from the store
+  std::function<int64_t()> committed_end;  // AddPartition's; empty: the log end
+  bool loaded = false;                     // manifest read from the store
   bool removed = false;
   bool manifest_dirty = false;  // in-memory manifest not yet written
   RemoteManifest manifest;

@@ -114,15 +114,22 @@ def test_a_killed_leader_fails_over_to_an_in_sync_replica_losing_nothing(cluster
                JOIN_WITHIN, "the restarted broker back in every ISR",
                lambda: isr(survivors[0], topic))
     wait_identical(cluster, topic, 2)
-    # /metrics: each broker lists a lag for exactly the partitions it follows, 0 at rest.
+    # /metrics, once every broker has applied the last ISR change: each lists a lag for
+    # exactly the partitions it follows, 0 at rest, and nothing under-replicated.
     led = leaders(b1, topic)
-    for n, b in enumerate(cluster, start=1):
-        m = prometheus(b)
-        lags = {k: v for k, v in m.items()
-                if k.startswith("strata_replica_fetcher_lag{") and f'topic="{topic}"' in k}
-        assert len(lags) == sum(1 for leader, _ in led.values() if leader != n), (n, lags, led)
-        assert all(v == 0 for v in lags.values()), lags
-        assert m["strata_under_replicated_partitions"] == 0, n
+
+    def at_rest():
+        seen = {}
+        for n, b in enumerate(cluster, start=1):
+            m = prometheus(b)
+            lags = {k: v for k, v in m.items()
+                    if k.startswith("strata_replica_fetcher_lag{") and f'topic="{topic}"' in k}
+            seen[n] = (sorted(lags.values()), m["strata_under_replicated_partitions"])
+        return seen
+    follows = {n: sum(1 for leader, _ in led.values() if leader != n) for n in (1, 2, 3)}
+    wait_until(lambda: all(lags == [0.0] * follows[n] and under == 0
+                           for n, (lags, under) in at_rest().items()),
+               10, "/metrics at rest on every broker", at_rest)
 
 
 LAG_MS = 2000  # replica.lag.time.max.ms of the stall test (the lease TTL is 3 s)
@@ -293,7 +300,8 @@ def test_unclean_election_only_where_allowed_or_asked_for(cluster):
     assert "Successfully completed leader election (UNCLEAN)" in out, out
     wait_until(lambda: leaders(b2, clean)[0][0] == 2, 10, "the asked-for election",
                lambda: leaders(b2, clean))
-    assert prometheus(b2)["strata_offline_partitions"] == 0
+    wait_until(lambda: prometheus(b2)["strata_offline_partitions"] == 0, 10,
+               "no offline partition counted", lambda: prometheus(b2)["strata_offline_partitions"])
 
     after = kit.make_records(30, 1, seed=63, tag="after")
     for t in (clean, dirty):

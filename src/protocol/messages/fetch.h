@@ -115,17 +115,7 @@ struct FetchResponse {
     }
     bool operator==(const EpochEndOffset&) const = default;
   };
-  struct LeaderIdAndEpoch {  // KIP-951
-    int32_t leader_id = -1;
-    int32_t leader_epoch = -1;
-    template <class IO>
-    void Serde(IO& io, int16_t) {
-      io.i32(leader_id);
-      io.i32(leader_epoch);
-      io.tagged_fields();
-    }
-    bool operator==(const LeaderIdAndEpoch&) const = default;
-  };
+  using LeaderIdAndEpoch = protocol::LeaderIdAndEpoch;  // KIP-951
   struct Partition {
     int32_t partition_index = 0;
     int16_t error_code = 0;

@@ -4,6 +4,7 @@
 // structs can default operator== (used by tests and by callers comparing
 // decoded requests).
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,5 +52,19 @@ void ArrayNullableIf(IO& io, std::optional<std::vector<T>>& a, bool nullable, F&
 inline bool operator==(const RecordsField& a, const RecordsField& b) {
   return a.null == b.null && std::equal(a.view.begin(), a.view.end(), b.view.begin(), b.view.end());
 }
+
+// KIP-951's CurrentLeader of Produce (v10+) and Fetch (v12+) responses: the
+// leader a NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH answer points to.
+struct LeaderIdAndEpoch {
+  int32_t leader_id = -1;
+  int32_t leader_epoch = -1;
+  template <class IO>
+  void Serde(IO& io, int16_t) {
+    io.i32(leader_id);
+    io.i32(leader_epoch);
+    io.tagged_fields();
+  }
+  bool operator==(const LeaderIdAndEpoch&) const = default;
+};
 
 }  // namespace strata::protocol

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/messages/field_helpers.h"
 #include "protocol/wire.h"
 
 namespace strata::protocol {
@@ -52,17 +53,7 @@ struct ProduceRequest {
 };
 
 struct ProduceResponse {
-  // KIP-951: the leader a NOT_LEADER_OR_FOLLOWER answer points to (v10+).
-  struct LeaderIdAndEpoch {
-    int32_t leader_id = -1;
-    int32_t leader_epoch = -1;
-    template <class IO>
-    void Serde(IO& io, int16_t) {
-      io.i32(leader_id);
-      io.i32(leader_epoch);
-      io.tagged_fields();
-    }
-  };
+  using LeaderIdAndEpoch = protocol::LeaderIdAndEpoch;  // v10+
   struct NodeEndpoint {
     int32_t node_id = 0;
     std::string host;
@@ -91,10 +82,10 @@ struct ProduceResponse {
     int32_t index = 0;
     int16_t error_code = 0;
     int64_t base_offset = -1;
-    int64_t log_append_time_ms = -1;           // v2+
-    int64_t log_start_offset = -1;             // v5+
-    std::vector<RecordError> record_errors;    // v8+
-    std::optional<std::string> error_message;  // v8+
+    int64_t log_append_time_ms = -1;                 // v2+
+    int64_t log_start_offset = -1;                   // v5+
+    std::vector<RecordError> record_errors;          // v8+
+    std::optional<std::string> error_message;        // v8+
     std::optional<LeaderIdAndEpoch> current_leader;  // v10+, tag 0
     template <class IO>
     void Serde(IO& io, int16_t v) {
@@ -108,7 +99,8 @@ struct ProduceResponse {
         io.nullable_str(error_message);
       }
       if (v >= 10) {
-        io.tagged_fields(0, current_leader, [&](auto& sub, LeaderIdAndEpoch& l) { l.Serde(sub, v); });
+        io.tagged_fields(0, current_leader,
+                         [&](auto& sub, LeaderIdAndEpoch& l) { l.Serde(sub, v); });
       } else {
         io.tagged_fields();
       }
