@@ -412,12 +412,17 @@ def test_offset_commits_are_acknowledged_once_replicated_and_survive_the_coordin
                 c.close()
         kit.retry(lambda: commit_via(b1, 10), timeout=30, what="the first commit")
         offsets = "__consumer_offsets"
-        wait_until(lambda: all(i == [1, 2, 3] for i in isr(b1, offsets).values()), JOIN_WITHIN,
+        wait_until(lambda: len(isr(b1, offsets)) == 6  # offsets.topic.num.partitions
+                   and all(i == [1, 2, 3] for i in isr(b1, offsets).values()), JOIN_WITHIN,
                    "every __consumer_offsets ISR full", lambda: isr(b1, offsets))
         a = kit.admin(b1.bootstrap)
         desc = a.describe_consumer_groups([group])[group].result(30)
         coordinator = cluster[desc.coordinator.id - 1]
         followers = [b for b in cluster if b is not coordinator]
+        # The coordinator's own replicas agree (the metadata answers come from the view).
+        wait_until(lambda: prometheus(coordinator)["strata_under_replicated_partitions"] == 0,
+                   JOIN_WITHIN, "the coordinator's partitions fully in sync",
+                   lambda: prometheus(coordinator)["strata_under_replicated_partitions"])
 
         for f in followers:
             os.kill(f.proc.pid, signal.SIGSTOP)
