@@ -82,6 +82,7 @@ int TopicManager::UpdateIsrs() {
              std::find(state.isr.begin(), state.isr.end(), r) == state.isr.end();
     });
     if (*wanted == state.isr) continue;
+    p->ProposeIsr(state.partition_epoch, *wanted);
     auto written = metadata_.AlterPartitionIsr(p->topic_id(), p->tp().partition, self_,
                                                state.leader_epoch, state.partition_epoch, *wanted);
     if (!written.ok()) {

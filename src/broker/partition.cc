@@ -59,10 +59,32 @@ bool Partition::AdvanceLocked(int min_insync_replicas) {
   // Kafka's effective min ISR: never more than the replicas there are.
   int min_isr = std::min<int>(min_insync_replicas, static_cast<int>(state_.replicas.size()));
   const int64_t current = high_watermark();
-  auto hw = followers_.HighWatermark(state_.isr, log_->log_end_offset(), min_isr, current);
+  auto hw = followers_.HighWatermark(MaximalIsrLocked(), log_->log_end_offset(), min_isr, current);
   if (!hw || *hw <= current) return false;
   high_watermark_.store(*hw);
   return true;
+}
+
+std::vector<cluster::NodeId> Partition::MaximalIsrLocked() const {
+  std::vector<cluster::NodeId> isr = state_.isr;
+  if (proposed_base_ != state_.partition_epoch) return isr;  // a newer record settled it
+  for (cluster::NodeId r : proposed_isr_) {
+    if (std::find(isr.begin(), isr.end(), r) == isr.end()) isr.push_back(r);
+  }
+  return isr;
+}
+
+void Partition::ProposeIsr(cluster::PartitionEpoch base, const std::vector<cluster::NodeId>& isr) {
+  std::lock_guard lock(mu_);
+  if (base != state_.partition_epoch) return;  // already superseded
+  if (proposed_base_ != base) {
+    proposed_isr_.clear();
+    proposed_base_ = base;
+  }
+  for (cluster::NodeId r : isr) {
+    if (std::find(proposed_isr_.begin(), proposed_isr_.end(), r) == proposed_isr_.end())
+      proposed_isr_.push_back(r);
+  }
 }
 
 bool Partition::MaybeAdvanceHighWatermark(int min_insync_replicas) {

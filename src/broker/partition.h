@@ -72,10 +72,18 @@ class Partition {
   // up added, those not caught up for `max_lag_ms` removed), when it
   // differs from the record's. The caller writes it (AlterPartition).
   std::optional<std::vector<cluster::NodeId>> WantedIsr(int64_t now_ms, int64_t max_lag_ms) const;
+  // Leader: an ISR change to `isr` is about to be written, based on the
+  // record at `base`. Until a record newer than `base` is applied, the mark
+  // waits for every replica of the base ISR and of each ISR proposed on it
+  // (Kafka's "maximal ISR"): the write may be in the metadata store before
+  // the reply (or without one, on a timeout), and from then on the
+  // controller may elect any replica it names.
+  void ProposeIsr(cluster::PartitionEpoch base, const std::vector<cluster::NodeId>& isr);
   std::optional<replication::FollowerState> Follower(cluster::NodeId follower) const;
 
  private:
   bool AdvanceLocked(int min_insync_replicas);
+  std::vector<cluster::NodeId> MaximalIsrLocked() const;
 
   const TopicPartition tp_;
   const std::string topic_id_;
@@ -87,6 +95,9 @@ class Partition {
   std::atomic<int64_t> leader_high_watermark_{0};  // as the leader last said (follower)
   replication::FollowerTracker followers_;         // while leading
   int64_t epoch_start_offset_ = 0;                 // the log end when this leadership began
+  // Replicas proposed for the ISR on top of the record at proposed_base_.
+  std::vector<cluster::NodeId> proposed_isr_;
+  cluster::PartitionEpoch proposed_base_{-1};
 };
 
 // What a request that must reach a partition's leader gets: the partition,

@@ -155,6 +155,42 @@ TEST(Partition, HighWatermarkAndIsrFollowTheFollowersFetches) {
   EXPECT_EQ(p.high_watermark(), 16);
 }
 
+TEST(Partition, AProposedIsrHoldsTheMarkUntilANewerRecordSettlesIt) {
+  const std::vector<NodeId> three{NodeId(1), NodeId(2), NodeId(3)};
+  const std::vector<NodeId> two{NodeId(1), NodeId(2)};
+  auto log = TempLog();
+  Partition p(kTp, "id", log, Record(1, 3, 1, three, two), NodeId(1), 0);
+  ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 4}, 3).ok());  // 0-3
+  p.OnFollowerFetch(NodeId(2), 4, 2, 100);
+  p.OnFollowerFetch(NodeId(3), 4, 2, 100);
+  EXPECT_EQ(p.high_watermark(), 4);
+  ASSERT_EQ(p.WantedIsr(100, 30000), three);
+
+  // Expanding to 3 is in flight: the store may already name 3, so a batch
+  // is committed only once 3 has it too, although the record says [1,2].
+  p.ProposeIsr(PartitionEpoch(1), three);
+  ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());  // 4-5
+  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 6, 2, 200));
+  EXPECT_EQ(p.high_watermark(), 4);
+  EXPECT_TRUE(p.OnFollowerFetch(NodeId(3), 6, 2, 200));
+  EXPECT_EQ(p.high_watermark(), 6);
+
+  // A shrink proposed on the same base (say the first write timed out) adds
+  // nobody, and a proposal on a stale base is dropped.
+  p.ProposeIsr(PartitionEpoch(1), {NodeId(1)});
+  p.ProposeIsr(PartitionEpoch(0), {NodeId(1)});
+  ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());  // 6-7
+  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 8, 1, 300));
+  EXPECT_TRUE(p.OnFollowerFetch(NodeId(3), 8, 1, 300));
+
+  // The store's answer ([1,2]: the expansion lost a race) settles it: 3 no
+  // longer holds the mark.
+  p.Apply(Record(1, 3, 2, three, two), 400);
+  ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());  // 8-9
+  EXPECT_TRUE(p.OnFollowerFetch(NodeId(2), 10, 2, 500));
+  EXPECT_EQ(p.high_watermark(), 10);
+}
+
 TEST(Partition, AFollowerTakesTheLeadersMarkUpToItsOwnEnd) {
   auto log = TempLog();
   Partition p(kTp, "id", log, Record(2, 1, 1, {NodeId(2), NodeId(1)}, {NodeId(2), NodeId(1)}),
