@@ -17,10 +17,8 @@ import argparse
 import datetime
 import json
 import os
-import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +28,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from harness import brokers, kadmin, limits, loadgen, procs, report, test_loadgen  # noqa: E402
+from harness import brokers, env, kadmin, limits, loadgen, procs, report, test_loadgen  # noqa: E402
 
 PARTITIONS = 16
 RECORD_SIZE = 1024
@@ -60,70 +58,15 @@ def log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def find_kafka_lib(explicit: str | None) -> Path | None:
-    """Kafka's jars: --kafka-lib, $KAFKA_LIB, the integration tests' copy, or bench/.deps."""
-    candidates = [explicit, os.environ.get("KAFKA_LIB"),
-                  REPO / "tests/integration/kafka-tools/target/lib", BENCH / ".deps/kafka-lib"]
-    for c in candidates:
-        if c and list(Path(c).glob("kafka_2.13-*.jar")) and list(Path(c).glob("kafka-tools-*.jar")):
-            return Path(c)
-    return None
-
-
-def versions(kafka_lib: Path | None, strata_bin: Path) -> dict:
-    kv = "?"
-    if kafka_lib:
-        m = re.match(r"kafka_2\.13-(.+)\.jar", next(kafka_lib.glob("kafka_2.13-*.jar")).name)
-        kv = m.group(1) if m else "?"
-    rd = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "librdkafka1"],
-                        capture_output=True, text=True).stdout.strip() or "?"
-    rev = git_head()
-    built = datetime.datetime.fromtimestamp(strata_bin.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
-    return {"kafka_version": kv, "librdkafka_version": rd,
-            "strata_version": f"{rev or '?'} (binary built {built})"}
-
-
-def git_head() -> str:
-    """The checked-out commit, read from .git directly (the harness runs no git commands)."""
-    try:
-        head = (REPO / ".git" / "HEAD").read_text().strip()
-        if not head.startswith("ref: "):
-            return head[:7]
-        ref = head[5:]
-        ref_file = REPO / ".git" / ref
-        if ref_file.exists():
-            return ref_file.read_text().strip()[:7]
-        for line in (REPO / ".git" / "packed-refs").read_text().splitlines():
-            if line.endswith(" " + ref):
-                return line.split()[0][:7]
-    except OSError:
-        pass
-    return ""
+find_kafka_lib, versions, git_head = env.find_kafka_lib, env.versions, env.git_head
 
 
 def settle_page_cache() -> None:
-    """Writes back dirty pages before a workload, so none starts while the previous one's
-    data is still being flushed (the system whose produce was faster would otherwise start the
-    next workload with more dirty data and get throttled by the kernel). Same for both."""
-    t0 = time.monotonic()
-    os.sync()
-    took = time.monotonic() - t0
-    if took > 0.5:
-        log(f"  (page cache settled: sync took {took:.1f} s)")
+    env.settle_page_cache(log)
 
 
 def drop_page_cache() -> None:
-    """Called before each system starts and before every produce workload, so each starts from
-    the same page-cache state with nothing to write back or reclaim. On this VM it matters far
-    beyond noise: once the page cache grows past ~4 GB, both brokers' produce costs ~6x the CPU
-    per GB at ~1/3 of the throughput (Strata alone, acks=all none, 2 GB runs back to back: 0.34-0.41
-    CPU s/GB at 1.3-1.4 GB/s while the cache held < 4 GB, then 2.1-2.5 CPU s/GB at 0.38-0.42
-    GB/s; 0.39 again after a drop). Needs root; skipped (logged) otherwise."""
-    os.sync()
-    try:
-        Path("/proc/sys/vm/drop_caches").write_text("3\n")
-    except OSError as e:
-        log(f"  (page cache not dropped: {e})")
+    env.drop_page_cache(log)  # see there for why (it matters a lot on this VM)
 
 
 class Runner:

@@ -28,6 +28,7 @@ if [[ "${SKIP_APT:-0}" != "1" ]] && command -v apt-get >/dev/null; then
   need_pkg librdkafka-dev
   need_pkg etcd-server
   need_pkg etcd-client
+  command -v ip >/dev/null || need_pkg iproute2  # test_network_partition.py: netns, veth, bridge
   command -v java >/dev/null || need_pkg openjdk-17-jdk-headless
   command -v javac >/dev/null || need_pkg openjdk-17-jdk-headless
   command -v mvn >/dev/null || need_pkg maven

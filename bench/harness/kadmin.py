@@ -2,7 +2,8 @@
 topic costs milliseconds instead of a JVM start per call.
 
 Speaks only non-flexible versions that both Apache Kafka 4.x and Strata accept:
-Metadata v4 and CreateTopics v4 (request header v1, response header v0).
+Metadata v4 and CreateTopics v4 (request header v1, response header v0); and DescribeQuorum v0
+(flexible: request header v2, response header v1), only to find KRaft's active controller.
 Written from the public protocol description. Not thread-safe; one connection per call.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ import socket
 import struct
 import time
 
-API_METADATA, API_CREATE_TOPICS = 3, 19
+API_METADATA, API_CREATE_TOPICS, API_DESCRIBE_QUORUM = 3, 19, 55
 ERR_NONE, ERR_TOPIC_EXISTS = 0, 36
 
 
@@ -37,6 +38,29 @@ class _Reader:
     def i16(self): return self._take(">h")
     def i32(self): return self._take(">i")
 
+    def uvarint(self) -> int:
+        shift = value = 0
+        while True:
+            b = self.buf[self.pos]
+            self.pos += 1
+            value |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return value
+            shift += 7
+
+    def skip_tags(self) -> None:
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self.pos += self.uvarint()
+
+    def compact_string(self):
+        n = self.uvarint() - 1
+        if n < 0:
+            return None
+        s = self.buf[self.pos:self.pos + n].decode()
+        self.pos += n
+        return s
+
     def string(self):
         n = self.i16()
         if n < 0:
@@ -46,9 +70,12 @@ class _Reader:
         return s
 
 
-def _call(bootstrap: str, api_key: int, version: int, body: bytes, timeout: float = 30.0) -> _Reader:
+def _call(bootstrap: str, api_key: int, version: int, body: bytes, timeout: float = 30.0,
+          flexible: bool = False) -> _Reader:
     host, port = bootstrap.rsplit(":", 1)
     header = struct.pack(">hhi", api_key, version, 1) + _str("strata-bench-admin")
+    if flexible:
+        header += b"\x00"  # request header v2: no tagged fields
     frame = header + body
     with socket.create_connection((host, int(port)), timeout=timeout) as s:
         s.sendall(struct.pack(">i", len(frame)) + frame)
@@ -56,6 +83,8 @@ def _call(bootstrap: str, api_key: int, version: int, body: bytes, timeout: floa
         r = _Reader(_recv_exact(s, size))
     if r.i32() != 1:
         raise KafkaError("correlation id mismatch")
+    if flexible:
+        r.skip_tags()  # response header v1
     return r
 
 
@@ -70,7 +99,8 @@ def _recv_exact(s: socket.socket, n: int) -> bytes:
 
 
 def metadata(bootstrap: str, topics: list[str] | None) -> dict:
-    """Returns {"brokers": [node ids], "topics": {name: (error, {partition: (error, leader)})}}."""
+    """Returns {"brokers": [node ids], "controller": id, "topics": {name: (error, {partition:
+    (error, leader)})}, "partitions": {name: {partition: {"leader", "replicas", "isr"}}}}."""
     if topics is None:
         body = struct.pack(">i", -1)
     else:
@@ -81,24 +111,52 @@ def metadata(bootstrap: str, topics: list[str] | None) -> dict:
     for _ in range(r.i32()):
         brokers.append(r.i32())
         r.string(), r.i32(), r.string()  # host, port, rack
-    r.string(), r.i32()  # cluster id, controller id
-    out = {}
+    r.string()  # cluster id
+    controller = r.i32()
+    out, full = {}, {}
     for _ in range(r.i32()):
         terr, name, _internal = r.i16(), r.string(), r.i8()
-        parts = {}
+        parts, states = {}, {}
         for _ in range(r.i32()):
             perr, idx, leader = r.i16(), r.i32(), r.i32()
-            for _ in range(2):  # replicas, isr
-                for _ in range(r.i32()):
-                    r.i32()
+            replicas = [r.i32() for _ in range(r.i32())]
+            isr = [r.i32() for _ in range(r.i32())]
             parts[idx] = (perr, leader)
+            states[idx] = {"error": perr, "leader": leader, "replicas": replicas, "isr": isr}
         out[name] = (terr, parts)
-    return {"brokers": brokers, "topics": out}
+        full[name] = states
+    return {"brokers": brokers, "controller": controller, "topics": out, "partitions": full}
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> None:
-    """Creates `topic` (replication factor 1) and waits until every partition has a leader."""
-    body = (struct.pack(">i", 1) + _str(topic) + struct.pack(">ihii", partitions, 1, 0, 0)
+def describe_quorum_leader(bootstrap: str) -> int:
+    """KRaft's active controller (the leader of __cluster_metadata), by DescribeQuorum v0. Kafka
+    only: its Metadata names a random broker as controller."""
+    name = b"__cluster_metadata"
+    body = (b"\x02" + bytes([len(name) + 1]) + name  # 1 topic (compact array), compact string
+            + b"\x02" + struct.pack(">i", 0) + b"\x00"  # 1 partition: index 0, no tags
+            + b"\x00" + b"\x00")  # topic tags, request tags
+    r = _call(bootstrap, API_DESCRIBE_QUORUM, 0, body, flexible=True)
+    err = r.i16()
+    if err != ERR_NONE:
+        raise KafkaError(f"DescribeQuorum: error {err}")
+    r.uvarint()  # topics
+    r.compact_string()
+    r.uvarint()  # partitions
+    r.i32()  # partition index
+    perr, leader = r.i16(), r.i32()
+    if perr != ERR_NONE:
+        raise KafkaError(f"DescribeQuorum partition: error {perr}")
+    return leader
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0,
+                 replication_factor: int = 1, configs: dict[str, str] | None = None) -> None:
+    """Creates `topic` and waits until every partition has a leader."""
+    configs = configs or {}
+    body = (struct.pack(">i", 1) + _str(topic)
+            + struct.pack(">ihi", partitions, replication_factor, 0)  # no manual assignment
+            + struct.pack(">i", len(configs))
+            + b"".join(_str(k) + _str(v) for k, v in configs.items())
             + struct.pack(">i", 30000) + b"\x00")
     deadline = time.time() + timeout
     while True:
@@ -115,6 +173,21 @@ def create_topic(bootstrap: str, topic: str, partitions: int, timeout: float = 6
     wait_leaders(bootstrap, topic, partitions, deadline)
 
 
+def wait_full_isr(bootstrap: str, topic: str, partitions: int, replicas: int,
+                  timeout: float) -> None:
+    """Waits until every partition of `topic` has `replicas` replicas, all in the ISR."""
+    deadline = time.time() + timeout
+    while True:
+        states = metadata(bootstrap, [topic])["partitions"].get(topic, {})
+        if len(states) == partitions and all(
+                len(p["replicas"]) == replicas and sorted(p["isr"]) == sorted(p["replicas"])
+                and p["leader"] >= 0 for p in states.values()):
+            return
+        if time.time() > deadline:
+            raise KafkaError(f"topic {topic}: ISR not full after {timeout:.0f}s: {states}")
+        time.sleep(0.2)
+
+
 def wait_leaders(bootstrap: str, topic: str, partitions: int, deadline: float) -> None:
     while True:
         md = metadata(bootstrap, [topic])["topics"].get(topic)
@@ -126,14 +199,16 @@ def wait_leaders(bootstrap: str, topic: str, partitions: int, deadline: float) -
         time.sleep(0.1)
 
 
-def wait_ready(bootstrap: str, timeout: float) -> None:
-    """Waits until the broker answers Metadata with at least one broker."""
+def wait_ready(bootstrap: str, timeout: float, brokers: int = 1) -> None:
+    """Waits until the broker answers Metadata with at least `brokers` brokers."""
     deadline = time.time() + timeout
     last = None
     while time.time() < deadline:
         try:
-            if metadata(bootstrap, None)["brokers"]:
+            seen = metadata(bootstrap, None)["brokers"]
+            if len(seen) >= brokers:
                 return
+            last = f"{len(seen)} brokers: {seen}"
         except (OSError, KafkaError, struct.error) as e:
             last = e
         time.sleep(0.2)

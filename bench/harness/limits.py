@@ -99,3 +99,81 @@ def machine(log_dir: Path) -> dict:
 
 def loadavg() -> list[str]:
     return open("/proc/loadavg").read().split()[:3]
+
+
+# Process names that mean someone else is building or testing on this machine.
+BUSY_NAMES = ("cc1plus", "cc1", "ld", "ninja", "cmake", "ctest", "pytest", "java", "strata",
+              "etcd", "python3", "clang-tidy", "make")
+
+
+class OtherLoad:
+    """Samples, every `interval` s on a background thread, the CPU used by processes outside
+    this process's tree (so the brokers and clients the harness started are not counted) and
+    which of BUSY_NAMES (or `*_tests`) they are. `summary()` gives the mean and peak cores used
+    by the others over the run (processes that start and end between two samples are missed,
+    so it is a lower bound) and how often each name was seen."""
+
+    def __init__(self, interval: float = 5.0):
+        import threading
+        self.interval = interval
+        self._prev: dict[int, float] = {}
+        self._samples: list[float] = []
+        self._seen: dict[str, int] = {}
+        self._n = 0
+        self._t = time.monotonic()
+        self._stop = threading.Event()
+        self._scan()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._scan()
+
+    def _scan(self) -> None:
+        procs: dict[int, tuple[int, str, float]] = {}
+        tck = os.sysconf("SC_CLK_TCK")
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    raw = f.read()
+                comm = raw[raw.index("(") + 1:raw.rindex(")")]
+                fields = raw.rpartition(")")[2].split()
+                procs[int(d)] = (int(fields[1]), comm,
+                                 (int(fields[11]) + int(fields[12])) / tck)
+            except (OSError, ValueError, IndexError):
+                continue
+        ours = {os.getpid()}
+        changed = True
+        while changed:
+            changed = False
+            for pid, (ppid, _, _) in procs.items():
+                if ppid in ours and pid not in ours:
+                    ours.add(pid)
+                    changed = True
+        now = time.monotonic()
+        cpu, names = 0.0, set()
+        for pid, (_, comm, t) in procs.items():
+            if pid in ours:
+                continue
+            cpu += t - self._prev.get(pid, t)
+            if comm in BUSY_NAMES or comm.endswith("_tests"):
+                names.add(comm)
+        if self._prev and now > self._t:
+            self._samples.append(cpu / (now - self._t))
+            self._n += 1
+            for n in names:
+                self._seen[n] = self._seen.get(n, 0) + 1
+        self._prev = {pid: t for pid, (_, _, t) in procs.items() if pid not in ours}
+        self._t = now
+
+    def summary(self) -> dict:
+        self._stop.set()
+        self._thread.join(self.interval + 5)
+        s = self._samples
+        return {"samples": self._n, "interval_s": self.interval,
+                "mean_cores": round(sum(s) / len(s), 2) if s else 0.0,
+                "peak_cores": round(max(s), 2) if s else 0.0,
+                "seen": {k: v for k, v in sorted(self._seen.items(), key=lambda kv: -kv[1])}}

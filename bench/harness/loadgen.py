@@ -158,9 +158,13 @@ class KafkaPerf(LoadGenerator):
                 "-cp", f"{self.lib_dir}/*", main, *args]
 
     def produce(self, bootstrap: str, topic: str, records: int, acks: str, compression: str,
-                rate: int, log_name: str) -> dict:
+                rate: int, log_name: str, payload_file: Path | None = None) -> dict:
+        """payload_file: records drawn at random from its lines (ProducerPerformance's
+        --payload-file; each line should be record_size bytes) instead of one random buffer."""
+        payload = (["--payload-file", str(payload_file)] if payload_file
+                   else ["--record-size", str(self.record_size)])
         cmd = self._java("org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
-                         "--num-records", str(records), "--record-size", str(self.record_size),
+                         "--num-records", str(records), *payload,
                          "--throughput", str(rate if rate > 0 else -1), "--producer-props",
                          f"bootstrap.servers={bootstrap}", f"acks={acks}",
                          f"compression.type={compression}")

@@ -46,6 +46,36 @@ def stop(p: subprocess.Popen, grace: float = 15.0) -> int | None:
     return p.returncode
 
 
+def stop_many(ps: list[subprocess.Popen], grace: float = 30.0) -> None:
+    """SIGTERM to every process group at once, then SIGKILL to those still there after `grace`
+    seconds (nodes of a cluster: stopping them one by one can leave the last waiting on a
+    quorum that is gone)."""
+    for p in ps:
+        if p.poll() is None:
+            _signal_group(p, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for p in ps:
+        try:
+            p.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _signal_group(p, signal.SIGKILL)
+            p.wait()
+        if p in _live:
+            _live.remove(p)
+
+
+def kill9(p: subprocess.Popen) -> float:
+    """SIGKILL to the process group (a crash, no shutdown work); waits until it is gone.
+    Returns time.monotonic() taken just before the signal (CLOCK_MONOTONIC, the same clock
+    in every process on the machine)."""
+    t = time.monotonic()
+    _signal_group(p, signal.SIGKILL)
+    p.wait()
+    if p in _live:
+        _live.remove(p)
+    return t
+
+
 def _signal_group(p: subprocess.Popen, sig: int) -> None:
     # Only while the leader is unreaped: its pid (= the group id) cannot have been reused.
     if p.returncode is not None:

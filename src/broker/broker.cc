@@ -31,7 +31,11 @@ Broker::~Broker() {
   // frames while everything they refer to still exists.
   network_.reset();
   if (maintenance_thread_.joinable()) maintenance_thread_.join();
-  if (topics_) topics_->Shutdown();
+  if (topics_) {
+    topics_->Shutdown();  // closes (flushes) every log
+    Status st = MarkCleanShutdown(config_.log_dir());
+    if (!st.ok()) Log()->warn("marking a clean shutdown: {}", st.error().message);
+  }
 }
 
 Result<std::unique_ptr<cluster::Metadata>> Broker::OpenMetadata(const std::filesystem::path& dir) {
@@ -65,6 +69,7 @@ Status Broker::Register() {
   }
   options.registration.rack = config_.Get("broker.rack");
   options.registration.incarnation = cluster::UuidToBase64(cluster::RandomTopicId());
+  options.registration.clean_shutdown = clean_shutdown_;
   options.ttl = std::chrono::milliseconds(config_.GetLong("strata.etcd.lease.ttl.ms"));
   STRATA_ASSIGN_OR_RETURN(session_, cluster::BrokerSession::Start(*metadata_, std::move(options)));
   TopicManager* topics = topics_.get();
@@ -86,6 +91,10 @@ Status Broker::Register() {
             return config::ToBool(it != t.configs.end() ? it->second
                                                         : config_.TopicDefault(*unclean));
           },
+      .min_insync_replicas = [topics](const cluster::TopicRecord& t) -> int {
+        auto info = topics->GetTopicInfo(t.name);
+        return info ? info->min_insync_replicas : 1;
+      },
       .auto_leader_rebalance = config_.GetBool("auto.leader.rebalance.enable"),
       .leader_imbalance_check_interval =
           std::chrono::seconds(config_.GetLong("leader.imbalance.check.interval.seconds")),
@@ -123,6 +132,8 @@ Status Broker::Start() {
     return MakeError(Errc::kIoError, fmt::format("log.dirs {}: {}", dir.string(), ec.message()));
   STRATA_ASSIGN_OR_RETURN(metadata_, OpenMetadata(dir));
   store_ = metadata_.get();
+  STRATA_ASSIGN_OR_RETURN(clean_shutdown_, TakeCleanShutdownMarker(dir));
+  if (!clean_shutdown_) Log()->warn("the previous run did not shut down cleanly");
   // Before any local data is opened, or deleted as stray: it must be this
   // cluster's and this node's.
   STRATA_RETURN_IF_ERROR(CheckMetaProperties(dir, metadata_->cluster_id(), config_.node_id()));

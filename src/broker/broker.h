@@ -86,6 +86,7 @@ class Broker : public net::RequestHandler {
   std::unique_ptr<cluster::DeletedTopicCleaner> deleted_topics_;  // likewise
   std::unique_ptr<ControllerForwarder> forwarder_;                // controller-bound requests
   std::unique_ptr<TopicManager> topics_;
+  bool clean_shutdown_ = true;  // how the previous run ended (TakeCleanShutdownMarker)
   AppendNotifier notifier_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;
   std::unique_ptr<BrokerContext> context_;

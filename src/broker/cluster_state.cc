@@ -97,6 +97,8 @@ PartitionState StateOf(const BrokerContext& ctx, const cluster::PartitionEntry* 
     s.leader_epoch = r.leader_epoch.value();
     for (auto id : r.replicas) s.replicas.push_back(id.value());
     for (auto id : r.isr) s.isr.push_back(id.value());
+    for (auto id : r.elr) s.elr.push_back(id.value());
+    for (auto id : r.last_known_elr) s.last_known_elr.push_back(id.value());
   }
   for (int32_t id : s.replicas) {
     if (!is_live(id)) s.offline_replicas.push_back(id);

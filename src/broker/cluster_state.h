@@ -47,6 +47,8 @@ struct PartitionState {
   int32_t leader_epoch = 0;
   std::vector<int32_t> replicas;
   std::vector<int32_t> isr;
+  std::vector<int32_t> elr;  // KIP-966 eligible leader replicas
+  std::vector<int32_t> last_known_elr;
   std::vector<int32_t> offline_replicas;
   bool leader_available = false;
 };

@@ -83,8 +83,10 @@ int TopicManager::UpdateIsrs() {
     });
     if (*wanted == state.isr) continue;
     p->ProposeIsr(state.partition_epoch, *wanted);
+    auto info = GetTopicInfo(p->tp().topic);
     auto written = metadata_.AlterPartitionIsr(p->topic_id(), p->tp().partition, self_,
-                                               state.leader_epoch, state.partition_epoch, *wanted);
+                                               state.leader_epoch, state.partition_epoch, *wanted,
+                                               info ? info->min_insync_replicas : 1);
     if (!written.ok()) {
       // A stale record (the view will bring the new one) or etcd away:
       // decided again on the next pass.

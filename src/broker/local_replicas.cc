@@ -14,6 +14,7 @@ namespace {
 
 constexpr const char* kMetaProperties = "meta.properties";
 constexpr const char* kPartitionMetadata = "partition.metadata";
+constexpr const char* kCleanShutdown = ".strata_clean_shutdown";
 
 // "key=value" (meta.properties) or "key: value" (partition.metadata) lines.
 std::map<std::string, std::string> ParseLines(const Bytes& data, char separator) {
@@ -66,6 +67,22 @@ Status CheckMetaProperties(const fs::path& log_dir, const std::string& cluster_i
                                  props["node.id"], path.string(), node_id));
   }
   return Status::Ok();
+}
+
+Result<bool> TakeCleanShutdownMarker(const fs::path& log_dir) {
+  std::error_code ec;
+  if (!fs::exists(log_dir / kMetaProperties, ec)) return true;  // a new directory
+  const bool clean = fs::exists(log_dir / kCleanShutdown, ec);
+  if (clean && !fs::remove(log_dir / kCleanShutdown, ec)) {
+    return MakeError(
+        Errc::kIoError,
+        fmt::format("removing {}: {}", (log_dir / kCleanShutdown).string(), ec.message()));
+  }
+  return clean;
+}
+
+Status MarkCleanShutdown(const fs::path& log_dir) {
+  return WriteText(log_dir / kCleanShutdown, "");
 }
 
 Result<bool> ClaimPartitionDir(const fs::path& dir, const std::string& topic_id) {

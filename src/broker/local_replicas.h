@@ -5,6 +5,9 @@
 // - meta.properties (Kafka's file): the cluster id and node id the directory
 //   belongs to. A broker started on another cluster's data (a changed
 //   strata.etcd.prefix or endpoints, a copied directory) refuses to start.
+// - .strata_clean_shutdown: the broker's last run ended in a clean shutdown
+//   (its logs closed and flushed), which the controller needs to keep it an
+//   eligible leader replica (KIP-966).
 // - partition.metadata in each partition directory (Kafka's file): the topic
 //   id of the data. A directory left by a topic that was deleted while this
 //   broker was down, whose name a new topic now has, is the old topic's.
@@ -20,6 +23,13 @@ namespace strata::broker {
 // Writes <log dir>/meta.properties at first start; later starts must match.
 Status CheckMetaProperties(const std::filesystem::path& log_dir, const std::string& cluster_id,
                            int32_t node_id);
+
+// Whether the previous run shut down cleanly (the marker is there, or the
+// directory is new: no meta.properties yet); removes the marker, so a crash
+// of this run is not taken for a clean stop.
+Result<bool> TakeCleanShutdownMarker(const std::filesystem::path& log_dir);
+// Marks a clean shutdown; call once every log is closed.
+Status MarkCleanShutdown(const std::filesystem::path& log_dir);
 
 // Makes `dir` the home of topic `topic_id`'s partition: a directory holding
 // another topic id's data is emptied first (and true returned), a new or

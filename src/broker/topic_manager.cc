@@ -28,6 +28,7 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
       metadata_(metadata),
       store_(metadata),
       self_(config.node_id()),
+      cluster_metadata_(config.Get("strata.metadata.backend") == "etcd"),
       clock_(clock) {
   if (config_.GetBool("log.cleaner.enable")) {
     cleaner_ = std::make_unique<storage::LogCleaner>(CleanerConfigFrom(config_), clock_);
@@ -100,11 +101,16 @@ void TopicManager::UpdateTiering(const cluster::TopicRecord& topic,
   // committed (below its high watermark).
   if (config.remote_storage_enable && partition->leader() == self_) {
     std::weak_ptr<Partition> weak = partition;
-    remote_->AddPartition({topic.name, tp.partition, cluster::UuidToBase64(topic.id)},
-                          partition->log(), config, [this, weak]() -> int64_t {
-                            auto p = weak.lock();
-                            return p ? HighWatermark(*p) : 0;
-                          });
+    // In a cluster each leadership writes its own manifest and fences the
+    // ones before it (RemoteLogManager::AddPartition).
+    const int32_t epoch = cluster_metadata_ ? partition->leader_epoch().value() : -1;
+    remote_->AddPartition(
+        {topic.name, tp.partition, cluster::UuidToBase64(topic.id)}, partition->log(), config,
+        [this, weak]() -> int64_t {
+          auto p = weak.lock();
+          return p ? HighWatermark(*p) : 0;
+        },
+        epoch);
   } else if (remote_->IsTiered(tp.ToString())) {
     remote_->RemovePartition(tp.ToString(), /*delete_remote=*/false);
   }
@@ -294,6 +300,7 @@ int TopicManager::EnforceRetention() {
     std::shared_lock lock(mu_);
     for (auto& [tp, partition] : partitions_) logs.emplace_back(tp, partition->log());
   }
+  if (remote_) FollowSharedRemoteEnd();
   int deleted = 0;
   for (auto& [tp, log] : logs) {
     auto n = log->EnforceRetention();
@@ -304,6 +311,19 @@ int TopicManager::EnforceRetention() {
     deleted += n.value();
   }
   return deleted;
+}
+
+void TopicManager::FollowSharedRemoteEnd() {
+  for (const auto& p : LocalPartitions()) {
+    if (p->leader() == self_) continue;
+    auto info = GetTopicInfo(p->tp().topic);
+    if (!info || !info->log_config.remote_storage_enable) continue;
+    // The leader saves the remote end only once its manifest is durable:
+    // below it this replica's data is in remote storage, byte for byte
+    // (both are below the high watermark).
+    auto offsets = store_.GetRemoteLogOffsets(p->topic_id(), p->tp().partition);
+    if (offsets && offsets->end >= 0) p->log()->SetRemoteCopiedOffset(offsets->end + 1);
+  }
 }
 
 void TopicManager::FlushDue() {

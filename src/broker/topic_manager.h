@@ -125,6 +125,9 @@ class TopicManager {
 
   // Applies retention to every log; returns segments deleted.
   int EnforceRetention();
+  // Followers of tiered partitions: local retention may drop what the
+  // leader recorded as remote in the metadata store.
+  void FollowSharedRemoteEnd();
   // fsyncs the logs whose flush.ms has elapsed with unflushed data (Kafka's
   // log flusher; with the default flush.ms nothing is due).
   void FlushDue();
@@ -176,6 +179,7 @@ class TopicManager {
   cluster::Metadata& metadata_;
   cluster::MetadataStore& store_;
   const cluster::NodeId self_;
+  const bool cluster_metadata_;  // etcd: leader epochs fence tiering
   Clock* clock_;
   std::atomic<bool> fenced_{false};
   std::mutex admin_mu_;                     // serialises topic admin and reconciliation

@@ -164,12 +164,15 @@ Status TopicManager::ReconcileLocked() {
     auto info = GetTopicInfo(tp.topic);
     if (auto open = GetPartition(tp)) {
       bool led = open->leader() == self_;
+      cluster::LeaderEpoch epoch = open->leader_epoch();
       open->Apply(want.state, clock_->MonotonicMs());
       if (led != (open->leader() == self_)) {
         Log()->info("{}: leader {} at epoch {}", tp.ToString(), open->leader().value(),
                     open->leader_epoch().value());
         UpdateTiering(want.topic->record, open, info->log_config);
         NotifyLeadership(tp, !led);
+      } else if (led && epoch != open->leader_epoch()) {
+        UpdateTiering(want.topic->record, open, info->log_config);  // a new leadership
       }
       fetchers_->Sync(open);
       continue;

@@ -104,10 +104,12 @@ void Controller::Run() {
 bool Controller::ElectLeaders() {
   MetadataView& view = metadata_.view();
   std::map<NodeId, BrokerEpoch> epochs;
+  std::set<NodeId> crashed;  // registered after an unclean shutdown
   for (const auto& b : view.Brokers()) {
     // A broker in controlled shutdown counts as gone: it leaves ISRs and
     // leaderships while it still serves, so its stop interrupts nothing.
     if (EligibleForLeadership(b.registration.state)) epochs[b.registration.node_id] = b.epoch;
+    if (!b.registration.clean_shutdown) crashed.insert(b.registration.node_id);
   }
   auto live = [&](NodeId id) { return epochs.contains(id); };
   auto restarted = [&](NodeId id) {
@@ -115,13 +117,19 @@ bool Controller::ElectLeaders() {
     auto now = epochs.find(id);
     return known != known_epochs_.end() && now != epochs.end() && known->second != now->second;
   };
+  // Restarted after a crash since it joined the ELR: it may lack records it
+  // had not flushed (best effort: a new controller knows no earlier epochs).
+  auto lost_unflushed = [&](NodeId id) { return crashed.contains(id) && restarted(id); };
   std::vector<Change> changes;
   int unclean = 0;
   for (const auto& topic : view.Topics()) {
     std::string id = UuidToBase64(topic.record.id);
     const bool allow_unclean = options_.unclean_allowed && options_.unclean_allowed(topic.record);
+    EligibleLeaderRules elr{
+        options_.min_insync_replicas ? options_.min_insync_replicas(topic.record) : 0,
+        lost_unflushed};
     for (const auto& [p, entry] : view.Partitions(id)) {
-      auto next = ElectLeader(entry.record, live, restarted, allow_unclean);
+      auto next = ElectLeader(entry.record, live, restarted, allow_unclean, elr);
       if (!next) continue;
       if (IsUncleanElection(entry.record, *next)) {
         unclean++;

@@ -44,6 +44,9 @@ struct ControllerOptions {
   // Whether a topic allows unclean election (its
   // unclean.leader.election.enable, else the broker default); none: never.
   std::function<bool(const TopicRecord&)> unclean_allowed;
+  // The topic's min.insync.replicas (else the broker default), which keeps
+  // its eligible leader replicas (KIP-966); none: no ELR.
+  std::function<int(const TopicRecord&)> min_insync_replicas;
   // auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds,
   // leader.imbalance.per.broker.percentage.
   bool auto_leader_rebalance = false;

@@ -40,6 +40,7 @@ DeletedTopicCleaner::~DeletedTopicCleaner() {
 
 void DeletedTopicCleaner::Run() {
   auto next_retry = std::chrono::steady_clock::time_point::max();
+  bool pending = false;  // a change seen, not yet acted on (we may not be the controller)
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -48,9 +49,13 @@ void DeletedTopicCleaner::Run() {
       auto until = std::min(next_retry, std::chrono::steady_clock::now() + std::chrono::seconds(1));
       wake_.wait_until(lock, until, [this] { return dirty_ || stopping_; });
       if (stopping_) return;
-      bool due = dirty_ || std::chrono::steady_clock::now() >= next_retry;
-      if (!due || !election_.active()) continue;
+      // Taken at once, so a broker that is not the controller sleeps until
+      // the next change or second instead of waking again and again.
+      pending = pending || dirty_;
       dirty_ = false;
+      bool due = pending || std::chrono::steady_clock::now() >= next_retry;
+      if (!due || !election_.active()) continue;
+      pending = false;
     }
     next_retry = CleanOnce() ? std::chrono::steady_clock::time_point::max()
                              : std::chrono::steady_clock::now() + retry_interval_;

@@ -1,5 +1,7 @@
 #include "cluster/metadata.h"
 
+#include <fmt/format.h>
+
 #include "base/log.h"
 #include "cluster/embedded_kv_store.h"
 #include "cluster/log.h"
@@ -107,11 +109,48 @@ Result<TxnResult> Metadata::UpdateKey(
   return MakeError(Errc::kUnavailable, "metadata key " + key + " kept changing under us");
 }
 
+namespace {
+
+// The stored bounds of `cur` (nullopt when absent); an unreadable record is
+// an error, never taken for an absent one.
+Result<std::optional<RemoteLogOffsets>> StoredRemoteLog(const std::optional<KeyValue>& cur) {
+  if (!cur) return std::optional<RemoteLogOffsets>();
+  STRATA_ASSIGN_OR_RETURN(RemoteLogOffsets stored, DecodeRemoteLogOffsets(cur->value));
+  return std::optional<RemoteLogOffsets>(stored);
+}
+
+Error FencedBy(const RemoteLogOffsets& stored, const RemoteLogOffsets& mine) {
+  return MakeError(Errc::kFenced,
+                   fmt::format("the remote log was taken over at leader epoch {} (ours is {})",
+                               stored.leader_epoch, mine.leader_epoch));
+}
+
+}  // namespace
+
 Status Metadata::SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
                                      const RemoteLogOffsets& offsets) {
+  return SaveRemoteLog(topic_id, partition, offsets, nullptr);
+}
+
+Status Metadata::ClaimRemoteLog(const std::string& topic_id, int32_t partition,
+                                const std::optional<RemoteLogOffsets>& seen,
+                                const RemoteLogOffsets& offsets) {
+  return SaveRemoteLog(topic_id, partition, offsets, &seen);
+}
+
+Status Metadata::SaveRemoteLog(const std::string& topic_id, int32_t partition,
+                               const RemoteLogOffsets& offsets,
+                               const std::optional<RemoteLogOffsets>* expected) {
   std::string value = EncodeRemoteLogOffsets(offsets);
   auto r = UpdateKey(keys_.RemoteLog(topic_id, partition),
                      [&](const std::optional<KeyValue>& cur) -> Result<std::optional<std::string>> {
+                       STRATA_ASSIGN_OR_RETURN(auto stored, StoredRemoteLog(cur));
+                       if (stored && stored->leader_epoch > offsets.leader_epoch)
+                         return FencedBy(*stored, offsets);
+                       if (expected != nullptr && stored != *expected) {
+                         return MakeError(Errc::kUnavailable,
+                                          "the remote log bounds changed while loading them");
+                       }
                        if (cur && cur->value == value) return std::optional<std::string>();
                        return std::optional<std::string>(value);
                      });

@@ -68,6 +68,9 @@ class Metadata : public MetadataStore {
   std::map<std::string, std::string> BrokerConfigs(const std::string& entity) const;
   Status SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
                              const RemoteLogOffsets& offsets) override;
+  Status ClaimRemoteLog(const std::string& topic_id, int32_t partition,
+                        const std::optional<RemoteLogOffsets>& seen,
+                        const RemoteLogOffsets& offsets) override;
   std::optional<RemoteLogOffsets> GetRemoteLogOffsets(const std::string& topic_id,
                                                       int32_t partition) const override;
   Status AddPendingRemoteDeletion(const std::string& remote_dir) override;
@@ -83,11 +86,12 @@ class Metadata : public MetadataStore {
   // caller has not seen the latest record); kInvalidArgument for an ISR
   // that is not a subset of the replicas holding the leader, or that adds a
   // broker not registered, fenced or in controlled shutdown (Kafka's
-  // INELIGIBLE_REPLICA).
+  // INELIGIBLE_REPLICA). The eligible leader replicas follow the change
+  // (UpdateEligibleLeaders with the topic's `min_insync_replicas`).
   Result<PartitionRecord> AlterPartitionIsr(const std::string& topic_id, int32_t partition,
                                             NodeId leader, LeaderEpoch leader_epoch,
-                                            PartitionEpoch partition_epoch,
-                                            std::vector<NodeId> isr);
+                                            PartitionEpoch partition_epoch, std::vector<NodeId> isr,
+                                            int min_insync_replicas);
 
   // A tiered topic's deletion leaves a DeletedTopic record (in the same
   // transaction), so its remote data is deleted even when no replica of
@@ -109,6 +113,10 @@ class Metadata : public MetadataStore {
   // change something when the compares hold (a no-op takes no revision of
   // ours to wait for).
   Result<TxnResult> Commit(std::span<const KvCompare> compares, std::span<const KvOp> ops);
+  // SetRemoteLogOffsets and, with `expected`, ClaimRemoteLog.
+  Status SaveRemoteLog(const std::string& topic_id, int32_t partition,
+                       const RemoteLogOffsets& offsets,
+                       const std::optional<RemoteLogOffsets>* expected);
   // The partition records of [from, to): replicas[p - from] or, when
   // empty, the local broker. The first replica leads; the ISR is the leader
   // alone until followers replicate (a follower without the data must never

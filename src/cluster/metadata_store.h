@@ -38,6 +38,9 @@ struct RemoteLogOffsets {
   int64_t start = -1;      // first offset in remote storage
   int64_t end = -1;        // last offset in remote storage
   int64_t log_start = -1;  // log start set by DeleteRecords inside remote data
+  // The epoch of the leader that saved them, whose manifest lists the
+  // segments (tiered::ManifestName); -1 on a single broker.
+  int32_t leader_epoch = -1;
   bool operator==(const RemoteLogOffsets&) const = default;
 };
 
@@ -69,9 +72,17 @@ class MetadataStore {
   virtual Status UpdateTopicConfigs(const std::string& name, const ConfigMutation& mutate) = 0;
 
   // Remote log bounds of (topic id, partition); topic_id in Kafka's base64
-  // text form. Deleting the topic removes them.
+  // text form. Deleting the topic removes them. kFenced, and nothing
+  // written, when a leader of a newer epoch saved its own.
   virtual Status SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
                                      const RemoteLogOffsets& offsets) = 0;
+  // A new leader taking over the remote log: saves `offsets` (its epoch)
+  // only while the stored bounds are still `seen` (nullopt: none), the
+  // ones its manifest was loaded by; kUnavailable if they changed (load
+  // again), kFenced if a newer leader saved its own.
+  virtual Status ClaimRemoteLog(const std::string& topic_id, int32_t partition,
+                                const std::optional<RemoteLogOffsets>& seen,
+                                const RemoteLogOffsets& offsets) = 0;
   virtual std::optional<RemoteLogOffsets> GetRemoteLogOffsets(const std::string& topic_id,
                                                               int32_t partition) const = 0;
   // Remote directories of deleted tiered partitions that still have to be

@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "cluster/log.h"
 #include "cluster/metadata.h"
+#include "cluster/partition_leadership.h"
 #include "cluster/records.h"
 
 namespace strata::cluster {
@@ -122,7 +123,8 @@ Status Metadata::DeleteTopic(const std::string& name) {
 Result<PartitionRecord> Metadata::AlterPartitionIsr(const std::string& topic_id, int32_t partition,
                                                     NodeId leader, LeaderEpoch leader_epoch,
                                                     PartitionEpoch partition_epoch,
-                                                    std::vector<NodeId> isr) {
+                                                    std::vector<NodeId> isr,
+                                                    int min_insync_replicas) {
   auto entry = view_->Partition(topic_id, partition);
   if (!entry)
     return MakeError(Errc::kNotFound,
@@ -156,6 +158,7 @@ Result<PartitionRecord> Metadata::AlterPartitionIsr(const std::string& topic_id,
     }
   }
   rec.isr = std::move(isr);
+  UpdateEligibleLeaders(entry->record, rec, {min_insync_replicas, nullptr});
   rec.partition_epoch = PartitionEpoch(rec.partition_epoch.value() + 1);
   std::string key = keys_.Partition(topic_id, partition);
   KvCompare guard = KvCompare::ModRevisionIs(key, entry->mod_revision);

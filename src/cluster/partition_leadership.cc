@@ -16,17 +16,40 @@ NodeId FirstLive(const PartitionRecord& current, const std::function<bool(NodeId
   return kNoNode;
 }
 
+bool Has(const std::vector<NodeId>& ids, NodeId id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
 }  // namespace
 
 bool IsUncleanElection(const PartitionRecord& current, const PartitionRecord& next) {
   return next.leader != kNoNode && next.leader != current.leader &&
-         std::find(current.isr.begin(), current.isr.end(), next.leader) == current.isr.end();
+         !Has(current.isr, next.leader) && !Has(current.elr, next.leader);
+}
+
+void UpdateEligibleLeaders(const PartitionRecord& before, PartitionRecord& after,
+                           const EligibleLeaderRules& rules) {
+  const int min_isr =
+      std::min<int>(rules.min_insync_replicas, static_cast<int>(after.replicas.size()));
+  if (rules.min_insync_replicas <= 0 || static_cast<int>(after.isr.size()) >= min_isr ||
+      IsUncleanElection(before, after)) {
+    after.elr.clear();
+    after.last_known_elr.clear();
+    return;
+  }
+  std::vector<NodeId> elr;
+  for (NodeId id : after.replicas) {  // in replica order
+    bool was = Has(before.elr, id) || Has(before.isr, id);
+    bool lost = rules.lost_unflushed && rules.lost_unflushed(id);
+    if (was && !lost && !Has(after.isr, id)) elr.push_back(id);
+  }
+  after.elr = std::move(elr);
 }
 
 std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
                                            const std::function<bool(NodeId)>& live,
                                            const std::function<bool(NodeId)>& restarted,
-                                           bool allow_unclean) {
+                                           bool allow_unclean, const EligibleLeaderRules& elr) {
   auto alive = [&](NodeId id) { return live(id) && !restarted(id); };
   // Gone or restarted brokers leave the ISR (a restarted one rejoins as a
   // follower that caught up), as Kafka's controller removes a fenced
@@ -36,7 +59,6 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
   std::copy_if(current.isr.begin(), current.isr.end(), std::back_inserter(isr), alive);
   if (isr.empty()) isr = current.isr;
   bool leader_ok = current.leader != kNoNode && alive(current.leader);
-  if (leader_ok && isr == current.isr) return std::nullopt;
   NodeId next = current.leader;
   if (!leader_ok) {
     // The first live ISR member in replica order: the preferred leader
@@ -49,18 +71,35 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
       }
     }
   }
+  if (next == kNoNode && elr.min_insync_replicas > 0) {
+    // No live ISR member: an eligible leader replica has every committed
+    // record (KIP-966), unless it lost unflushed ones in a crash.
+    for (NodeId id : current.replicas) {
+      if (Has(current.elr, id) && live(id) && !(elr.lost_unflushed && elr.lost_unflushed(id))) {
+        next = id;
+        isr = {next};
+        break;
+      }
+    }
+  }
   if (next == kNoNode && allow_unclean) {
     next = FirstLive(current, live);
     if (next != kNoNode) isr = {next};
-  }
-  if (next == kNoNode && current.leader == kNoNode && isr == current.isr) {
-    return std::nullopt;  // still offline
   }
   PartitionRecord out = current;
   out.isr = std::move(isr);
   if (!leader_ok) {
     out.leader = next;
-    out.leader_epoch = LeaderEpoch(current.leader_epoch.value() + 1);
+    // A new leader, or the same one restarted, leads at a new epoch; an
+    // offline partition that stays offline keeps its epoch.
+    if (next != kNoNode || current.leader != kNoNode)
+      out.leader_epoch = LeaderEpoch(current.leader_epoch.value() + 1);
+  }
+  UpdateEligibleLeaders(current, out, elr);
+  if (out.leader == current.leader && out.leader_epoch == current.leader_epoch &&
+      out.isr == current.isr && out.elr == current.elr &&
+      out.last_known_elr == current.last_known_elr) {
+    return std::nullopt;  // nothing changed (a live leader, or still offline)
   }
   out.partition_epoch = PartitionEpoch(current.partition_epoch.value() + 1);
   return out;
@@ -91,11 +130,24 @@ RequestedElection ElectRequested(ElectionType type, const PartitionRecord& curre
         break;
       }
     }
+    for (NodeId id : current.replicas) {  // then an eligible leader replica (KIP-966)
+      if (next == kNoNode && Has(current.elr, id) && live(id)) next = id;
+    }
     if (next == kNoNode) next = FirstLive(current, live);
     if (next == kNoNode) return {ElectionOutcome::kEligibleNotAvailable, current};
   }
   PartitionRecord out = current;
   if (!in_isr(next)) out.isr = {next};
+  if (Has(current.elr, next)) {
+    // From the ELR: the others (and the old ISR) stay eligible.
+    out.elr.clear();
+    for (NodeId id : current.replicas) {
+      if (id != next && (Has(current.elr, id) || in_isr(id))) out.elr.push_back(id);
+    }
+  } else if (!in_isr(next)) {  // unclean: nobody else is known to be complete
+    out.elr.clear();
+    out.last_known_elr.clear();
+  }
   out.leader = next;
   out.leader_epoch = LeaderEpoch(current.leader_epoch.value() + 1);
   out.partition_epoch = PartitionEpoch(current.partition_epoch.value() + 1);

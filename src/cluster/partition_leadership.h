@@ -24,13 +24,34 @@ namespace strata::cluster {
 // member in replica order, or none (-1) until one returns; with
 // `allow_unclean`, then the first live replica of all.
 // Returns the new record, or nullopt when nothing changes.
+//
+// KIP-966 eligible leader replicas, with `elr.min_insync_replicas` > 0 (the
+// topic's min.insync.replicas): replicas that left the ISR while it was
+// below it hold every committed record (the high watermark does not move
+// then), so with no live ISR member the first live one of them in replica
+// order leads, cleanly, with an ISR of itself. The sets are kept by
+// UpdateEligibleLeaders.
+struct EligibleLeaderRules {
+  int min_insync_replicas = 0;  // 0: no eligible leader replicas
+  // The broker restarted after an unclean shutdown, so records it had not
+  // flushed may be gone: it leaves the ELR. Null: none did.
+  std::function<bool(NodeId)> lost_unflushed;
+};
 std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
                                            const std::function<bool(NodeId)>& live,
                                            const std::function<bool(NodeId)>& restarted,
-                                           bool allow_unclean = false);
+                                           bool allow_unclean = false,
+                                           const EligibleLeaderRules& elr = {});
 // Whether `next` got its leader by an unclean election: one outside the
-// ISR it was elected from.
+// ISR and the ELR it was elected from.
 bool IsUncleanElection(const PartitionRecord& current, const PartitionRecord& next);
+
+// Kafka's maybePopulateTargetElr for a change from `before` to `after`: with
+// the ISR at or above the (effective) min ISR both ELR sets are empty;
+// otherwise the ELR is the old ELR and ISR minus the new ISR and minus
+// replicas that lost unflushed records. An unclean leader clears them.
+void UpdateEligibleLeaders(const PartitionRecord& before, PartitionRecord& after,
+                           const EligibleLeaderRules& rules);
 
 // An election an operator asks for (ElectLeaders, kafka-leader-election).
 enum class ElectionType : int8_t { kPreferred = 0, kUnclean = 1 };

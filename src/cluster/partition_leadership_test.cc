@@ -161,3 +161,71 @@ TEST(PartitionLeadership, RebalanceOnlyBrokersAboveTheImbalancePercentage) {
 
 }  // namespace
 }  // namespace strata::cluster
+
+namespace strata::cluster {
+namespace {
+
+std::vector<NodeId> Ids(std::vector<int32_t> ids) {
+  std::vector<NodeId> out;
+  for (int32_t id : ids) out.emplace_back(id);
+  return out;
+}
+
+TEST(EligibleLeaders, ReplicasLeavingAnIsrBelowMinIsrStayEligible) {
+  const EligibleLeaderRules min2{2, nullptr};
+  PartitionRecord full = Record({1, 2, 3}, {1, 2, 3}, 1, 3);
+  PartitionRecord two = full;
+  two.isr = Ids({1, 2});
+  UpdateEligibleLeaders(full, two, min2);
+  EXPECT_TRUE(two.elr.empty());  // still at min ISR: the mark moves, 3 falls behind it
+  PartitionRecord one = two;
+  one.isr = Ids({1});
+  UpdateEligibleLeaders(two, one, min2);
+  EXPECT_EQ(one.elr, Ids({2}));  // it has everything below the (now held) mark
+  // 3 catching up brings the ISR back to min: nobody needs the ELR then.
+  PartitionRecord back = one;
+  back.isr = Ids({1, 3});
+  UpdateEligibleLeaders(one, back, min2);
+  EXPECT_TRUE(back.elr.empty());
+  // A replica that crashed since (unflushed records lost) is not eligible.
+  PartitionRecord crashed = one;
+  UpdateEligibleLeaders(one, crashed, {2, [](NodeId id) { return id == NodeId(2); }});
+  EXPECT_TRUE(crashed.elr.empty());
+  // Without KIP-966 rules nothing is kept.
+  PartitionRecord off = one;
+  UpdateEligibleLeaders(two, off, {});
+  EXPECT_TRUE(off.elr.empty());
+}
+
+TEST(EligibleLeaders, WithNoLiveInSyncReplicaAnEligibleOneLeadsCleanly) {
+  PartitionRecord r = Record({1, 2, 3}, {1}, 1, 3);
+  r.elr = Ids({2});
+  // Without the ELR rules: offline, as before KIP-966.
+  auto off = ElectLeader(r, Live({2, 3}), None());
+  ASSERT_TRUE(off);
+  EXPECT_EQ(off->leader, kNoNode);
+  auto next = ElectLeader(r, Live({2, 3}), None(), false, {2, nullptr});
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->leader, NodeId(2));
+  EXPECT_EQ(next->leader_epoch, LeaderEpoch(4));
+  EXPECT_EQ(next->isr, Ids({2}));
+  EXPECT_EQ(next->elr, Ids({1}));  // the old leader has every committed record too
+  EXPECT_FALSE(IsUncleanElection(r, *next));
+  // 3 was never eligible: with 2 crashed since, the partition stays offline.
+  auto crashed =
+      ElectLeader(r, Live({2, 3}), None(), false, {2, [](NodeId id) { return id == NodeId(2); }});
+  ASSERT_TRUE(crashed);
+  EXPECT_EQ(crashed->leader, kNoNode);
+  EXPECT_TRUE(crashed->elr.empty());
+  // An operator's unclean election also takes an eligible replica first.
+  PartitionRecord offline = r;
+  offline.leader = kNoNode;
+  auto asked = ElectRequested(ElectionType::kUnclean, offline, Live({2, 3}));
+  ASSERT_EQ(asked.outcome, ElectionOutcome::kElected);
+  EXPECT_EQ(asked.record.leader, NodeId(2));
+  EXPECT_EQ(asked.record.elr, Ids({1}));
+  EXPECT_FALSE(IsUncleanElection(offline, asked.record));
+}
+
+}  // namespace
+}  // namespace strata::cluster

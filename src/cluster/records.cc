@@ -58,12 +58,10 @@ std::string EncodeBroker(const BrokerRegistration& b) {
   json listeners = json::array();
   for (const auto& l : b.listeners)
     listeners.push_back({{"name", l.name}, {"host", l.host}, {"port", l.port}});
-  json doc{{"node_id", b.node_id.value()},
-           {"listeners", listeners},
-           {"rack", b.rack},
-           {"state", BrokerStateName(b.state)},
-           {"capacity", b.capacity},
-           {"incarnation", b.incarnation}};
+  json doc{
+      {"node_id", b.node_id.value()},      {"listeners", listeners}, {"rack", b.rack},
+      {"state", BrokerStateName(b.state)}, {"capacity", b.capacity}, {"incarnation", b.incarnation},
+      {"clean_shutdown", b.clean_shutdown}};
   return doc.dump();
 }
 
@@ -93,6 +91,7 @@ Result<BrokerRegistration> DecodeBroker(const std::string& value) {
         }
         b.capacity = doc.value("capacity", std::map<std::string, int64_t>{});
         b.incarnation = doc.value("incarnation", "");
+        b.clean_shutdown = doc.value("clean_shutdown", true);
         return b;
       });
 }
@@ -166,14 +165,17 @@ Result<std::map<std::string, std::string>> DecodeConfigs(const std::string& valu
 }
 
 std::string EncodeRemoteLogOffsets(const RemoteLogOffsets& o) {
-  return json{{"start", o.start}, {"end", o.end}, {"log_start", o.log_start}}.dump();
+  json doc{{"start", o.start}, {"end", o.end}, {"log_start", o.log_start}};
+  if (o.leader_epoch >= 0) doc["leader_epoch"] = o.leader_epoch;
+  return doc.dump();
 }
 
 Result<RemoteLogOffsets> DecodeRemoteLogOffsets(const std::string& value) {
   return Decode<RemoteLogOffsets>(
       "remote log", value, [](const json& doc) -> Result<RemoteLogOffsets> {
         return RemoteLogOffsets{doc.at("start").get<int64_t>(), doc.at("end").get<int64_t>(),
-                                doc.value("log_start", int64_t{-1})};
+                                doc.value("log_start", int64_t{-1}),
+                                doc.value("leader_epoch", int32_t{-1})};
       });
 }
 

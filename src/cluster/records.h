@@ -39,6 +39,10 @@ struct BrokerRegistration {
   // strata.broker.capacity.* (bytes/s, bytes), for the balancer.
   std::map<std::string, int64_t> capacity;
   std::string incarnation;  // random per process start, tells restarts apart
+  // The broker's previous run ended in a clean shutdown (or there was none):
+  // nothing it acknowledged can be missing from its logs. After a crash
+  // unflushed records may be, so it leaves the eligible leader replicas.
+  bool clean_shutdown = true;
   bool operator==(const BrokerRegistration&) const = default;
 };
 
@@ -50,7 +54,10 @@ struct PartitionRecord {
   NodeId leader{-1};  // -1: offline
   LeaderEpoch leader_epoch{0};
   PartitionEpoch partition_epoch{0};
-  // KIP-966 eligible leader replicas; empty until replication uses them.
+  // KIP-966 eligible leader replicas: replicas that left the ISR while it
+  // was below min.insync.replicas (UpdateEligibleLeaders); last_known_elr
+  // is kept empty (Kafka fills it when the ISR becomes empty, which the
+  // ISR here never does).
   std::vector<NodeId> elr;
   std::vector<NodeId> last_known_elr;
   // An ongoing reassignment (Kafka's adding/removing replicas).

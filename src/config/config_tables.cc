@@ -220,7 +220,7 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        "etcd members as host:port,host:port (strata.metadata.backend=etcd)"},
       {"strata.etcd.prefix", T::kString, "/strata",
        "key prefix of this cluster's metadata in etcd (several clusters may share one etcd)"},
-      {"strata.etcd.lease.ttl.ms", T::kLong, "10000",
+      {"strata.etcd.lease.ttl.ms", T::kLong, "3000",
        "TTL of the broker's etcd lease: a broker silent this long is fenced (whole seconds)",
        AtLeast(2000)},
       {"strata.etcd.request.timeout.ms", T::kLong, "5000", "deadline of one etcd call",

@@ -23,23 +23,32 @@ void RemoteLogManager::ScanOnce() {
 
 void RemoteLogManager::ScanPartition(const std::shared_ptr<Partition>& p) {
   std::lock_guard lock(p->mu);
-  if (p->removed || !p->log) return;
+  if (p->removed || !p->log || p->fenced) return;
   if (!p->loaded && !LoadManifestLocked(*p)) return;
   if (p->manifest_dirty) {
     // A failed manifest write is retried here, no sooner than its backoff.
     if (clock_->MonotonicMs() < p->backoff_until_ms) return;
     if (!WriteManifestLocked(*p).ok()) return;
   }
+  SaveOffsetsLocked(*p);  // retries a failed save
+  if (SupersededLocked(*p)) return;
   QueueRolledLocked(*p);
   CommitLocked(*p);
   DispatchLocked(p);
 }
 
-// Reads manifest.json (missing = nothing uploaded yet). Segments it lists as
-// COPY_FINISHED are never uploaded again; COPY_STARTED ones are redone under
-// the same uuid (Put overwrites).
+// Reads the manifest the metadata store's offsets name (the last leader's;
+// manifest.json on a single broker; none = nothing uploaded yet), and in a
+// cluster takes the remote log over for this leadership. Segments it lists
+// as COPY_FINISHED are never uploaded again; COPY_STARTED ones are redone
+// under the same uuid (Put overwrites) by the same leadership, and retired
+// by a new one (its segments may have other boundaries).
 bool RemoteLogManager::LoadManifestLocked(Partition& p) {
-  auto data = store().Get(p.dir + "/" + kManifestName);
+  if (SupersededLocked(p)) return false;
+  std::optional<cluster::RemoteLogOffsets> seen;
+  if (metadata_ != nullptr) seen = metadata_->GetRemoteLogOffsets(p.id.topic_id, p.id.partition);
+  const int32_t writer = seen ? seen->leader_epoch : -1;
+  auto data = store().Get(p.dir + "/" + ManifestName(writer));
   RemoteManifest manifest;
   if (data.ok()) {
     auto parsed = RemoteManifest::Parse(*data);
@@ -49,19 +58,30 @@ bool RemoteLogManager::LoadManifestLocked(Partition& p) {
       return false;
     }
     manifest = std::move(parsed).value();
-  } else if (data.error().code != Errc::kNotFound) {
+  } else if (data.error().code != Errc::kNotFound || (seen && seen->end >= 0)) {
+    // Missing while the metadata store says segments exist: never start
+    // over (that would upload everything again and lose the list).
     if (p.load_failures++ % 50 == 0) {
-      Log()->warn("{}: cannot read remote manifest: {}", p.id.key(), data.error().message);
+      Log()->warn("{}: cannot read remote manifest {}: {}", p.id.key(), ManifestName(writer),
+                  data.error().message);
     }
     return false;
   }
   p.manifest = std::move(manifest);
+  p.saved_offsets = seen.value_or(cluster::RemoteLogOffsets{});
+  if (p.leader_epoch >= 0 && writer != p.leader_epoch && !ClaimLocked(p, seen)) return false;
+  // Uploaded (or expired) offsets are not queued again; replaced ones are.
   p.next_to_queue = 0;
   for (const RemoteSegment& s : p.manifest.segments()) {
-    if (s.state != S::kCopyStarted) p.next_to_queue = std::max(p.next_to_queue, s.end_offset + 1);
+    if (s.state != S::kCopyStarted && !s.replaced) {
+      p.next_to_queue = std::max(p.next_to_queue, s.end_offset + 1);
+    }
   }
+  // Local retention may drop what the metadata store records as remote (the
+  // manifest alone without one); PublishOffsetsLocked saves the rest.
   int64_t end = p.manifest.remote_log_end_offset();
-  if (end >= 0) p.log->SetRemoteCopiedOffset(end + 1);
+  int64_t copied = metadata_ == nullptr ? end : p.saved_offsets.end;
+  if (copied >= 0) p.log->SetRemoteCopiedOffset(copied + 1);
   p.loaded = true;
   PublishOffsetsLocked(p);
   Log()->info("{}: remote manifest loaded: {} segments, remote offsets [{}, {}]", p.id.key(),
@@ -69,12 +89,65 @@ bool RemoteLogManager::LoadManifestLocked(Partition& p) {
   return true;
 }
 
-Status RemoteLogManager::WriteManifestLocked(Partition& p) {
-  p.manifest_dirty = true;  // until the Put succeeds
-  PublishOffsetsLocked(p);  // reads only
+bool RemoteLogManager::SupersededLocked(Partition& p) {
+  if (p.fenced) return true;
+  if (metadata_ == nullptr || p.leader_epoch < 0) return false;
+  // The metadata view shows a takeover soon after it happened; the fence
+  // itself is the epoch check of every save (SetRemoteLogOffsets).
+  auto seen = metadata_->GetRemoteLogOffsets(p.id.topic_id, p.id.partition);
+  if (seen && seen->leader_epoch > p.leader_epoch) {
+    FenceLocked(p, fmt::format("leader epoch {} has it", seen->leader_epoch));
+  }
+  return p.fenced;
+}
+
+bool RemoteLogManager::ClaimLocked(Partition& p,
+                                   const std::optional<cluster::RemoteLogOffsets>& seen) {
+  // The previous leader's half-done uploads are its own boundaries: retired
+  // (their objects deleted by the retention task), uploaded again as ours.
+  for (RemoteSegment& s : p.manifest.segments()) {
+    if (s.state == S::kCopyStarted) {
+      s.state = S::kDeleteStarted;
+      s.replaced = true;
+    }
+  }
+  p.manifest.set_leader_epoch(p.leader_epoch);
   Bytes data = p.manifest.Serialize();
   manifest_writes_.fetch_add(1);
-  Status st = store().Put(p.dir + "/" + kManifestName, PutSource::Memory(data));
+  Status st = store().Put(p.dir + "/" + ManifestName(p.leader_epoch), PutSource::Memory(data));
+  if (st.ok() && metadata_ != nullptr) {
+    cluster::RemoteLogOffsets claimed = OffsetsLocked(p);
+    if (seen) claimed.log_start = std::max(claimed.log_start, seen->log_start);
+    st = metadata_->ClaimRemoteLog(p.id.topic_id, p.id.partition, seen, claimed);
+    if (st.ok()) {
+      p.delete_floor.store(claimed.log_start);
+      p.saved_offsets = claimed;
+      Log()->info("{}: remote log taken over at leader epoch {} (from {})", p.id.key(),
+                  p.leader_epoch, seen ? seen->leader_epoch : -1);
+      return true;
+    }
+    if (st.error().code == Errc::kFenced) {
+      FenceLocked(p, st.error().message);
+      return false;
+    }
+  } else if (!st.ok()) {
+    manifest_write_failures_.fetch_add(1);
+  }
+  if (p.load_failures++ % 50 == 0) {
+    Log()->warn("{}: taking the remote log over at leader epoch {} (will retry): {}", p.id.key(),
+                p.leader_epoch, st.ok() ? "" : st.error().message);
+  }
+  return false;
+}
+
+Status RemoteLogManager::WriteManifestLocked(Partition& p) {
+  if (p.fenced) return MakeError(Errc::kFenced, p.id.key() + ": a newer leader tiers it");
+  p.manifest_dirty = true;  // until the Put succeeds
+  PublishOffsetsLocked(p);  // reads only
+  p.manifest.set_leader_epoch(p.leader_epoch);
+  Bytes data = p.manifest.Serialize();
+  manifest_writes_.fetch_add(1);
+  Status st = store().Put(p.dir + "/" + ManifestName(p.leader_epoch), PutSource::Memory(data));
   if (!st.ok()) {
     manifest_write_failures_.fetch_add(1);
     p.manifest_dirty = true;
@@ -86,13 +159,14 @@ Status RemoteLogManager::WriteManifestLocked(Partition& p) {
   }
   p.manifest_dirty = false;
   p.consecutive_failures = 0;
-  // Saved in the metadata store only once the manifest is durable: a
-  // follower deletes below the saved end, so it must never run ahead of
-  // what a new leader would find in the store.
+  // Saved in the metadata store only once the manifest is durable: every
+  // replica deletes below the saved end, so it must never run ahead of what
+  // a new leader would find in the store.
   PublishOffsetsLocked(p);
   int64_t end = p.manifest.remote_log_end_offset();
-  // Only now may local retention drop what was uploaded.
-  if (end >= 0) p.log->SetRemoteCopiedOffset(end + 1);
+  // Without a metadata store the manifest is the only record: local
+  // retention may drop what it lists.
+  if (metadata_ == nullptr && end >= 0) p.log->SetRemoteCopiedOffset(end + 1);
   return Status::Ok();
 }
 
@@ -121,9 +195,15 @@ void RemoteLogManager::CommitLocked(Partition& p) {
     // A failed upload goes back to `pending`: segments after it wait, or the
     // copied offset would pass it and local retention delete it un-uploaded.
     if (!p.pending.empty() && p.pending.front().base_offset < p.inflight.begin()->first) break;
-    RemoteSegment* e = p.manifest.Find(p.inflight.begin()->first);
+    const storage::SegmentSummary& local = p.inflight.begin()->second.local;
+    RemoteSegment* e = p.manifest.Find(local.base_offset, local.end_offset);
     if (e != nullptr && e->state == S::kCopyStarted) {
       e->state = S::kCopyFinished;
+      // Deleted by the retention task once this manifest is written.
+      if (int n = p.manifest.RetireCoveredBy(*e); n > 0) {
+        Log()->info("{}: remote segment {}-{} replaces {} shorter one(s)", p.id.key(),
+                    e->base_offset, e->end_offset, n);
+      }
       uploads_.fetch_add(1);
       bytes_uploaded_.fetch_add(uint64_t(e->size));
       changed = true;
@@ -144,7 +224,7 @@ void RemoteLogManager::CommitLocked(Partition& p) {
 }
 
 void RemoteLogManager::DispatchLocked(const std::shared_ptr<Partition>& p) {
-  if (p->manifest_dirty || clock_->MonotonicMs() < p->backoff_until_ms) return;
+  if (p->fenced || p->manifest_dirty || clock_->MonotonicMs() < p->backoff_until_ms) return;
   int running = 0;
   for (const auto& [base, f] : p->inflight) running += f.done ? 0 : 1;
   const bool lagging =
@@ -152,18 +232,14 @@ void RemoteLogManager::DispatchLocked(const std::shared_ptr<Partition>& p) {
   const int allowed = lagging ? std::max(options_.copier_threads, 1) : 1;
   while (running < allowed && !p->pending.empty()) {
     const storage::SegmentSummary& s = p->pending.front();
-    RemoteSegment* e = p->manifest.Find(s.base_offset);
+    RemoteSegment* e = p->manifest.Find(s.base_offset, s.end_offset);
     if (e != nullptr && e->state != S::kCopyStarted) {  // already uploaded (or expiring)
       p->pending.pop_front();
       continue;
     }
     if (e == nullptr) {
-      RemoteSegment seg{s.base_offset,      s.end_offset,    s.size, s.max_timestamp,
-                        RandomUuidBase64(), S::kCopyStarted, false};
-      auto& segs = p->manifest.segments();
-      auto at = std::find_if(segs.begin(), segs.end(),
-                             [&](const RemoteSegment& x) { return x.base_offset > s.base_offset; });
-      segs.insert(at, std::move(seg));
+      p->manifest.Insert(RemoteSegment{s.base_offset, s.end_offset, s.size, s.max_timestamp,
+                                       RandomUuidBase64(), S::kCopyStarted, false});
       // COPY_STARTED is durable before any object is written.
       if (!WriteManifestLocked(*p).ok()) return;
     }
@@ -188,8 +264,9 @@ void RemoteLogManager::RunUpload(std::shared_ptr<Partition> p, int64_t base) {
   {
     std::lock_guard lock(p->mu);
     auto it = p->inflight.find(base);
-    RemoteSegment* e = p->manifest.Find(base);
-    if (p->removed || it == p->inflight.end() || e == nullptr) return;
+    if (p->removed || it == p->inflight.end()) return;
+    RemoteSegment* e = p->manifest.Find(base, it->second.local.end_offset);
+    if (e == nullptr) return;
     local = it->second.local;
     seg = *e;
     log = p->log;
@@ -197,19 +274,21 @@ void RemoteLogManager::RunUpload(std::shared_ptr<Partition> p, int64_t base) {
   }
   Status st = UploadSegment(store(), dir, local, log->LeaderEpochEntries(), &seg);
   std::lock_guard lock(p->mu);
-  if (p->removed) return;
+  if (p->removed || p->fenced) return;
   auto it = p->inflight.find(base);
   if (it == p->inflight.end()) return;
   if (st.ok()) {
     p->consecutive_failures = 0;
     it->second.done = true;
-    if (RemoteSegment* e = p->manifest.Find(base)) e->has_snapshot = seg.has_snapshot;
+    if (RemoteSegment* e = p->manifest.Find(base, local.end_offset)) {
+      e->has_snapshot = seg.has_snapshot;
+    }
   } else if (st.error().code == Errc::kNotFound) {
     // DeleteRecords removed the local segment first: nothing to tier.
     Log()->warn("{}: segment {} vanished before upload", p->id.key(), base);
     p->inflight.erase(it);
     std::erase_if(p->manifest.segments(), [&](const RemoteSegment& x) {
-      return x.base_offset == base && x.state == S::kCopyStarted;
+      return x.uuid == seg.uuid && x.state == S::kCopyStarted;
     });
     p->manifest_dirty = true;
   } else {
@@ -241,7 +320,7 @@ bool RemoteLogManager::WaitForUploads(int64_t timeout_ms) {
     bool all = true;
     for (const auto& p : Partitions()) {
       std::lock_guard lock(p->mu);
-      if (p->removed || !p->log) continue;
+      if (p->removed || !p->log || p->fenced) continue;
       auto rolled = p->log->RolledSegments();
       // Only committed segments are uploaded (QueueRolledLocked).
       const int64_t committed =

@@ -119,7 +119,7 @@ void RemoteLogManager::RequestScan() {
 
 void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                                     const storage::LogConfig& config,
-                                    std::function<int64_t()> committed_end) {
+                                    std::function<int64_t()> committed_end, int32_t leader_epoch) {
   std::lock_guard lock(map_mu_);
   auto& slot = partitions_[id.key()];
   log->SetRollListener([this] { RequestScan(); });
@@ -129,6 +129,16 @@ void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr
     slot->log = std::move(log);
     slot->config = config;
     slot->committed_end = std::move(committed_end);
+    if (slot->leader_epoch != leader_epoch) {
+      // A new leadership takes the remote log over again (load and claim);
+      // uploads still running for the old one find nothing to finish.
+      slot->leader_epoch = leader_epoch;
+      slot->fenced = false;
+      slot->loaded = false;
+      slot->manifest_dirty = false;
+      slot->pending.clear();
+      slot->inflight.clear();
+    }
     return;
   }
   slot = std::make_shared<Partition>();
@@ -137,6 +147,7 @@ void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr
   slot->log = std::move(log);
   slot->config = config;
   slot->committed_end = std::move(committed_end);
+  slot->leader_epoch = leader_epoch;
   if (metadata_ == nullptr) return;
   if (auto saved = metadata_->GetRemoteLogOffsets(id.topic_id, id.partition)) {
     slot->saved_offsets = *saved;
@@ -153,20 +164,41 @@ void RemoteLogManager::PublishOffsetsLocked(Partition& p) {
     std::lock_guard lock(p.view_mu);
     p.read_view = std::move(view);
   }
-  cluster::RemoteLogOffsets now{p.manifest.remote_log_start_offset(),
-                                p.manifest.remote_log_end_offset(), p.delete_floor.load()};
-  p.remote_start.store(now.start);
-  p.remote_end.store(now.end);
+  p.remote_start.store(p.manifest.remote_log_start_offset());
+  p.remote_end.store(p.manifest.remote_log_end_offset());
   // Reads see a change at once (a segment being deleted is hidden before
-  // its manifest write); the metadata store, where followers look to delete
-  // local data below the remote end, only what a durable manifest says.
-  if (metadata_ == nullptr || p.manifest_dirty || now == p.saved_offsets) return;
+  // its manifest write); the metadata store only what a durable manifest
+  // says.
+  SaveOffsetsLocked(p);
+}
+
+cluster::RemoteLogOffsets RemoteLogManager::OffsetsLocked(const Partition& p) const {
+  return {p.manifest.remote_log_start_offset(), p.manifest.remote_log_end_offset(),
+          p.delete_floor.load(), p.leader_epoch};
+}
+
+void RemoteLogManager::SaveOffsetsLocked(Partition& p) {
+  if (!p.loaded || p.manifest_dirty || p.fenced) return;
+  const cluster::RemoteLogOffsets now = OffsetsLocked(p);
+  if (metadata_ == nullptr || now == p.saved_offsets) return;
   Status st = metadata_->SetRemoteLogOffsets(p.id.topic_id, p.id.partition, now);
   if (st.ok()) {
     p.saved_offsets = now;
+    // Every replica deletes local data below the saved end (followers read
+    // it from the metadata store), the leader too: only what a successor
+    // would find through the store may go.
+    if (now.end >= 0) p.log->SetRemoteCopiedOffset(now.end + 1);
+  } else if (st.error().code == Errc::kFenced) {
+    FenceLocked(p, st.error().message);
   } else {
     Log()->warn("{}: saving remote log offsets: {}", p.id.key(), st.error().message);
   }
+}
+
+void RemoteLogManager::FenceLocked(Partition& p, const std::string& why) {
+  if (p.fenced) return;
+  p.fenced = true;
+  Log()->warn("{}: stopped tiering for leader epoch {}: {}", p.id.key(), p.leader_epoch, why);
 }
 
 void RemoteLogManager::RemovePartition(const std::string& key, bool delete_remote) {
@@ -290,7 +322,7 @@ Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int
   std::shared_ptr<const Bytes> index;
   {
     std::lock_guard lock(p->index_mu);
-    auto it = p->index_cache.find(seg.base_offset);
+    auto it = p->index_cache.find(seg.uuid);
     if (it != p->index_cache.end()) index = it->second;
   }
   reads_.fetch_add(1);
@@ -302,8 +334,8 @@ Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int
     }
     index = std::make_shared<const Bytes>(std::move(fetched).value());
     std::lock_guard lock(p->index_mu);
-    if (p->index_cache.emplace(seg.base_offset, index).second) {
-      p->index_lru.push_back(seg.base_offset);
+    if (p->index_cache.emplace(seg.uuid, index).second) {
+      p->index_lru.push_back(seg.uuid);
       if (p->index_lru.size() > Partition::kCachedIndexes) {
         p->index_cache.erase(p->index_lru.front());
         p->index_lru.pop_front();

@@ -120,9 +120,15 @@ class RemoteLogManager {
   // by the scan thread (retried while the store is down). `committed_end`
   // (the leader's high watermark) bounds what is uploaded: only rolled
   // segments wholly below it, so remote storage never holds a record a new
-  // leader may not have; empty: the log end (one broker).
+  // leader may not have; empty: the log end (one broker). `leader_epoch`
+  // is this broker's leadership (-1: a single broker): it writes
+  // manifest-<epoch>.json and saves the offsets in the metadata store under
+  // that epoch, after taking the remote log over from the previous leader
+  // (ClaimRemoteLog); once a newer leader has, it stops. Registering again
+  // with another epoch takes it over again.
   void AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
-                    const storage::LogConfig& config, std::function<int64_t()> committed_end = {});
+                    const storage::LogConfig& config, std::function<int64_t()> committed_end = {},
+                    int32_t leader_epoch = -1);
   // Stops tiering the partition; with delete_remote its remote directory is
   // removed (topic deletion) in the background: the directory is first
   // recorded as pending in the metadata store, and retried every retention
@@ -181,9 +187,20 @@ class RemoteLogManager {
   void ScanPartition(const std::shared_ptr<Partition>& p);
   bool LoadManifestLocked(Partition& p);
   // Publishes the loaded manifest's offsets to the read view and the atomics,
-  // and, once the manifest is written (not dirty), saves them (with the
-  // DeleteRecords floor) in the metadata store when they changed.
+  // and saves them (SaveOffsetsLocked).
   void PublishOffsetsLocked(Partition& p);
+  // Once the manifest is written (not dirty), saves its offsets (with the
+  // DeleteRecords floor and the leader epoch) in the metadata store when
+  // they changed; only then may local retention drop what they cover.
+  void SaveOffsetsLocked(Partition& p);
+  cluster::RemoteLogOffsets OffsetsLocked(const Partition& p) const;
+  void FenceLocked(Partition& p, const std::string& why);
+  // True (and fenced from then on) once a leader of a newer epoch took the
+  // remote log over.
+  bool SupersededLocked(Partition& p);
+  // Takes the remote log over for p's leader epoch: writes the loaded
+  // manifest under its name and claims the saved offsets.
+  bool ClaimLocked(Partition& p, const std::optional<cluster::RemoteLogOffsets>& seen);
   Status WriteManifestLocked(Partition& p);
   void QueueRolledLocked(Partition& p);
   void CommitLocked(Partition& p);

@@ -288,29 +288,9 @@ TEST_F(RemoteLogManagerTest, ANewLeaderWithOtherSegmentBoundariesLeavesNoGap) {
   const int64_t old_end = Manifest().remote_log_end_offset();
   ASSERT_GT(old_end, 0);
   // The new leader holds the same batches in 5 KiB segments, and more.
-  storage::LogConfig other = config_;
-  other.segment_bytes = 5120;
-  auto opened =
-      storage::Log::Open(std::filesystem::path(local_.path()) / "t-0-new", other, Clock::Real());
-  ASSERT_TRUE(opened.ok());
-  std::shared_ptr<storage::Log> replica = std::move(opened).value();
-  Bytes data;  // every batch of the old leader's log, read segment by segment
-  for (int64_t next = 0; next < log_->log_end_offset();) {
-    auto r = log_->Read(next, 1 << 24, log_->log_end_offset(), true);
-    ASSERT_TRUE(r.ok() && !r->records.empty());
-    next = Headers(r->records).back().last_offset() + 1;
-    data.insert(data.end(), r->records.begin(), r->records.end());
-  }
-  std::vector<storage::BatchInfo> infos;
-  size_t pos = 0;
-  for (const auto& h : Headers(data)) {
-    infos.push_back(storage::testing::InfoFor(
-        ByteView(data).subspan(pos, static_cast<size_t>(h.size_in_bytes()))));
-    pos += static_cast<size_t>(h.size_in_bytes());
-  }
-  ASSERT_TRUE(replica->AppendAsFollower(MutableByteView(data), infos).ok());
-  log_ = replica;
-  config_ = other;
+  log_ = Replica("t-0-new", 5120);
+  ASSERT_NE(log_, nullptr);
+  config_.segment_bytes = 5120;
   Produce(30);
   bool straddles = false;
   std::string seen;

@@ -1,9 +1,12 @@
 // The RemoteLogManager's state in the metadata store: remote log offsets that
 // survive a restart while the remote store is down, and remote directories of
 // deleted topics that are removed once the store answers again.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
+#include <set>
 #include <thread>
 
 #include "cluster/metadata_store.h"
@@ -17,6 +20,7 @@ namespace strata::tiered {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ReadFile;
 
 class RemoteLogMetadataTest : public testing::TieredLogTest {
  protected:
@@ -130,6 +134,112 @@ TEST_F(RemoteLogMetadataTest, RollWakesTheUploadScan) {
   }
   EXPECT_EQ(m.RemoteLogEndOffset(id_.key()), rolled_end);
   m.Stop();
+}
+
+// In a cluster each leadership writes manifest-<epoch>.json and saves the
+// offsets under its epoch. A new leader whose segments have other boundaries
+// takes the remote log over: what it uploads replaces the shorter segments it
+// covers, and the deposed leader, still running, changes nothing any more.
+TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOldOne) {
+  auto old_leader = MakeManager({}, /*add_partition=*/false);
+  old_leader->AddPartition(id_, log_, config_, {}, /*leader_epoch=*/0);
+  old_leader->Start();
+  ASSERT_TRUE(old_leader->WaitForUploads(30000));
+  const int64_t old_end = old_leader->RemoteLogEndOffset(id_.key());
+  ASSERT_GT(old_end, 0);
+  EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0)->leader_epoch, 0);
+  EXPECT_FALSE(fs::exists(remote_dir() / ManifestName(-1)));
+
+  const size_t old_objects = RemoteLogFiles().size();
+
+  // The new leader's first segment starts where the old one's did and goes
+  // on past the remote end (64 KiB segments against 4 KiB).
+  std::shared_ptr<storage::Log> old_log = log_;
+  log_ = Replica("t-0-new", 65536);
+  ASSERT_NE(log_, nullptr);
+  config_.segment_bytes = 65536;
+  Produce(80);
+  ASSERT_FALSE(log_->RolledSegments().empty());
+  ASSERT_EQ(log_->RolledSegments().front().base_offset, 0);
+  ASSERT_GT(log_->RolledSegments().front().end_offset, old_end);
+  auto new_leader = MakeManager({}, /*add_partition=*/false);
+  new_leader->AddPartition(id_, log_, config_, {}, /*leader_epoch=*/1);
+  new_leader->Start();
+  ASSERT_TRUE(new_leader->WaitForUploads(30000));
+  new_leader->EnforceRetentionOnce();  // deletes the replaced segments' objects
+
+  auto saved = metadata_->GetRemoteLogOffsets(id_.topic_id, 0);
+  ASSERT_TRUE(saved.has_value());
+  EXPECT_EQ(saved->leader_epoch, 1);
+  EXPECT_EQ(saved->end, log_->RolledSegments().back().end_offset);
+  auto manifest = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(1)));
+  ASSERT_TRUE(manifest.ok());
+  EXPECT_EQ(manifest->leader_epoch(), 1);
+  // No finished segment lies within another, and each one's objects exist.
+  std::set<std::string> listed;
+  const auto& segs = manifest->segments();
+  for (const RemoteSegment& a : segs) {
+    if (a.state != RemoteSegmentState::kCopyFinished) continue;
+    listed.insert(fmt::format("{:020d}-{}.log", a.base_offset, a.uuid));
+    for (const RemoteSegment& b : segs) {
+      if (&a == &b || b.state != RemoteSegmentState::kCopyFinished) continue;
+      EXPECT_FALSE(b.base_offset >= a.base_offset && b.end_offset <= a.end_offset)
+          << "[" << b.base_offset << ", " << b.end_offset << "] within [" << a.base_offset << ", "
+          << a.end_offset << "]";
+    }
+  }
+  EXPECT_EQ(RemoteLogFiles(), listed);  // the replaced ones are gone
+  EXPECT_LT(listed.size(), old_objects);
+  for (int64_t off = 0; off <= saved->end; off += 5) {
+    auto r = new_leader->Read(id_.key(), off, 1);
+    ASSERT_TRUE(r.ok()) << off << ": " << r.error().message;
+    EXPECT_EQ(storage::testing::Headers(*r).front().base_offset, off);
+  }
+
+  // The deposed leader has new segments of its own: it sees the takeover
+  // and uploads nothing (and a late save would be refused: kFenced), so
+  // neither the store, the new manifest nor its local retention moves.
+  log_ = old_log;
+  Produce(30);
+  old_leader->ScanOnce();
+  old_leader->EnforceRetentionOnce();
+  EXPECT_EQ(RemoteLogFiles(), listed);
+  EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0), saved);
+  ASSERT_TRUE(old_log->EnforceRetention().ok());
+  EXPECT_LE(old_log->log_start_offset(), old_end + 1);
+  auto still = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(1)));
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ(still->Serialize(), manifest->Serialize());
+  old_leader->Stop();
+  new_leader->Stop();
+}
+
+// A new leader abandons its predecessor's half-done upload: the entry is
+// deleted as replaced, which never moves the log start (those offsets are
+// in the local log, not yet uploaded again).
+TEST_F(RemoteLogMetadataTest, AnAbandonedUploadIsDeletedWithoutMovingTheLogStart) {
+  RemoteManifest left;
+  left.set_leader_epoch(0);
+  left.Insert({0, 29, 4000, 1000, "halfdone", RemoteSegmentState::kCopyStarted, false});
+  fs::create_directories(remote_dir());
+  {
+    Bytes data = left.Serialize();
+    std::ofstream(remote_dir() / ManifestName(0), std::ios::binary)
+        .write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
+  }
+  ASSERT_TRUE(metadata_->SetRemoteLogOffsets(id_.topic_id, 0, {-1, -1, -1, 0}).ok());
+  auto m = MakeManager({}, /*add_partition=*/false);
+  m->AddPartition(id_, log_, config_, {}, /*leader_epoch=*/1);
+  m->ScanOnce();              // loads, takes over, queues uploads (no copier runs yet)
+  m->EnforceRetentionOnce();  // deletes the abandoned entry
+  EXPECT_EQ(log_->log_start_offset(), 0);
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), 0);
+  auto r = m->Read(id_.key(), 0, 1);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(storage::testing::Headers(*r).front().base_offset, 0);
+  m->Stop();
 }
 
 }  // namespace

@@ -31,7 +31,13 @@ struct RemoteLogManager::Partition {
   std::shared_ptr<storage::Log> log;
   storage::LogConfig config;
   std::function<int64_t()> committed_end;  // AddPartition's; empty: the log end
-  bool loaded = false;                     // manifest read from the store
+  // This broker's leadership the uploads are for (-1: a single broker):
+  // names the manifest it writes and fences the offsets it saves.
+  int32_t leader_epoch = -1;
+  // A leader of a newer epoch took the remote log over: nothing more is
+  // uploaded, written or deleted for this leadership.
+  bool fenced = false;
+  bool loaded = false;  // manifest read from the store
   bool removed = false;
   bool manifest_dirty = false;  // in-memory manifest not yet written
   RemoteManifest manifest;
@@ -45,13 +51,13 @@ struct RemoteLogManager::Partition {
   // every change; null until the manifest is loaded. Guarded by view_mu.
   std::mutex view_mu;
   std::shared_ptr<const RemoteManifest> read_view;
-  // Remote .index objects of recently read segments (by base offset, oldest
-  // first in index_lru), so a sequential consumer does one Get per fetch.
+  // Remote .index objects of recently read segments (by uuid, oldest first
+  // in index_lru), so a sequential consumer does one Get per fetch.
   // Guarded by index_mu.
   static constexpr size_t kCachedIndexes = 16;
   std::mutex index_mu;
-  std::map<int64_t, std::shared_ptr<const Bytes>> index_cache;
-  std::deque<int64_t> index_lru;
+  std::map<std::string, std::shared_ptr<const Bytes>> index_cache;
+  std::deque<std::string> index_lru;
   // Copies of the manifest's remote log start / end offsets, readable without
   // `mu` (network threads ask for them; `mu` may be held across store I/O).
   // Until the manifest is loaded they hold what the metadata store saved, so

@@ -50,23 +50,29 @@ bool RemoteLogManager::DeleteSegmentLocked(Partition& p, RemoteSegment& seg) {
     return false;
   }
   seg.state = S::kDeleteFinished;
-  expired_.fetch_add(1);
-  Log()->info("{}: remote segment {}-{} expired", p.id.key(), seg.base_offset, seg.end_offset);
+  if (!seg.replaced) expired_.fetch_add(1);
+  Log()->info("{}: remote segment {}-{} deleted ({})", p.id.key(), seg.base_offset, seg.end_offset,
+              seg.replaced ? "replaced" : "expired");
   return true;
 }
 
 int RemoteLogManager::ExpirePartition(Partition& p) {
   std::lock_guard lock(p.mu);
-  if (p.removed || !p.log || !p.loaded) return 0;
+  // A deposed leader must not delete what its successor's manifest lists.
+  if (p.removed || !p.log || !p.loaded || SupersededLocked(p)) return 0;
   // DELETE_FINISHED entries stay listed for one round, then go (pruning only
   // here: the loops below hold references into the list).
   if (p.manifest.PruneDeleted() > 0) p.manifest_dirty = true;
   if (p.manifest_dirty && !WriteManifestLocked(p).ok()) return 0;
   int expired = 0;
   int64_t moved_to = -1;
-  // Finish deletions an earlier round (or a crash) left half-done.
+  // Finish deletions an earlier round (or a crash) left half-done, and
+  // delete replaced segments (whose offsets are still held elsewhere).
+  bool replaced = false;
   for (RemoteSegment& s : p.manifest.segments()) {
     if (s.state == S::kDeleteStarted && DeleteSegmentLocked(p, s)) {
+      replaced = replaced || s.replaced;
+      if (s.replaced) continue;
       ++expired;
       moved_to = std::max(moved_to, s.end_offset + 1);
     }
@@ -96,6 +102,7 @@ int RemoteLogManager::ExpirePartition(Partition& p) {
     total -= s.size;
     moved_to = std::max(moved_to, s.end_offset + 1);
   }
+  if (replaced && expired == 0) (void)WriteManifestLocked(p);
   if (expired > 0) {
     (void)WriteManifestLocked(p);
     int64_t start = p.manifest.remote_log_start_offset();

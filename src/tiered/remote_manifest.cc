@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -23,10 +24,14 @@ Result<RemoteSegmentState> StateFromName(const std::string& name) {
 
 const char* RemoteSegmentStateName(RemoteSegmentState s) {
   switch (s) {
-    case S::kCopyStarted: return "COPY_STARTED";
-    case S::kCopyFinished: return "COPY_FINISHED";
-    case S::kDeleteStarted: return "DELETE_STARTED";
-    case S::kDeleteFinished: return "DELETE_FINISHED";
+    case S::kCopyStarted:
+      return "COPY_STARTED";
+    case S::kCopyFinished:
+      return "COPY_FINISHED";
+    case S::kDeleteStarted:
+      return "DELETE_STARTED";
+    case S::kDeleteFinished:
+      return "DELETE_FINISHED";
   }
   return "?";
 }
@@ -38,11 +43,32 @@ const RemoteSegment* RemoteManifest::FindReadable(int64_t offset) const {
   return nullptr;
 }
 
-RemoteSegment* RemoteManifest::Find(int64_t base_offset) {
+RemoteSegment* RemoteManifest::Find(int64_t base_offset, int64_t end_offset) {
   for (RemoteSegment& s : segments_) {
-    if (s.base_offset == base_offset) return &s;
+    if (s.base_offset == base_offset && s.end_offset == end_offset && !s.replaced) return &s;
   }
   return nullptr;
+}
+
+void RemoteManifest::Insert(RemoteSegment segment) {
+  auto at = std::find_if(segments_.begin(), segments_.end(), [&](const RemoteSegment& x) {
+    return std::pair(x.base_offset, x.end_offset) >
+           std::pair(segment.base_offset, segment.end_offset);
+  });
+  segments_.insert(at, std::move(segment));
+}
+
+int RemoteManifest::RetireCoveredBy(const RemoteSegment& segment) {
+  int retired = 0;
+  for (RemoteSegment& s : segments_) {
+    if (&s == &segment || s.uuid == segment.uuid || s.state != S::kCopyFinished) continue;
+    if (s.base_offset >= segment.base_offset && s.end_offset <= segment.end_offset) {
+      s.state = S::kDeleteStarted;
+      s.replaced = true;
+      ++retired;
+    }
+  }
+  return retired;
 }
 
 int64_t RemoteManifest::remote_log_start_offset() const {
@@ -53,10 +79,11 @@ int64_t RemoteManifest::remote_log_start_offset() const {
 }
 
 int64_t RemoteManifest::remote_log_end_offset() const {
-  for (auto it = segments_.rbegin(); it != segments_.rend(); ++it) {
-    if (it->state == S::kCopyFinished) return it->end_offset;
+  int64_t end = -1;
+  for (const RemoteSegment& s : segments_) {
+    if (s.state == S::kCopyFinished) end = std::max(end, s.end_offset);
   }
-  return -1;
+  return end;
 }
 
 int64_t RemoteManifest::remote_bytes() const {
@@ -68,7 +95,8 @@ int64_t RemoteManifest::remote_bytes() const {
 }
 
 size_t RemoteManifest::PruneDeleted() {
-  return std::erase_if(segments_, [](const RemoteSegment& s) { return s.state == S::kDeleteFinished; });
+  return std::erase_if(segments_,
+                       [](const RemoteSegment& s) { return s.state == S::kDeleteFinished; });
 }
 
 Bytes RemoteManifest::Serialize() const {
@@ -80,9 +108,11 @@ Bytes RemoteManifest::Serialize() const {
                     {"max_timestamp", s.max_timestamp},
                     {"uuid", s.uuid},
                     {"state", RemoteSegmentStateName(s.state)},
-                    {"has_snapshot", s.has_snapshot}});
+                    {"has_snapshot", s.has_snapshot},
+                    {"replaced", s.replaced}});
   }
   json doc = {{"version", 1},
+              {"leader_epoch", leader_epoch_},
               {"log_start_offset", remote_log_start_offset()},
               {"log_end_offset", remote_log_end_offset()},
               {"segments", segs}};
@@ -98,6 +128,7 @@ Result<RemoteManifest> RemoteManifest::Parse(ByteView data) {
   }
   RemoteManifest m;
   try {
+    m.leader_epoch_ = doc.value("leader_epoch", int32_t{-1});
     for (const json& j : doc["segments"]) {
       RemoteSegment s;
       s.base_offset = j.at("base_offset").get<int64_t>();
@@ -106,8 +137,11 @@ Result<RemoteManifest> RemoteManifest::Parse(ByteView data) {
       s.max_timestamp = j.at("max_timestamp").get<int64_t>();
       s.uuid = j.at("uuid").get<std::string>();
       s.has_snapshot = j.value("has_snapshot", false);
+      s.replaced = j.value("replaced", false);
       STRATA_ASSIGN_OR_RETURN(s.state, StateFromName(j.at("state").get<std::string>()));
-      if (!m.segments_.empty() && m.segments_.back().base_offset >= s.base_offset) {
+      if (!m.segments_.empty() &&
+          std::pair(m.segments_.back().base_offset, m.segments_.back().end_offset) >
+              std::pair(s.base_offset, s.end_offset)) {
         return MakeError(Errc::kCorrupt, "manifest segments out of order");
       }
       m.segments_.push_back(std::move(s));
@@ -116,6 +150,10 @@ Result<RemoteManifest> RemoteManifest::Parse(ByteView data) {
     return MakeError(Errc::kCorrupt, fmt::format("manifest field: {}", e.what()));
   }
   return m;
+}
+
+std::string ManifestName(int32_t leader_epoch) {
+  return leader_epoch < 0 ? "manifest.json" : fmt::format("manifest-{}.json", leader_epoch);
 }
 
 std::string RemotePartitionDir(const std::string& topic, int32_t partition,

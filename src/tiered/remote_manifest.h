@@ -1,9 +1,18 @@
 #pragma once
 // RemoteManifest: the per-partition record of what remote storage holds
-// (<partition dir>/manifest.json). It lists every remote segment with its
-// offsets, size, max timestamp, upload uuid and KIP-405 state, plus the
-// remote log start offset. It is written whole and atomically (RemoteStorage
-// Put) after every state change, so a restart sees a consistent list.
+// (<partition dir>/manifest.json on a single broker, manifest-<leader
+// epoch>.json in a cluster: each leader writes only its own, so a deposed
+// leader's late write never overwrites its successor's). It lists every
+// remote segment with its offsets, size, max timestamp, upload uuid and
+// KIP-405 state, plus the remote log start offset and the writer's leader
+// epoch. It is written whole and atomically (RemoteStorage Put) after every
+// state change, so a restart sees a consistent list.
+//
+// Segments are ordered by (base, end) offset. Two may overlap: replicas roll
+// at their own offsets, so a new leader uploads its segment that straddles
+// the remote end whole; the bytes they share are identical (both are below
+// the high watermark). Once such a segment is COPY_FINISHED, the ones it
+// covers are retired (RetireCoveredBy).
 //
 // Thread-safety: a plain value type; the owner serialises access.
 #include <cstdint>
@@ -27,6 +36,9 @@ struct RemoteSegment {
   std::string uuid;  // names the segment's objects: <20-digit base>-<uuid>.<ext>
   RemoteSegmentState state = RemoteSegmentState::kCopyStarted;
   bool has_snapshot = false;  // a producer snapshot was uploaded
+  // Deleted because another segment holds its offsets (RetireCoveredBy) or
+  // a new leader abandoned its upload, not because its records expired.
+  bool replaced = false;
 };
 
 // File extensions of a remote segment's objects.
@@ -35,7 +47,6 @@ inline constexpr const char* kRemoteIndexExt = "index";
 inline constexpr const char* kRemoteTimeIndexExt = "timeindex";
 inline constexpr const char* kRemoteSnapshotExt = "snapshot";
 inline constexpr const char* kRemoteEpochsExt = "epochs";
-inline constexpr const char* kManifestName = "manifest.json";
 
 class RemoteManifest {
  public:
@@ -45,22 +56,38 @@ class RemoteManifest {
 
   // The COPY_FINISHED segment holding `offset`, if any.
   const RemoteSegment* FindReadable(int64_t offset) const;
-  RemoteSegment* Find(int64_t base_offset);
+  // The segment uploaded from local segment [base, end], if listed and not
+  // replaced (a replaced one with the same offsets is uploaded again).
+  RemoteSegment* Find(int64_t base_offset, int64_t end_offset);
+  // Inserts in (base, end) order.
+  void Insert(RemoteSegment segment);
+  // Marks DELETE_STARTED every other COPY_FINISHED segment wholly within
+  // `segment`'s offsets; returns how many.
+  int RetireCoveredBy(const RemoteSegment& segment);
   // First offset of the first COPY_FINISHED segment; -1 when none.
   int64_t remote_log_start_offset() const;
-  // Last offset of the last COPY_FINISHED segment; -1 when none.
+  // Last offset held by a COPY_FINISHED segment; -1 when none.
   int64_t remote_log_end_offset() const;
   // Total .log bytes of COPY_FINISHED segments.
   int64_t remote_bytes() const;
   // Drops DELETE_FINISHED entries (their objects are gone).
   size_t PruneDeleted();
 
+  // The leader epoch of the leader that wrote it; -1 on a single broker.
+  int32_t leader_epoch() const { return leader_epoch_; }
+  void set_leader_epoch(int32_t epoch) { leader_epoch_ = epoch; }
+
   Bytes Serialize() const;
   static Result<RemoteManifest> Parse(ByteView json);
 
  private:
   std::vector<RemoteSegment> segments_;
+  int32_t leader_epoch_ = -1;
 };
+
+// The manifest's object name: "manifest.json" for leader epoch -1 (a single
+// broker), else "manifest-<epoch>.json".
+std::string ManifestName(int32_t leader_epoch);
 
 // "<topic>-<partition>-<topic id base64>": a partition's directory in the store.
 std::string RemotePartitionDir(const std::string& topic, int32_t partition,

@@ -55,6 +55,36 @@ class TieredLogTest : public ::testing::Test {
     }
   }
 
+  // Another replica of log_: its batches, byte for byte, appended as a
+  // follower does, into segments of `segment_bytes` (replicas roll at their
+  // own offsets), in local_/`name`.
+  std::shared_ptr<storage::Log> Replica(const std::string& name, int32_t segment_bytes) {
+    storage::LogConfig other = config_;
+    other.segment_bytes = segment_bytes;
+    auto opened =
+        storage::Log::Open(std::filesystem::path(local_.path()) / name, other, Clock::Real());
+    EXPECT_TRUE(opened.ok());
+    if (!opened.ok()) return nullptr;
+    std::shared_ptr<storage::Log> replica = std::move(opened).value();
+    Bytes data;  // every batch of log_, read segment by segment
+    for (int64_t next = log_->log_start_offset(); next < log_->log_end_offset();) {
+      auto r = log_->Read(next, 1 << 24, log_->log_end_offset(), true);
+      EXPECT_TRUE(r.ok() && !r->records.empty());
+      if (!r.ok() || r->records.empty()) return nullptr;
+      next = storage::testing::Headers(r->records).back().last_offset() + 1;
+      data.insert(data.end(), r->records.begin(), r->records.end());
+    }
+    std::vector<storage::BatchInfo> infos;
+    size_t pos = 0;
+    for (const auto& h : storage::testing::Headers(data)) {
+      infos.push_back(storage::testing::InfoFor(
+          ByteView(data).subspan(pos, static_cast<size_t>(h.size_in_bytes()))));
+      pos += static_cast<size_t>(h.size_in_bytes());
+    }
+    EXPECT_TRUE(replica->AppendAsFollower(MutableByteView(data), infos).ok());
+    return replica;
+  }
+
   std::unique_ptr<RemoteStorage> FileStore() const {
     auto store = OpenRemoteStorage("file://" + remote_.path());
     EXPECT_TRUE(store.ok());
@@ -93,7 +123,7 @@ class TieredLogTest : public ::testing::Test {
   }
 
   RemoteManifest Manifest() const {
-    auto m = RemoteManifest::Parse(ReadFile(remote_dir() / kManifestName));
+    auto m = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(-1)));
     EXPECT_TRUE(m.ok());
     return m.ok() ? std::move(m).value() : RemoteManifest{};
   }

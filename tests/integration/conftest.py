@@ -59,25 +59,32 @@ logger.state.level = warn
 class Broker:
     """One broker process under test: Strata, or Apache Kafka in self-check mode.
 
-    Attributes: port, bootstrap ("127.0.0.1:PORT"), data_dir (its log.dirs), config (dict),
+    Attributes: port, host, bootstrap ("HOST:PORT"), data_dir (its log.dirs), config (dict),
     log_path (captured stdout+stderr of every start, appended). Not thread-safe.
+
+    `host` is the address it listens on and advertises (127.0.0.1 unless given); with
+    `netns` the process runs in that network namespace (`ip netns exec NETNS ...`, which
+    execs the broker in place: signals and the exit code are the broker's own).
     """
 
-    def __init__(self, workdir: Path, config: dict | None = None, set_args: dict | None = None):
+    def __init__(self, workdir: Path, config: dict | None = None, set_args: dict | None = None,
+                 host: str = "127.0.0.1", netns: str | None = None):
         self.workdir = workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.kafka = kit.against_kafka()
         self.unclean_stops: list[str] = []
+        self.host = host
+        self.netns = netns
         self.port = free_port()
-        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.bootstrap = f"{host}:{self.port}"
         self.data_dir = workdir / "data"
         self.data_dir.mkdir(exist_ok=True)
         self.log_path = workdir / "broker.stderr.log"
         self.config_path = workdir / ("server.properties" if self.kafka else "strata.properties")
         self.config = {
             "node.id": "1",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "listeners": f"PLAINTEXT://{host}:{self.port}",
+            "advertised.listeners": f"PLAINTEXT://{host}:{self.port}",
             "log.dirs": str(self.data_dir),
             "num.partitions": "1",
             "auto.create.topics.enable": "false",
@@ -95,7 +102,7 @@ class Broker:
         cport = free_port()
         self.config.update({
             "process.roles": "broker,controller",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{cport}",
+            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://127.0.0.1:{cport}",
             "controller.listener.names": "CONTROLLER",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
             "inter.broker.listener.name": "PLAINTEXT",
@@ -119,15 +126,16 @@ class Broker:
         self.config_path.write_text("\n".join(lines) + "\n")
 
     def _command(self) -> list[str]:
+        prefix = ["ip", "netns", "exec", self.netns] if self.netns else []
         if not self.kafka:
             cmd = [STRATA_BIN, "serve", "--config", str(self.config_path)]
             for k, v in self.set_args.items():
                 cmd += ["--set", f"{k}={v}"]
-            return cmd
+            return prefix + cmd
         log4j = self.workdir / "log4j2.properties"
         log4j.write_text(KAFKA_LOG4J2)
-        return ["java", "-Xmx1g", "-XX:+UseG1GC", f"-Dlog4j2.configurationFile={log4j}",
-                "-cp", f"{kit.KAFKA_LIB}/*", "kafka.Kafka", str(self.config_path)]
+        return prefix + ["java", "-Xmx1g", "-XX:+UseG1GC", f"-Dlog4j2.configurationFile={log4j}",
+                         "-cp", f"{kit.KAFKA_LIB}/*", "kafka.Kafka", str(self.config_path)]
 
     def _format_kafka_storage(self) -> None:
         cluster_id = subprocess.run(
@@ -166,7 +174,7 @@ class Broker:
                 raise AssertionError(f"broker exited with {self.proc.returncode} during start-up:\n"
                                      f"{self.log_tail()}")
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                with socket.create_connection((self.host, self.port), timeout=1):
                     break
             except OSError:
                 pass
@@ -241,8 +249,8 @@ class Broker:
         return self.data_dir / f"{topic}-{partition}"
 
 
-def _make_broker(tmp_root: Path, config=None, set_args=None) -> Broker:
-    b = Broker(tmp_root / f"broker-{uuid.uuid4().hex[:8]}", config, set_args)
+def _make_broker(tmp_root: Path, config=None, set_args=None, **where) -> Broker:
+    b = Broker(tmp_root / f"broker-{uuid.uuid4().hex[:8]}", config, set_args, **where)
     b.start()
     return b
 
@@ -259,17 +267,20 @@ def broker(tmp_path_factory):
 
 @pytest.fixture
 def broker_factory(tmp_path):
-    """broker_factory(config=None, set_args=None, **config) -> a started Broker of this test.
+    """broker_factory(config=None, set_args=None, host=, netns=, **config) -> a started
+    Broker of this test.
 
     Keys may be given as a dict (`config={"log.segment.bytes": 1048576}`) or keywords with
-    underscores for dots (`log_segment_bytes=1048576`). All are stopped at teardown.
+    underscores for dots (`log_segment_bytes=1048576`). `host` and `netns` are the
+    Broker's (listen address, network namespace). All are stopped at teardown.
     """
     made: list[Broker] = []
 
-    def make(config: dict | None = None, set_args: dict | None = None, **kw) -> Broker:
+    def make(config: dict | None = None, set_args: dict | None = None,
+             host: str = "127.0.0.1", netns: str | None = None, **kw) -> Broker:
         cfg = dict(config or {})
         cfg.update({k.replace("_", "."): v for k, v in kw.items()})
-        b = _make_broker(tmp_path, cfg, set_args)
+        b = _make_broker(tmp_path, cfg, set_args, host=host, netns=netns)
         made.append(b)
         return b
 

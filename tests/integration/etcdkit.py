@@ -1,6 +1,7 @@
 """A real etcd (Debian's etcd-server) for black-box tests: one or more members on free
-loopback ports with data in a temporary directory; members can be stopped, killed and
-started again. `etcdctl()` runs Debian's etcdctl against the cluster."""
+ports of one address (loopback unless `host` is given) with data in a temporary directory;
+members can be stopped, killed and started again. `etcdctl()` runs Debian's etcdctl against
+the cluster."""
 from __future__ import annotations
 
 import json
@@ -19,23 +20,24 @@ def _free_port() -> int:
 
 
 class Etcd:
-    def __init__(self, workdir: Path, members: int = 1):
+    def __init__(self, workdir: Path, members: int = 1, host: str = "127.0.0.1"):
         self.workdir = workdir
+        self.host = host
         workdir.mkdir(parents=True, exist_ok=True)
         self.members = [{"name": f"m{i}", "client": _free_port(), "peer": _free_port(), "proc": None}
                         for i in range(members)]
-        self.initial = ",".join(f"{m['name']}=http://127.0.0.1:{m['peer']}" for m in self.members)
+        self.initial = ",".join(f"{m['name']}=http://{host}:{m['peer']}" for m in self.members)
         for i in range(members):
             self.start(i)
         self.wait_healthy()
 
     @property
     def endpoints(self) -> str:
-        return ",".join(f"127.0.0.1:{m['client']}" for m in self.members)
+        return ",".join(f"{self.host}:{m['client']}" for m in self.members)
 
     def start(self, i: int) -> None:
         m = self.members[i]
-        client, peer = f"http://127.0.0.1:{m['client']}", f"http://127.0.0.1:{m['peer']}"
+        client, peer = f"http://{self.host}:{m['client']}", f"http://{self.host}:{m['peer']}"
         log = open(self.workdir / f"{m['name']}.log", "ab")
         m["proc"] = subprocess.Popen(
             ["etcd", "--name", m["name"], "--data-dir", str(self.workdir / m["name"]),

@@ -10,6 +10,7 @@ restarts; a SIGKILLed controller is replaced and topic creation and deletion go 
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -91,6 +92,30 @@ def produce_to(b, topic: str, partition: int) -> int:
         _, body = c.recv_frame()
     [(_, _, code, _)] = rawkafka.parse_produce_response(8, body)
     return code
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of process `pid` so far."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+IDLE_WINDOW_S = 3
+
+
+def test_idle_brokers_stay_idle(cluster):
+    """No background thread of an idle broker spins, controller or not: over a few seconds
+    each uses a small fraction of what one busy thread would (a non-controller's
+    deleted-topic cleaner once woke itself again and again and took a whole core)."""
+    before = {int(b.config["node.id"]): cpu_seconds(b.proc.pid) for b in cluster}
+    start = time.monotonic()
+    deadline = start + IDLE_WINDOW_S
+    while time.monotonic() < deadline:
+        time.sleep(0.1)  # a measurement window, not a wait for a condition
+    elapsed = time.monotonic() - start
+    used = {int(b.config["node.id"]): cpu_seconds(b.proc.pid) - before[int(b.config["node.id"])]
+            for b in cluster}
+    assert all(u < 0.25 * elapsed for u in used.values()), f"CPU s over {elapsed:.1f} s: {used}"
 
 
 def test_topics_spread_over_the_brokers_and_any_broker_serves_them(cluster):

@@ -16,6 +16,7 @@ below the leader's log start starts again there.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 
@@ -133,29 +134,36 @@ def test_a_killed_leader_fails_over_to_an_in_sync_replica_losing_nothing(cluster
 
 
 LAG_MS = 2000  # replica.lag.time.max.ms of the stall test (the lease TTL is 3 s)
+# A stalled follower is out within the lag time (or its lease TTL), whichever first.
+OUT_WITHIN = min(LAG_MS, TTL_MS) / 1000 + 5
+
+
+def lagging_cluster(tmp_path, broker_factory, name: str):
+    """Three brokers with replica.lag.time.max.ms=LAG_MS and an RF=3 topic on [1, 2, 3]
+    with its ISR full -> (etcd, brokers, topic)."""
+    etcd, brokers = start_cluster(tmp_path, broker_factory,
+                                  extra={"replica.lag.time.max.ms": str(LAG_MS)})
+    topic = kit.unique_topic(name)
+    create_rf3(brokers[0], topic, 1, assignment=[[1, 2, 3]])
+    wait_until(lambda: isr(brokers[0], topic)[0] == [1, 2, 3], JOIN_WITHIN, "the ISR full",
+               lambda: isr(brokers[0], topic))
+    return etcd, brokers, topic
 
 
 def test_stalled_followers_leave_the_isr_and_min_insync_replicas_guards_acks_all(
         tmp_path, broker_factory):
-    etcd, brokers = start_cluster(tmp_path, broker_factory,
-                                  extra={"replica.lag.time.max.ms": str(LAG_MS)})
+    etcd, brokers, topic = lagging_cluster(tmp_path, broker_factory, "stall")
     b1, b2, b3 = brokers
-    topic = kit.unique_topic("stall")
-    create_rf3(b1, topic, 1, assignment=[[1, 2, 3]])
-    wait_until(lambda: isr(b1, topic)[0] == [1, 2, 3], JOIN_WITHIN, "the ISR full",
-               lambda: isr(b1, topic))
-    # A stalled follower is out within the lag time (or its lease TTL), whichever first.
-    out_within = min(LAG_MS, TTL_MS) / 1000 + 5
     stopped = []
     try:
         os.kill(b3.proc.pid, signal.SIGSTOP)
         stopped.append(b3)
-        wait_until(lambda: isr(b1, topic)[0] == [1, 2], out_within, "broker 3 out of the ISR",
+        wait_until(lambda: isr(b1, topic)[0] == [1, 2], OUT_WITHIN, "broker 3 out of the ISR",
                    lambda: isr(b1, topic))
         assert produce_raw(b1, topic, -1) == 0  # two in sync: acks=all still works
         os.kill(b2.proc.pid, signal.SIGSTOP)
         stopped.append(b2)
-        wait_until(lambda: isr(b1, topic)[0] == [1], out_within, "broker 2 out of the ISR",
+        wait_until(lambda: isr(b1, topic)[0] == [1], OUT_WITHIN, "broker 2 out of the ISR",
                    lambda: isr(b1, topic))
         assert produce_raw(b1, topic, -1) == 19  # NOT_ENOUGH_REPLICAS
         assert produce_raw(b1, topic, 1) == 0    # acks=1 goes on
@@ -166,6 +174,63 @@ def test_stalled_followers_leave_the_isr_and_min_insync_replicas_guards_acks_all
                lambda: isr(b1, topic))
     assert produce_raw(b1, topic, -1) == 0
     wait_identical(brokers, topic, 1)
+    for b in brokers:
+        b.stop()
+    etcd.stop_all()
+
+
+def describe_tool(b, topic: str) -> str:
+    import subprocess
+    r = subprocess.run(
+        ["java", "-Xmx512m", "-cp", f"{kit.KAFKA_LIB}/*", "org.apache.kafka.tools.TopicCommand",
+         "--bootstrap-server", b.bootstrap, "--describe", "--topic", topic],
+        capture_output=True, text=True, timeout=120)
+    return r.stdout + r.stderr
+
+
+def elr(b, topic: str) -> str | None:
+    """Partition 0's "Elr:" column as kafka-topics --describe prints it (DescribeTopicPartitions)."""
+    m = re.search(r"Partition: 0\t.*\tElr: ([0-9,]*|N/A)", describe_tool(b, topic))
+    return m.group(1) if m else None
+
+
+def test_eligible_leader_replicas_let_a_replica_out_of_the_isr_lead_cleanly(
+        tmp_path, broker_factory):
+    """KIP-966: broker 2 leaves an ISR already below min.insync.replicas, so the high
+    watermark stops and it keeps every committed record; it is an eligible leader replica
+    (kafka-topics shows "Elr: 2"). When the last ISR member (the leader) is killed, broker 2
+    is elected cleanly, with unclean election off, and serves every acknowledged record."""
+    etcd, brokers, topic = lagging_cluster(tmp_path, broker_factory, "elr")
+    b1, b2, b3 = brokers
+    os.kill(b3.proc.pid, signal.SIGSTOP)
+    stopped = [b3]
+    try:
+        wait_until(lambda: isr(b1, topic)[0] == [1, 2], OUT_WITHIN, "broker 3 out of the ISR",
+                   lambda: isr(b1, topic))
+        recs = kit.make_records(300, 1, seed=66, tag="elr")
+        kit.produce_confluent(b1.bootstrap, topic, recs)
+        assert elr(b1, topic) == "", describe_tool(b1, topic)  # at min ISR: no ELR
+        os.kill(b2.proc.pid, signal.SIGSTOP)
+        stopped.append(b2)
+        wait_until(lambda: isr(b1, topic)[0] == [1], OUT_WITHIN, "broker 2 out of the ISR",
+                   lambda: isr(b1, topic))
+        assert produce_raw(b1, topic, -1) == 19  # NOT_ENOUGH_REPLICAS: nothing more committed
+        wait_until(lambda: elr(b1, topic) == "2", JOIN_WITHIN, "broker 2 an eligible leader",
+                   lambda: describe_tool(b1, topic))
+        b1.kill9()
+        os.kill(b2.proc.pid, signal.SIGCONT)
+        stopped.remove(b2)
+        wait_until(lambda: leaders(b2, topic)[0][0] == 2, OFFLINE_WITHIN + JOIN_WITHIN,
+                   "broker 2 elected from the ELR", lambda: describe_tool(b2, topic))
+        assert isr(b2, topic)[0] == [2]
+        got = kit.consume_confluent(b2.bootstrap, topic, 1, timeout=60)
+        kit.assert_same_records(recs, got)
+    finally:
+        for b in stopped:
+            os.kill(b.proc.pid, signal.SIGCONT)
+    b1.start()
+    wait_until(lambda: isr(b2, topic)[0] == [1, 2, 3], JOIN_WITHIN, "all back in the ISR",
+               lambda: isr(b2, topic))
     for b in brokers:
         b.stop()
     etcd.stop_all()

@@ -27,6 +27,8 @@ DescribeTopicPartitionsResponse::Partition Describe(int32_t index, PartitionStat
   out.leader_epoch = s.leader_epoch;
   out.replica_nodes = std::move(s.replicas);
   out.isr_nodes = std::move(s.isr);
+  out.eligible_leader_replicas = std::move(s.elr);
+  out.last_known_elr = std::move(s.last_known_elr);
   out.offline_replicas = std::move(s.offline_replicas);
   return out;
 }

@@ -1,0 +1,82 @@
+"""What both benchmark scripts (run.py, replication.py) need from their surroundings: Kafka's
+jars, the versions under test, the checked-out commit (read from .git, no git commands), and
+page-cache control between workloads.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable
+
+BENCH = Path(__file__).resolve().parent.parent
+REPO = BENCH.parent
+
+
+def find_kafka_lib(explicit: str | None) -> Path | None:
+    """Kafka's jars: --kafka-lib, $KAFKA_LIB, the integration tests' copy, or bench/.deps."""
+    candidates = [explicit, os.environ.get("KAFKA_LIB"),
+                  REPO / "tests/integration/kafka-tools/target/lib", BENCH / ".deps/kafka-lib"]
+    for c in candidates:
+        if c and list(Path(c).glob("kafka_2.13-*.jar")) and list(Path(c).glob("kafka-tools-*.jar")):
+            return Path(c)
+    return None
+
+
+def versions(kafka_lib: Path | None, strata_bin: Path) -> dict:
+    kv = "?"
+    if kafka_lib:
+        m = re.match(r"kafka_2\.13-(.+)\.jar", next(kafka_lib.glob("kafka_2.13-*.jar")).name)
+        kv = m.group(1) if m else "?"
+    rd = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "librdkafka1"],
+                        capture_output=True, text=True).stdout.strip() or "?"
+    rev = git_head()
+    built = datetime.datetime.fromtimestamp(strata_bin.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+    return {"kafka_version": kv, "librdkafka_version": rd,
+            "strata_version": f"{rev or '?'} (binary built {built})"}
+
+
+def git_head() -> str:
+    """The checked-out commit, read from .git directly (the harness runs no git commands)."""
+    try:
+        head = (REPO / ".git" / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head[:7]
+        ref = head[5:]
+        ref_file = REPO / ".git" / ref
+        if ref_file.exists():
+            return ref_file.read_text().strip()[:7]
+        for line in (REPO / ".git" / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0][:7]
+    except OSError:
+        pass
+    return ""
+
+
+def settle_page_cache(log: Callable[[str], None] = print) -> None:
+    """Writes back dirty pages before a workload, so none starts while the previous one's
+    data is still being flushed (the system whose produce was faster would otherwise start the
+    next workload with more dirty data and get throttled by the kernel). Same for both."""
+    t0 = time.monotonic()
+    os.sync()
+    took = time.monotonic() - t0
+    if took > 0.5:
+        log(f"  (page cache settled: sync took {took:.1f} s)")
+
+
+def drop_page_cache(log: Callable[[str], None] = print) -> None:
+    """Called before each system starts and before every produce workload, so each starts from
+    the same page-cache state with nothing to write back or reclaim. On this VM it matters far
+    beyond noise: once the page cache grows past ~4 GB, both brokers' produce costs ~6x the CPU
+    per GB at ~1/3 of the throughput (Strata alone, acks=all none, 2 GB runs back to back: 0.34-0.41
+    CPU s/GB at 1.3-1.4 GB/s while the cache held < 4 GB, then 2.1-2.5 CPU s/GB at 0.38-0.42
+    GB/s; 0.39 again after a drop). Needs root; skipped (logged) otherwise."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError as e:
+        log(f"  (page cache not dropped: {e})")
