@@ -168,6 +168,20 @@ void RegisterBrokerGauges(BrokerContext& ctx) {
         }
         return out;
       });
+  registry.SetGaugeFamily(
+      "strata_follower_lag_seconds",
+      "Leader: how long a follower has not been caught up with this partition (its ISR "
+      "membership ends after replica.lag.time.max.ms)",
+      [&ctx] {
+        std::vector<std::pair<metrics::Labels, double>> out;
+        for (const auto& f : ctx.topics.FollowerTimeLags()) {
+          out.push_back({{{"topic", f.tp.topic},
+                          {"partition", std::to_string(f.tp.partition)},
+                          {"replica", std::to_string(f.replica.value())}},
+                         static_cast<double>(f.lag_ms) / 1000.0});
+        }
+        return out;
+      });
   registry.SetGaugeFamily("strata_log_end_offset", "Next offset to be written",
                           per_partition([](const storage::Log& l) { return l.log_end_offset(); }));
   registry.SetGaugeFamily(

@@ -146,4 +146,19 @@ std::vector<std::pair<TopicPartition, int64_t>> TopicManager::FollowerLags() con
   return out;
 }
 
+std::vector<TopicManager::FollowerTimeLag> TopicManager::FollowerTimeLags() const {
+  std::vector<FollowerTimeLag> out;
+  const int64_t now = clock_->MonotonicMs();
+  for (const auto& p : LocalPartitions()) {
+    if (p->leader() != self_) continue;
+    for (cluster::NodeId r : p->state().replicas) {
+      if (r == self_) continue;
+      if (auto f = p->Follower(r)) {
+        out.push_back({p->tp(), r, std::max<int64_t>(0, now - f->last_caught_up_ms)});
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace strata::broker

@@ -122,6 +122,14 @@ class TopicManager {
   ReplicationStats replication_stats() const;
   // Each followed partition's lag behind its leader's high watermark.
   std::vector<std::pair<TopicPartition, int64_t>> FollowerLags() const;
+  // Leader: how long each follower of each partition led here has not been
+  // caught up (the time replica.lag.time.max.ms is compared with).
+  struct FollowerTimeLag {
+    TopicPartition tp;
+    cluster::NodeId replica;
+    int64_t lag_ms = 0;
+  };
+  std::vector<FollowerTimeLag> FollowerTimeLags() const;
 
   // Applies retention to every log; returns segments deleted.
   int EnforceRetention();

@@ -85,6 +85,15 @@ def test_followers_replicate_join_the_isr_and_hold_identical_logs(cluster):
     kit.assert_same_records(recs, kit.consume_confluent(cluster[1].bootstrap, topic, 3))
     wait_identical(cluster, topic, 3)
     assert all(i == [1, 2, 3] for i in isr(cluster[2], topic).values()), isr(cluster[2], topic)
+    # What leaders sent their followers covers what followers appended; every follower of a
+    # partition its leader reports is caught up (well within replica.lag.time.max.ms, 30 s).
+    metrics = [prometheus(b) for b in cluster]
+    sent = sum(m["strata_replication_bytes_out_total"] for m in metrics)
+    appended = sum(m["strata_replica_fetched_bytes_total"] for m in metrics)
+    assert sent >= appended >= 2 * sum(len(log_bytes(cluster[0], topic, p)) for p in range(3))
+    lags = {k: v for m in metrics for k, v in m.items()
+            if k.startswith("strata_follower_lag_seconds{") and f'topic="{topic}"' in k}
+    assert len(lags) == 3 * 2 and all(v < 30 for v in lags.values()), lags
 
 
 def test_a_killed_leader_fails_over_to_an_in_sync_replica_losing_nothing(cluster):
@@ -161,6 +170,9 @@ def test_stalled_followers_leave_the_isr_and_min_insync_replicas_guards_acks_all
         wait_until(lambda: isr(b1, topic)[0] == [1, 2], OUT_WITHIN, "broker 3 out of the ISR",
                    lambda: isr(b1, topic))
         assert produce_raw(b1, topic, -1) == 0  # two in sync: acks=all still works
+        # Kafka's tool (the Java AdminClient) lists it as under-replicated, with the true ISR.
+        out = describe_tool(b1, topic, "--under-replicated-partitions")
+        assert re.search(r"Partition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,2\b", out), out
         os.kill(b2.proc.pid, signal.SIGSTOP)
         stopped.append(b2)
         wait_until(lambda: isr(b1, topic)[0] == [1], OUT_WITHIN, "broker 2 out of the ISR",
@@ -179,11 +191,12 @@ def test_stalled_followers_leave_the_isr_and_min_insync_replicas_guards_acks_all
     etcd.stop_all()
 
 
-def describe_tool(b, topic: str) -> str:
+def describe_tool(b, topic: str, *flags: str) -> str:
+    """kafka-topics --describe of `topic` (with `flags`, e.g. --under-replicated-partitions)."""
     import subprocess
     r = subprocess.run(
         ["java", "-Xmx512m", "-cp", f"{kit.KAFKA_LIB}/*", "org.apache.kafka.tools.TopicCommand",
-         "--bootstrap-server", b.bootstrap, "--describe", "--topic", topic],
+         "--bootstrap-server", b.bootstrap, "--describe", "--topic", topic, *flags],
         capture_output=True, text=True, timeout=120)
     return r.stdout + r.stderr
 

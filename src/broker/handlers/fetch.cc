@@ -9,6 +9,7 @@
 #include <asio/experimental/as_tuple.hpp>
 #include <chrono>
 
+#include "base/metrics.h"
 #include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
@@ -221,6 +222,19 @@ asio::awaitable<int64_t> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>&
   co_return bytes;
 }
 
+metrics::Counter& ReplicationBytesOut() {
+  static metrics::Counter& c = metrics::Global().GetCounter(
+      "strata_replication_bytes_out_total", "Record bytes this broker sent to its followers");
+  return c;
+}
+
+// The response to send, with the bytes a follower gets counted.
+std::optional<Bytes> Respond(net::Request& request, FetchResponse& resp,
+                             const Fetcher& fetcher, int64_t bytes) {
+  if (fetcher.replica && bytes > 0) ReplicationBytesOut().Add(static_cast<uint64_t>(bytes));
+  return EncodeResponse(request, resp, &request.response_splices);
+}
+
 }  // namespace
 
 asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& request) {
@@ -243,7 +257,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     if (!remote.empty()) bytes += co_await ReadRemote(ctx, remote, resp, errors);
     auto now = std::chrono::steady_clock::now();
     if (bytes >= req.min_bytes || errors || now >= deadline || partitions.empty()) {
-      co_return std::optional<Bytes>(EncodeResponse(request, resp, &request.response_splices));
+      co_return Respond(request, resp, fetcher, bytes);
     }
     auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
     if (!HasNewData(ctx, req, fetcher, end_offsets)) {
@@ -253,7 +267,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     ctx.notifier.Unregister(waiter);
     if (std::chrono::steady_clock::now() >= deadline &&
         !HasNewData(ctx, req, fetcher, end_offsets)) {
-      co_return std::optional<Bytes>(EncodeResponse(request, resp, &request.response_splices));
+      co_return Respond(request, resp, fetcher, bytes);
     }
   }
 }
