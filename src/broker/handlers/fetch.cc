@@ -229,8 +229,8 @@ metrics::Counter& ReplicationBytesOut() {
 }
 
 // The response to send, with the bytes a follower gets counted.
-std::optional<Bytes> Respond(net::Request& request, FetchResponse& resp,
-                             const Fetcher& fetcher, int64_t bytes) {
+std::optional<Bytes> Respond(net::Request& request, FetchResponse& resp, const Fetcher& fetcher,
+                             int64_t bytes) {
   if (fetcher.replica && bytes > 0) ReplicationBytesOut().Add(static_cast<uint64_t>(bytes));
   return EncodeResponse(request, resp, &request.response_splices);
 }
