@@ -33,8 +33,13 @@ Error FromGrpc(const grpc::Status& st, const std::string& call, const std::strin
     case grpc::StatusCode::ABORTED:
       return MakeError(Errc::kUnavailable, msg);
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      // etcd's "mvcc: database space exceeded": the NOSPACE alarm is raised
+      // and every write fails until an operator frees space and disarms it.
       if (st.error_message().find("space") != std::string::npos) {
-        msg += " (NOSPACE alarm: compact and defragment etcd, then `etcdctl alarm disarm`)";
+        msg +=
+            " (NOSPACE alarm: etcd's database reached its --quota-backend-bytes and refuses all "
+            "writes; compact and defragment etcd or raise the quota, then `etcdctl alarm "
+            "disarm`)";
       }
       return MakeError(Errc::kUnavailable, msg);
     case grpc::StatusCode::OUT_OF_RANGE:

@@ -8,6 +8,7 @@
 
 #include "base/log.h"
 #include "cluster/etcd_test_util.h"
+#include "cluster/metadata.h"
 
 namespace strata::cluster {
 namespace {
@@ -109,6 +110,60 @@ TEST(EtcdKvStore, ThreeMembersSurviveOneKilled) {
     etcd.WaitHealthy();
   }
   EXPECT_EQ(store->GetPrefix("/m/").value().kvs.size(), 4u);
+}
+
+// etcd past --quota-backend-bytes raises its NOSPACE alarm and refuses every
+// write until an operator frees space and disarms it. The store says so in
+// words (and is kUnavailable, which the broker answers with retriable Kafka
+// errors); reads, and the metadata view, go on.
+TEST(EtcdKvStore, NoSpaceAlarmIsAClearRetriableError) {
+  testing::EtcdCluster etcd(1, {"--quota-backend-bytes", std::to_string(256 * 1024)});
+  auto store = OpenEtcdKvStore({etcd.endpoints(), 2000ms}).value();
+  MetadataOptions options;
+  options.local_node = NodeId(1);
+  options.timeout = 5000ms;
+  auto metadata = Metadata::OpenOn(*store, options).value();
+  ASSERT_TRUE(metadata->CreateTopic({.name = "before", .partitions = 2}).ok());
+
+  const std::string big(60 * 1024, 'x');
+  std::optional<Error> refused;
+  int written = 0;
+  for (int i = 0; i < 50 && !refused; ++i) {
+    auto r = Put(*store, "/fill/" + std::to_string(i), big);
+    if (r.ok()) {
+      ++written;
+    } else {
+      refused = r.error();
+    }
+  }
+  ASSERT_TRUE(refused) << "etcd took 50 x 60 KiB under a 256 KiB quota";
+  EXPECT_GT(written, 0);
+  auto expect_no_space = [](const Error& e) {
+    EXPECT_EQ(e.code, Errc::kUnavailable) << e.message;
+    EXPECT_NE(e.message.find("database space exceeded"), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("NOSPACE alarm"), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("--quota-backend-bytes"), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("etcdctl alarm disarm"), std::string::npos) << e.message;
+  };
+  expect_no_space(*refused);
+
+  // The alarm refuses even a tiny write, and topic creation through Metadata.
+  auto tiny = Put(*store, "/tiny", "1");
+  ASSERT_FALSE(tiny.ok());
+  expect_no_space(tiny.error());
+  auto topic = metadata->CreateTopic({.name = "after", .partitions = 1});
+  ASSERT_FALSE(topic.ok());
+  expect_no_space(topic.error());
+  EXPECT_FALSE(metadata->GetTopic("after"));
+
+  // Reads still work.
+  auto got = store->Get("/fill/0");
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  ASSERT_EQ(got->kvs.size(), 1u);
+  EXPECT_EQ(got->kvs[0].value.size(), big.size());
+  auto before = metadata->GetTopic("before");
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->partitions, 2);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cluster/etcd_kv_store.h"
@@ -39,7 +40,9 @@ class EtcdCluster {
  public:
   // Starts `members` etcd processes forming one cluster and waits until it
   // answers (throws with the members' logs if it does not in time).
-  explicit EtcdCluster(int members = 1) {
+  // `extra_flags` go to every member (e.g. --quota-backend-bytes).
+  explicit EtcdCluster(int members = 1, std::vector<std::string> extra_flags = {})
+      : extra_flags_(std::move(extra_flags)) {
     static int seq = 0;
     dir_ = std::filesystem::temp_directory_path() /
            ("strata-etcd-" + std::to_string(::getpid()) + "-" + std::to_string(seq++));
@@ -92,6 +95,7 @@ class EtcdCluster {
         "--initial-cluster-state", "new", "--initial-cluster-token", dir_.filename().string(),
         // Short elections so failover tests run in seconds.
         "--heartbeat-interval", "50", "--election-timeout", "500", "--log-level", "warn"};
+    args.insert(args.end(), extra_flags_.begin(), extra_flags_.end());
     pid_t pid = ::fork();
     if (pid == 0) {
       int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -167,6 +171,7 @@ class EtcdCluster {
   };
   std::filesystem::path dir_;
   std::string initial_cluster_;
+  std::vector<std::string> extra_flags_;
   std::vector<Member> members_;
 };
 

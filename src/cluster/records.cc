@@ -1,12 +1,60 @@
 #include "cluster/records.h"
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 namespace strata::cluster {
 
 namespace {
 
 using nlohmann::json;
+
+// `v` (the value of `field`) as T; throws naming the field. An integer must
+// be a JSON integer in T's range: get<T>() alone would take 1.5, true or
+// 2^32 + 1 and truncate them.
+template <typename T>
+T As(const json& v, const std::string& field) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    bool fits = v.is_number_unsigned()
+                    ? std::in_range<T>(v.get<uint64_t>())
+                    : v.is_number_integer() && std::in_range<T>(v.get<int64_t>());
+    if (!fits) {
+      throw std::invalid_argument("'" + field + "' is not a " + std::to_string(sizeof(T) * 8) +
+                                  "-bit integer: " + v.dump());
+    }
+    return v.get<T>();
+  } else {
+    try {
+      return v.get<T>();
+    } catch (const json::exception& e) {
+      throw std::invalid_argument("'" + field + "': " + e.what());
+    }
+  }
+}
+
+// A required field (out_of_range naming it when missing), or an optional one.
+template <typename T>
+T Field(const json& doc, const char* field) {
+  return As<T>(doc.at(field), field);
+}
+template <typename T>
+T Field(const json& doc, const char* field, T fallback) {
+  return doc.contains(field) ? As<T>(doc.at(field), field) : fallback;
+}
+
+// A required field that must be a JSON array, or object.
+const json& Array(const json& doc, const char* field) {
+  const json& v = doc.at(field);
+  if (!v.is_array()) throw std::invalid_argument(std::string("'") + field + "' is not an array");
+  return v;
+}
+const json& Object(const json& doc, const char* field) {
+  const json& v = doc.at(field);
+  if (!v.is_object()) throw std::invalid_argument(std::string("'") + field + "' is not an object");
+  return v;
+}
 
 json Ids(const std::vector<NodeId>& ids) {
   json out = json::array();
@@ -17,7 +65,7 @@ json Ids(const std::vector<NodeId>& ids) {
 std::vector<NodeId> IdsFrom(const json& doc, const char* field) {
   std::vector<NodeId> out;
   if (!doc.contains(field)) return out;
-  for (const json& v : doc.at(field)) out.emplace_back(v.get<int32_t>());
+  for (const json& v : Array(doc, field)) out.emplace_back(As<int32_t>(v, field));
   return out;
 }
 
@@ -69,13 +117,13 @@ Result<BrokerRegistration> DecodeBroker(const std::string& value) {
   return Decode<BrokerRegistration>(
       "broker", value, [](const json& doc) -> Result<BrokerRegistration> {
         BrokerRegistration b;
-        b.node_id = NodeId(doc.at("node_id").get<int32_t>());
-        for (const json& l : doc.at("listeners")) {
-          b.listeners.push_back({l.at("name").get<std::string>(), l.at("host").get<std::string>(),
-                                 l.at("port").get<int32_t>()});
+        b.node_id = NodeId(Field<int32_t>(doc, "node_id"));
+        for (const json& l : Array(doc, "listeners")) {
+          b.listeners.push_back({Field<std::string>(l, "name"), Field<std::string>(l, "host"),
+                                 Field<int32_t>(l, "port")});
         }
-        b.rack = doc.value("rack", "");
-        std::string state = doc.value("state", "active");
+        b.rack = Field<std::string>(doc, "rack", "");
+        std::string state = Field<std::string>(doc, "state", "active");
         if (state == "active") {
           b.state = BrokerState::kActive;
         } else if (state == "standby") {
@@ -89,9 +137,12 @@ Result<BrokerRegistration> DecodeBroker(const std::string& value) {
         } else {
           return MakeError(Errc::kCorrupt, "broker record: unknown state '" + state + "'");
         }
-        b.capacity = doc.value("capacity", std::map<std::string, int64_t>{});
-        b.incarnation = doc.value("incarnation", "");
-        b.clean_shutdown = doc.value("clean_shutdown", true);
+        if (doc.contains("capacity")) {
+          for (const auto& [name, v] : Object(doc, "capacity").items())
+            b.capacity[name] = As<int64_t>(v, "capacity." + name);
+        }
+        b.incarnation = Field<std::string>(doc, "incarnation", "");
+        b.clean_shutdown = Field<bool>(doc, "clean_shutdown", true);
         return b;
       });
 }
@@ -115,9 +166,9 @@ Result<PartitionRecord> DecodePartition(const std::string& value) {
         PartitionRecord p;
         p.replicas = IdsFrom(doc, "replicas");
         p.isr = IdsFrom(doc, "isr");
-        p.leader = NodeId(doc.at("leader").get<int32_t>());
-        p.leader_epoch = LeaderEpoch(doc.at("leader_epoch").get<int32_t>());
-        p.partition_epoch = PartitionEpoch(doc.at("partition_epoch").get<int32_t>());
+        p.leader = NodeId(Field<int32_t>(doc, "leader"));
+        p.leader_epoch = LeaderEpoch(Field<int32_t>(doc, "leader_epoch"));
+        p.partition_epoch = PartitionEpoch(Field<int32_t>(doc, "partition_epoch"));
         p.elr = IdsFrom(doc, "elr");
         p.last_known_elr = IdsFrom(doc, "last_known_elr");
         p.adding = IdsFrom(doc, "adding");
@@ -140,14 +191,14 @@ std::string EncodeTopic(const TopicRecord& t) {
 Result<TopicRecord> DecodeTopic(const std::string& value) {
   return Decode<TopicRecord>("topic", value, [](const json& doc) -> Result<TopicRecord> {
     TopicRecord t;
-    t.name = doc.at("name").get<std::string>();
-    auto id = TopicIdFromBase64(doc.at("id").get<std::string>());
+    t.name = Field<std::string>(doc, "name");
+    auto id = TopicIdFromBase64(Field<std::string>(doc, "id"));
     if (!id) return MakeError(Errc::kCorrupt, "topic record: bad id");
     t.id = *id;
-    t.partitions = doc.at("partitions").get<int32_t>();
-    t.replication_factor = doc.value("replication_factor", int16_t{1});
-    t.configs = doc.value("configs", std::map<std::string, std::string>{});
-    t.internal = doc.value("internal", false);
+    t.partitions = Field<int32_t>(doc, "partitions");
+    t.replication_factor = Field<int16_t>(doc, "replication_factor", 1);
+    t.configs = Field<std::map<std::string, std::string>>(doc, "configs", {});
+    t.internal = Field<bool>(doc, "internal", false);
     if (t.partitions < 1) return MakeError(Errc::kCorrupt, "topic record: partitions < 1");
     return t;
   });
@@ -173,9 +224,9 @@ std::string EncodeRemoteLogOffsets(const RemoteLogOffsets& o) {
 Result<RemoteLogOffsets> DecodeRemoteLogOffsets(const std::string& value) {
   return Decode<RemoteLogOffsets>(
       "remote log", value, [](const json& doc) -> Result<RemoteLogOffsets> {
-        return RemoteLogOffsets{doc.at("start").get<int64_t>(), doc.at("end").get<int64_t>(),
-                                doc.value("log_start", int64_t{-1}),
-                                doc.value("leader_epoch", int32_t{-1})};
+        return RemoteLogOffsets{Field<int64_t>(doc, "start"), Field<int64_t>(doc, "end"),
+                                Field<int64_t>(doc, "log_start", -1),
+                                Field<int32_t>(doc, "leader_epoch", -1)};
       });
 }
 
