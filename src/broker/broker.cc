@@ -6,6 +6,7 @@
 
 #include "base/log.h"
 #include "broker/admin_routes.h"
+#include "broker/capacity.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/implemented.h"
 #include "broker/local_replicas.h"
@@ -70,6 +71,10 @@ Status Broker::Register() {
   options.registration.rack = config_.Get("broker.rack");
   options.registration.incarnation = cluster::UuidToBase64(cluster::RandomTopicId());
   options.registration.clean_shutdown = clean_shutdown_;
+  if (config_.GetBool("strata.broker.standby")) {
+    options.registration.state = cluster::BrokerState::kStandby;
+  }
+  options.registration.capacity = DeclaredCapacity(config_);
   options.ttl = std::chrono::milliseconds(config_.GetLong("strata.etcd.lease.ttl.ms"));
   STRATA_ASSIGN_OR_RETURN(session_, cluster::BrokerSession::Start(*metadata_, std::move(options)));
   TopicManager* topics = topics_.get();

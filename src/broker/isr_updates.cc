@@ -73,6 +73,7 @@ int TopicManager::UpdateIsrs() {
   const std::set<cluster::NodeId> eligible = metadata_.view().BrokersEligibleForLeadership();
   int changes = 0;
   const int64_t now = clock_->MonotonicMs();
+  SuspectSilentFollowers(led, now);
   for (const auto& p : led) {
     auto wanted = p->WantedIsr(now, lag_ms);
     if (!wanted) continue;
@@ -111,6 +112,24 @@ int TopicManager::UpdateIsrs() {
                 Join(written->isr), written->partition_epoch.value());
   }
   return changes;
+}
+
+void TopicManager::SuspectSilentFollowers(const std::vector<std::shared_ptr<Partition>>& led,
+                                          int64_t now_ms) {
+  // A live follower always has a fetch waiting here or on its way, so one
+  // not heard of for a whole fetch wait and then some may be gone: the
+  // liveness probe finds out (only a refused connection counts).
+  const int64_t silent_ms = config_.GetLong("replica.fetch.wait.max.ms") + 1000;
+  std::set<cluster::NodeId> silent;
+  for (const auto& p : led) {
+    for (cluster::NodeId r : p->state().isr) {
+      if (r == self_ || silent.contains(r)) continue;
+      auto f = p->Follower(r);
+      int64_t heard = f ? std::max(f->last_fetch_ms, f->last_caught_up_ms) : 0;
+      if (heard > 0 && now_ms - heard > silent_ms) silent.insert(r);
+    }
+  }
+  for (cluster::NodeId r : silent) peers_->Suspect(r);
 }
 
 }  // namespace strata::broker

@@ -7,8 +7,9 @@
 namespace strata::broker {
 
 ReplicaFetchers::ReplicaFetchers(const config::BrokerConfig& config, cluster::MetadataView& view,
-                                 cluster::NodeId self)
-    : self_(self), view_(view) {
+                                 cluster::NodeId self,
+                                 std::function<void(cluster::NodeId)> on_leader_unreachable)
+    : self_(self), view_(view), on_leader_unreachable_(std::move(on_leader_unreachable)) {
   options_.replica_id = self.value();
   options_.max_wait_ms = static_cast<int32_t>(config.GetLong("replica.fetch.wait.max.ms"));
   options_.min_bytes = static_cast<int32_t>(config.GetLong("replica.fetch.min.bytes"));
@@ -94,9 +95,13 @@ replication::ReplicaFetcher* ReplicaFetchers::FetcherLocked(cluster::NodeId lead
   source.fetchers.resize(fetchers_per_source_);
   auto& fetcher = source.fetchers[index];
   if (!fetcher) {
+    replication::FetcherOptions options = options_;
+    if (on_leader_unreachable_) {
+      options.on_unreachable = [notify = on_leader_unreachable_, leader] { notify(leader); };
+    }
     fetcher = std::make_unique<replication::ReplicaFetcher>(
         fmt::format("replica-fetcher-{}-{}", leader.value(), index), source.host, source.port,
-        options_);
+        std::move(options));
   }
   return fetcher.get();
 }

@@ -6,6 +6,7 @@
 // a new leader or leader epoch moves the partition to the right loop.
 //
 // Thread-safety: all methods are safe from any thread (one mutex).
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,8 +21,10 @@ namespace strata::broker {
 
 class ReplicaFetchers {
  public:
+  // `on_leader_unreachable` hears of every failed fetch from a leader.
   ReplicaFetchers(const config::BrokerConfig& config, cluster::MetadataView& view,
-                  cluster::NodeId self);
+                  cluster::NodeId self,
+                  std::function<void(cluster::NodeId)> on_leader_unreachable = {});
   ~ReplicaFetchers();
 
   // Follows `partition` from its leader at its leader epoch, or stops
@@ -51,6 +54,7 @@ class ReplicaFetchers {
   const cluster::NodeId self_;
   cluster::MetadataView& view_;
   replication::FetcherOptions options_;
+  std::function<void(cluster::NodeId)> on_leader_unreachable_;
   size_t fetchers_per_source_ = 1;
   mutable std::mutex mu_;
   std::map<cluster::NodeId, Source> sources_;

@@ -38,7 +38,12 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
   hm.max_bytes = config_.GetLong("strata.log.dir.high.mark.bytes");
   hm.max_percent = static_cast<int>(config_.GetLong("strata.log.dir.high.mark.percent"));
   high_mark_ = std::make_unique<DiskHighMark>(hm, clock_, [this] { return TotalLogBytes(); });
-  fetchers_ = std::make_unique<ReplicaFetchers>(config_, metadata_.view(), self_);
+  PeerLivenessOptions liveness;
+  liveness.enabled = cluster_metadata_ && config_.GetBool("strata.broker.liveness.probe.enable");
+  peers_ = std::make_unique<PeerLiveness>(metadata_, self_, liveness);
+  fetchers_ = std::make_unique<ReplicaFetchers>(
+      config_, metadata_.view(), self_,
+      [peers = peers_.get()](cluster::NodeId leader) { peers->Suspect(leader); });
 }
 
 int64_t TopicManager::TotalLogBytes() const {

@@ -25,6 +25,7 @@
 #include "base/result.h"
 #include "broker/disk_high_mark.h"
 #include "broker/partition.h"
+#include "broker/peer_liveness.h"
 #include "broker/replica_fetchers.h"
 #include "broker/topic_partition.h"
 #include "cluster/metadata.h"
@@ -174,6 +175,8 @@ class TopicManager {
   void StopIsrThread();
   // Writes the ISR each led partition wants now; returns the changes made.
   int UpdateIsrs();
+  // Hands ISR followers of `led` not heard of for a while to the liveness probe.
+  void SuspectSilentFollowers(const std::vector<std::shared_ptr<Partition>>& led, int64_t now_ms);
   void ReconcileLoop();
   std::filesystem::path PartitionDir(const TopicPartition& tp) const;
   void PublishTopicInfo(const cluster::TopicRecord& record);  // caller holds no lock
@@ -207,6 +210,7 @@ class TopicManager {
   std::unique_ptr<storage::LogCleaner> cleaner_;      // null unless log.cleaner.enable
   std::unique_ptr<tiered::RemoteLogManager> remote_;  // null unless tiered storage is on
   std::unique_ptr<DiskHighMark> high_mark_;           // produce back-pressure
+  std::unique_ptr<PeerLiveness> peers_;  // before fetchers_: they report to it
   std::unique_ptr<ReplicaFetchers> fetchers_;         // this broker's follower fetch loops
   storage::HighWatermarks checkpointed_marks_;        // read at Start, for OpenReplica
   // The ISR thread: writes the ISR changes the led partitions want

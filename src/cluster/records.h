@@ -31,12 +31,19 @@ struct BrokerListener {
 
 // A live broker: written with the broker's lease, so it goes when the broker
 // stops renewing. The broker epoch is the key's create revision.
+// The dimensions of BrokerRegistration::capacity.
+inline constexpr const char* kCapacityNetworkIn = "network_in_bytes_per_sec";
+inline constexpr const char* kCapacityNetworkOut = "network_out_bytes_per_sec";
+inline constexpr const char* kCapacityDisk = "disk_bytes";
+inline constexpr const char* kCapacityCpu = "cpu_cores";
+
 struct BrokerRegistration {
   NodeId node_id{-1};
   std::vector<BrokerListener> listeners;
   std::string rack;  // empty: none
   BrokerState state = BrokerState::kActive;
-  // strata.broker.capacity.* (bytes/s, bytes), for the balancer.
+  // strata.broker.capacity.*, for the balancer: the kCapacity* keys below;
+  // a dimension the broker did not declare is absent.
   std::map<std::string, int64_t> capacity;
   std::string incarnation;  // random per process start, tells restarts apart
   // The broker's previous run ended in a clean shutdown (or there was none):

@@ -225,6 +225,22 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        AtLeast(2000)},
       {"strata.etcd.request.timeout.ms", T::kLong, "5000", "deadline of one etcd call",
        AtLeast(100)},
+      {"strata.broker.liveness.probe.enable", T::kBoolean, "true",
+       "when a fetch from a leader fails, probe the leader's listener and revoke its lease if "
+       "connections are refused twice (its process is gone), instead of waiting for the lease "
+       "TTL"},
+      {"strata.broker.standby", T::kBoolean, "false",
+       "register as a standby broker: known to the cluster, but no replicas are placed on it "
+       "until it is activated"},
+      {"strata.broker.capacity.network.in.bytes.per.sec", T::kLong, "0",
+       "declared inbound network capacity, for the balancer (0: not declared)", AtLeast(0)},
+      {"strata.broker.capacity.network.out.bytes.per.sec", T::kLong, "0",
+       "declared outbound network capacity, for the balancer (0: not declared)", AtLeast(0)},
+      {"strata.broker.capacity.disk.bytes", T::kLong, "0",
+       "declared local disk capacity, for the balancer (0: the size of the log.dirs file system)",
+       AtLeast(0)},
+      {"strata.broker.capacity.cpu.cores", T::kLong, "0",
+       "declared CPU cores, for the balancer (0: the cores this process may use)", AtLeast(0)},
       // Remote storage resilience (strata names: Kafka has none for these).
       {"strata.remote.retry.max.attempts", T::kInt, "6",
        "attempts per remote storage call on retriable errors", AtLeast(1)},

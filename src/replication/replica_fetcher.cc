@@ -150,6 +150,7 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
   if (!response.ok()) {
     if (!stopping_) {
       Log()->warn("{}: fetch from {}:{} failed: {}", name_, host_, port_, response.error().message);
+      if (options_.on_unreachable) options_.on_unreachable();
     }
     co_return false;
   }

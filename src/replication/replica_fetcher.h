@@ -35,6 +35,9 @@ struct FetcherOptions {
   int32_t partition_max_bytes = 1048576;     // replica.fetch.max.bytes
   std::chrono::milliseconds backoff{1000};   // replica.fetch.backoff.ms
   std::chrono::milliseconds timeout{30000};  // replica.socket.timeout.ms
+  // Called on the loop's thread each time the leader could not be reached
+  // (connection refused or lost, timeout): a hint that it may be gone.
+  std::function<void()> on_unreachable;
 };
 
 // A partition this broker follows, as the fetcher needs it.
