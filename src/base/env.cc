@@ -51,32 +51,33 @@ class PosixWritableFile : public WritableFile {
   uint64_t size_;
 };
 
+// Opens `path` with `flags` (plus O_WRONLY | O_CREAT | O_APPEND) for appending.
+Result<std::unique_ptr<WritableFile>> OpenForAppend(const fs::path& path, int flags) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | flags, 0644);
+  if (fd < 0) return ErrnoError("open", path);
+  off_t size = ::lseek(fd, 0, SEEK_END);
+  if (size < 0) {
+    Error e = ErrnoError("lseek", path);
+    ::close(fd);
+    return e;
+  }
+  return std::unique_ptr<WritableFile>(
+      std::make_unique<PosixWritableFile>(fd, path, static_cast<uint64_t>(size)));
+}
+
 class PosixEnv : public Env {
  public:
   Result<std::unique_ptr<WritableFile>> OpenAppendable(const fs::path& path) override {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) return ErrnoError("open", path);
-    off_t size = ::lseek(fd, 0, SEEK_END);
-    if (size < 0) {
-      Error e = ErrnoError("lseek", path);
-      ::close(fd);
-      return e;
-    }
-    return std::unique_ptr<WritableFile>(
-        std::make_unique<PosixWritableFile>(fd, path, static_cast<uint64_t>(size)));
+    return OpenForAppend(path, 0);
   }
 
-  Status WriteFileAtomic(const fs::path& path, ByteView data) override {
-    fs::path tmp = path;
-    tmp += ".tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return ErrnoError("open", tmp);
-    Status st = WriteAll(fd, data, tmp);
-    if (st.ok() && ::fsync(fd) != 0) st = ErrnoError("fsync", tmp);
-    ::close(fd);
-    if (!st.ok()) return st;
-    if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoError("rename", tmp);
-    return SyncDir(path.parent_path());
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const fs::path& path) override {
+    return OpenForAppend(path, O_TRUNC);
+  }
+
+  Status RenameFile(const fs::path& from, const fs::path& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoError("rename", from);
+    return Status::Ok();
   }
 
   Result<Bytes> ReadFile(const fs::path& path) override {
@@ -157,6 +158,29 @@ Env* Env::Default() {
   return &env;
 }
 
+Status Env::ReplaceFile(const fs::path& path, const fs::path& tmp,
+                        const std::function<Status(WritableFile&)>& fill) {
+  Status st = [&]() -> Status {
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, NewWritableFile(tmp));
+    STRATA_RETURN_IF_ERROR(fill(*file));
+    return file->Sync();
+  }();  // the temp file is closed here, before the rename
+  if (st.ok()) st = RenameFile(tmp, path);
+  if (!st.ok()) {
+    // Best effort: the error that matters is `st`, and a leftover temp file
+    // is never read (the next replace truncates it).
+    (void)RemoveFile(tmp);
+    return st;
+  }
+  return SyncDir(path.parent_path());
+}
+
+Status Env::WriteFileAtomic(const fs::path& path, ByteView data) {
+  fs::path tmp = path;
+  tmp += ".tmp";
+  return ReplaceFile(path, tmp, [data](WritableFile& file) { return file.Append(data); });
+}
+
 int64_t FaultInjectingEnv::Admit(size_t n) {
   int64_t left = bytes_left_.load();
   if (left < 0) return -1;
@@ -174,10 +198,15 @@ Result<std::unique_ptr<WritableFile>> FaultInjectingEnv::OpenAppendable(const fs
       std::make_unique<FaultyWritableFile>(this, std::move(base), path));
 }
 
-Status FaultInjectingEnv::WriteFileAtomic(const fs::path& path, ByteView data) {
-  // A failed atomic replace leaves the old file: the temp file never renames.
-  if (Admit(data.size()) >= 0) return ErrnoError("write", path.string() + ".tmp", ENOSPC);
-  return base_->WriteFileAtomic(path, data);
+Result<std::unique_ptr<WritableFile>> FaultInjectingEnv::NewWritableFile(const fs::path& path) {
+  STRATA_ASSIGN_OR_RETURN(auto base, base_->NewWritableFile(path));
+  return std::unique_ptr<WritableFile>(
+      std::make_unique<FaultyWritableFile>(this, std::move(base), path));
+}
+
+Status FaultInjectingEnv::SyncDir(const fs::path& dir) {
+  if (fail_dir_syncs_) return ErrnoError("fsync", dir, EIO);
+  return base_->SyncDir(dir);
 }
 
 }  // namespace strata

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -36,9 +37,11 @@ class Env {
   // Opens `path` for appending, creating it if absent.
   virtual Result<std::unique_ptr<WritableFile>> OpenAppendable(
       const std::filesystem::path& path) = 0;
-  // Replaces `path` with `data` crash-safely: write <path>.tmp, fsync, rename,
-  // fsync the directory. Readers see the old or the new bytes, never a mix.
-  virtual Status WriteFileAtomic(const std::filesystem::path& path, ByteView data) = 0;
+  // Creates `path` empty (truncating it if present) for appending.
+  virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::filesystem::path& path) = 0;
+  // rename(2): atomically replaces `to` if present; durable after SyncDir.
+  virtual Status RenameFile(const std::filesystem::path& from, const std::filesystem::path& to) = 0;
   // The whole file; kNotFound when absent.
   virtual Result<Bytes> ReadFile(const std::filesystem::path& path) = 0;
   virtual Status Truncate(const std::filesystem::path& path, uint64_t size) = 0;
@@ -46,12 +49,23 @@ class Env {
   virtual Status CreateDirs(const std::filesystem::path& dir) = 0;
   // Makes creates, renames and unlinks in `dir` durable.
   virtual Status SyncDir(const std::filesystem::path& dir) = 0;
+
+  // The one crash-safe replace, built on the primitives above so that every
+  // Env (and every fault a FaultInjectingEnv injects) shares it: `fill`
+  // writes a fresh `tmp` (same directory as `path`), which is fdatasynced,
+  // closed, renamed over `path`, and the directory fsynced. Readers see the
+  // old or the new bytes, never a mix. On failure before the rename `tmp` is
+  // removed and `path` is untouched.
+  Status ReplaceFile(const std::filesystem::path& path, const std::filesystem::path& tmp,
+                     const std::function<Status(WritableFile&)>& fill);
+  // ReplaceFile with `data` through <path>.tmp.
+  Status WriteFileAtomic(const std::filesystem::path& path, ByteView data);
 };
 
 // An Env over another that fails on command: after `bytes_left` more bytes
 // every write fails with ENOSPC's error, and with `torn` the write that
-// crosses the limit lands in part first (as a crash mid-write leaves it).
-// Tests only.
+// crosses the limit lands in part first (as a crash mid-write leaves it);
+// FailDirSyncs makes SyncDir fail with EIO's error. Tests only.
 class FaultInjectingEnv : public Env {
  public:
   explicit FaultInjectingEnv(Env* base) : base_(base) {}
@@ -61,10 +75,17 @@ class FaultInjectingEnv : public Env {
     torn_ = torn;
     bytes_left_ = bytes;
   }
-  void Heal() { bytes_left_ = -1; }
+  void FailDirSyncs(bool fail) { fail_dir_syncs_ = fail; }
+  void Heal() {
+    bytes_left_ = -1;
+    fail_dir_syncs_ = false;
+  }
 
   Result<std::unique_ptr<WritableFile>> OpenAppendable(const std::filesystem::path& path) override;
-  Status WriteFileAtomic(const std::filesystem::path& path, ByteView data) override;
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::filesystem::path& path) override;
+  Status RenameFile(const std::filesystem::path& from, const std::filesystem::path& to) override {
+    return base_->RenameFile(from, to);
+  }
   Result<Bytes> ReadFile(const std::filesystem::path& path) override {
     return base_->ReadFile(path);
   }
@@ -73,7 +94,7 @@ class FaultInjectingEnv : public Env {
   }
   Status RemoveFile(const std::filesystem::path& path) override { return base_->RemoveFile(path); }
   Status CreateDirs(const std::filesystem::path& dir) override { return base_->CreateDirs(dir); }
-  Status SyncDir(const std::filesystem::path& dir) override { return base_->SyncDir(dir); }
+  Status SyncDir(const std::filesystem::path& dir) override;
 
   // How many bytes of a write of `n` may land; -1 = all. Internal.
   int64_t Admit(size_t n);
@@ -83,6 +104,7 @@ class FaultInjectingEnv : public Env {
   Env* base_;
   std::atomic<int64_t> bytes_left_{-1};
   std::atomic<bool> torn_{false};
+  std::atomic<bool> fail_dir_syncs_{false};
 };
 
 }  // namespace strata

@@ -4,15 +4,14 @@
 
 #include <charconv>
 
-#include "storage/file.h"
-
 namespace strata::storage {
 
 namespace fs = std::filesystem;
 
-Result<std::optional<int64_t>> ReadOffsetFile(const fs::path& dir, std::string_view name) {
+Result<std::optional<int64_t>> ReadOffsetFile(const fs::path& dir, std::string_view name,
+                                              Env* env) {
   fs::path path = dir / name;
-  auto data = ReadWholeFile(path);
+  auto data = env->ReadFile(path);
   if (!data.ok()) {
     if (data.error().code == Errc::kNotFound) return std::optional<int64_t>();
     return data.take_error();
@@ -30,18 +29,18 @@ Result<std::optional<int64_t>> ReadOffsetFile(const fs::path& dir, std::string_v
   return std::optional<int64_t>(value);
 }
 
-Status WriteOffsetFile(const fs::path& dir, std::string_view name, int64_t offset) {
+Status WriteOffsetFile(const fs::path& dir, std::string_view name, int64_t offset, Env* env) {
   std::string text = fmt::format("0\n{}\n", offset);
-  return WriteFileAtomic(dir / name,
-                         ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  return env->WriteFileAtomic(dir / name,
+                              ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
-Result<std::optional<int64_t>> ReadLogStartOffset(const fs::path& dir) {
-  return ReadOffsetFile(dir, kLogStartOffsetFile);
+Result<std::optional<int64_t>> ReadLogStartOffset(const fs::path& dir, Env* env) {
+  return ReadOffsetFile(dir, kLogStartOffsetFile, env);
 }
 
-Status WriteLogStartOffset(const fs::path& dir, int64_t offset) {
-  return WriteOffsetFile(dir, kLogStartOffsetFile, offset);
+Status WriteLogStartOffset(const fs::path& dir, int64_t offset, Env* env) {
+  return WriteOffsetFile(dir, kLogStartOffsetFile, offset, env);
 }
 
 bool HasCleanShutdownMarker(const fs::path& dir) {
@@ -49,13 +48,13 @@ bool HasCleanShutdownMarker(const fs::path& dir) {
   return fs::exists(dir / kCleanShutdownFile, ec);
 }
 
-Status WriteCleanShutdownMarker(const fs::path& dir) {
-  return WriteFileAtomic(dir / kCleanShutdownFile, ByteView());
+Status WriteCleanShutdownMarker(const fs::path& dir, Env* env) {
+  return env->WriteFileAtomic(dir / kCleanShutdownFile, ByteView());
 }
 
-Status RemoveCleanShutdownMarker(const fs::path& dir) {
-  STRATA_RETURN_IF_ERROR(RemoveFile(dir / kCleanShutdownFile));
-  return SyncDir(dir);
+Status RemoveCleanShutdownMarker(const fs::path& dir, Env* env) {
+  STRATA_RETURN_IF_ERROR(env->RemoveFile(dir / kCleanShutdownFile));
+  return env->SyncDir(dir);
 }
 
 }  // namespace strata::storage

@@ -8,12 +8,15 @@
 //                             Open(); its absence means the active segment
 //                             must be recovered.
 //
+// Every read and write goes through `env` (tests pass a FaultInjectingEnv).
+//
 // Thread-safety: stateless functions.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string_view>
 
+#include "base/env.h"
 #include "base/result.h"
 
 namespace strata::storage {
@@ -23,14 +26,18 @@ inline constexpr std::string_view kCleanShutdownFile = "strata-clean-shutdown";
 
 // A one-offset state file "0\n<offset>\n" (version line, value), written
 // atomically. nullopt when the file is missing; kCorrupt when malformed.
-Result<std::optional<int64_t>> ReadOffsetFile(const std::filesystem::path& dir, std::string_view name);
-Status WriteOffsetFile(const std::filesystem::path& dir, std::string_view name, int64_t offset);
+Result<std::optional<int64_t>> ReadOffsetFile(const std::filesystem::path& dir,
+                                              std::string_view name, Env* env = Env::Default());
+Status WriteOffsetFile(const std::filesystem::path& dir, std::string_view name, int64_t offset,
+                       Env* env = Env::Default());
 
-Result<std::optional<int64_t>> ReadLogStartOffset(const std::filesystem::path& dir);
-Status WriteLogStartOffset(const std::filesystem::path& dir, int64_t offset);
+Result<std::optional<int64_t>> ReadLogStartOffset(const std::filesystem::path& dir,
+                                                  Env* env = Env::Default());
+Status WriteLogStartOffset(const std::filesystem::path& dir, int64_t offset,
+                           Env* env = Env::Default());
 
 bool HasCleanShutdownMarker(const std::filesystem::path& dir);
-Status WriteCleanShutdownMarker(const std::filesystem::path& dir);
-Status RemoveCleanShutdownMarker(const std::filesystem::path& dir);
+Status WriteCleanShutdownMarker(const std::filesystem::path& dir, Env* env = Env::Default());
+Status RemoveCleanShutdownMarker(const std::filesystem::path& dir, Env* env = Env::Default());
 
 }  // namespace strata::storage

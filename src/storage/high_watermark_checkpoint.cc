@@ -4,17 +4,15 @@
 
 #include <sstream>
 
-#include "storage/file.h"
-
 namespace strata::storage {
 
 namespace fs = std::filesystem;
 
-Result<HighWatermarks> ReadHighWatermarks(const fs::path& log_dir) {
+Result<HighWatermarks> ReadHighWatermarks(const fs::path& log_dir, Env* env) {
   HighWatermarks out;
   std::error_code ec;
   if (!fs::exists(log_dir / kHighWatermarkCheckpoint, ec)) return out;
-  STRATA_ASSIGN_OR_RETURN(Bytes data, ReadWholeFile(log_dir / kHighWatermarkCheckpoint));
+  STRATA_ASSIGN_OR_RETURN(Bytes data, env->ReadFile(log_dir / kHighWatermarkCheckpoint));
   std::istringstream in(std::string(data.begin(), data.end()));
   auto corrupt = [&](const std::string& what) {
     return MakeError(Errc::kCorrupt,
@@ -36,13 +34,13 @@ Result<HighWatermarks> ReadHighWatermarks(const fs::path& log_dir) {
   return out;
 }
 
-Status WriteHighWatermarks(const fs::path& log_dir, const HighWatermarks& marks) {
+Status WriteHighWatermarks(const fs::path& log_dir, const HighWatermarks& marks, Env* env) {
   std::string text = fmt::format("0\n{}\n", marks.size());
   for (const auto& [tp, offset] : marks) {
     text += fmt::format("{} {} {}\n", tp.first, tp.second, offset);
   }
-  return WriteFileAtomic(log_dir / kHighWatermarkCheckpoint,
-                         ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  return env->WriteFileAtomic(log_dir / kHighWatermarkCheckpoint,
+                              ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
 }  // namespace strata::storage

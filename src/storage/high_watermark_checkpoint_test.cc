@@ -1,5 +1,6 @@
 // replication-offset-checkpoint: round trip in Kafka's text format, a
-// missing file, and malformed files refused with the line named.
+// missing file, malformed files refused with the line named, and a full disk
+// failing the write without losing the previous checkpoint.
 #include "storage/high_watermark_checkpoint.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +37,21 @@ TEST_F(HighWatermarkCheckpointTest, MalformedFilesAreRefused) {
     EXPECT_EQ(got.error().code, Errc::kCorrupt);
     EXPECT_NE(got.error().message.find(kHighWatermarkCheckpoint), std::string::npos);
   }
+}
+
+TEST_F(HighWatermarkCheckpointTest, FullDiskFailsTheWriteAndKeepsThePreviousCheckpoint) {
+  FaultInjectingEnv env(Env::Default());
+  HighWatermarks before{{{"orders", 0}, 120}};
+  ASSERT_TRUE(WriteHighWatermarks(root_, before, &env).ok());
+  env.FailAfterBytes(8, /*torn=*/true);
+  Status st = WriteHighWatermarks(root_, {{{"orders", 0}, 500}, {{"orders", 1}, 7}}, &env);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, Errc::kIoError);
+  EXPECT_NE(st.error().message.find("No space"), std::string::npos) << st.error().message;
+  auto back = ReadHighWatermarks(root_, &env);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, before);
+  EXPECT_FALSE(std::filesystem::exists(root_ / (std::string(kHighWatermarkCheckpoint) + ".tmp")));
 }
 
 }  // namespace

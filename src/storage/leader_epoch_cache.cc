@@ -5,8 +5,6 @@
 #include <charconv>
 #include <sstream>
 
-#include "storage/file.h"
-
 namespace strata::storage {
 
 namespace fs = std::filesystem;
@@ -21,10 +19,11 @@ bool ParseNumber(const std::string& s, T* out) {
 
 }  // namespace
 
-Result<LeaderEpochCache> LeaderEpochCache::Load(const fs::path& dir) {
+Result<LeaderEpochCache> LeaderEpochCache::Load(const fs::path& dir, Env* env) {
   LeaderEpochCache cache;
   cache.path_ = dir / kLeaderEpochCheckpoint;
-  auto data = ReadWholeFile(cache.path_);
+  cache.env_ = env;
+  auto data = env->ReadFile(cache.path_);
   if (!data.ok()) {
     if (data.error().code == Errc::kNotFound) return cache;
     return data.take_error();
@@ -80,8 +79,8 @@ std::string LeaderEpochCache::Format() const {
 
 Status LeaderEpochCache::Persist() const {
   std::string text = Format();
-  return WriteFileAtomic(path_,
-                         ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  return env_->WriteFileAtomic(
+      path_, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
 Status LeaderEpochCache::Assign(int32_t epoch, int64_t start_offset) {

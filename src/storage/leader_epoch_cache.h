@@ -2,7 +2,8 @@
 // LeaderEpochCache: the partition's (leader epoch -> first offset) history,
 // persisted as <dir>/leader-epoch-checkpoint in Kafka's checkpoint text
 // format: a version line "0", a count line, then one "epoch startOffset" line
-// per entry. Every change rewrites the file (tmp, fsync, rename).
+// per entry. Every change rewrites the file (tmp, fsync, rename) through the
+// Env given to Load (tests pass a FaultInjectingEnv).
 //
 // Thread-safety: none; the owning Log's mutex serialises all calls.
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/env.h"
 #include "base/result.h"
 
 namespace strata::storage {
@@ -26,7 +28,7 @@ struct EpochEntry {
 class LeaderEpochCache {
  public:
   // Loads <dir>/leader-epoch-checkpoint (missing = empty; malformed = kCorrupt).
-  static Result<LeaderEpochCache> Load(const std::filesystem::path& dir);
+  static Result<LeaderEpochCache> Load(const std::filesystem::path& dir, Env* env = Env::Default());
 
   // Records that `epoch` starts at `start_offset` when it is newer than the
   // latest epoch (entries never go backwards). Persists on change.
@@ -52,6 +54,7 @@ class LeaderEpochCache {
   Status Persist() const;
 
   std::filesystem::path path_;
+  Env* env_ = Env::Default();        // not owned; outlives the cache
   std::vector<EpochEntry> entries_;  // epochs and start offsets increasing
 };
 

@@ -28,15 +28,15 @@ int64_t MtimeMs(const struct stat& st) {
   return int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
 }
 
-// Copies the source into fd in chunks; returns the byte count written.
-Result<uint64_t> CopySource(const PutSource& src, int fd, const std::string& tmp,
+// Copies the source into `out` in chunks; returns the byte count written.
+Result<uint64_t> CopySource(const PutSource& src, WritableFile& out, const std::string& tmp,
                             const CallOptions& opts) {
   if (!src.is_file()) {
     uint64_t done = 0;
     while (done < src.bytes.size()) {
       if (opts.cancelled()) return Cancelled(tmp);
       size_t n = std::min(kChunk, src.bytes.size() - done);
-      STRATA_RETURN_IF_ERROR(WriteAll(fd, src.bytes.subspan(done, n), tmp));
+      STRATA_RETURN_IF_ERROR(out.Append(src.bytes.subspan(done, n)));
       done += n;
     }
     return done;
@@ -53,7 +53,7 @@ Result<uint64_t> CopySource(const PutSource& src, int fd, const std::string& tmp
       return ErrnoError(errno, "read", src.file_path);
     }
     if (n == 0) return done;
-    STRATA_RETURN_IF_ERROR(WriteAll(fd, ByteView(buf.data(), size_t(n)), tmp));
+    STRATA_RETURN_IF_ERROR(out.Append(ByteView(buf.data(), size_t(n))));
     done += uint64_t(n);
   }
 }
@@ -69,25 +69,20 @@ Result<uint64_t> SourceSize(const PutSource& src) {
   return uint64_t(st.st_size);
 }
 
-// Writes the temporary file completely and durably; the caller renames or removes it.
-Status WriteTemp(const PutSource& src, const std::string& tmp, uint64_t expected,
-                 const CallOptions& opts) {
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-  if (!fd.valid()) return ErrnoError(errno, "create", tmp);
-  STRATA_ASSIGN_OR_RETURN(uint64_t written, CopySource(src, fd.get(), tmp, opts));
-  if (::fsync(fd.get()) != 0) return ErrnoError(errno, "fsync", tmp);
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return ErrnoError(errno, "fstat", tmp);
-  if (written != expected || uint64_t(st.st_size) != expected) {
+// Fills the temporary file with the whole source; Env::ReplaceFile syncs and renames it.
+Status FillTemp(const PutSource& src, WritableFile& out, const std::string& tmp, uint64_t expected,
+                const CallOptions& opts) {
+  STRATA_ASSIGN_OR_RETURN(uint64_t written, CopySource(src, out, tmp, opts));
+  if (written != expected || out.size() != expected) {
     return MakeError(Errc::kIoError, fmt::format("put {}: wrote {} bytes, file has {}, expected {}",
-                                                 tmp, written, st.st_size, expected));
+                                                 tmp, written, out.size(), expected));
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-LocalFsStorage::LocalFsStorage(std::string root) : root_(std::move(root)) {
+LocalFsStorage::LocalFsStorage(std::string root, Env* env) : root_(std::move(root)), env_(env) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
 }
 
@@ -102,14 +97,13 @@ Status LocalFsStorage::Put(std::string_view path, const PutSource& src, const Ca
   std::string dir = ParentOf(full);
   STRATA_ASSIGN_OR_RETURN(uint64_t expected, SourceSize(src));
   STRATA_RETURN_IF_ERROR(MakeDirs(dir));
+  // The Env reports errno as kIoError (retriable); a directory we may not write to is the
+  // caller's mistake (kInvalidArgument, as the RemoteStorage contract says), so check first.
+  if (::access(dir.c_str(), W_OK) != 0) return ErrnoError(errno, "put", dir);
   std::string tmp = TemporaryNameFor(full);
-  Status st = WriteTemp(src, tmp, expected, opts);
-  if (st.ok() && ::rename(tmp.c_str(), full.c_str()) != 0) st = ErrnoError(errno, "rename", full);
-  if (!st.ok()) {
-    ::unlink(tmp.c_str());  // never leave a half-written object behind
-    return st;
-  }
-  return SyncDir(dir);
+  // A failed Put removes its temporary file and never touches `full`.
+  return env_->ReplaceFile(
+      full, tmp, [&](WritableFile& out) { return FillTemp(src, out, tmp, expected, opts); });
 }
 
 Result<Bytes> LocalFsStorage::Get(std::string_view path, uint64_t offset, uint64_t length,
@@ -204,7 +198,7 @@ Status LocalFsStorage::Rename(std::string_view src, std::string_view dst,
   std::string from = FullPath(src);
   std::string to = FullPath(dst);
   if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
-    return SyncDir(ParentOf(to));
+    return env_->SyncDir(ParentOf(to));
   }
   int err = errno;
   if (err == ENOENT && ::access(from.c_str(), F_OK) == 0) {

@@ -1,19 +1,23 @@
 #pragma once
 // LocalFsStorage: RemoteStorage over a local (or locally mounted, e.g. NFS) directory. Used by
 // tests, single-node set-ups and as the reference behaviour for other backends.
-// Put writes a temporary file, fsyncs it, checks its length, renames it into place and fsyncs the
-// directory. Calls are plain blocking syscalls: CallOptions::timeout is not enforced, cancellation
-// is checked between 1 MiB chunks. Thread-safe (no shared mutable state).
+// Put writes through the Env's crash-safe replace (Env::ReplaceFile): a temporary file,
+// fdatasynced, its length checked, renamed into place, the directory fsynced; tests pass a
+// FaultInjectingEnv to fail it. Calls are plain blocking syscalls: CallOptions::timeout is not
+// enforced, cancellation is checked between 1 MiB chunks. Thread-safe (no shared mutable state; Env
+// is thread-safe).
 #include <string>
 
+#include "base/env.h"
 #include "tiered/remote_storage.h"
 
 namespace strata::tiered {
 
 class LocalFsStorage final : public RemoteStorage {
  public:
-  // root: absolute directory; created on the first Put/MkDirs if missing.
-  explicit LocalFsStorage(std::string root);
+  // root: absolute directory; created on the first Put/MkDirs if missing. `env` (not owned)
+  // writes Put's objects and must outlive this store.
+  explicit LocalFsStorage(std::string root, Env* env = Env::Default());
 
   using RemoteStorage::Delete;
   using RemoteStorage::Get;
@@ -38,6 +42,7 @@ class LocalFsStorage final : public RemoteStorage {
   std::string FullPath(std::string_view path) const;
 
   std::string root_;
+  Env* const env_;
 };
 
 }  // namespace strata::tiered

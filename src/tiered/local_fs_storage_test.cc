@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/env.h"
 #include "tiered/test_util.h"
 
 namespace strata::tiered {
@@ -81,6 +82,45 @@ TEST(LocalFsStorage, FailedPutLeavesNothingVisibleAndKeepsOldObject) {
   EXPECT_FALSE(s.Stat("seg/c.log")->exists);
   // No temporary file was left behind either.
   EXPECT_EQ(DirEntries(dir / "root/seg"), std::vector<std::string>{"a.log"});
+}
+
+TEST(LocalFsStorage, FullDiskFailsPutAndKeepsTheOldObject) {
+  TempDir dir;
+  FaultInjectingEnv env(Env::Default());
+  LocalFsStorage s(dir / "root", &env);
+  ASSERT_TRUE(s.Put("seg/a.log", PutSource::Memory(ToBytes("version 1"))).ok());
+  Bytes big = RandomBytes(3 << 20, 5);
+  {
+    std::ofstream f(dir / "src.bin", std::ios::binary);
+    f.write(reinterpret_cast<const char*>(big.data()), std::streamsize(big.size()));
+  }
+  // The disk fills in the middle of the second 1 MiB chunk; what was written lands.
+  env.FailAfterBytes((1 << 20) + 1000, /*torn=*/true);
+  Status st = s.Put("seg/a.log", PutSource::Memory(big));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, Errc::kIoError);
+  EXPECT_NE(st.error().message.find("No space"), std::string::npos) << st.error().message;
+  env.FailAfterBytes(1000, /*torn=*/true);
+  st = s.Put("seg/b.log", PutSource::File(dir / "src.bin"));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, Errc::kIoError);
+
+  EXPECT_EQ(*s.Get("seg/a.log"), ToBytes("version 1"));
+  EXPECT_FALSE(s.Stat("seg/b.log")->exists);
+  EXPECT_EQ(DirEntries(dir / "root/seg"), std::vector<std::string>{"a.log"});
+  env.Heal();
+  ASSERT_TRUE(s.Put("seg/a.log", PutSource::File(dir / "src.bin")).ok());
+  EXPECT_EQ(*s.Get("seg/a.log"), big);
+}
+
+TEST(LocalFsStorage, FailedDirectorySyncFailsPut) {
+  TempDir dir;
+  FaultInjectingEnv env(Env::Default());
+  LocalFsStorage s(dir / "root", &env);
+  env.FailDirSyncs(true);
+  Status st = s.Put("a", PutSource::Memory(ToBytes("x")));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, Errc::kIoError);  // retriable: a retried Put rewrites it
 }
 
 TEST(LocalFsStorage, ListHidesTemporariesOfInterruptedUploads) {

@@ -8,8 +8,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "base/env.h"
-
 namespace strata::tiered {
 
 UniqueFd::~UniqueFd() {
@@ -95,7 +93,5 @@ Status MakeDirs(const std::string& dir) {
   }
   return Status::Ok();
 }
-
-Status SyncDir(const std::string& dir) { return Env::Default()->SyncDir(dir); }
 
 }  // namespace strata::tiered

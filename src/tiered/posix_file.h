@@ -41,7 +41,5 @@ Status WriteAll(int fd, ByteView data, std::string_view path);
 Status PreadExact(int fd, uint64_t pos, MutableByteView out, std::string_view path);
 // mkdir -p.
 Status MakeDirs(const std::string& dir);
-// fsyncs a directory so that entries created or renamed in it are durable.
-Status SyncDir(const std::string& dir);
 
 }  // namespace strata::tiered
