@@ -41,7 +41,25 @@ std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx) {
 }
 
 std::vector<LiveBroker> FencedBrokers(const BrokerContext& ctx) {
-  return Registered(ctx, /*fenced=*/true);
+  std::vector<LiveBroker> out = Registered(ctx, /*fenced=*/true);
+  if (ctx.metadata == nullptr) return out;
+  // As in KRaft, a broker stays known once it registered: without a live
+  // registration (lease gone: stopped, crashed, cut off) it is fenced.
+  const cluster::MetadataView& view = ctx.metadata->view();
+  const std::string& listener = ctx.config.advertised_listeners().front().listener_name;
+  for (const auto& kv : view.RawPrefix(ctx.metadata->keys().KnownBrokersPrefix())) {
+    auto b = cluster::DecodeBroker(kv.value);
+    if (!b.ok() || view.Broker(b->node_id)) continue;
+    for (const auto& l : b->listeners) {
+      if (l.name != listener) continue;
+      LiveBroker entry{b->node_id.value(), l.host, l.port, std::nullopt};
+      if (!b->rack.empty()) entry.rack = b->rack;
+      out.push_back(std::move(entry));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.node_id < b.node_id; });
+  return out;
 }
 
 std::vector<cluster::PlacementBroker> PlacementBrokers(const BrokerContext& ctx) {

@@ -78,8 +78,10 @@ Status BrokerSession::RegisterOnce() {
   KvStore& kv = metadata_.kv();
   STRATA_ASSIGN_OR_RETURN(LeaseId lease, kv.GrantLease(options_.ttl));
   KvCompare absent = KvCompare::Absent(key_);
-  KvOp put = KvOp::Put(key_, EncodeBroker(Registration()), lease);
-  auto r = kv.Txn(std::span(&absent, 1), std::span(&put, 1));
+  const std::string record = EncodeBroker(Registration());
+  KvOp puts[] = {KvOp::Put(key_, record, lease),
+                 KvOp::Put(metadata_.keys().KnownBroker(options_.registration.node_id), record)};
+  auto r = kv.Txn(std::span(&absent, 1), std::span(puts));
   if (!r.ok() || !r->succeeded) {
     (void)kv.RevokeLease(lease);
     if (!r.ok()) return r.take_error();

@@ -70,6 +70,8 @@ ParsedKey KeyLayout::Parse(const std::string& key) const {
     out.kind = K::kProducerIds;
   } else if (StartsWith(rest, "brokers/")) {
     if (auto id = ParseInt(after("brokers/"))) out = {K::kBroker, {}, *id};
+  } else if (StartsWith(rest, "known_brokers/")) {
+    if (auto id = ParseInt(after("known_brokers/"))) out = {K::kKnownBroker, {}, *id};
   } else if (StartsWith(rest, "configs/brokers/")) {
     out = {K::kBrokerConfig, std::string(after("configs/brokers/")), -1};
   } else if (StartsWith(rest, "topics/")) {

@@ -16,6 +16,7 @@ struct ParsedKey {
     kClusterId,
     kController,
     kBroker,
+    kKnownBroker,
     kTopic,
     kPartition,
     kRemoteLog,
@@ -40,6 +41,13 @@ class KeyLayout {
   std::string ProducerIds() const { return prefix_ + "producer_ids"; }
   std::string BrokersPrefix() const { return prefix_ + "brokers/"; }
   std::string Broker(NodeId id) const { return BrokersPrefix() + std::to_string(id.value()); }
+  // The last registration of every broker that ever registered, kept
+  // without a lease: a broker that has one and no live registration is
+  // fenced (DescribeCluster's IncludeFencedBrokers).
+  std::string KnownBrokersPrefix() const { return prefix_ + "known_brokers/"; }
+  std::string KnownBroker(NodeId id) const {
+    return KnownBrokersPrefix() + std::to_string(id.value());
+  }
   // Dynamic broker configs: node id, or "default" (--entity-default).
   std::string BrokerConfig(const std::string& entity) const {
     return prefix_ + "configs/brokers/" + entity;

@@ -64,6 +64,7 @@ TEST(KeyLayout, EveryKeyKindParsesBack) {
     ExpectParsed(keys, keys.ProducerIds(), K::kProducerIds, "", -1);
     ExpectParsed(keys, keys.Broker(NodeId(0)), K::kBroker, "", 0);
     ExpectParsed(keys, keys.Broker(NodeId(2147483647)), K::kBroker, "", 2147483647);
+    ExpectParsed(keys, keys.KnownBroker(NodeId(7)), K::kKnownBroker, "", 7);
     ExpectParsed(keys, keys.BrokerConfig("5"), K::kBrokerConfig, "5", -1);
     ExpectParsed(keys, keys.BrokerConfig("default"), K::kBrokerConfig, "default", -1);
     ExpectParsed(keys, keys.Topic("orders.v2_x-y"), K::kTopic, "orders.v2_x-y", -1);
