@@ -40,6 +40,7 @@
 #include "protocol/messages/offset_for_leader_epoch.h"
 #include "protocol/messages/produce.h"
 #include "protocol/messages/sync_group.h"
+#include "protocol/messages/unregister_broker.h"
 #include "protocol/request_registry.h"
 
 namespace strata::protocol {
@@ -56,7 +57,7 @@ using AllRequests =
          AlterConfigsRequest, CreatePartitionsRequest, DeleteGroupsRequest,
          IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeQuorumRequest,
          EnvelopeRequest, DescribeClusterRequest, DescribeTopicPartitionsRequest,
-         ElectLeadersRequest>;
+         ElectLeadersRequest, UnregisterBrokerRequest>;
 
 // Decodes as M; if that works, encode -> decode -> encode must be stable.
 template <class M>

@@ -378,6 +378,8 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& req
       co_return HandleDescribeCluster(ctx, request);
     case ApiKey::kDescribeQuorum:
       co_return HandleDescribeQuorum(ctx, request);
+    case ApiKey::kUnregisterBroker:
+      co_return HandleUnregisterBroker(ctx, request);
     case ApiKey::kDescribeTopicPartitions:
       co_return HandleDescribeTopicPartitions(ctx, request);
     case ApiKey::kElectLeaders:

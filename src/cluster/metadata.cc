@@ -194,6 +194,28 @@ std::vector<std::string> Metadata::PendingRemoteDeletions() const {
   return out;
 }
 
+Status Metadata::UnregisterBroker(NodeId id) {
+  const std::string key = keys_.KnownBroker(id);
+  STRATA_ASSIGN_OR_RETURN(RangeResult known, kv_->Get(key));
+  std::optional<BrokerEntry> live = view_->Broker(id);
+  if (known.kvs.empty() && !live) {
+    return MakeError(Errc::kNotFound,
+                     "broker " + std::to_string(id.value()) + " is not registered");
+  }
+  if (!known.kvs.empty()) {
+    KvCompare same = KvCompare::ModRevisionIs(key, known.kvs[0].mod_revision);
+    KvOp drop = KvOp::Delete(key);
+    STRATA_ASSIGN_OR_RETURN(TxnResult r, kv_->Txn(std::span(&same, 1), std::span(&drop, 1)));
+    if (!r.succeeded) return MakeError(Errc::kUnavailable, "the broker registered again meanwhile");
+    view_->WaitForRevision(r.revision, std::chrono::seconds(5));
+  }
+  if (live) {
+    Status st = kv_->RevokeLease(live->lease);
+    if (!st.ok() && st.error().code != Errc::kNotFound) return st;
+  }
+  return Status::Ok();
+}
+
 Result<int64_t> Metadata::AllocateProducerIds(int64_t count) {
   int64_t first = 0;
   auto r = UpdateKey(keys_.ProducerIds(),

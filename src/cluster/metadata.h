@@ -66,6 +66,11 @@ class Metadata : public MetadataStore {
   // broker), changed by `mutate` in one compare-and-set; read from the view.
   Status UpdateBrokerConfigs(const std::string& entity, const ConfigMutation& mutate);
   std::map<std::string, std::string> BrokerConfigs(const std::string& entity) const;
+  // Forgets broker `id` (kafka-cluster unregister): its known-broker record
+  // goes, and a live registration loses its lease (the broker, if it runs,
+  // registers again with a higher epoch, as a KRaft broker would).
+  // kNotFound when the broker was never registered or is already forgotten.
+  Status UnregisterBroker(NodeId id);
   Status SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
                              const RemoteLogOffsets& offsets) override;
   Status ClaimRemoteLog(const std::string& topic_id, int32_t partition,

@@ -8,6 +8,8 @@ const char* ApiKeyName(int16_t key) {
       return "Produce";
     case ApiKey::kDescribeQuorum:
       return "DescribeQuorum";
+    case ApiKey::kUnregisterBroker:
+      return "UnregisterBroker";
     case ApiKey::kEnvelope:
       return "Envelope";
     case ApiKey::kElectLeaders:

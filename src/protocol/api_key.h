@@ -32,6 +32,7 @@ enum class ApiKey : int16_t {
   kIncrementalAlterConfigs = 44,
   kOffsetDelete = 47,
   kDescribeQuorum = 55,
+  kUnregisterBroker = 64,
   kEnvelope = 58,
   kDescribeCluster = 60,
   kDescribeTopicPartitions = 75,

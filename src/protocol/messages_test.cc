@@ -43,6 +43,7 @@
 #include "protocol/messages/offset_for_leader_epoch.h"
 #include "protocol/messages/produce.h"
 #include "protocol/messages/sync_group.h"
+#include "protocol/messages/unregister_broker.h"
 #include "protocol/request_registry.h"
 
 // ---------------------------------------------------------------------------
@@ -508,6 +509,13 @@ void Fill(DescribeClusterResponse& m, int16_t v, bool nulls) {
   m.cluster_authorized_operations = 0x20;
 }
 
+void Fill(UnregisterBrokerRequest& m, int16_t, bool) { m.broker_id = 7; }
+void Fill(UnregisterBrokerResponse& m, int16_t, bool nulls) {
+  m.throttle_time_ms = 5;
+  m.error_code = 102;
+  m.error_message = Opt(nulls, "broker 7 is not registered");
+}
+
 void Fill(DescribeQuorumRequest& m, int16_t, bool) { m.topics = {{"__cluster_metadata", {{0}}}}; }
 void Fill(EnvelopeRequest& m, int16_t, bool nulls) {
   m.request_data = {0, 19, 0, 7, 0, 0, 0, 9};
@@ -911,6 +919,9 @@ TEST(MessagesRoundTrip, CreatePartitions) {
 TEST(MessagesRoundTrip, IncrementalAlterConfigs) {
   RoundTripAllVersions<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>();
 }
+TEST(MessagesRoundTrip, UnregisterBroker) {
+  RoundTripAllVersions<UnregisterBrokerRequest, UnregisterBrokerResponse>();
+}
 TEST(MessagesRoundTrip, DescribeQuorum) {
   RoundTripAllVersions<DescribeQuorumRequest, DescribeQuorumResponse>();
 }
@@ -1238,7 +1249,7 @@ using AllRequests =
              InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest,
              AlterConfigsRequest, CreatePartitionsRequest, DeleteGroupsRequest,
              IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeQuorumRequest,
-             DescribeClusterRequest>;
+             DescribeClusterRequest, UnregisterBrokerRequest>;
 
 // Every strict prefix of a valid body must be rejected as corrupt.
 template <class M>

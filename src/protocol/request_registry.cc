@@ -35,6 +35,7 @@
 #include "protocol/messages/offset_for_leader_epoch.h"
 #include "protocol/messages/produce.h"
 #include "protocol/messages/sync_group.h"
+#include "protocol/messages/unregister_broker.h"
 
 namespace strata::protocol {
 namespace {
@@ -52,7 +53,7 @@ using AllRequests =
                 DescribeConfigsRequest, AlterConfigsRequest, CreatePartitionsRequest,
                 DeleteGroupsRequest, IncrementalAlterConfigsRequest, OffsetDeleteRequest,
                 DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
-                DescribeTopicPartitionsRequest, ElectLeadersRequest>;
+                DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest>;
 
 template <class... Ms>
 std::vector<ApiRange> BuildRanges(RequestList<Ms...>) {

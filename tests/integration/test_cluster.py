@@ -648,3 +648,30 @@ def test_a_topic_deleted_while_its_broker_is_down_leaves_no_data_there(cluster, 
     assert not b2.partition_dir(topic, 1).exists()  # gone before it serves
     assert "deleted stray partition directory" in b2.log_text(since_start=True), b2.log_tail()
     assert not remote_dirs()
+
+
+def test_a_stopped_broker_is_fenced_until_unregistered(cluster):
+    """KRaft keeps a stopped broker registered and fenced until `kafka-cluster unregister`;
+    so does Strata (its known-broker record), and the broker registers again when started."""
+    from test_kafka_tools import tool
+    cluster_tool = "org.apache.kafka.tools.ClusterTool"
+    b1, b2, b3 = cluster
+
+    def listed() -> str:
+        return tool(cluster_tool, "list-endpoints", "--bootstrap-server", b1.bootstrap,
+                    "--include-fenced-brokers")
+    b3.stop()
+    wait_until(lambda: re.search(r"^3\s.*\bfenced\b", listed(), re.M), 15,
+               "broker 3 listed as fenced", listed)
+    out = tool(cluster_tool, "unregister", "--bootstrap-server", b2.bootstrap, "--id", "3")
+    assert "no longer registered" in out, out
+    assert not re.search(r"^3\s", listed(), re.M), listed()
+    again = subprocess.run(
+        ["java", "-Xmx512m", "-cp", f"{kit.KAFKA_LIB}/*", cluster_tool, "unregister",
+         "--bootstrap-server", b2.bootstrap, "--id", "3"], capture_output=True, text=True,
+        timeout=120)
+    assert again.returncode != 0 and "BrokerIdNotRegistered" in again.stdout + again.stderr, \
+        again.stdout + again.stderr
+    b3.start()
+    wait_until(lambda: re.search(r"^3\s.*\bunfenced\b", listed(), re.M), 15,
+               "broker 3 registered again", listed)

@@ -29,6 +29,7 @@ HandlerResult HandleAlterConfigs(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleIncrementalAlterConfigs(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeQuorum(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleUnregisterBroker(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeTopicPartitions(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleElectLeaders(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request);

@@ -23,6 +23,7 @@ bool IsImplementedApi(int16_t api_key) {
     case ApiKey::kIncrementalAlterConfigs:
     case ApiKey::kDescribeCluster:
     case ApiKey::kDescribeQuorum:
+    case ApiKey::kUnregisterBroker:
     case ApiKey::kDescribeTopicPartitions:
     case ApiKey::kElectLeaders:
     case ApiKey::kFindCoordinator:
