@@ -248,11 +248,14 @@ def test_a_killed_broker_goes_offline_and_comes_back_with_every_record(cluster):
 
 
 def group_partition(group: str, partitions: int) -> int:
-    """The __consumer_offsets partition of a group: Kafka's abs(hashCode) % partitions."""
+    """The __consumer_offsets partition of a group: Kafka's Utils.abs(hashCode) % partitions
+    (Math.abs, with Integer.MIN_VALUE -> 0; not hashCode & 0x7fffffff, which differs for a
+    negative hashCode)."""
     h = 0
     for unit in group.encode("utf-16-be").hex(" ", 2).split():
         h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
-    return (h & 0x7FFFFFFF) % partitions
+    h = h - (1 << 32) if h >= 1 << 31 else h
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 # The issue's bound for a new controller after the old one's SIGKILL (the lease TTL is 3 s).

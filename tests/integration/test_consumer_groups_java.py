@@ -4,7 +4,9 @@ consumers, and Kafka's kafka-consumer-groups tool (list, describe with lag and m
 reset offsets --to-earliest/--to-offset/--shift-by, delete offsets, delete group).
 
 The Java member is java/src/main/java/io/strata/it/GroupConsume.java. It is compiled here
-with javac against java/target/lib (so the test does not depend on the jar being rebuilt);
+(with the other java/src programs, fixture `java_classes`, also used by
+test_cluster_clients.py) with javac against java/target/lib (so the test does not depend on
+the jar being rebuilt);
 it reports like the Python member of test_consumer_groups.py ("OWNED ...", "M p o",
 "CLOSED") and stops on a "stop" line on stdin.
 """
@@ -23,7 +25,7 @@ from test_consumer_groups import (GROUP_CONFIG, BackgroundProducer, Member, admi
                                   end_offsets, new_topic, start_members, wait_all_consumed, wait_until)
 
 GROUP_CMD = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
-JAVA_SRC = kit.JAVA_DIR / "src" / "main" / "java" / "io" / "strata" / "it" / "GroupConsume.java"
+JAVA_SRC_DIR = kit.JAVA_DIR / "src" / "main" / "java" / "io" / "strata" / "it"
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +34,8 @@ def java_classes(tmp_path_factory) -> str:
     if not list(lib.glob("kafka-clients-*.jar")):
         pytest.fail(f"{lib} has no kafka-clients jar: run scripts/install-test-deps.sh")
     out = tmp_path_factory.mktemp("java-classes")
-    r = subprocess.run(["javac", "-d", str(out), "-cp", f"{lib}/*", str(JAVA_SRC)],
+    r = subprocess.run(["javac", "-d", str(out), "-cp", f"{lib}/*",
+                        *map(str, sorted(JAVA_SRC_DIR.glob("*.java")))],
                        capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     return f"{out}:{lib}/*"

@@ -25,10 +25,10 @@ def java_program_built():
 
 
 def run_java(bootstrap: str, topic: str, codec: str, idempotence: bool = True,
-             records: int = N) -> str:
+             records: int = N, partitions: int = PARTITIONS) -> str:
     cmd = ["java", "-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
            "-cp", kit.JAVA_CLASSPATH, "io.strata.it.ProduceConsume",
-           "--bootstrap", bootstrap, "--topic", topic, "--partitions", str(PARTITIONS),
+           "--bootstrap", bootstrap, "--topic", topic, "--partitions", str(partitions),
            "--records", str(records), "--codec", codec,
            "--idempotence", str(idempotence).lower(), "--acks", "all"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
