@@ -117,7 +117,6 @@ int main(int argc, char** argv) {
   bm->add_option("--brokers", mo.brokers);
   bm->add_option("--topics", mo.topics);
   bm->add_option("--partitions", mo.partitions);
-  bm->add_option("--failover-leaders", mo.failover_leaders);
   bm->add_option("--json", mo.json_out);
 
   CLI11_PARSE(app, argc, argv);

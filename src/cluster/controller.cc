@@ -1,5 +1,6 @@
 #include "cluster/controller.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -83,6 +84,7 @@ void Controller::Run() {
     if (!was_active_) {
       known_epochs_.clear();  // a new term: nothing known of earlier epochs
       was_active_ = true;
+      DeleteUnfinishedCreations();
       dirty = true;
       next_balance_ = now + options_.leader_imbalance_check_interval;
     }
@@ -91,7 +93,9 @@ void Controller::Run() {
       BalanceLeaders();
     }
     if (!dirty) continue;
-    if (!ElectLeaders()) {
+    bool written = ElectLeaders();
+    passes_++;
+    if (!written) {
       // A record changed under us (or the store is down): decide again on
       // fresh state, after a pause so a persistent failure does not spin.
       std::unique_lock lock(mu_);
@@ -173,6 +177,39 @@ bool Controller::ElectLeaders() {
   if (last != 0) view.WaitForRevision(last, std::chrono::seconds(5));
   if (all_written) known_epochs_ = std::move(epochs);
   return all_written;
+}
+
+void Controller::DeleteUnfinishedCreations() {
+  // Metadata::CreateTopic writes a new topic's partition records before its
+  // topic record; a controller that died or was deposed in between left
+  // records nobody reads. Only records older than this term qualify: this
+  // controller's own creations start after its election.
+  MetadataView& view = metadata_.view();
+  const Revision term = election_.election_revision();
+  if (!view.WaitForRevision(term, std::chrono::seconds(5))) return;
+  std::set<std::string> named;
+  for (const auto& topic : view.Topics()) named.insert(UuidToBase64(topic.record.id));
+  for (const std::string& id : view.PartitionTopicIds()) {
+    if (named.contains(id)) continue;
+    auto partitions = view.Partitions(id);
+    if (partitions.empty() ||
+        std::any_of(partitions.begin(), partitions.end(),
+                    [&](const auto& p) { return p.second.mod_revision >= term; })) {
+      continue;
+    }
+    KvCompare fence = election_.Fence();
+    KvOp drop = KvOp::DeletePrefix(metadata_.keys().TopicPartitions(id));
+    auto r = metadata_.kv().Txn(std::span(&fence, 1), std::span(&drop, 1));
+    if (!r.ok() || !r->succeeded) {
+      ControllerLog()->warn("deleting the partition records of unfinished topic creation {}: {}",
+                            id, r.ok() ? "no longer the controller" : r.error().message);
+      return;
+    }
+    ControllerLog()->warn(
+        "deleted {} partition records of topic id {}, which has no topic record (a creation "
+        "that did not finish)",
+        partitions.size(), id);
+  }
 }
 
 int64_t Controller::OfflinePartitions() const {

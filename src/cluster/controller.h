@@ -67,6 +67,9 @@ class Controller {
 
   // Leadership changes written so far (for tests and metrics).
   int64_t leader_changes() const { return leader_changes_.load(); }
+  // Passes over every partition made as the active controller (each one
+  // ends with its writes applied to this broker's view).
+  int64_t passes() const { return passes_.load(); }
   // Whether this broker is the active controller now.
   bool active() const { return election_.active(); }
   // Partitions with no leader, or one whose registration is gone (Kafka's
@@ -77,6 +80,9 @@ class Controller {
   void Run();
   // One pass over every partition; true when all its writes went through.
   bool ElectLeaders();
+  // At the start of a term: deletes partition records whose topic record was
+  // never written (a creation cut short by a controller crash or fence).
+  void DeleteUnfinishedCreations();
   // Preferred elections for the brokers above the imbalance percentage.
   void BalanceLeaders();
 
@@ -84,6 +90,7 @@ class Controller {
   ControllerElection& election_;
   const ControllerOptions options_;
   std::atomic<int64_t> leader_changes_{0};
+  std::atomic<int64_t> passes_{0};
   // The broker epochs seen by the last pass as this controller: a different
   // one now means the broker registered again.
   std::map<NodeId, BrokerEpoch> known_epochs_;

@@ -115,6 +115,45 @@ TEST_P(ControllerElectionTest, ACleanShutdownHandsOverAtOnce) {
 // ElectLeaders as the controller runs it: a preferred election moves the
 // leadership to the first replica under the fence, with higher epochs; it is
 // not needed twice; "all" finds nothing to do then; a non-controller is fenced.
+TEST_P(ControllerElectionTest, ANewControllerDeletesPartitionRecordsOfUnfinishedCreations) {
+  // Before any controller: a topic created whole, and the partition records
+  // of one whose creator died before writing its topic record.
+  Add(1);
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+  Node& first = nodes_[0];
+  auto kept = first.md->CreateTopic({.name = "kept", .partitions = 2});
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  const std::string kept_id = UuidToBase64(kept->id);
+  const std::string orphan_id = UuidToBase64(RandomTopicId());
+  PartitionRecord rec;
+  rec.replicas = rec.isr = {NodeId(1)};
+  rec.leader = NodeId(1);
+  std::vector<KvOp> puts;
+  for (int p = 0; p < 3; ++p) {
+    puts.push_back(KvOp::Put(first.md->keys().Partition(orphan_id, p), EncodePartition(rec)));
+  }
+  auto put = kv_->Txn({}, puts);
+  ASSERT_TRUE(put.ok() && put->succeeded);
+  ASSERT_TRUE(first.md->view().WaitForRevision(put->revision, 5000ms));
+  // The first controller's term began before those records: it must not
+  // take them (only a later term may, once their creator is fenced).
+  {
+    Controller controller(*first.md, *first.election, {});
+    ASSERT_TRUE(Eventually([&] { return controller.active(); }));
+  }
+  EXPECT_EQ(first.md->view().Partitions(orphan_id).size(), 3u);
+  // A new term: the old controller's session ends, another broker wins.
+  Add(2);
+  nodes_[0].election.reset();
+  nodes_[0].session.reset();
+  Node& second = nodes_[1];
+  ASSERT_TRUE(Eventually([&] { return second.election->active(); }));
+  Controller controller(*second.md, *second.election, {});
+  ASSERT_TRUE(Eventually([&] { return second.md->view().Partitions(orphan_id).empty(); }));
+  EXPECT_EQ(second.md->view().Partitions(kept_id).size(), 2u);
+  EXPECT_TRUE(second.md->view().Topic("kept").has_value());
+}
+
 TEST_P(ControllerElectionTest, RequestedElectionsMoveLeadershipUnderTheFence) {
   Add(1);
   ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));

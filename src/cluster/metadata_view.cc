@@ -365,6 +365,13 @@ std::optional<PartitionEntry> MetadataView::Partition(const std::string& topic_i
   return p->second;
 }
 
+std::vector<std::string> MetadataView::PartitionTopicIds() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [id, partitions] : state_.partitions) out.push_back(id);
+  return out;
+}
+
 std::vector<BrokerEntry> MetadataView::Brokers() const {
   std::lock_guard lock(mu_);
   std::vector<BrokerEntry> out;

@@ -62,6 +62,8 @@ class MetadataView {
   std::vector<TopicEntry> Topics() const;
   // Partitions of a topic (by its base64 id), by index.
   std::map<int32_t, PartitionEntry> Partitions(const std::string& topic_id) const;
+  // The topic ids that have partition records (with a topic record or not).
+  std::vector<std::string> PartitionTopicIds() const;
   std::optional<PartitionEntry> Partition(const std::string& topic_id, int32_t partition) const;
   std::vector<BrokerEntry> Brokers() const;
   std::optional<BrokerEntry> Broker(NodeId id) const;

@@ -678,3 +678,40 @@ def test_a_stopped_broker_is_fenced_until_unregistered(cluster):
     b3.start()
     wait_until(lambda: re.search(r"^3\s.*\bunfenced\b", listed(), re.M), 15,
                "broker 3 registered again", listed)
+
+
+def test_a_standby_broker_registers_its_capacity_and_holds_nothing(tmp_path, broker_factory):
+    """strata.broker.standby: registered (state standby, with the declared capacity) and listed,
+    but topics are placed over the active brokers only."""
+    import json
+    etcd, brokers = start_cluster(tmp_path, broker_factory)
+    try:
+        standby = broker_factory(config={
+            **{k: v for k, v in brokers[0].config.items()
+               if k.startswith(("strata.etcd", "strata.metadata", "strata.remote",
+                                "remote.log"))},
+            "node.id": "4", "strata.broker.standby": "true",
+            "strata.broker.capacity.network.in.bytes.per.sec": "125000000",
+            "strata.broker.capacity.network.out.bytes.per.sec": "250000000",
+            "strata.broker.capacity.cpu.cores": "16"})
+        wait_until(lambda: len(metadata(brokers[0]).brokers) == 4, 15, "4 registered brokers",
+                   lambda: metadata(brokers[0]).brokers)
+        reg = json.loads(etcd.get_prefix(f"{PREFIX}/brokers/4")[f"{PREFIX}/brokers/4"]["value"])
+        assert reg["state"] == "standby", reg
+        assert reg["capacity"]["network_in_bytes_per_sec"] == 125000000, reg
+        assert reg["capacity"]["network_out_bytes_per_sec"] == 250000000, reg
+        assert reg["capacity"]["cpu_cores"] == 16, reg
+        assert reg["capacity"]["disk_bytes"] > 0, reg  # the log dir's file system
+        active = json.loads(etcd.get_prefix(f"{PREFIX}/brokers/1")[f"{PREFIX}/brokers/1"]["value"])
+        assert active["state"] == "active" and "network_in_bytes_per_sec" not in active["capacity"]
+
+        topic = kit.unique_topic("not-on-standby")
+        kit.create_topic(standby.bootstrap, topic, 12)  # even through the standby broker
+        placed = leaders(brokers[0], topic)
+        assert len(placed) == 12 and all(4 not in replicas for _, replicas in placed.values()), \
+            placed
+        standby.stop()
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()

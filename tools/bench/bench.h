@@ -35,7 +35,6 @@ struct MetadataScaleOptions {
   int32_t brokers = 1000;
   int32_t topics = 1000;
   int64_t partitions = 1000000;
-  int64_t failover_leaders = 1000;
   std::string json_out;
 };
 
