@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Cluster metadata at scale against a real etcd (Debian's etcd-server) on loopback:
 #  1. the target scale, simulated (no brokers): `strata bench metadata` writes 1,000 broker
-#     registrations and 1,000,000 partition records through the etcd backend and measures a
-#     controller start (paged load), one broker's catch-up from its watch and one failover
-#     moving 1,000 leaders; etcd's database size gives bytes per partition;
+#     registrations and 1,000,000 partition records through the etcd backend and measures one
+#     broker's catch-up from its watch, a controller start (view load, election and the
+#     Controller's first pass) and one failover in which the Controller moves a broker's 1,000
+#     leaders; etcd's database size gives bytes per partition;
 #  2. one broker on etcd: partitions created with the AdminClient (topics of 100), then the
 #     time for the restarted broker to load and serve them. 6,000 by default: each partition
 #     holds 3 files open and this machine's hard limit is 20,000 descriptors per process
