@@ -7,14 +7,19 @@
 #   scripts/cluster.sh status     what runs, and the cluster's brokers as etcd has them
 #   scripts/cluster.sh down       stops the brokers (SIGTERM, then SIGKILL) and etcd
 #
-# Broker n listens on 127.0.0.1:909(1+n) (9092, 9093, ...), its admin API on
-# 127.0.0.1:808(4+n); etcd's client port is 2379 (STRATA_ETCD_PORT).
+# Broker n listens on 127.0.0.1:909(1+n) (9092, 9093, ...; the first is
+# STRATA_BROKER_PORT), its admin API on 127.0.0.1:808(4+n) (the first is
+# STRATA_ADMIN_PORT); etcd's client port is 2379 (STRATA_ETCD_PORT) and its
+# peer port the next one. "down" stops a broker that does not stop on SIGTERM
+# within 30 s with SIGKILL, says so and exits 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 dir=${STRATA_CLUSTER_DIR:-$root/cluster}
 etcd_port=${STRATA_ETCD_PORT:-2379}
 etcd_peer=$((etcd_port + 1))
+broker_port=${STRATA_BROKER_PORT:-9092}
+admin_port=${STRATA_ADMIN_PORT:-8085}
 bin=${STRATA_BIN:-$root/build/strata}
 prefix=/strata
 
@@ -46,7 +51,7 @@ up() {
     wait_port 127.0.0.1 "$etcd_port" 20 etcd "$dir/etcd.log"
   fi
   for ((i = 1; i <= n; i++)); do
-    local pid=$dir/broker-$i.pid port=$((9091 + i)) admin=$((8084 + i))
+    local pid=$dir/broker-$i.pid port=$((broker_port + i - 1)) admin=$((admin_port + i - 1))
     running "$pid" && continue
     mkdir -p "$dir/broker-$i"
     "$bin" serve --config config/server.properties \
@@ -62,9 +67,9 @@ up() {
   done
   echo "etcd:      127.0.0.1:$etcd_port (prefix $prefix)"
   for ((i = 1; i <= n; i++)); do
-    echo "broker $i:  127.0.0.1:$((9091 + i))  admin http://127.0.0.1:$((8084 + i))/  log $dir/broker-$i.log"
+    echo "broker $i:  127.0.0.1:$((broker_port + i - 1))  admin http://127.0.0.1:$((admin_port + i - 1))/  log $dir/broker-$i.log"
   done
-  echo "bootstrap: $(for ((i = 1; i <= n; i++)); do printf '127.0.0.1:%d,' $((9091 + i)); done | sed 's/,$//')"
+  echo "bootstrap: $(for ((i = 1; i <= n; i++)); do printf '127.0.0.1:%d,' $((broker_port + i - 1)); done | sed 's/,$//')"
 }
 
 status() {
@@ -90,15 +95,21 @@ stop_pid() {  # pidfile seconds
     kill -TERM "$pid"
     local deadline=$((SECONDS + $2))
     while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
-    kill -0 "$pid" 2>/dev/null && { echo "$(basename "$1" .pid) did not stop in $2 s: killed" >&2; kill -KILL "$pid"; }
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "$(basename "$1" .pid) did not stop in $2 s: killed" >&2
+      kill -KILL "$pid"
+      unclean=1
+    fi
   fi
   rm -f "$1"
 }
+unclean=0
 
 down() {
   for pid in "$dir"/broker-*.pid; do stop_pid "$pid" 30; done
   stop_pid "$dir/etcd.pid" 15
   echo "stopped (data kept in $dir; remove it for a fresh cluster)"
+  return $unclean
 }
 
 case ${1:-} in
