@@ -8,6 +8,7 @@
 #include "base/metrics.h"
 #include "cluster/log.h"
 #include "cluster/partition_leadership.h"
+#include "cluster/partition_reassignment.h"
 
 namespace strata::cluster {
 
@@ -23,6 +24,12 @@ metrics::Counter& UncleanElections() {
       "leaders elected from outside the ISR by this controller (Kafka's "
       "UncleanLeaderElectionsPerSec)");
   return c;
+}
+
+std::string JoinIds(const std::vector<NodeId>& ids) {
+  std::string out;
+  for (NodeId id : ids) out += (out.empty() ? "" : ",") + std::to_string(id.value());
+  return out;
 }
 
 struct Change {
@@ -134,6 +141,12 @@ bool Controller::ElectLeaders() {
         lost_unflushed};
     for (const auto& [p, entry] : view.Partitions(id)) {
       auto next = ElectLeader(entry.record, live, restarted, allow_unclean, elr);
+      if (auto done = CompleteReassignment(next ? *next : entry.record, live)) {
+        ControllerLog()->info("{}-{}: reassignment complete: replicas [{}], leader {}",
+                              topic.record.name, p, JoinIds(done->replicas),
+                              done->leader.value());
+        next = std::move(done);
+      }
       if (!next) continue;
       if (IsUncleanElection(entry.record, *next)) {
         unclean++;

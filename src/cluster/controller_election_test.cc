@@ -257,8 +257,68 @@ TEST_P(ControllerElectionTest, UncleanElectionOnlyForTopicsThatAllowIt) {
   EXPECT_EQ(ctl.md->view().Partition(clean, 0)->record.isr, std::vector<NodeId>{NodeId(3)});
 }
 
+// A reassignment as the controller runs it: started under the fence (the
+// target joins the replicas, nothing leaves yet), completed by the
+// controller's pass once the ISR holds the target (the removed leader hands
+// over at a new epoch), refused for a broker that is not the controller.
+TEST_P(ControllerElectionTest, AReassignmentCompletesOnceTheTargetIsInSync) {
+  Add(1);
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+  Add(2);
+  Add(3);
+  Node& ctl = nodes_[0];
+  ctl.md->SetControllerFence([&ctl]() -> std::optional<KvCompare> {
+    if (!ctl.election->active()) return std::nullopt;
+    return ctl.election->Fence();
+  });
+  Controller controller(*ctl.md, *ctl.election, {});
+  ASSERT_TRUE(Eventually([&] { return ctl.md->view().Brokers().size() == 3; }));
+  PartitionRecord rec;
+  rec.replicas = rec.isr = {NodeId(1), NodeId(2)};
+  rec.leader = NodeId(1);
+  rec.leader_epoch = LeaderEpoch(2);
+  rec.partition_epoch = PartitionEpoch(2);
+  const std::string id = PutPartition(*ctl.md, *kv_, "moving", rec);
+
+  auto started = ctl.md->AlterReassignment(id, 0, std::vector<NodeId>{NodeId(2), NodeId(3)});
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  ASSERT_EQ(started->error, ReassignmentError::kNone) << started->message;
+  auto now = ctl.md->view().Partition(id, 0).value();
+  EXPECT_EQ(now.record.replicas, (std::vector<NodeId>{NodeId(2), NodeId(3), NodeId(1)}));
+  EXPECT_EQ(now.record.adding, std::vector<NodeId>{NodeId(3)});
+  EXPECT_EQ(now.record.leader, NodeId(1));
+
+  // The leader takes the new replica into the ISR once it caught up.
+  auto joined = ctl.md->AlterPartitionIsr(id, 0, NodeId(1), now.record.leader_epoch,
+                                          now.record.partition_epoch,
+                                          {NodeId(2), NodeId(3), NodeId(1)}, 1);
+  ASSERT_TRUE(joined.ok()) << joined.error().message;
+  ASSERT_TRUE(Eventually([&] {
+    auto p = ctl.md->view().Partition(id, 0);
+    return p && p->record.adding.empty() && p->record.removing.empty();
+  }));
+  auto done = ctl.md->view().Partition(id, 0).value().record;
+  EXPECT_EQ(done.replicas, (std::vector<NodeId>{NodeId(2), NodeId(3)}));
+  EXPECT_EQ(done.isr, (std::vector<NodeId>{NodeId(2), NodeId(3)}));
+  EXPECT_EQ(done.leader, NodeId(2));
+  EXPECT_GT(done.leader_epoch, now.record.leader_epoch);
+
+  auto nothing = ctl.md->AlterReassignment(id, 0, std::nullopt);
+  ASSERT_TRUE(nothing.ok());
+  EXPECT_EQ(nothing->error, ReassignmentError::kNoReassignmentInProgress);
+  nodes_[1].md->SetControllerFence([&]() -> std::optional<KvCompare> {
+    if (!nodes_[1].election->active()) return std::nullopt;
+    return nodes_[1].election->Fence();
+  });
+  auto refused =
+      nodes_[1].md->AlterReassignment(id, 0, std::vector<NodeId>{NodeId(1), NodeId(3)});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Errc::kFenced);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ControllerElectionTest, ::testing::Values("embedded", "etcd"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace strata::cluster
+

@@ -17,6 +17,7 @@
 #include "cluster/kv_store.h"
 #include "cluster/metadata_store.h"
 #include "cluster/metadata_view.h"
+#include "cluster/partition_reassignment.h"
 #include "cluster/types.h"
 
 namespace strata::cluster {
@@ -93,6 +94,13 @@ class Metadata : public MetadataStore {
   // broker not registered, fenced or in controlled shutdown (Kafka's
   // INELIGIBLE_REPLICA). The eligible leader replicas follow the change
   // (UpdateEligibleLeaders with the topic's `min_insync_replicas`).
+  // Starts a reassignment of one partition towards `target`, or cancels the
+  // one in progress (nullopt): as the active controller, by compare-and-set
+  // (partition_reassignment.h has the rules; their refusals come back in
+  // ReassignmentChange::error). kNotFound for an unknown partition, kFenced
+  // for a broker that is not the controller.
+  Result<ReassignmentChange> AlterReassignment(const std::string& topic_id, int32_t partition,
+                                               const std::optional<std::vector<NodeId>>& target);
   Result<PartitionRecord> AlterPartitionIsr(const std::string& topic_id, int32_t partition,
                                             NodeId leader, LeaderEpoch leader_epoch,
                                             PartitionEpoch partition_epoch, std::vector<NodeId> isr,
