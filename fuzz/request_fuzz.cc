@@ -11,6 +11,7 @@
 #include "protocol/header.h"
 #include "protocol/message.h"
 #include "protocol/messages/alter_configs.h"
+#include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
@@ -33,6 +34,7 @@
 #include "protocol/messages/leave_group.h"
 #include "protocol/messages/list_groups.h"
 #include "protocol/messages/list_offsets.h"
+#include "protocol/messages/list_partition_reassignments.h"
 #include "protocol/messages/metadata.h"
 #include "protocol/messages/offset_commit.h"
 #include "protocol/messages/offset_delete.h"
@@ -57,7 +59,8 @@ using AllRequests =
          AlterConfigsRequest, CreatePartitionsRequest, DeleteGroupsRequest,
          IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeQuorumRequest,
          EnvelopeRequest, DescribeClusterRequest, DescribeTopicPartitionsRequest,
-         ElectLeadersRequest, UnregisterBrokerRequest>;
+         ElectLeadersRequest, UnregisterBrokerRequest, AlterPartitionReassignmentsRequest,
+         ListPartitionReassignmentsRequest>;
 
 // Decodes as M; if that works, encode -> decode -> encode must be stable.
 template <class M>

@@ -62,6 +62,10 @@ const char* ApiKeyName(int16_t key) {
       return "DeleteGroups";
     case ApiKey::kIncrementalAlterConfigs:
       return "IncrementalAlterConfigs";
+    case ApiKey::kAlterPartitionReassignments:
+      return "AlterPartitionReassignments";
+    case ApiKey::kListPartitionReassignments:
+      return "ListPartitionReassignments";
     case ApiKey::kOffsetDelete:
       return "OffsetDelete";
     case ApiKey::kDescribeCluster:

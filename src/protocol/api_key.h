@@ -30,6 +30,8 @@ enum class ApiKey : int16_t {
   kDeleteGroups = 42,
   kElectLeaders = 43,
   kIncrementalAlterConfigs = 44,
+  kAlterPartitionReassignments = 45,
+  kListPartitionReassignments = 46,
   kOffsetDelete = 47,
   kDescribeQuorum = 55,
   kUnregisterBroker = 64,

@@ -14,6 +14,7 @@
 #include "protocol/header.h"
 #include "protocol/message.h"
 #include "protocol/messages/alter_configs.h"
+#include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
@@ -36,6 +37,7 @@
 #include "protocol/messages/leave_group.h"
 #include "protocol/messages/list_groups.h"
 #include "protocol/messages/list_offsets.h"
+#include "protocol/messages/list_partition_reassignments.h"
 #include "protocol/messages/metadata.h"
 #include "protocol/messages/offset_commit.h"
 #include "protocol/messages/offset_delete.h"
@@ -516,6 +518,33 @@ void Fill(UnregisterBrokerResponse& m, int16_t, bool nulls) {
   m.error_message = Opt(nulls, "broker 7 is not registered");
 }
 
+void Fill(AlterPartitionReassignmentsRequest& m, int16_t v, bool nulls) {
+  m.timeout_ms = 5000;
+  if (v >= 1) m.allow_replication_factor_change = false;
+  AlterPartitionReassignmentsRequest::Partition cancel{1, std::nullopt};
+  if (!nulls) cancel.replicas = std::vector<int32_t>{};  // empty, not null
+  m.topics = {{"t1", {{0, std::vector<int32_t>{3, 1, 2}}, cancel}}, {"t2", {}}};
+}
+void Fill(AlterPartitionReassignmentsResponse& m, int16_t v, bool nulls) {
+  m.throttle_time_ms = 3;
+  if (v >= 1) m.allow_replication_factor_change = false;
+  m.error_code = nulls ? 0 : 41;
+  m.error_message = Opt(nulls, "not the controller");
+  m.responses = {{"t1", {{0, 0, Opt(nulls, "ok")}, {1, 85, "no reassignment in progress"}}},
+                 {"t2", {}}};
+}
+void Fill(ListPartitionReassignmentsRequest& m, int16_t, bool nulls) {
+  m.timeout_ms = 5000;
+  if (!nulls)
+    m.topics = std::vector<ListPartitionReassignmentsRequest::Topic>{{"t1", {0, 2}}, {"t2", {}}};
+}
+void Fill(ListPartitionReassignmentsResponse& m, int16_t, bool nulls) {
+  m.throttle_time_ms = 4;
+  m.error_code = nulls ? 0 : 31;
+  m.error_message = Opt(nulls, "denied");
+  m.topics = {{"t1", {{0, {3, 1, 2, 4}, {4}, {3}}, {2, {1, 2}, {}, {}}}}};
+}
+
 void Fill(DescribeQuorumRequest& m, int16_t, bool) { m.topics = {{"__cluster_metadata", {{0}}}}; }
 void Fill(EnvelopeRequest& m, int16_t, bool nulls) {
   m.request_data = {0, 19, 0, 7, 0, 0, 0, 9};
@@ -919,6 +948,12 @@ TEST(MessagesRoundTrip, CreatePartitions) {
 TEST(MessagesRoundTrip, IncrementalAlterConfigs) {
   RoundTripAllVersions<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>();
 }
+TEST(MessagesRoundTrip, AlterPartitionReassignments) {
+  RoundTripAllVersions<AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse>();
+}
+TEST(MessagesRoundTrip, ListPartitionReassignments) {
+  RoundTripAllVersions<ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse>();
+}
 TEST(MessagesRoundTrip, UnregisterBroker) {
   RoundTripAllVersions<UnregisterBrokerRequest, UnregisterBrokerResponse>();
 }
@@ -1057,6 +1092,32 @@ TEST(MessagesGolden, MetadataRequestV9Flexible) {
   EXPECT_TRUE(t->include_topic_authorized_operations);
 }
 
+// v1 puts AllowReplicationFactorChange after TimeoutMs; a null Replicas
+// (cancel) is a compact length of 0, distinct from an empty list (1).
+TEST(MessagesGolden, AlterPartitionReassignmentsRequestCancel) {
+  AlterPartitionReassignmentsRequest r;
+  r.timeout_ms = 5000;
+  r.allow_replication_factor_change = false;
+  r.topics = {{"foo", {{0, std::vector<int32_t>{1, 2}}, {1, std::nullopt}}}};
+  Bytes v1 =
+      Hex("00001388 00 02 04 666f6f 03 00000000 03 00000001 00000002 00 00000001 00 00 00 00");
+  EXPECT_EQ(EncodeAt(r, 1, true), v1);
+  auto d = Decode<AlterPartitionReassignmentsRequest>(MutableByteView(v1), 1, true);
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->allow_replication_factor_change);
+  ASSERT_EQ(d->topics.size(), 1u);
+  ASSERT_EQ(d->topics[0].partitions.size(), 2u);
+  EXPECT_EQ(d->topics[0].partitions[0].replicas, (std::vector<int32_t>{1, 2}));
+  EXPECT_FALSE(d->topics[0].partitions[1].replicas.has_value());
+
+  Bytes v0 = Hex("00001388 02 04 666f6f 02 00000001 01 00 00 00");
+  auto d0 = Decode<AlterPartitionReassignmentsRequest>(MutableByteView(v0), 0, true);
+  ASSERT_TRUE(d0.ok());
+  EXPECT_TRUE(d0->allow_replication_factor_change);  // absent in v0: the default
+  ASSERT_TRUE(d0->topics[0].partitions[0].replicas.has_value());
+  EXPECT_TRUE(d0->topics[0].partitions[0].replicas->empty());
+}
+
 TEST(MessagesGolden, MetadataRequestV12NullNameWithId) {
   MetadataRequest r;
   r.topics = {{MetadataRequest::Topic{.topic_id = Id(0), .name = std::nullopt}}};
@@ -1191,7 +1252,7 @@ TEST(MessagesGolden, FetchResponseV12) {
 
 TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   const auto& apis = SupportedApis();
-  ASSERT_EQ(apis.size(), 31u);
+  ASSERT_EQ(apis.size(), 33u);
   for (size_t i = 1; i < apis.size(); ++i) EXPECT_LT(apis[i - 1].key, apis[i].key);
   const ApiRange* md = FindApi(3);
   ASSERT_NE(md, nullptr);
@@ -1249,7 +1310,8 @@ using AllRequests =
              InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest,
              AlterConfigsRequest, CreatePartitionsRequest, DeleteGroupsRequest,
              IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeQuorumRequest,
-             DescribeClusterRequest, UnregisterBrokerRequest>;
+             DescribeClusterRequest, UnregisterBrokerRequest, AlterPartitionReassignmentsRequest,
+             ListPartitionReassignmentsRequest>;
 
 // Every strict prefix of a valid body must be rejected as corrupt.
 template <class M>

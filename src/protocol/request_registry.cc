@@ -6,6 +6,7 @@
 
 #include "protocol/message.h"
 #include "protocol/messages/alter_configs.h"
+#include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
@@ -28,6 +29,7 @@
 #include "protocol/messages/leave_group.h"
 #include "protocol/messages/list_groups.h"
 #include "protocol/messages/list_offsets.h"
+#include "protocol/messages/list_partition_reassignments.h"
 #include "protocol/messages/metadata.h"
 #include "protocol/messages/offset_commit.h"
 #include "protocol/messages/offset_delete.h"
@@ -53,7 +55,8 @@ using AllRequests =
                 DescribeConfigsRequest, AlterConfigsRequest, CreatePartitionsRequest,
                 DeleteGroupsRequest, IncrementalAlterConfigsRequest, OffsetDeleteRequest,
                 DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
-                DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest>;
+                DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest,
+                AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest>;
 
 template <class... Ms>
 std::vector<ApiRange> BuildRanges(RequestList<Ms...>) {
