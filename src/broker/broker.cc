@@ -380,6 +380,10 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& req
       co_return HandleDescribeQuorum(ctx, request);
     case ApiKey::kUnregisterBroker:
       co_return HandleUnregisterBroker(ctx, request);
+    case ApiKey::kAlterPartitionReassignments:
+      co_return HandleAlterPartitionReassignments(ctx, request);
+    case ApiKey::kListPartitionReassignments:
+      co_return HandleListPartitionReassignments(ctx, request);
     case ApiKey::kDescribeTopicPartitions:
       co_return HandleDescribeTopicPartitions(ctx, request);
     case ApiKey::kElectLeaders:

@@ -9,6 +9,7 @@
 #include "broker/cluster_state.h"
 #include "broker/log.h"
 #include "protocol/api_key.h"
+#include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_topics.h"
@@ -27,6 +28,7 @@ bool IsControllerBound(int16_t api_key) {
     case ApiKey::kCreatePartitions:
     case ApiKey::kDeleteTopics:
     case ApiKey::kElectLeaders:
+    case ApiKey::kAlterPartitionReassignments:
       return true;
     default:
       return false;
@@ -80,6 +82,22 @@ HandlerResult ControllerBoundErrorResponse(net::Request& request, ErrorCode code
     case ApiKey::kElectLeaders: {
       STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<protocol::ElectLeadersRequest>(request));
       auto resp = ElectLeadersFailed(req, code, message);
+      return std::optional<Bytes>(EncodeResponse(request, resp));
+    }
+    case ApiKey::kAlterPartitionReassignments: {
+      STRATA_ASSIGN_OR_RETURN(auto req,
+                              DecodeRequest<protocol::AlterPartitionReassignmentsRequest>(request));
+      protocol::AlterPartitionReassignmentsResponse resp;
+      resp.allow_replication_factor_change = req.allow_replication_factor_change;
+      resp.error_code = Code(code);
+      resp.error_message = message;
+      for (const auto& t : req.topics) {
+        auto& out = resp.responses.emplace_back();
+        out.name = t.name;
+        for (const auto& p : t.partitions) {
+          out.partitions.push_back({p.partition_index, Code(code), message});
+        }
+      }
       return std::optional<Bytes>(EncodeResponse(request, resp));
     }
     default:

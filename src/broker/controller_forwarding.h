@@ -36,7 +36,8 @@
 
 namespace strata::broker {
 
-// CreateTopics, CreatePartitions, DeleteTopics and ElectLeaders.
+// CreateTopics, CreatePartitions, DeleteTopics, ElectLeaders and
+// AlterPartitionReassignments.
 bool IsControllerBound(int16_t api_key);
 
 // An ElectLeaders response with every asked partition (and, v1+, the whole

@@ -35,7 +35,10 @@ void Partition::Apply(const cluster::PartitionRecord& record, int64_t now_ms) {
   if (record.partition_epoch < state_.partition_epoch) return;
   bool new_leadership = record.leader == self_ &&
                         (state_.leader != self_ || record.leader_epoch != state_.leader_epoch);
+  bool new_replicas =
+      record.leader == self_ && !new_leadership && record.replicas != state_.replicas;
   state_ = record;
+  if (new_replicas) followers_.UpdateReplicas(state_.replicas);
   if (new_leadership) {
     // Kafka's makeLeader: followers start unknown, ISR members caught up
     // as of now; this epoch's data starts at our log end.

@@ -289,9 +289,9 @@ TEST_P(ControllerElectionTest, AReassignmentCompletesOnceTheTargetIsInSync) {
   EXPECT_EQ(now.record.leader, NodeId(1));
 
   // The leader takes the new replica into the ISR once it caught up.
-  auto joined = ctl.md->AlterPartitionIsr(id, 0, NodeId(1), now.record.leader_epoch,
-                                          now.record.partition_epoch,
-                                          {NodeId(2), NodeId(3), NodeId(1)}, 1);
+  auto joined =
+      ctl.md->AlterPartitionIsr(id, 0, NodeId(1), now.record.leader_epoch,
+                                now.record.partition_epoch, {NodeId(2), NodeId(3), NodeId(1)}, 1);
   ASSERT_TRUE(joined.ok()) << joined.error().message;
   ASSERT_TRUE(Eventually([&] {
     auto p = ctl.md->view().Partition(id, 0);
@@ -310,8 +310,7 @@ TEST_P(ControllerElectionTest, AReassignmentCompletesOnceTheTargetIsInSync) {
     if (!nodes_[1].election->active()) return std::nullopt;
     return nodes_[1].election->Fence();
   });
-  auto refused =
-      nodes_[1].md->AlterReassignment(id, 0, std::vector<NodeId>{NodeId(1), NodeId(3)});
+  auto refused = nodes_[1].md->AlterReassignment(id, 0, std::vector<NodeId>{NodeId(1), NodeId(3)});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Errc::kFenced);
 }
@@ -321,4 +320,3 @@ INSTANTIATE_TEST_SUITE_P(Backends, ControllerElectionTest, ::testing::Values("em
 
 }  // namespace
 }  // namespace strata::cluster
-

@@ -65,7 +65,8 @@ ReassignmentChange StartReassignment(const PartitionRecord& current,
   next.elr = Within(current.elr, next.replicas);
   if (next.isr.empty()) return Invalid("no in-sync replica would be left");
   next.leader = LeaderWithin(current, next.replicas, nullptr);
-  if (next.leader != current.leader) next.leader_epoch = LeaderEpoch(current.leader_epoch.value() + 1);
+  if (next.leader != current.leader)
+    next.leader_epoch = LeaderEpoch(current.leader_epoch.value() + 1);
   next.partition_epoch = PartitionEpoch(current.partition_epoch.value() + 1);
   return {ReassignmentError::kNone, "", std::move(next)};
 }

@@ -90,8 +90,7 @@ TEST(PartitionReassignment, CancelRestoresTheOriginalReplicas) {
   EXPECT_EQ(cancel.record.leader, NodeId(1));
   EXPECT_FALSE(Reassigning(cancel.record));
   EXPECT_EQ(cancel.record.leader_epoch, LeaderEpoch(5));  // the added replica is fenced
-  EXPECT_EQ(CancelReassignment(cancel.record).error,
-            ReassignmentError::kNoReassignmentInProgress);
+  EXPECT_EQ(CancelReassignment(cancel.record).error, ReassignmentError::kNoReassignmentInProgress);
   // A revert with no original replica in sync would need an unclean election.
   PartitionRecord lost = r;
   lost.isr = Ids({3});

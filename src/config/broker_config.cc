@@ -101,7 +101,13 @@ std::string BrokerConfig::TopicDefault(const ConfigDef& topic_def) const {
 }
 
 bool BrokerConfig::IsDynamic(const std::string& name) {
-  return FindTopicConfigByBrokerSynonym(name) != nullptr;
+  return FindTopicConfigByBrokerSynonym(name) != nullptr || IsDynamicBrokerOnly(name);
+}
+
+bool BrokerConfig::IsDynamicBrokerOnly(const std::string& name) {
+  return name == "leader.replication.throttled.rate" ||
+         name == "follower.replication.throttled.rate" ||
+         name == "replica.alter.log.dirs.io.max.bytes.per.second";
 }
 
 std::shared_ptr<const BrokerConfig::DynamicConfigs> BrokerConfig::Dynamic() const {

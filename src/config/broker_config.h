@@ -55,8 +55,12 @@ class BrokerConfig {
     std::map<std::string, std::string> broker;           // this broker's (--entity-name)
     std::map<std::string, std::string> cluster_default;  // --entity-default
   };
-  // Whether `name` may be set dynamically: the broker synonym of a topic config.
+  // Whether `name` may be set dynamically: the broker synonym of a topic
+  // config, or a dynamic broker-only config (IsDynamicBrokerOnly).
   static bool IsDynamic(const std::string& name);
+  // The replication throttles kafka-reassign-partitions sets per broker
+  // (leader/follower.replication.throttled.rate, ...): stored, not yet applied.
+  static bool IsDynamicBrokerOnly(const std::string& name);
   std::shared_ptr<const DynamicConfigs> Dynamic() const;
   void SetDynamic(DynamicConfigs dynamic) const;
 

@@ -19,6 +19,30 @@ std::function<std::optional<std::string>(const std::string&)> Ratio() {
   };
 }
 
+// Kafka's throttled-replicas list: empty, "*", or partition:broker pairs.
+std::function<std::optional<std::string>(const std::string&)> ThrottledReplicas() {
+  return [](const std::string& v) -> std::optional<std::string> {
+    if (v.empty() || v == "*") return std::nullopt;
+    size_t start = 0;
+    while (start <= v.size()) {
+      size_t end = v.find(',', start);
+      std::string item =
+          v.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      size_t colon = item.find(':');
+      auto digits = [](const std::string& s) {
+        return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+      };
+      if (colon == std::string::npos || !digits(item.substr(0, colon)) ||
+          !digits(item.substr(colon + 1))) {
+        return "must be * or a list of partition:broker, not '" + item + "'";
+      }
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    return std::nullopt;
+  };
+}
+
 }  // namespace
 
 const std::vector<ConfigDef>& TopicConfigDefs() {
@@ -76,6 +100,14 @@ const std::vector<ConfigDef>& TopicConfigDefs() {
        "log.roll.ms"},
       {"unclean.leader.election.enable", T::kBoolean, "false", "allow unclean leader election",
        nullptr, "unclean.leader.election.enable"},
+      // kafka-reassign-partitions --throttle sets these (and clears them
+      // with --verify); stored, not yet applied to replication traffic.
+      {"leader.replication.throttled.replicas", T::kList, "",
+       "replicas whose leader-side replication is throttled: partition:broker,... or *",
+       ThrottledReplicas()},
+      {"follower.replication.throttled.replicas", T::kList, "",
+       "replicas whose follower-side replication is throttled: partition:broker,... or *",
+       ThrottledReplicas()},
   };
   return defs;
 }
@@ -136,6 +168,14 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"compression.type", T::kString, "producer", "default topic compression",
        OneOf({"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"})},
       {"min.insync.replicas", T::kInt, "1", "default min ISR", AtLeast(1)},
+      // Dynamic (kafka-reassign-partitions --throttle); stored, not yet
+      // applied to replication traffic.
+      {"leader.replication.throttled.rate", T::kLong, "9223372036854775807",
+       "bytes/s of throttled leader-side replication", AtLeast(0)},
+      {"follower.replication.throttled.rate", T::kLong, "9223372036854775807",
+       "bytes/s of throttled follower-side replication", AtLeast(0)},
+      {"replica.alter.log.dirs.io.max.bytes.per.second", T::kLong, "9223372036854775807",
+       "bytes/s of moves between log dirs", AtLeast(0)},
       {"unclean.leader.election.enable", T::kBoolean, "false", "default unclean election"},
       // Replication (Kafka's names and defaults).
       {"num.replica.fetchers", T::kInt, "1", "fetcher threads per source broker", AtLeast(1)},

@@ -17,6 +17,15 @@ void FollowerTracker::Reset(NodeId self, const std::vector<NodeId>& replicas,
   }
 }
 
+void FollowerTracker::UpdateReplicas(const std::vector<NodeId>& replicas) {
+  std::erase_if(followers_, [&](const auto& kv) {
+    return std::find(replicas.begin(), replicas.end(), kv.first) == replicas.end();
+  });
+  for (NodeId r : replicas) {
+    if (r != self_) followers_.try_emplace(r);
+  }
+}
+
 void FollowerTracker::OnFetch(NodeId follower, int64_t fetch_offset, int64_t leader_end,
                               int64_t now_ms) {
   auto it = followers_.find(follower);

@@ -36,6 +36,11 @@ class FollowerTracker {
   void Reset(NodeId self, const std::vector<NodeId>& replicas, const std::vector<NodeId>& isr,
              int64_t now_ms);
 
+  // The same leadership with another replica set (a reassignment adds or
+  // removes replicas): new followers start unknown and not caught up, the
+  // others keep what is known of them.
+  void UpdateReplicas(const std::vector<NodeId>& replicas);
+
   // A fetch by `follower` at `fetch_offset` while the leader's log ended at
   // `leader_end`. Ignored for brokers that are not replicas.
   void OnFetch(NodeId follower, int64_t fetch_offset, int64_t leader_end, int64_t now_ms);

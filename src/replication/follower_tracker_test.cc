@@ -60,5 +60,22 @@ TEST(FollowerTrackerTest, FollowersJoinOnceTheyHoldTheHighWatermarkAndTheEpochSt
   EXPECT_TRUE(t.ReadyToJoin(kReplicas, 0, 0).empty());
 }
 
+TEST(FollowerTrackerTest, AReplicaAddedToTheSameLeadershipIsTrackedFromItsFirstFetch) {
+  FollowerTracker t;
+  t.Reset(kLeader, {kLeader, kF2}, {kLeader, kF2}, 0);
+  t.OnFetch(kF2, 100, 100, 10);
+  t.OnFetch(kF3, 100, 100, 10);  // not a replica yet: ignored
+  EXPECT_FALSE(t.Get(kF3).has_value());
+  t.UpdateReplicas({kLeader, kF2, kF3});  // a reassignment adds 3
+  ASSERT_TRUE(t.Get(kF3).has_value());
+  EXPECT_EQ(t.Get(kF3)->log_end_offset, -1);
+  EXPECT_EQ(t.Get(kF2)->log_end_offset, 100);  // kept
+  EXPECT_TRUE(t.ReadyToJoin({kLeader, kF2}, 100, 0).empty());
+  t.OnFetch(kF3, 100, 100, 20);
+  EXPECT_EQ(t.ReadyToJoin({kLeader, kF2}, 100, 0), std::vector<NodeId>{kF3});
+  t.UpdateReplicas({kLeader, kF3});  // and removes 2
+  EXPECT_FALSE(t.Get(kF2).has_value());
+}
+
 }  // namespace
 }  // namespace strata::replication

@@ -69,6 +69,12 @@ std::optional<std::string> InvalidBrokerConfigsReason(
   std::vector<std::string> static_names;
   std::map<std::string, std::string> as_topic;
   for (const auto& [name, value] : configs) {
+    if (config::BrokerConfig::IsDynamicBrokerOnly(name)) {
+      if (auto bad = config::ValidateValue(*config::FindBrokerConfig(name), value)) {
+        return name + ": " + *bad;
+      }
+      continue;
+    }
     const config::ConfigDef* topic_def = config::FindTopicConfigByBrokerSynonym(name);
     if (topic_def == nullptr) {
       static_names.push_back(name);

@@ -30,6 +30,8 @@ HandlerResult HandleIncrementalAlterConfigs(BrokerContext& ctx, net::Request& re
 HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeQuorum(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleUnregisterBroker(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleAlterPartitionReassignments(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleListPartitionReassignments(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeTopicPartitions(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleElectLeaders(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request);

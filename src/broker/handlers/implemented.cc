@@ -24,6 +24,8 @@ bool IsImplementedApi(int16_t api_key) {
     case ApiKey::kDescribeCluster:
     case ApiKey::kDescribeQuorum:
     case ApiKey::kUnregisterBroker:
+    case ApiKey::kAlterPartitionReassignments:
+    case ApiKey::kListPartitionReassignments:
     case ApiKey::kDescribeTopicPartitions:
     case ApiKey::kElectLeaders:
     case ApiKey::kFindCoordinator:

@@ -1,0 +1,116 @@
+"""Partition reassignment on three brokers with Kafka 4.1's kafka-reassign-partitions.
+
+What is checked: --execute moves a partition off its leader's broker and another onto a new
+set; --verify reports both completed; the records' replicas, ISR and leaders match the target,
+the removed replicas' data is deleted from their brokers, and every acknowledged record is there
+(read through another broker), with produce going on afterwards; --list shows a reassignment
+while its new replica cannot catch up (its broker SIGSTOPped) with Kafka's adding replicas, and
+--cancel puts the original replicas back.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+
+import pytest
+
+import kit
+from kit import wait_until
+from test_cluster import cluster, leaders, metadata  # noqa: F401 (the 3-broker fixture)
+from test_replication import JOIN_WITHIN, isr
+
+pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
+
+REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+
+
+def reassign_tool(b, *args: str, ok: bool = True) -> str:
+    r = subprocess.run(["java", "-Xmx512m", "-cp", f"{kit.KAFKA_LIB}/*", REASSIGN,
+                        "--bootstrap-server", b.bootstrap, *args],
+                       capture_output=True, text=True, timeout=120, errors="replace")
+    out = r.stdout + r.stderr
+    if ok:
+        assert r.returncode == 0, f"kafka-reassign-partitions {' '.join(args)}:\n{out[-4000:]}"
+    return out
+
+
+def plan(tmp_path, topic: str, moves: dict[int, list[int]]) -> str:
+    f = tmp_path / f"reassign-{len(list(tmp_path.iterdir()))}.json"
+    f.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": topic, "partition": p, "replicas": r, "log_dirs": ["any"] * len(r)}
+        for p, r in moves.items()]}))
+    return str(f)
+
+
+def test_kafka_reassign_partitions_moves_replicas_and_keeps_every_record(cluster, tmp_path):
+    b1, b2, b3 = cluster
+    topic = kit.unique_topic("reassign")
+    a = kit.admin(b1.bootstrap)
+    from confluent_kafka.admin import NewTopic
+    a.create_topics([NewTopic(topic, 2, replica_assignment=[[1, 2], [2, 3]],
+                              config={"min.insync.replicas": "1"})])[topic].result(timeout=30)
+    wait_until(lambda: isr(b1, topic) == {0: [1, 2], 1: [2, 3]}, JOIN_WITHIN, "ISRs full",
+               lambda: isr(b1, topic))
+    before = kit.make_records(300, 2, seed=61, tag="before")
+    kit.produce_confluent(b1.bootstrap, topic, before, extra={"acks": "all"})
+
+    moves = {0: [2, 3], 1: [3, 1]}  # 0 leaves its leader's broker 1; 1 moves to 3 and 1
+    out = reassign_tool(b2, "--reassignment-json-file", plan(tmp_path, topic, moves), "--execute")
+    assert "Successfully started partition reassignment" in out, out
+
+    def verify() -> str:
+        return reassign_tool(b3, "--reassignment-json-file", plan(tmp_path, topic, moves),
+                             "--verify")
+    wait_until(lambda: verify().count("is completed") == 2, JOIN_WITHIN,
+               "both reassignments completed", verify)
+    placed = leaders(b3, topic)
+    assert {p: sorted(r) for p, (_, r) in placed.items()} == {0: [2, 3], 1: [1, 3]}, placed
+    assert placed[0][1] == [2, 3] and placed[1][1] == [3, 1], placed
+    assert placed[0][0] in (2, 3), placed  # the leader moved off broker 1
+    wait_until(lambda: isr(b1, topic) == {0: [2, 3], 1: [1, 3]}, JOIN_WITHIN,
+               "the ISRs of the targets", lambda: isr(b1, topic))
+    # Removed replicas' data goes from their brokers; the new ones hold the log.
+    wait_until(lambda: not b1.partition_dir(topic, 0).exists()
+               and not b2.partition_dir(topic, 1).exists(), 15, "removed replicas deleted")
+    assert b3.partition_dir(topic, 0).exists() and b1.partition_dir(topic, 1).exists()
+    kit.assert_same_records(before, kit.consume_confluent(b1.bootstrap, topic, 2))
+    after = kit.make_records(100, 2, seed=62, tag="after")
+    kit.produce_confluent(b2.bootstrap, topic, after, extra={"acks": "all"})
+    kit.assert_same_records(before + after, kit.consume_confluent(b3.bootstrap, topic, 2))
+    assert "No partition reassignments found" in reassign_tool(b1, "--list"), \
+        reassign_tool(b1, "--list")
+
+
+def test_a_reassignment_that_cannot_finish_is_listed_and_cancelled(cluster, tmp_path):
+    by_node = {int(b.config["node.id"]): b for b in cluster}
+    controller = metadata(cluster[0]).controller_id
+    keep, new = [n for n in (1, 2, 3) if n != controller]
+    ctl, stay, stopped = by_node[controller], by_node[keep], by_node[new]
+    topic = kit.unique_topic("cancel")
+    from confluent_kafka.admin import NewTopic
+    a = kit.admin(ctl.bootstrap)  # kept: the futures need their client
+    a.create_topics([NewTopic(topic, 1, replica_assignment=[[controller, keep]])])[topic].result(
+        timeout=30)
+    wait_until(lambda: isr(stay, topic) == {0: sorted([controller, keep])}, JOIN_WITHIN,
+               "ISR full", lambda: isr(stay, topic))
+    recs = kit.make_records(100, 1, seed=63, tag="cancel")
+    kit.produce_confluent(stay.bootstrap, topic, recs, extra={"acks": "all"})
+    moves = {0: [controller, keep, new]}
+    stopped.proc.send_signal(signal.SIGSTOP)  # the new replica's broker cannot catch up
+    try:
+        out = reassign_tool(stay, "--reassignment-json-file", plan(tmp_path, topic, moves),
+                            "--execute")
+        assert "Successfully started partition reassignment" in out, out
+        listed = reassign_tool(ctl, "--list")
+        assert f"{topic}-0: replicas: {controller},{keep},{new}. adding: {new}." in listed, listed
+        # --preserve-throttles: clearing them would address the stopped broker itself.
+        out = reassign_tool(stay, "--reassignment-json-file", plan(tmp_path, topic, moves),
+                            "--cancel", "--preserve-throttles")
+        assert "Successfully cancelled" in out, out
+        placed = leaders(stay, topic)
+        assert placed[0][1] == [controller, keep], placed
+    finally:
+        stopped.proc.send_signal(signal.SIGCONT)
+    assert "No partition reassignments found" in reassign_tool(stay, "--list")
+    kit.assert_same_records(recs, kit.consume_confluent(ctl.bootstrap, topic, 1))
