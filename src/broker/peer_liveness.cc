@@ -43,6 +43,11 @@ void PeerLiveness::Suspect(cluster::NodeId node) {
         SteadyClock::now() - last->second < options_.min_probe_interval) {
       return;
     }
+    auto revoked = last_revoked_.find(node);
+    if (revoked != last_revoked_.end() &&
+        SteadyClock::now() - revoked->second < options_.revoke_backoff) {
+      return;
+    }
     if (!suspects_.insert(node).second) return;
   }
   wake_.notify_all();
@@ -89,6 +94,10 @@ void PeerLiveness::Check(cluster::NodeId node) {
     return;
   }
   Revocations().Add();
+  {
+    std::lock_guard lock(mu_);
+    last_revoked_[node] = SteadyClock::now();
+  }
   Log()->warn(
       "broker {} (broker epoch {}) refuses connections at {}:{}: its process is gone; lease "
       "revoked so its leaderships move now rather than after the lease TTL",

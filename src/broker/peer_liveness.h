@@ -28,6 +28,10 @@ struct PeerLivenessOptions {
   std::chrono::milliseconds connect_timeout{500};      // one connection attempt
   std::chrono::milliseconds confirm_after{200};        // between the two refusals
   std::chrono::milliseconds min_probe_interval{1000};  // per suspected broker
+  // After revoking a broker's lease, leave that broker to its lease for this
+  // long: where something other than a dead process answers with refusals
+  // (a firewall's REJECT rule), a live broker is revoked at most this often.
+  std::chrono::milliseconds revoke_backoff{10000};
 };
 
 class PeerLiveness {
@@ -54,6 +58,7 @@ class PeerLiveness {
   std::condition_variable wake_;
   std::set<cluster::NodeId> suspects_;
   std::map<cluster::NodeId, std::chrono::steady_clock::time_point> last_probe_;
+  std::map<cluster::NodeId, std::chrono::steady_clock::time_point> last_revoked_;
   bool stopping_ = false;
   std::thread thread_;
 };

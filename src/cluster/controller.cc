@@ -143,8 +143,7 @@ bool Controller::ElectLeaders() {
       auto next = ElectLeader(entry.record, live, restarted, allow_unclean, elr);
       if (auto done = CompleteReassignment(next ? *next : entry.record, live)) {
         ControllerLog()->info("{}-{}: reassignment complete: replicas [{}], leader {}",
-                              topic.record.name, p, JoinIds(done->replicas),
-                              done->leader.value());
+                              topic.record.name, p, JoinIds(done->replicas), done->leader.value());
         next = std::move(done);
       }
       if (!next) continue;
@@ -200,14 +199,26 @@ void Controller::DeleteUnfinishedCreations() {
   MetadataView& view = metadata_.view();
   const Revision term = election_.election_revision();
   if (!view.WaitForRevision(term, std::chrono::seconds(5))) return;
+  // From the stored topic records, not the view's decoded ones: the view
+  // leaves out a record it cannot read, and its topic's partitions are not
+  // orphans. With any topic record unreadable, nothing is deleted.
   std::set<std::string> named;
-  for (const auto& topic : view.Topics()) named.insert(UuidToBase64(topic.record.id));
+  for (const auto& kv : view.RawPrefix(metadata_.keys().TopicsPrefix())) {
+    auto topic = DecodeTopic(kv.value);
+    if (!topic.ok()) {
+      ControllerLog()->warn(
+          "not looking for unfinished topic creations: topic record {} is unreadable ({})", kv.key,
+          topic.error().message);
+      return;
+    }
+    named.insert(UuidToBase64(topic->id));
+  }
   for (const std::string& id : view.PartitionTopicIds()) {
     if (named.contains(id)) continue;
     auto partitions = view.Partitions(id);
-    if (partitions.empty() ||
-        std::any_of(partitions.begin(), partitions.end(),
-                    [&](const auto& p) { return p.second.mod_revision >= term; })) {
+    if (partitions.empty() || std::any_of(partitions.begin(), partitions.end(), [&](const auto& p) {
+          return p.second.mod_revision >= term;
+        })) {
       continue;
     }
     KvCompare fence = election_.Fence();

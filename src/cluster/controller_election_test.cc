@@ -154,6 +154,31 @@ TEST_P(ControllerElectionTest, ANewControllerDeletesPartitionRecordsOfUnfinished
   EXPECT_TRUE(second.md->view().Topic("kept").has_value());
 }
 
+// The view leaves out a topic record it cannot read; that topic's partition
+// records are not an unfinished creation, so nothing is deleted then.
+TEST_P(ControllerElectionTest, AnUnreadableTopicRecordStopsTheCleanupOfUnfinishedCreations) {
+  Add(1);
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+  Node& first = nodes_[0];
+  const std::string id = UuidToBase64(RandomTopicId());
+  PartitionRecord rec;
+  rec.replicas = rec.isr = {NodeId(1)};
+  rec.leader = NodeId(1);
+  std::vector<KvOp> puts = {KvOp::Put(first.md->keys().Partition(id, 0), EncodePartition(rec)),
+                            KvOp::Put(first.md->keys().Topic("unreadable"), "{not json")};
+  auto put = kv_->Txn({}, puts);
+  ASSERT_TRUE(put.ok() && put->succeeded);
+  Add(2);
+  nodes_[0].election.reset();
+  nodes_[0].session.reset();
+  Node& second = nodes_[1];
+  ASSERT_TRUE(Eventually([&] { return second.election->active(); }));
+  ASSERT_TRUE(second.md->view().WaitForRevision(put->revision, 5000ms));
+  Controller controller(*second.md, *second.election, {});
+  ASSERT_TRUE(Eventually([&] { return controller.passes() >= 1; }));
+  EXPECT_EQ(second.md->view().Partitions(id).size(), 1u);
+}
+
 TEST_P(ControllerElectionTest, RequestedElectionsMoveLeadershipUnderTheFence) {
   Add(1);
   ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));

@@ -65,8 +65,14 @@ ReassignmentChange StartReassignment(const PartitionRecord& current,
   next.elr = Within(current.elr, next.replicas);
   if (next.isr.empty()) return Invalid("no in-sync replica would be left");
   next.leader = LeaderWithin(current, next.replicas, nullptr);
-  if (next.leader != current.leader)
+  // A replica dropped (from a replaced reassignment) is fenced by a new
+  // leader epoch, as Kafka bumps it whenever replicas are removed: the
+  // leader then forgets what it knew of its followers, so a replica dropped
+  // and added again can join the ISR only on what it fetches anew.
+  const bool dropped = !Without(current.replicas, next.replicas).empty();
+  if (next.leader != current.leader || dropped) {
     next.leader_epoch = LeaderEpoch(current.leader_epoch.value() + 1);
+  }
   next.partition_epoch = PartitionEpoch(current.partition_epoch.value() + 1);
   return {ReassignmentError::kNone, "", std::move(next)};
 }

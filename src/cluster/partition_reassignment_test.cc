@@ -107,6 +107,11 @@ TEST(PartitionReassignment, ANewTargetReplacesTheOneInProgress) {
   EXPECT_EQ(again.record.removing, Ids({2}));  // 3 is simply dropped
   EXPECT_EQ(again.record.replicas, Ids({1, 4, 2}));
   EXPECT_EQ(again.record.isr, Ids({1, 2}));
+  EXPECT_EQ(again.record.leader_epoch, LeaderEpoch(5));  // 3 was dropped: fenced
+  // A new target that drops nothing keeps the epoch.
+  auto grow = StartReassignment(r, Ids({2, 3, 1}));
+  ASSERT_EQ(grow.error, ReassignmentError::kNone);
+  EXPECT_EQ(grow.record.leader_epoch, LeaderEpoch(4));
 }
 
 TEST(PartitionReassignment, BadTargetsAreRefused) {
