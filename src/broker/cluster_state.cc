@@ -9,19 +9,25 @@ namespace strata::broker {
 
 namespace {
 
+// Appends `b` as reached at this broker's listener (nothing if it has none).
+void AppendAtListener(const BrokerContext& ctx, const cluster::BrokerRegistration& b,
+                      std::vector<LiveBroker>& out) {
+  const std::string& listener = ctx.config.advertised_listeners().front().listener_name;
+  for (const auto& l : b.listeners) {
+    if (l.name != listener) continue;
+    LiveBroker entry{b.node_id.value(), l.host, l.port, std::nullopt};
+    if (!b.rack.empty()) entry.rack = b.rack;
+    out.push_back(std::move(entry));
+  }
+}
+
 // The registrations that are (or are not) fenced, at this broker's listener.
 std::vector<LiveBroker> Registered(const BrokerContext& ctx, bool fenced) {
   std::vector<LiveBroker> out;
   if (ctx.metadata == nullptr) return out;
-  const std::string& listener = ctx.config.advertised_listeners().front().listener_name;
   for (const auto& b : ctx.metadata->view().Brokers()) {
     if ((b.registration.state == cluster::BrokerState::kFenced) != fenced) continue;
-    for (const auto& l : b.registration.listeners) {
-      if (l.name != listener) continue;
-      LiveBroker entry{b.registration.node_id.value(), l.host, l.port, std::nullopt};
-      if (!b.registration.rack.empty()) entry.rack = b.registration.rack;
-      out.push_back(std::move(entry));
-    }
+    AppendAtListener(ctx, b.registration, out);
   }
   return out;
 }
@@ -45,17 +51,8 @@ std::vector<LiveBroker> FencedBrokers(const BrokerContext& ctx) {
   if (ctx.metadata == nullptr) return out;
   // As in KRaft, a broker stays known once it registered: without a live
   // registration (lease gone: stopped, crashed, cut off) it is fenced.
-  const cluster::MetadataView& view = ctx.metadata->view();
-  const std::string& listener = ctx.config.advertised_listeners().front().listener_name;
-  for (const auto& kv : view.RawPrefix(ctx.metadata->keys().KnownBrokersPrefix())) {
-    auto b = cluster::DecodeBroker(kv.value);
-    if (!b.ok() || view.Broker(b->node_id)) continue;
-    for (const auto& l : b->listeners) {
-      if (l.name != listener) continue;
-      LiveBroker entry{b->node_id.value(), l.host, l.port, std::nullopt};
-      if (!b->rack.empty()) entry.rack = b->rack;
-      out.push_back(std::move(entry));
-    }
+  for (const auto& b : ctx.metadata->KnownBrokers()) {
+    if (!ctx.metadata->view().Broker(b.node_id)) AppendAtListener(ctx, b, out);
   }
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.node_id < b.node_id; });

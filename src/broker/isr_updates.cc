@@ -27,12 +27,6 @@ metrics::Counter& IsrExpands() {
   return c;
 }
 
-std::string Join(const std::vector<cluster::NodeId>& ids) {
-  std::string out;
-  for (auto id : ids) out += (out.empty() ? "" : ",") + std::to_string(id.value());
-  return out;
-}
-
 }  // namespace
 
 void TopicManager::IsrLoop() {
@@ -92,7 +86,7 @@ int TopicManager::UpdateIsrs() {
       // A stale record (the view will bring the new one) or etcd away:
       // decided again on the next pass.
       Log()->warn("{}: changing the ISR from [{}] to [{}] failed: {}", p->tp().ToString(),
-                  Join(state.isr), Join(*wanted), written.error().message);
+                  cluster::JoinIds(state.isr), cluster::JoinIds(*wanted), written.error().message);
       continue;
     }
     p->Apply(*written, now);
@@ -108,8 +102,9 @@ int TopicManager::UpdateIsrs() {
       isr_expands_++;
       IsrExpands().Add();
     }
-    Log()->info("{}: ISR [{}] -> [{}] at partition epoch {}", p->tp().ToString(), Join(state.isr),
-                Join(written->isr), written->partition_epoch.value());
+    Log()->info("{}: ISR [{}] -> [{}] at partition epoch {}", p->tp().ToString(),
+                cluster::JoinIds(state.isr), cluster::JoinIds(written->isr),
+                written->partition_epoch.value());
   }
   return changes;
 }

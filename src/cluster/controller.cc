@@ -26,12 +26,6 @@ metrics::Counter& UncleanElections() {
   return c;
 }
 
-std::string JoinIds(const std::vector<NodeId>& ids) {
-  std::string out;
-  for (NodeId id : ids) out += (out.empty() ? "" : ",") + std::to_string(id.value());
-  return out;
-}
-
 struct Change {
   std::string key;
   Revision mod_revision;

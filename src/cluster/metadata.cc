@@ -194,6 +194,14 @@ std::vector<std::string> Metadata::PendingRemoteDeletions() const {
   return out;
 }
 
+std::vector<BrokerRegistration> Metadata::KnownBrokers() const {
+  std::vector<BrokerRegistration> out;
+  for (const KeyValue& kv : view_->RawPrefix(keys_.KnownBrokersPrefix())) {
+    if (auto b = DecodeBroker(kv.value); b.ok()) out.push_back(std::move(*b));
+  }
+  return out;
+}
+
 Status Metadata::UnregisterBroker(NodeId id) {
   const std::string key = keys_.KnownBroker(id);
   STRATA_ASSIGN_OR_RETURN(RangeResult known, kv_->Get(key));

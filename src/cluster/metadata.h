@@ -67,6 +67,9 @@ class Metadata : public MetadataStore {
   // broker), changed by `mutate` in one compare-and-set; read from the view.
   Status UpdateBrokerConfigs(const std::string& entity, const ConfigMutation& mutate);
   std::map<std::string, std::string> BrokerConfigs(const std::string& entity) const;
+  // Every broker that ever registered and was not unregistered, as it last
+  // registered (known_brokers/), from the view; unreadable records left out.
+  std::vector<BrokerRegistration> KnownBrokers() const;
   // Forgets broker `id` (kafka-cluster unregister): its known-broker record
   // goes, and a live registration loses its lease (the broker, if it runs,
   // registers again with a higher epoch, as a KRaft broker would).

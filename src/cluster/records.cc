@@ -113,6 +113,12 @@ std::string EncodeBroker(const BrokerRegistration& b) {
   return doc.dump();
 }
 
+std::string JoinIds(const std::vector<NodeId>& ids) {
+  std::string out;
+  for (NodeId id : ids) out += (out.empty() ? "" : ",") + std::to_string(id.value());
+  return out;
+}
+
 Result<BrokerRegistration> DecodeBroker(const std::string& value) {
   return Decode<BrokerRegistration>(
       "broker", value, [](const json& doc) -> Result<BrokerRegistration> {

@@ -73,6 +73,9 @@ struct PartitionRecord {
   bool operator==(const PartitionRecord&) const = default;
 };
 
+// "1,2,3": node ids as logs print them.
+std::string JoinIds(const std::vector<NodeId>& ids);
+
 std::string EncodeBroker(const BrokerRegistration& b);
 Result<BrokerRegistration> DecodeBroker(const std::string& value);
 std::string EncodePartition(const PartitionRecord& p);

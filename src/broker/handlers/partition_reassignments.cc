@@ -32,30 +32,19 @@ std::vector<int32_t> ToWire(const std::vector<cluster::NodeId>& ids) {
   return out;
 }
 
-std::string Join(const std::vector<int32_t>& ids) {
-  std::string out;
-  for (int32_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
-  return out;
-}
-
-// A target's brokers must be registered (live or fenced), as Kafka checks
-// them against its broker registrations.
-std::optional<std::string> UnknownBroker(cluster::Metadata& md,
-                                         const std::vector<int32_t>& replicas) {
+// The brokers a target may name: registered ones, live or fenced, as Kafka
+// checks a target against its broker registrations.
+std::set<int32_t> RegisteredBrokers(cluster::Metadata& md) {
   std::set<int32_t> known;
   for (const auto& b : md.view().Brokers()) known.insert(b.registration.node_id.value());
-  for (const auto& kv : md.view().RawPrefix(md.keys().KnownBrokersPrefix())) {
-    if (auto b = cluster::DecodeBroker(kv.value); b.ok()) known.insert(b->node_id.value());
-  }
-  for (int32_t id : replicas) {
-    if (!known.contains(id)) return "broker " + std::to_string(id) + " is not registered";
-  }
-  return std::nullopt;
+  for (const auto& b : md.KnownBrokers()) known.insert(b.node_id.value());
+  return known;
 }
 
 AlterPartitionReassignmentsResponse::PartitionResult AlterOne(
     BrokerContext& ctx, const std::string& topic, int32_t partition,
-    const std::optional<std::vector<int32_t>>& replicas, bool allow_rf_change) {
+    const std::optional<std::vector<int32_t>>& replicas, bool allow_rf_change,
+    const std::set<int32_t>& registered) {
   AlterPartitionReassignmentsResponse::PartitionResult out;
   out.partition_index = partition;
   auto fail = [&](ErrorCode code, std::string message) {
@@ -71,8 +60,11 @@ AlterPartitionReassignmentsResponse::PartitionResult AlterOne(
   const std::string id = cluster::UuidToBase64(t->record.id);
   std::optional<std::vector<cluster::NodeId>> target;
   if (replicas) {
-    if (auto unknown = UnknownBroker(md, *replicas)) {
-      return fail(ErrorCode::kInvalidReplicaAssignment, *unknown);
+    for (int32_t r : *replicas) {
+      if (!registered.contains(r)) {
+        return fail(ErrorCode::kInvalidReplicaAssignment,
+                    "broker " + std::to_string(r) + " is not registered");
+      }
     }
     auto current = md.view().Partition(id, partition);
     if (!allow_rf_change && current &&
@@ -80,8 +72,7 @@ AlterPartitionReassignmentsResponse::PartitionResult AlterOne(
       return fail(ErrorCode::kInvalidReplicationFactor,
                   "the reassignment would change the replication factor");
     }
-    target.emplace();
-    for (int32_t r : *replicas) target->emplace_back(r);
+    target.emplace(replicas->begin(), replicas->end());
   }
   auto changed = md.AlterReassignment(id, partition, target);
   if (!changed.ok()) {
@@ -98,9 +89,9 @@ AlterPartitionReassignmentsResponse::PartitionResult AlterOne(
       return fail(ErrorCode::kInvalidReplicaAssignment, changed->message);
   }
   Log()->info("{}-{}: reassignment {}: replicas [{}], adding [{}], removing [{}]", topic, partition,
-              replicas ? "to [" + Join(*replicas) + "]" : std::string("cancelled"),
-              Join(ToWire(changed->record.replicas)), Join(ToWire(changed->record.adding)),
-              Join(ToWire(changed->record.removing)));
+              target ? "to [" + cluster::JoinIds(*target) + "]" : std::string("cancelled"),
+              cluster::JoinIds(changed->record.replicas), cluster::JoinIds(changed->record.adding),
+              cluster::JoinIds(changed->record.removing));
   return out;
 }
 
@@ -112,6 +103,9 @@ HandlerResult HandleAlterPartitionReassignments(BrokerContext& ctx, net::Request
   AlterPartitionReassignmentsResponse resp;
   resp.allow_replication_factor_change = req.allow_replication_factor_change;
   const bool controller = ctx.controller != nullptr && ctx.controller->active();
+  const std::set<int32_t> registered = controller && ctx.metadata != nullptr
+                                           ? RegisteredBrokers(*ctx.metadata)
+                                           : std::set<int32_t>{};
   for (const auto& t : req.topics) {
     auto& topic = resp.responses.emplace_back();
     topic.name = t.name;
@@ -122,7 +116,7 @@ HandlerResult HandleAlterPartitionReassignments(BrokerContext& ctx, net::Request
         continue;
       }
       topic.partitions.push_back(AlterOne(ctx, t.name, p.partition_index, p.replicas,
-                                          req.allow_replication_factor_change));
+                                          req.allow_replication_factor_change, registered));
     }
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));
