@@ -41,25 +41,23 @@ class EtcdCluster {
   // Starts `members` etcd processes forming one cluster and waits until it
   // answers (throws with the members' logs if it does not in time).
   // `extra_flags` go to every member (e.g. --quota-backend-bytes).
+  // A port picked free can be taken (by any process's outgoing connection)
+  // before etcd binds it: then the whole cluster starts again on new ports.
   explicit EtcdCluster(int members = 1, std::vector<std::string> extra_flags = {})
       : extra_flags_(std::move(extra_flags)) {
     static int seq = 0;
     dir_ = std::filesystem::temp_directory_path() /
            ("strata-etcd-" + std::to_string(::getpid()) + "-" + std::to_string(seq++));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    std::string initial;
-    for (int i = 0; i < members; ++i) {
-      Member m;
-      m.name = "m" + std::to_string(i);
-      m.client_port = FreePort();
-      m.peer_port = FreePort();
-      initial += (i ? "," : "") + m.name + "=http://127.0.0.1:" + std::to_string(m.peer_port);
-      members_.push_back(m);
+    for (int attempt = 0;; ++attempt) {
+      Launch(members);
+      try {
+        WaitHealthy();
+        return;
+      } catch (const PortTaken&) {
+        if (attempt == 2) throw;
+        for (int i = 0; i < members; ++i) Stop(i);
+      }
     }
-    initial_cluster_ = initial;
-    for (int i = 0; i < members; ++i) Start(i);
-    WaitHealthy();
   }
 
   ~EtcdCluster() {
@@ -128,11 +126,17 @@ class EtcdCluster {
     m.pid = -1;
   }
 
+  // A member exited because its port was taken meanwhile.
+  struct PortTaken : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
+
   // Waits until a write through every live member's endpoint succeeds.
   void WaitHealthy(std::chrono::seconds timeout = std::chrono::seconds(30)) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     std::string last;
     while (std::chrono::steady_clock::now() < deadline) {
+      if (LostItsPort()) throw PortTaken("an etcd member's port was taken\n" + Logs());
       bool all = true;
       for (size_t i = 0; i < members_.size() && all; ++i) {
         if (members_[i].pid <= 0) continue;
@@ -163,6 +167,38 @@ class EtcdCluster {
   }
 
  private:
+  // Fresh ports, a fresh data directory, and every member started.
+  void Launch(int members) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    members_.clear();
+    std::string initial;
+    for (int i = 0; i < members; ++i) {
+      Member m;
+      m.name = "m" + std::to_string(i);
+      m.client_port = FreePort();
+      m.peer_port = FreePort();
+      initial += (i ? "," : "") + m.name + "=http://127.0.0.1:" + std::to_string(m.peer_port);
+      members_.push_back(m);
+    }
+    initial_cluster_ = initial;
+    for (int i = 0; i < members; ++i) Start(i);
+  }
+
+  // Whether a member has exited, saying its address was in use.
+  bool LostItsPort() {
+    for (Member& m : members_) {
+      int status = 0;
+      if (m.pid <= 0 || ::waitpid(m.pid, &status, WNOHANG) != m.pid) continue;
+      m.pid = -1;
+      std::ifstream in(dir_ / (m.name + ".log"));
+      std::stringstream ss;
+      ss << in.rdbuf();
+      if (ss.str().find("address already in use") != std::string::npos) return true;
+    }
+    return false;
+  }
+
   struct Member {
     std::string name;
     int client_port = 0;
