@@ -5,6 +5,7 @@
 // record by compare-and-set. The record comes back through the view; until
 // then the high watermark goes by the ISR of the record it has.
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "base/log.h"
@@ -69,25 +70,33 @@ int TopicManager::UpdateIsrs() {
   const int64_t now = clock_->MonotonicMs();
   SuspectSilentFollowers(led, now);
   for (const auto& p : led) {
-    auto wanted = p->WantedIsr(now, lag_ms);
+    auto wanted = p->WantedState(now, lag_ms, ContiguityBound(*p));
     if (!wanted) continue;
     cluster::PartitionRecord state = p->state();
-    std::erase_if(*wanted, [&](cluster::NodeId r) {
+    std::erase_if(wanted->isr, [&](cluster::NodeId r) {
       return !eligible.contains(r) &&
              std::find(state.isr.begin(), state.isr.end(), r) == state.isr.end();
     });
-    if (*wanted == state.isr) continue;
-    p->ProposeIsr(state.partition_epoch, *wanted);
+    if (wanted->isr == state.isr && wanted->non_contiguous == state.non_contiguous) continue;
+    p->ProposeIsr(state.partition_epoch, wanted->isr);
     auto info = GetTopicInfo(p->tp().topic);
-    auto written = metadata_.AlterPartitionIsr(p->topic_id(), p->tp().partition, self_,
-                                               state.leader_epoch, state.partition_epoch, *wanted,
-                                               info ? info->min_insync_replicas : 1);
+    auto written = metadata_.AlterPartition(p->topic_id(), p->tp().partition, self_,
+                                            state.leader_epoch, state.partition_epoch, *wanted,
+                                            info ? info->min_insync_replicas : 1);
     if (!written.ok()) {
       // A stale record (the view will bring the new one) or etcd away:
       // decided again on the next pass.
-      Log()->warn("{}: changing the ISR from [{}] to [{}] failed: {}", p->tp().ToString(),
-                  cluster::JoinIds(state.isr), cluster::JoinIds(*wanted), written.error().message);
+      Log()->warn("{}: changing the ISR from [{}] to [{}] (not contiguous with remote storage: "
+                  "[{}]) failed: {}",
+                  p->tp().ToString(), cluster::JoinIds(state.isr), cluster::JoinIds(wanted->isr),
+                  cluster::JoinIds(wanted->non_contiguous), written.error().message);
       continue;
+    }
+    if (written->non_contiguous != state.non_contiguous) {
+      Log()->info("{}: replicas not contiguous with remote storage [{}] -> [{}] (remote log "
+                  "reaches offset {})",
+                  p->tp().ToString(), cluster::JoinIds(state.non_contiguous),
+                  cluster::JoinIds(written->non_contiguous), ContiguityBound(*p) - 1);
     }
     p->Apply(*written, now);
     changes++;
@@ -107,6 +116,17 @@ int TopicManager::UpdateIsrs() {
                 written->partition_epoch.value());
   }
   return changes;
+}
+
+int64_t TopicManager::ContiguityBound(const Partition& p) const {
+  auto info = GetTopicInfo(p.tp().topic);
+  if (!remote_ || !info || !info->log_config.remote_storage_enable) {
+    return std::numeric_limits<int64_t>::max();  // nothing remote to join up with
+  }
+  // Offsets below the partition's log start are gone everywhere; up to the
+  // remote end they are in remote storage.
+  const int64_t remote_end = remote_->RemoteLogEndOffset(p.tp().ToString());
+  return std::max(LogStartOffset(p.tp(), *p.log()), remote_end + 1);
 }
 
 void TopicManager::SuspectSilentFollowers(const std::vector<std::shared_ptr<Partition>>& led,

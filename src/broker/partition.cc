@@ -96,10 +96,11 @@ bool Partition::MaybeAdvanceHighWatermark(int min_insync_replicas) {
 }
 
 bool Partition::OnFollowerFetch(cluster::NodeId follower, int64_t fetch_offset,
-                                int min_insync_replicas, int64_t now_ms) {
+                                int min_insync_replicas, int64_t now_ms,
+                                int64_t follower_log_start) {
   std::lock_guard lock(mu_);
   if (state_.leader != self_) return false;
-  followers_.OnFetch(follower, fetch_offset, log_->log_end_offset(), now_ms);
+  followers_.OnFetch(follower, fetch_offset, log_->log_end_offset(), now_ms, follower_log_start);
   return AdvanceLocked(min_insync_replicas);
 }
 
@@ -117,24 +118,28 @@ void Partition::OnTruncated(int64_t log_end) {
   }
 }
 
-std::optional<std::vector<cluster::NodeId>> Partition::WantedIsr(int64_t now_ms,
-                                                                 int64_t max_lag_ms) const {
+std::optional<cluster::PartitionStateChange> Partition::WantedState(
+    int64_t now_ms, int64_t max_lag_ms, int64_t contiguity_bound) const {
   std::lock_guard lock(mu_);
   if (state_.leader != self_) return std::nullopt;
-  std::vector<cluster::NodeId> isr = state_.isr;
-  auto lagging = followers_.Lagging(isr, now_ms, max_lag_ms);
-  auto joining = followers_.ReadyToJoin(isr, high_watermark_.load(), epoch_start_offset_);
-  if (lagging.empty() && joining.empty()) return std::nullopt;
-  std::erase_if(isr, [&](cluster::NodeId r) {
-    return std::find(lagging.begin(), lagging.end(), r) != lagging.end();
-  });
-  isr.insert(isr.end(), joining.begin(), joining.end());
-  // In replica order, as Kafka keeps it.
-  std::vector<cluster::NodeId> ordered;
+  auto has = [](const std::vector<cluster::NodeId>& v, cluster::NodeId r) {
+    return std::find(v.begin(), v.end(), r) != v.end();
+  };
+  cluster::PartitionStateChange wanted;
+  wanted.non_contiguous =
+      followers_.NonContiguous(state_.replicas, state_.non_contiguous, contiguity_bound);
+  auto lagging = followers_.Lagging(state_.isr, now_ms, max_lag_ms);
+  auto joining = followers_.ReadyToJoin(state_.isr, high_watermark_.load(), epoch_start_offset_);
+  // In replica order, as Kafka keeps it; a replica with a gap to remote
+  // storage neither joins nor stays.
   for (cluster::NodeId r : state_.replicas) {
-    if (std::find(isr.begin(), isr.end(), r) != isr.end()) ordered.push_back(r);
+    bool member = has(state_.isr, r) ? !has(lagging, r) : has(joining, r);
+    if (member && !has(wanted.non_contiguous, r)) wanted.isr.push_back(r);
   }
-  return ordered;
+  if (wanted.isr == state_.isr && wanted.non_contiguous == state_.non_contiguous) {
+    return std::nullopt;
+  }
+  return wanted;
 }
 
 std::optional<replication::FollowerState> Partition::Follower(cluster::NodeId follower) const {

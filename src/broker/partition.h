@@ -58,7 +58,7 @@ class Partition {
   // Leader: a fetch by replica `follower` at `fetch_offset` (its log end).
   // True when the mark moved.
   bool OnFollowerFetch(cluster::NodeId follower, int64_t fetch_offset, int min_insync_replicas,
-                       int64_t now_ms);
+                       int64_t now_ms, int64_t follower_log_start = -1);
   // Follower: the leader's mark, from a fetch response.
   void OnLeaderHighWatermark(int64_t leader_high_watermark);
   // Follower: how many offsets the local log is behind the leader's high
@@ -68,10 +68,14 @@ class Partition {
   }
   // Follower: the log was truncated to `log_end`; the mark goes no higher.
   void OnTruncated(int64_t log_end);
-  // Leader: the ISR this partition should have now (followers that caught
-  // up added, those not caught up for `max_lag_ms` removed), when it
-  // differs from the record's. The caller writes it (AlterPartition).
-  std::optional<std::vector<cluster::NodeId>> WantedIsr(int64_t now_ms, int64_t max_lag_ms) const;
+  // Leader: the ISR and remote contiguity this partition should have now,
+  // when they differ from the record's (the caller writes them with
+  // AlterPartition). Followers that caught up join the ISR, if contiguous;
+  // those not caught up for `max_lag_ms` leave it. A follower is contiguous
+  // when its local log starts at or below `contiguity_bound` (see
+  // FollowerTracker::NonContiguous; INT64_MAX when nothing is tiered).
+  std::optional<cluster::PartitionStateChange> WantedState(int64_t now_ms, int64_t max_lag_ms,
+                                                           int64_t contiguity_bound) const;
   // Leader: an ISR change to `isr` is about to be written, based on the
   // record at `base`. Until a record newer than `base` is applied, the mark
   // waits for every replica of the base ISR and of each ISR proposed on it

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdint>
 #include <filesystem>
 
 #include "base/clock.h"
@@ -31,6 +32,16 @@ std::shared_ptr<storage::Log> TempLog() {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
   });
+}
+
+constexpr int64_t kNothingTiered = INT64_MAX;
+
+// The ISR a leader wants, for a partition with nothing in remote storage.
+std::optional<std::vector<NodeId>> WantedIsr(const Partition& p, int64_t now_ms,
+                                             int64_t max_lag_ms) {
+  auto wanted = p.WantedState(now_ms, max_lag_ms, kNothingTiered);
+  if (!wanted) return std::nullopt;
+  return wanted->isr;
 }
 
 cluster::PartitionRecord Record(int32_t leader, int32_t epoch, int32_t partition_epoch,
@@ -127,10 +138,10 @@ TEST(Partition, HighWatermarkAndIsrFollowTheFollowersFetches) {
 
   // Followers fetch; both reach the mark and are proposed for the ISR.
   EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 4, 1, 100));
-  EXPECT_EQ(p.WantedIsr(100, 30000), std::nullopt);
+  EXPECT_EQ(WantedIsr(p, 100, 30000), std::nullopt);
   p.OnFollowerFetch(NodeId(2), 10, 1, 200);
   p.OnFollowerFetch(NodeId(3), 10, 1, 200);
-  EXPECT_EQ(p.WantedIsr(200, 30000), three);
+  EXPECT_EQ(WantedIsr(p, 200, 30000), three);
 
   // The ISR record comes back from the metadata: the mark now waits for both.
   p.Apply(Record(1, 3, 2, three, three), 300);
@@ -144,8 +155,8 @@ TEST(Partition, HighWatermarkAndIsrFollowTheFollowersFetches) {
   // Follower 3 stops fetching: after the lag time it is proposed out.
   ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());  // 12-13
   p.OnFollowerFetch(NodeId(2), 14, 2, 500);
-  EXPECT_EQ(p.WantedIsr(20000, 30000), std::nullopt);
-  EXPECT_EQ(p.WantedIsr(30500, 30000), (std::vector<NodeId>{NodeId(1), NodeId(2)}));
+  EXPECT_EQ(WantedIsr(p, 20000, 30000), std::nullopt);
+  EXPECT_EQ(WantedIsr(p, 30500, 30000), (std::vector<NodeId>{NodeId(1), NodeId(2)}));
   // An ISR below min.insync.replicas holds the mark.
   p.Apply(Record(1, 3, 3, three, {NodeId(1)}), 31000);
   ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());
@@ -164,7 +175,7 @@ TEST(Partition, AProposedIsrHoldsTheMarkUntilANewerRecordSettlesIt) {
   p.OnFollowerFetch(NodeId(2), 4, 2, 100);
   p.OnFollowerFetch(NodeId(3), 4, 2, 100);
   EXPECT_EQ(p.high_watermark(), 4);
-  ASSERT_EQ(p.WantedIsr(100, 30000), three);
+  ASSERT_EQ(WantedIsr(p, 100, 30000), three);
 
   // Expanding to 3 is in flight: the store may already name 3, so a batch
   // is committed only once 3 has it too, although the record says [1,2].
@@ -204,7 +215,7 @@ TEST(Partition, AFollowerTakesTheLeadersMarkUpToItsOwnEnd) {
   p.OnLeaderHighWatermark(2);
   EXPECT_EQ(p.high_watermark(), 6);              // never back
   EXPECT_FALSE(p.MaybeAdvanceHighWatermark(1));  // not the leader
-  EXPECT_EQ(p.WantedIsr(100000, 1), std::nullopt);
+  EXPECT_EQ(WantedIsr(p, 100000, 1), std::nullopt);
   // A truncated tail takes the mark down with it, and it rises again from there.
   ASSERT_TRUE(log->TruncateTo(2).ok());
   EXPECT_EQ(p.high_watermark(), 2);
@@ -214,6 +225,39 @@ TEST(Partition, AFollowerTakesTheLeadersMarkUpToItsOwnEnd) {
   EXPECT_EQ(p.high_watermark(), 2);  // the old mark does not come back with the new tail
   p.OnLeaderHighWatermark(4);
   EXPECT_EQ(p.high_watermark(), 4);
+}
+
+// Remote contiguity: a follower whose local log starts above the bound
+// (remote log end + 1) is flagged and kept out of the ISR even when caught
+// up; once uploads reach it, it is cleared and joins in the same change. A
+// replica that has not fetched keeps the flag the record gives it.
+TEST(Partition, AFollowerWithAGapToRemoteStorageStaysOutOfTheIsr) {
+  const std::vector<NodeId> three{NodeId(1), NodeId(2), NodeId(3)};
+  auto log = TempLog();
+  auto record = Record(1, 3, 1, three, {NodeId(1), NodeId(2)});
+  record.non_contiguous = {NodeId(3)};
+  Partition p(kTp, "id", log, record, NodeId(1), 0);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());
+  p.OnFollowerFetch(NodeId(2), 10, 1, 100, /*follower_log_start=*/0);
+  ASSERT_EQ(p.high_watermark(), 10);
+  // Replica 3 has not fetched: its flag stays, nothing to change.
+  EXPECT_EQ(p.WantedState(100, 30000, /*contiguity_bound=*/4), std::nullopt);
+  // It synced at offset 8 and caught up, but remote storage ends at 3.
+  p.OnFollowerFetch(NodeId(3), 10, 1, 200, /*follower_log_start=*/8);
+  EXPECT_EQ(p.WantedState(200, 30000, 4), std::nullopt);
+  // Uploads reached offset 7: contiguous, and in the ISR in one change.
+  auto wanted = p.WantedState(300, 30000, 8);
+  ASSERT_TRUE(wanted.has_value());
+  EXPECT_EQ(wanted->isr, three);
+  EXPECT_TRUE(wanted->non_contiguous.empty());
+  // A member whose log start jumps past the bound (it started over) is
+  // flagged and leaves the ISR.
+  p.OnFollowerFetch(NodeId(2), 10, 1, 400, /*follower_log_start=*/9);
+  wanted = p.WantedState(400, 30000, 8);
+  ASSERT_TRUE(wanted.has_value());
+  EXPECT_EQ(wanted->isr, (std::vector<NodeId>{NodeId(1), NodeId(3)}));
+  EXPECT_EQ(wanted->non_contiguous, std::vector<NodeId>{NodeId(2)});
 }
 
 }  // namespace

@@ -173,8 +173,13 @@ class TopicManager {
   void StopReconciler();
   void IsrLoop();
   void StopIsrThread();
-  // Writes the ISR each led partition wants now; returns the changes made.
+  // Writes the ISR and remote contiguity each led partition wants now;
+  // returns the changes made.
   int UpdateIsrs();
+  // The highest local log start at which a replica of `p` joins up with
+  // remote storage (remote log end + 1, or the partition's log start when
+  // higher); INT64_MAX for a partition that is not tiered.
+  int64_t ContiguityBound(const Partition& p) const;
   // Hands ISR followers of `led` not heard of for a while to the liveness probe.
   void SuspectSilentFollowers(const std::vector<std::shared_ptr<Partition>>& led, int64_t now_ms);
   void ReconcileLoop();

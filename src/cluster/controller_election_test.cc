@@ -312,11 +312,19 @@ TEST_P(ControllerElectionTest, AReassignmentCompletesOnceTheTargetIsInSync) {
   EXPECT_EQ(now.record.replicas, (std::vector<NodeId>{NodeId(2), NodeId(3), NodeId(1)}));
   EXPECT_EQ(now.record.adding, std::vector<NodeId>{NodeId(3)});
   EXPECT_EQ(now.record.leader, NodeId(1));
+  // The new replica holds nothing yet: not contiguous with remote storage
+  // until its leader says so, and no ISR may hold it meanwhile.
+  EXPECT_EQ(now.record.non_contiguous, std::vector<NodeId>{NodeId(3)});
+  auto gapped =
+      ctl.md->AlterPartition(id, 0, NodeId(1), now.record.leader_epoch, now.record.partition_epoch,
+                             {{NodeId(2), NodeId(3), NodeId(1)}, {NodeId(3)}}, 1);
+  ASSERT_FALSE(gapped.ok());
+  EXPECT_EQ(gapped.error().code, Errc::kInvalidArgument) << gapped.error().message;
 
   // The leader takes the new replica into the ISR once it caught up.
   auto joined =
-      ctl.md->AlterPartitionIsr(id, 0, NodeId(1), now.record.leader_epoch,
-                                now.record.partition_epoch, {NodeId(2), NodeId(3), NodeId(1)}, 1);
+      ctl.md->AlterPartition(id, 0, NodeId(1), now.record.leader_epoch, now.record.partition_epoch,
+                             {{NodeId(2), NodeId(3), NodeId(1)}, {}}, 1);
   ASSERT_TRUE(joined.ok()) << joined.error().message;
   ASSERT_TRUE(Eventually([&] {
     auto p = ctl.md->view().Partition(id, 0);

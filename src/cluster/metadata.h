@@ -87,16 +87,6 @@ class Metadata : public MetadataStore {
   std::vector<std::string> PendingRemoteDeletions() const override;
   Result<int64_t> AllocateProducerIds(int64_t count) override;
 
-  // AlterPartition, as a partition's leader sends it to Kafka's controller,
-  // here a compare-and-set on the partition record: the ISR becomes `isr`
-  // and the partition epoch grows. kFenced when the record no longer names
-  // `leader` at `leader_epoch` (FENCED_LEADER_EPOCH); kOutOfRange when its
-  // partition epoch is not `partition_epoch` (INVALID_UPDATE_VERSION: the
-  // caller has not seen the latest record); kInvalidArgument for an ISR
-  // that is not a subset of the replicas holding the leader, or that adds a
-  // broker not registered, fenced or in controlled shutdown (Kafka's
-  // INELIGIBLE_REPLICA). The eligible leader replicas follow the change
-  // (UpdateEligibleLeaders with the topic's `min_insync_replicas`).
   // Starts a reassignment of one partition towards `target`, or cancels the
   // one in progress (nullopt): as the active controller, by compare-and-set
   // (partition_reassignment.h has the rules; their refusals come back in
@@ -104,10 +94,22 @@ class Metadata : public MetadataStore {
   // for a broker that is not the controller.
   Result<ReassignmentChange> AlterReassignment(const std::string& topic_id, int32_t partition,
                                                const std::optional<std::vector<NodeId>>& target);
-  Result<PartitionRecord> AlterPartitionIsr(const std::string& topic_id, int32_t partition,
-                                            NodeId leader, LeaderEpoch leader_epoch,
-                                            PartitionEpoch partition_epoch, std::vector<NodeId> isr,
-                                            int min_insync_replicas);
+  // AlterPartition, as a partition's leader sends it to Kafka's controller,
+  // here a compare-and-set on the partition record: the ISR and the
+  // replicas not contiguous with remote storage become `change`'s, and the
+  // partition epoch grows. kFenced when the record no longer names
+  // `leader` at `leader_epoch` (FENCED_LEADER_EPOCH); kOutOfRange when its
+  // partition epoch is not `partition_epoch` (INVALID_UPDATE_VERSION: the
+  // caller has not seen the latest record); kInvalidArgument for an ISR
+  // that is not a subset of the replicas holding the leader, or that adds a
+  // broker not registered, fenced or in controlled shutdown (Kafka's
+  // INELIGIBLE_REPLICA), or an ISR holding a replica `change` marks not
+  // contiguous. The eligible leader replicas follow the change
+  // (UpdateEligibleLeaders with the topic's `min_insync_replicas`).
+  Result<PartitionRecord> AlterPartition(const std::string& topic_id, int32_t partition,
+                                         NodeId leader, LeaderEpoch leader_epoch,
+                                         PartitionEpoch partition_epoch,
+                                         PartitionStateChange change, int min_insync_replicas);
 
   // A tiered topic's deletion leaves a DeletedTopic record (in the same
   // transaction), so its remote data is deleted even when no replica of

@@ -120,11 +120,12 @@ Status Metadata::DeleteTopic(const std::string& name) {
   return MakeError(Errc::kUnavailable, "topic '" + name + "' kept changing; retry the deletion");
 }
 
-Result<PartitionRecord> Metadata::AlterPartitionIsr(const std::string& topic_id, int32_t partition,
-                                                    NodeId leader, LeaderEpoch leader_epoch,
-                                                    PartitionEpoch partition_epoch,
-                                                    std::vector<NodeId> isr,
-                                                    int min_insync_replicas) {
+Result<PartitionRecord> Metadata::AlterPartition(const std::string& topic_id, int32_t partition,
+                                                 NodeId leader, LeaderEpoch leader_epoch,
+                                                 PartitionEpoch partition_epoch,
+                                                 PartitionStateChange change,
+                                                 int min_insync_replicas) {
+  std::vector<NodeId>& isr = change.isr;
   auto entry = view_->Partition(topic_id, partition);
   if (!entry)
     return MakeError(Errc::kNotFound,
@@ -147,6 +148,13 @@ Result<PartitionRecord> Metadata::AlterPartitionIsr(const std::string& topic_id,
   if (!subset || !has(isr, leader)) {
     return MakeError(Errc::kInvalidArgument, "an ISR must be replicas and hold the leader");
   }
+  for (NodeId r : change.non_contiguous) {
+    if (!has(rec.replicas, r) || has(isr, r)) {
+      return MakeError(Errc::kInvalidArgument,
+                       "replica " + std::to_string(r.value()) +
+                           " is not contiguous with remote storage: it may not be in the ISR");
+    }
+  }
   for (NodeId r : isr) {
     if (has(rec.isr, r)) continue;
     auto b = view_->Broker(r);
@@ -158,6 +166,7 @@ Result<PartitionRecord> Metadata::AlterPartitionIsr(const std::string& topic_id,
     }
   }
   rec.isr = std::move(isr);
+  rec.non_contiguous = std::move(change.non_contiguous);
   UpdateEligibleLeaders(entry->record, rec, {min_insync_replicas, nullptr});
   rec.partition_epoch = PartitionEpoch(rec.partition_epoch.value() + 1);
   std::string key = keys_.Partition(topic_id, partition);

@@ -51,6 +51,9 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
                                            const std::function<bool(NodeId)>& restarted,
                                            bool allow_unclean, const EligibleLeaderRules& elr) {
   auto alive = [&](NodeId id) { return live(id) && !restarted(id); };
+  // Only a replica whose log joins up with remote storage may lead: one
+  // with a gap would serve (and upload) a log missing the gap's records.
+  auto electable = [&](NodeId id) { return live(id) && RemoteContiguous(current, id); };
   // Gone or restarted brokers leave the ISR (a restarted one rejoins as a
   // follower that caught up), as Kafka's controller removes a fenced
   // broker; with no member left the ISR stays as it was, so the partition
@@ -65,7 +68,7 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
     // when it is back.
     next = kNoNode;
     for (NodeId id : current.replicas) {
-      if (std::find(isr.begin(), isr.end(), id) != isr.end() && live(id)) {
+      if (std::find(isr.begin(), isr.end(), id) != isr.end() && electable(id)) {
         next = id;
         break;
       }
@@ -75,7 +78,7 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
     // No live ISR member: an eligible leader replica has every committed
     // record (KIP-966), unless it lost unflushed ones in a crash.
     for (NodeId id : current.replicas) {
-      if (Has(current.elr, id) && live(id) && !(elr.lost_unflushed && elr.lost_unflushed(id))) {
+      if (Has(current.elr, id) && electable(id) && !(elr.lost_unflushed && elr.lost_unflushed(id))) {
         next = id;
         isr = {next};
         break;
@@ -83,7 +86,7 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
     }
   }
   if (next == kNoNode && allow_unclean) {
-    next = FirstLive(current, live);
+    next = FirstLive(current, electable);
     if (next != kNoNode) isr = {next};
   }
   PartitionRecord out = current;
@@ -106,7 +109,9 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
 }
 
 RequestedElection ElectRequested(ElectionType type, const PartitionRecord& current,
-                                 const std::function<bool(NodeId)>& live) {
+                                 const std::function<bool(NodeId)>& live_broker) {
+  // A replica with a gap to remote storage never leads (see ElectLeader).
+  auto live = [&](NodeId id) { return live_broker(id) && RemoteContiguous(current, id); };
   auto in_isr = [&](NodeId id) {
     return std::find(current.isr.begin(), current.isr.end(), id) != current.isr.end();
   };
@@ -114,14 +119,14 @@ RequestedElection ElectRequested(ElectionType type, const PartitionRecord& curre
   if (type == ElectionType::kPreferred) {
     if (current.replicas.empty()) return {ElectionOutcome::kPreferredNotAvailable, current};
     const NodeId preferred = current.replicas.front();
-    if (current.leader == preferred && live(preferred))
+    if (current.leader == preferred && live_broker(preferred))
       return {ElectionOutcome::kNotNeeded, current};
     if (!live(preferred) || !in_isr(preferred)) {
       return {ElectionOutcome::kPreferredNotAvailable, current};
     }
     next = preferred;
   } else {
-    if (current.leader != kNoNode && live(current.leader)) {
+    if (current.leader != kNoNode && live_broker(current.leader)) {
       return {ElectionOutcome::kNotNeeded, current};
     }
     for (NodeId id : current.replicas) {

@@ -138,6 +138,34 @@ TEST(RequestedElection, UncleanPrefersInSyncReplicasThenAnyLiveReplica) {
 // Kafka's rule for auto.leader.rebalance.enable: a broker whose preferred
 // partitions are led elsewhere beyond the percentage gets them back, where
 // it is live and in sync; a broker within the percentage is left alone.
+// A replica with a gap to remote storage never leads: not by the
+// controller's unclean election, not by an operator's, not from the ELR.
+TEST(PartitionLeadership, AReplicaNotContiguousWithRemoteStorageIsNeverElected) {
+  PartitionRecord gapped = Record({1, 2, 3}, {1}, 1, 3);
+  gapped.non_contiguous = {NodeId(2)};
+  auto r = ElectLeader(gapped, Live({2, 3}), None(), /*allow_unclean=*/true);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->leader, NodeId(3));  // 2 comes first in replica order
+  // With only the gapped replica live the partition stays offline.
+  auto offline = ElectLeader(gapped, Live({2}), None(), /*allow_unclean=*/true);
+  ASSERT_TRUE(offline);
+  EXPECT_EQ(offline->leader, kNoNode);
+  EXPECT_EQ(ElectRequested(ElectionType::kUnclean, *offline, Live({2})).outcome,
+            ElectionOutcome::kEligibleNotAvailable);
+  // Nor as an eligible leader replica (KIP-966).
+  PartitionRecord elr = Record({1, 2}, {1}, 1, 3);
+  elr.elr = {NodeId(2)};
+  elr.non_contiguous = {NodeId(2)};
+  auto none = ElectLeader(elr, Live({2}), None(), false, {.min_insync_replicas = 2});
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->leader, kNoNode);
+  // Preferred election of a gapped first replica is refused.
+  PartitionRecord preferred = Record({2, 1}, {1}, 1, 3);
+  preferred.non_contiguous = {NodeId(2)};
+  EXPECT_EQ(ElectRequested(ElectionType::kPreferred, preferred, Live({1, 2})).outcome,
+            ElectionOutcome::kPreferredNotAvailable);
+}
+
 TEST(PartitionLeadership, RebalanceOnlyBrokersAboveTheImbalancePercentage) {
   std::vector<PartitionRecord> records;
   // Broker 1 prefers 10 partitions and leads 7 of them: 30 % imbalance.

@@ -63,6 +63,12 @@ ReassignmentChange StartReassignment(const PartitionRecord& current,
   // Replicas of a replaced reassignment that the new one drops leave too.
   next.isr = Within(current.isr, next.replicas);
   next.elr = Within(current.elr, next.replicas);
+  // A replica new to the partition holds nothing yet: it is not contiguous
+  // with remote storage until its leader has seen where its log starts.
+  next.non_contiguous = Within(current.non_contiguous, next.replicas);
+  for (NodeId id : next.adding) {
+    if (!Contains(current.replicas, id)) next.non_contiguous.push_back(id);
+  }
   if (next.isr.empty()) return Invalid("no in-sync replica would be left");
   next.leader = LeaderWithin(current, next.replicas, nullptr);
   // A replica dropped (from a replaced reassignment) is fenced by a new
@@ -87,6 +93,7 @@ ReassignmentChange CancelReassignment(const PartitionRecord& current) {
   next.removing.clear();
   next.isr = Within(current.isr, next.replicas);
   next.elr = Within(current.elr, next.replicas);
+  next.non_contiguous = Within(current.non_contiguous, next.replicas);
   if (next.isr.empty()) {
     return Invalid("reverting would leave no in-sync replica (it needs an unclean election)");
   }
@@ -108,6 +115,7 @@ std::optional<PartitionRecord> CompleteReassignment(const PartitionRecord& curre
   next.replicas = target;
   next.isr = Within(current.isr, target);
   next.elr = Within(current.elr, target);
+  next.non_contiguous = Within(current.non_contiguous, target);
   next.adding.clear();
   next.removing.clear();
   next.leader = LeaderWithin(current, target, live);

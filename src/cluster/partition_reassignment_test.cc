@@ -37,8 +37,15 @@ TEST(PartitionReassignment, StartAddsTheTargetAndKeepsTheRemovedUntilDone) {
   EXPECT_EQ(r.partition_epoch, PartitionEpoch(10));
   EXPECT_EQ(OriginalReplicas(r), Ids({2, 1}));
   EXPECT_TRUE(Reassigning(r));
+  // The new replica is not contiguous with remote storage until its leader
+  // has seen where its log starts.
+  EXPECT_EQ(r.non_contiguous, Ids({3}));
   // Not done while the new replica is out of the ISR.
   EXPECT_FALSE(CompleteReassignment(r, kAllLive).has_value());
+  // Cancelled, the flag goes with the replica.
+  auto cancelled = CancelReassignment(r);
+  ASSERT_EQ(cancelled.error, ReassignmentError::kNone) << cancelled.message;
+  EXPECT_TRUE(cancelled.record.non_contiguous.empty());
 }
 
 TEST(PartitionReassignment, CompletesOnceTheIsrHoldsTheTargetAndMovesTheLeaderOff) {

@@ -1,6 +1,8 @@
 #include "cluster/records.h"
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -153,6 +155,10 @@ Result<BrokerRegistration> DecodeBroker(const std::string& value) {
       });
 }
 
+bool RemoteContiguous(const PartitionRecord& p, NodeId id) {
+  return std::find(p.non_contiguous.begin(), p.non_contiguous.end(), id) == p.non_contiguous.end();
+}
+
 std::string EncodePartition(const PartitionRecord& p) {
   json doc{{"replicas", Ids(p.replicas)},
            {"isr", Ids(p.isr)},
@@ -163,6 +169,7 @@ std::string EncodePartition(const PartitionRecord& p) {
            {"last_known_elr", Ids(p.last_known_elr)}};
   if (!p.adding.empty()) doc["adding"] = Ids(p.adding);
   if (!p.removing.empty()) doc["removing"] = Ids(p.removing);
+  if (!p.non_contiguous.empty()) doc["non_contiguous"] = Ids(p.non_contiguous);
   return doc.dump();
 }
 
@@ -179,6 +186,7 @@ Result<PartitionRecord> DecodePartition(const std::string& value) {
         p.last_known_elr = IdsFrom(doc, "last_known_elr");
         p.adding = IdsFrom(doc, "adding");
         p.removing = IdsFrom(doc, "removing");
+        p.non_contiguous = IdsFrom(doc, "non_contiguous");
         if (p.replicas.empty()) return MakeError(Errc::kCorrupt, "partition record: no replicas");
         return p;
       });

@@ -70,8 +70,25 @@ struct PartitionRecord {
   // An ongoing reassignment (Kafka's adding/removing replicas).
   std::vector<NodeId> adding;
   std::vector<NodeId> removing;
+  // Replicas whose local log does not join up with remote storage (tiered
+  // storage): their local log start is above the shared remote log end + 1
+  // (and above the partition's log start), so offsets between are held by
+  // neither. They may not join the ISR nor be elected, clean or unclean.
+  // A replica added by a reassignment starts here; the leader takes it out
+  // once the replica's fetches show a log start that remote data reaches.
+  std::vector<NodeId> non_contiguous;
   bool operator==(const PartitionRecord&) const = default;
 };
+
+// What a partition's leader changes in its record (Metadata::AlterPartition).
+struct PartitionStateChange {
+  std::vector<NodeId> isr;
+  std::vector<NodeId> non_contiguous;  // PartitionRecord::non_contiguous
+  bool operator==(const PartitionStateChange&) const = default;
+};
+
+// Whether `id` may be in the ISR or lead as far as remote contiguity goes.
+bool RemoteContiguous(const PartitionRecord& p, NodeId id);
 
 // "1,2,3": node ids as logs print them.
 std::string JoinIds(const std::vector<NodeId>& ids);

@@ -156,6 +156,7 @@ PartitionRecord FullPartition() {
   p.last_known_elr = Ids({1});
   p.adding = Ids({1});
   p.removing = Ids({3, 5});
+  p.non_contiguous = Ids({1});
   return p;
 }
 
@@ -172,6 +173,7 @@ TEST(PartitionRecord, RoundTripsEveryField) {
   EXPECT_EQ(d->last_known_elr, Ids({1}));
   EXPECT_EQ(d->adding, Ids({1}));
   EXPECT_EQ(d->removing, Ids({3, 5}));
+  EXPECT_EQ(d->non_contiguous, Ids({1}));
   EXPECT_EQ(*d, p);
 }
 
@@ -186,6 +188,7 @@ TEST(PartitionRecord, OfflineLeaderAndEmptyListsRoundTrip) {
   auto doc = nlohmann::json::parse(encoded);
   EXPECT_FALSE(doc.contains("adding"));
   EXPECT_FALSE(doc.contains("removing"));
+  EXPECT_FALSE(doc.contains("non_contiguous"));
   auto d = DecodePartition(encoded);
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->leader, kNoNode);
@@ -208,6 +211,7 @@ TEST(PartitionRecord, OptionalListsDefaultToEmpty) {
   EXPECT_TRUE(d->last_known_elr.empty());
   EXPECT_TRUE(d->adding.empty());
   EXPECT_TRUE(d->removing.empty());
+  EXPECT_TRUE(d->non_contiguous.empty());
 }
 
 TEST(PartitionRecord, MalformedIsCorrupt) {

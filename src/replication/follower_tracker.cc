@@ -27,7 +27,7 @@ void FollowerTracker::UpdateReplicas(const std::vector<NodeId>& replicas) {
 }
 
 void FollowerTracker::OnFetch(NodeId follower, int64_t fetch_offset, int64_t leader_end,
-                              int64_t now_ms) {
+                              int64_t now_ms, int64_t log_start) {
   auto it = followers_.find(follower);
   if (it == followers_.end()) return;
   FollowerState& s = it->second;
@@ -37,6 +37,7 @@ void FollowerTracker::OnFetch(NodeId follower, int64_t fetch_offset, int64_t lea
     s.last_caught_up_ms = std::max(s.last_caught_up_ms, s.last_fetch_ms);
   }
   s.log_end_offset = fetch_offset;
+  if (log_start >= 0) s.log_start_offset = log_start;
   s.leader_end_at_last_fetch = leader_end;
   s.last_fetch_ms = now_ms;
 }
@@ -73,6 +74,23 @@ std::vector<NodeId> FollowerTracker::ReadyToJoin(const std::vector<NodeId>& isr,
     if (s.log_end_offset >= high_watermark && s.log_end_offset >= leader_epoch_start) {
       out.push_back(id);
     }
+  }
+  return out;
+}
+
+std::vector<NodeId> FollowerTracker::NonContiguous(const std::vector<NodeId>& replicas,
+                                                   const std::vector<NodeId>& current,
+                                                   int64_t bound) const {
+  std::vector<NodeId> out;
+  for (NodeId r : replicas) {
+    if (r == self_) continue;  // the leader's own log is what it uploads from
+    auto it = followers_.find(r);
+    bool flagged = std::find(current.begin(), current.end(), r) != current.end();
+    if (it != followers_.end() && it->second.log_end_offset >= 0 &&
+        it->second.log_start_offset >= 0) {
+      flagged = it->second.log_start_offset > bound;
+    }
+    if (flagged) out.push_back(r);
   }
   return out;
 }

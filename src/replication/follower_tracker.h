@@ -27,6 +27,7 @@ struct FollowerState {
   int64_t last_caught_up_ms = 0;
   int64_t last_fetch_ms = 0;
   int64_t leader_end_at_last_fetch = -1;
+  int64_t log_start_offset = -1;  // its local log start, as its last fetch said
 };
 
 class FollowerTracker {
@@ -42,8 +43,10 @@ class FollowerTracker {
   void UpdateReplicas(const std::vector<NodeId>& replicas);
 
   // A fetch by `follower` at `fetch_offset` while the leader's log ended at
-  // `leader_end`. Ignored for brokers that are not replicas.
-  void OnFetch(NodeId follower, int64_t fetch_offset, int64_t leader_end, int64_t now_ms);
+  // `leader_end`; `log_start` is the follower's local log start (-1 when
+  // the fetch did not say). Ignored for brokers that are not replicas.
+  void OnFetch(NodeId follower, int64_t fetch_offset, int64_t leader_end, int64_t now_ms,
+               int64_t log_start = -1);
 
   std::optional<FollowerState> Get(NodeId follower) const;
 
@@ -58,6 +61,13 @@ class FollowerTracker {
   // start of the leader's epoch (so they hold everything it committed).
   std::vector<NodeId> ReadyToJoin(const std::vector<NodeId>& isr, int64_t high_watermark,
                                   int64_t leader_epoch_start) const;
+  // Remote contiguity: `current` (the record's non-contiguous replicas)
+  // updated with what fetches showed this leadership. A follower whose
+  // local log starts at or below `bound` (remote log end + 1, or the
+  // partition's log start when that is higher) joins up with remote
+  // storage; one that has not fetched yet keeps its flag. Replica order.
+  std::vector<NodeId> NonContiguous(const std::vector<NodeId>& replicas,
+                                    const std::vector<NodeId>& current, int64_t bound) const;
   // ISR members (not the leader) not caught up for longer than `max_lag_ms`.
   std::vector<NodeId> Lagging(const std::vector<NodeId>& isr, int64_t now_ms,
                               int64_t max_lag_ms) const;

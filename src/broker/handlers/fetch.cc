@@ -86,7 +86,7 @@ int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, int min_isr,
       return -1;
     }
     auto now = ctx.clock->MonotonicMs();
-    if (partition.OnFollowerFetch(fetcher.id, in.fetch_offset, min_isr, now)) {
+    if (partition.OnFollowerFetch(fetcher.id, in.fetch_offset, min_isr, now, in.log_start_offset)) {
       ctx.notifier.Notify(tp);  // consumers and acks=all producers wait on the mark
     }
   }
