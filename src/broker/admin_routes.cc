@@ -43,6 +43,38 @@ double ProcessCpuSeconds() {
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+std::vector<int32_t> IdValues(const std::vector<cluster::NodeId>& ids) {
+  std::vector<int32_t> out;
+  for (cluster::NodeId id : ids) out.push_back(id.value());
+  return out;
+}
+
+// This broker's replica of a partition: its local log, and the partition's
+// record (leader, ISR, replicas not contiguous with remote storage, a
+// reassignment in progress) and shared remote log offsets.
+json PartitionJson(BrokerContext& ctx, const Partition& partition, const std::string& topic_id) {
+  const auto& log = partition.log();
+  cluster::PartitionRecord state = partition.state();
+  json out{{"partition", partition.tp().partition},
+           {"log_start_offset", log->log_start_offset()},
+           {"log_end_offset", log->log_end_offset()},
+           {"high_watermark", partition.high_watermark()},
+           {"size_bytes", log->size_bytes()},
+           {"segments", log->segment_count()},
+           {"leader", state.leader.value()},
+           {"leader_epoch", state.leader_epoch.value()},
+           {"replicas", IdValues(state.replicas)},
+           {"isr", IdValues(state.isr)},
+           {"non_contiguous", IdValues(state.non_contiguous)},
+           {"adding", IdValues(state.adding)},
+           {"removing", IdValues(state.removing)}};
+  if (auto remote = ctx.store.GetRemoteLogOffsets(topic_id, partition.tp().partition)) {
+    out["remote_log_start_offset"] = remote->start;
+    out["remote_log_end_offset"] = remote->end;
+  }
+  return out;
+}
+
 json TopicsJson(BrokerContext& ctx) {
   json topics = json::array();
   for (const auto& record : ctx.topics.ListTopics()) {
@@ -52,13 +84,9 @@ json TopicsJson(BrokerContext& ctx) {
            {"configs", record.configs},
            {"partitions", json::array()}};
     for (int32_t p = 0; p < record.partitions; ++p) {
-      auto log = ctx.topics.GetLog({record.name, p});
-      if (!log) continue;
-      t["partitions"].push_back({{"partition", p},
-                                 {"log_start_offset", log->log_start_offset()},
-                                 {"log_end_offset", log->log_end_offset()},
-                                 {"size_bytes", log->size_bytes()},
-                                 {"segments", log->segment_count()}});
+      auto partition = ctx.topics.GetPartition({record.name, p});
+      if (!partition) continue;
+      t["partitions"].push_back(PartitionJson(ctx, *partition, cluster::UuidToBase64(record.id)));
     }
     topics.push_back(std::move(t));
   }

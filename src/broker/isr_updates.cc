@@ -77,7 +77,11 @@ int TopicManager::UpdateIsrs() {
       return !eligible.contains(r) &&
              std::find(state.isr.begin(), state.isr.end(), r) == state.isr.end();
     });
-    if (wanted->isr == state.isr && wanted->non_contiguous == state.non_contiguous) continue;
+    if (std::is_permutation(wanted->isr.begin(), wanted->isr.end(), state.isr.begin(),
+                            state.isr.end()) &&
+        wanted->non_contiguous == state.non_contiguous) {
+      continue;
+    }
     p->ProposeIsr(state.partition_epoch, wanted->isr);
     auto info = GetTopicInfo(p->tp().topic);
     auto written = metadata_.AlterPartition(p->topic_id(), p->tp().partition, self_,
@@ -124,8 +128,12 @@ int64_t TopicManager::ContiguityBound(const Partition& p) const {
     return std::numeric_limits<int64_t>::max();  // nothing remote to join up with
   }
   // Offsets below the partition's log start are gone everywhere; up to the
-  // remote end they are in remote storage.
-  const int64_t remote_end = remote_->RemoteLogEndOffset(p.tp().ToString());
+  // remote end they are in remote storage. The end the last leader saved in
+  // the metadata store counts too: this leader's manifest may not be loaded.
+  int64_t remote_end = remote_->RemoteLogEndOffset(p.tp().ToString());
+  if (auto saved = store_.GetRemoteLogOffsets(p.topic_id(), p.tp().partition)) {
+    remote_end = std::max(remote_end, saved->end);
+  }
   return std::max(LogStartOffset(p.tp(), *p.log()), remote_end + 1);
 }
 

@@ -136,9 +136,10 @@ std::optional<cluster::PartitionStateChange> Partition::WantedState(
     bool member = has(state_.isr, r) ? !has(lagging, r) : has(joining, r);
     if (member && !has(wanted.non_contiguous, r)) wanted.isr.push_back(r);
   }
-  if (wanted.isr == state_.isr && wanted.non_contiguous == state_.non_contiguous) {
-    return std::nullopt;
-  }
+  // The same members in another order (the replicas were reordered) is no change.
+  const bool same_isr = std::is_permutation(wanted.isr.begin(), wanted.isr.end(),
+                                           state_.isr.begin(), state_.isr.end());
+  if (same_isr && wanted.non_contiguous == state_.non_contiguous) return std::nullopt;
   return wanted;
 }
 

@@ -17,6 +17,7 @@ ReplicaFetchers::ReplicaFetchers(const config::BrokerConfig& config, cluster::Me
   options_.partition_max_bytes = static_cast<int32_t>(config.GetLong("replica.fetch.max.bytes"));
   options_.backoff = std::chrono::milliseconds(config.GetLong("replica.fetch.backoff.ms"));
   options_.timeout = std::chrono::milliseconds(config.GetLong("replica.socket.timeout.ms"));
+  options_.sync_from_active_segment = config.GetBool("strata.replica.sync.enable");
   fetchers_per_source_ = static_cast<size_t>(config.GetLong("num.replica.fetchers"));
 }
 
@@ -32,7 +33,7 @@ void ReplicaFetchers::Shutdown() {
   sources.clear();  // joins the loops, outside the lock
 }
 
-void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition) {
+void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition, bool tiered) {
   const TopicPartition& tp = partition->tp();
   cluster::PartitionRecord state = partition->state();
   std::lock_guard lock(mu_);
@@ -50,7 +51,7 @@ void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition) {
   replication::ReplicaFetcher* fetcher = FetcherLocked(state.leader, index);
   if (fetcher == nullptr) return;  // the leader's registration is not known yet
   std::weak_ptr<Partition> weak = partition;
-  fetcher->Add({tp.topic, tp.partition, state.leader_epoch.value(), partition->log(),
+  fetcher->Add({tp.topic, tp.partition, state.leader_epoch.value(), partition->log(), tiered,
                 [weak](int64_t high_watermark, int64_t) {
                   if (auto p = weak.lock()) p->OnLeaderHighWatermark(high_watermark);
                 },

@@ -28,8 +28,10 @@ class ReplicaFetchers {
   ~ReplicaFetchers();
 
   // Follows `partition` from its leader at its leader epoch, or stops
-  // following it when this broker leads it or nobody does.
-  void Sync(const std::shared_ptr<Partition>& partition);
+  // following it when this broker leads it or nobody does. `tiered`: its
+  // topic has remote storage (and no compaction), so the replica never
+  // copies what remote storage holds.
+  void Sync(const std::shared_ptr<Partition>& partition, bool tiered);
   void Stop(const TopicPartition& tp);
   // Stops every loop (before the logs close).
   void Shutdown();

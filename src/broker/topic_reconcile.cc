@@ -17,6 +17,11 @@ namespace strata::broker {
 
 namespace {
 
+// A tiered partition's replicas never copy what remote storage holds.
+bool Tiered(const TopicInfo& info) {
+  return info.log_config.remote_storage_enable && !info.log_config.compacted;
+}
+
 // A replica the view places on this broker.
 struct WantedReplica {
   const cluster::TopicEntry* topic;
@@ -174,14 +179,14 @@ Status TopicManager::ReconcileLocked() {
       } else if (led && epoch != open->leader_epoch()) {
         UpdateTiering(want.topic->record, open, info->log_config);  // a new leadership
       }
-      fetchers_->Sync(open);
+      fetchers_->Sync(open, Tiered(*info));
       continue;
     }
     Status st = OpenReplica(want.topic->record, tp.partition, want.state, info->log_config);
     if (!st.ok() && result.ok()) result = std::move(st);
     if (st.ok() && want.state.leader == self_) NotifyLeadership(tp, true);
     if (st.ok()) {
-      if (auto opened = GetPartition(tp)) fetchers_->Sync(opened);
+      if (auto opened = GetPartition(tp)) fetchers_->Sync(opened, Tiered(*info));
     }
   }
   return result;

@@ -32,6 +32,26 @@ struct Change {
   PartitionRecord record;
 };
 
+// A partition going offline, and why: no live in-sync replica, and any live
+// replica that could have led but for a gap to remote storage.
+void LogOffline(const std::string& topic, int32_t partition, const PartitionRecord& next,
+                const std::function<bool(NodeId)>& live) {
+  std::vector<NodeId> gapped;
+  for (NodeId id : next.replicas) {
+    if (live(id) && !RemoteContiguous(next, id)) gapped.push_back(id);
+  }
+  if (gapped.empty()) {
+    ControllerLog()->warn("{}-{}: offline: no live replica may lead (ISR [{}])", topic, partition,
+                          JoinIds(next.isr));
+    return;
+  }
+  ControllerLog()->warn(
+      "{}-{}: offline: no live in-sync replica, and live replicas [{}] are not contiguous with "
+      "remote storage (records between remote storage and their logs would be lost), so none "
+      "may lead, not even by unclean election",
+      topic, partition, JoinIds(gapped));
+}
+
 }  // namespace
 
 Controller::Controller(Metadata& metadata, ControllerElection& election, ControllerOptions options)
@@ -147,6 +167,9 @@ bool Controller::ElectLeaders() {
             "{}-{}: unclean leader election: broker {} leads, outside the ISR; records it lacks "
             "are lost (unclean.leader.election.enable)",
             topic.record.name, p, next->leader.value());
+      }
+      if (next->leader == kNoNode && entry.record.leader != kNoNode) {
+        LogOffline(topic.record.name, p, *next, live);
       }
       changes.push_back({metadata_.keys().Partition(id, p), entry.mod_revision, *next});
     }

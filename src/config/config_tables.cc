@@ -190,6 +190,13 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"replica.socket.timeout.ms", T::kInt, "30000", "follower fetch request timeout", AtLeast(1)},
       {"replica.lag.time.max.ms", T::kLong, "30000",
        "a follower not caught up this long leaves the ISR", AtLeast(1)},
+      // Active-segment sync of new replicas of tiered partitions.
+      {"strata.replica.sync.enable", T::kBoolean, "true",
+       "an empty replica of a tiered partition starts at its leader's active segment (false: "
+       "as Kafka's follower, at the leader's local log start)"},
+      {"strata.replica.sync.roll.enable", T::kBoolean, "true",
+       "the leader rolls its active segment when a new replica asks where to start, so the "
+       "replica copies almost nothing"},
       {"auto.leader.rebalance.enable", T::kBoolean, "true",
        "give leadership back to preferred replicas when a broker's share is off"},
       {"leader.imbalance.check.interval.seconds", T::kLong, "300",

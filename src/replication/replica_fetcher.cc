@@ -5,7 +5,7 @@
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
-#include "base/log.h"
+#include "replication/log.h"
 #include "base/metrics.h"
 #include "protocol/error_code.h"
 #include "protocol/record_batch.h"
@@ -21,8 +21,6 @@ using Clock = std::chrono::steady_clock;
 // Fetch v12: the last version naming topics (v13+ use topic ids) and the
 // first with DivergingEpoch.
 constexpr int16_t kFetchVersion = 12;
-
-auto Log() { return log::Get("replication"); }
 
 metrics::Counter& FetchedBytes() {
   static metrics::Counter& c = metrics::Global().GetCounter(
@@ -81,7 +79,12 @@ ReplicaFetcher::~ReplicaFetcher() {
 void ReplicaFetcher::Add(FollowedPartition partition) {
   std::lock_guard lock(mu_);
   Key key{partition.topic, partition.partition};
-  partitions_[key] = Entry{std::move(partition), {}};
+  // An empty replica of a tiered partition starts where the leader says
+  // (there is nothing of its own to keep).
+  const bool empty = partition.log->log_end_offset() == partition.log->log_start_offset();
+  int64_t start_at =
+      partition.tiered && options_.sync_from_active_segment && empty ? StartTimestamp() : 0;
+  partitions_[key] = Entry{std::move(partition), {}, start_at};
 }
 
 void ReplicaFetcher::Remove(const std::string& topic, int32_t partition) {
@@ -116,6 +119,7 @@ asio::awaitable<void> ReplicaFetcher::Run() {
 }
 
 asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
+  if (!co_await StartLogs()) co_return false;
   FetchRequest req;
   req.replica_id = options_.replica_id;
   req.max_wait_ms = options_.max_wait_ms;
@@ -126,7 +130,7 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
     std::lock_guard lock(mu_);
     auto now = Clock::now();
     for (auto& [key, e] : partitions_) {
-      if (e.paused_until > now) continue;
+      if (e.paused_until > now || e.start_at != 0) continue;
       if (req.topics.empty() || req.topics.back().topic != key.first) {
         req.topics.push_back({key.first, {}});
       }
@@ -197,6 +201,18 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch,
     Status st = p.log->TruncateFullyAndStartAt(response.log_start_offset);
     truncations_++;
     if (!st.ok()) Pause(key, leader_epoch, label + ": restarting the log: " + st.error().message);
+    return;
+  }
+  if (response.error_code == Code(protocol::ErrorCode::kOffsetMovedToTieredStorage)) {
+    // Below the leader's local log: what it lacks is in remote storage, so
+    // the log starts over where the leader says (the next round asks).
+    Log()->info("{}: {} ends at {}, below the leader's local log; asking where to start", name_,
+                label, fetched_from);
+    std::lock_guard lock(mu_);
+    auto it = partitions_.find(key);
+    if (it != partitions_.end() && it->second.p.leader_epoch == leader_epoch) {
+      it->second.start_at = StartTimestamp();
+    }
     return;
   }
   if (response.error_code != 0) {

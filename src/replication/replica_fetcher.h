@@ -9,6 +9,14 @@
 // (stale epoch, leader moved, out of range) pauses for the backoff while the
 // others go on; metadata changes come in as Add/Remove.
 //
+// Tiered partitions (KIP-405): a replica does not copy what remote storage
+// holds. An empty one, and one the leader answers
+// OFFSET_MOVED_TO_TIERED_STORAGE (its log ends below the leader's local
+// log), first asks the leader where to start (ListOffsets as a replica:
+// the active segment's base with active-segment sync, else the leader's
+// local log start as Kafka's follower does), starts its log there and
+// fetches on (replica_start.cc).
+//
 // Thread-safety: Add/Remove/partitions from any thread; the loop runs on a
 // thread of its own.
 #include <asio/io_context.hpp>
@@ -35,6 +43,9 @@ struct FetcherOptions {
   int32_t partition_max_bytes = 1048576;     // replica.fetch.max.bytes
   std::chrono::milliseconds backoff{1000};   // replica.fetch.backoff.ms
   std::chrono::milliseconds timeout{30000};  // replica.socket.timeout.ms
+  // strata.replica.sync.enable: an empty replica of a tiered partition
+  // starts at the leader's active segment.
+  bool sync_from_active_segment = true;
   // Called on the loop's thread each time the leader could not be reached
   // (connection refused or lost, timeout): a hint that it may be gone.
   std::function<void()> on_unreachable;
@@ -46,6 +57,7 @@ struct FollowedPartition {
   int32_t partition = 0;
   int32_t leader_epoch = -1;  // the leadership followed (Fetch current_leader_epoch)
   std::shared_ptr<storage::Log> log;
+  bool tiered = false;  // remote.storage.enable (and not compacted)
   // After each successful fetch of the partition: the leader's high
   // watermark and log start offset.
   std::function<void(int64_t high_watermark, int64_t log_start)> on_fetched;
@@ -70,11 +82,16 @@ class ReplicaFetcher {
   // Counters for metrics and tests.
   int64_t bytes_fetched() const { return bytes_fetched_.load(); }
   int64_t truncations() const { return truncations_.load(); }
+  // Logs started over at a point the leader gave (tiered partitions).
+  int64_t log_starts() const { return log_starts_.load(); }
 
  private:
   struct Entry {
     FollowedPartition p;
     std::chrono::steady_clock::time_point paused_until{};
+    // The log must start where the leader says before fetching: the
+    // ListOffsets timestamp to ask with, 0 when it need not.
+    int64_t start_at = 0;
   };
   using Key = std::pair<std::string, int32_t>;
 
@@ -82,6 +99,15 @@ class ReplicaFetcher {
   // One Fetch round trip over the partitions not paused; false when the
   // leader could not be reached (the whole fetcher backs off).
   asio::awaitable<bool> FetchOnce();
+  // Asks the leader where the logs of entries with start_at should start
+  // and starts them there (replica_start.cc); false when the leader could
+  // not be reached.
+  asio::awaitable<bool> StartLogs();
+  // `leader_epoch_at`: the epoch of the leader's records at `offset`.
+  void ApplyStart(const Key& key, int32_t leader_epoch, int16_t error_code, int64_t offset,
+                  int32_t leader_epoch_at);
+  // The ListOffsets timestamp a tiered partition's log starts from.
+  int64_t StartTimestamp() const;
   // Applies one partition's part of a response.
   void Apply(const Key& key, int32_t leader_epoch, protocol::FetchResponse::Partition& response);
   void Pause(const Key& key, int32_t leader_epoch, const std::string& why);
@@ -97,6 +123,7 @@ class ReplicaFetcher {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> bytes_fetched_{0};
   std::atomic<int64_t> truncations_{0};
+  std::atomic<int64_t> log_starts_{0};
   std::thread thread_;
 };
 

@@ -187,8 +187,11 @@ class Log {
   // Empties the log and starts it at `offset`, above its end: a follower
   // whose whole log is below the leader's log start (Kafka's
   // truncateFullyAndStartAt). Leader epochs and producer state go with the
-  // records; the follower learns them again from what it fetches.
-  virtual Status TruncateFullyAndStartAt(int64_t offset) = 0;
+  // records; the follower learns them again from what it fetches. With
+  // `leader_epoch` >= 0 the epoch history starts with that epoch at
+  // `offset` (the epoch of the leader's records there), so this replica can
+  // tell a follower whose history reaches `offset` that it agrees.
+  virtual Status TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch = -1) = 0;
 
   // Reads from `offset` up to `max_bytes` of whole batches, never past
   // `max_offset` (exclusive; the high watermark). When `min_one_batch` the
@@ -259,6 +262,13 @@ class Log {
   // Offsets below `offset` are copied to remote storage (COPY_FINISHED), so
   // local retention may delete segments wholly below it. Only moves up.
   virtual void SetRemoteCopiedOffset(int64_t offset) { (void)offset; }
+  // The base offset of the active segment: where a new replica of a tiered
+  // partition starts its log (the records below are, or will be, in remote
+  // storage).
+  virtual int64_t active_segment_base_offset() const { return log_start_offset(); }
+  // Rolls the active segment now if it holds records (so it is uploaded
+  // and a new replica starting at the next one copies nothing of it).
+  virtual Status Roll() { return Status::Ok(); }
   // The leader-epoch entries (epoch, start offset) known to the log.
   virtual std::vector<std::pair<int32_t, int64_t>> LeaderEpochEntries() const { return {}; }
   // Called (under the log's lock: keep it short, never call back into the

@@ -174,6 +174,17 @@ Status LogImpl::RollLocked() {
   return Status::Ok();
 }
 
+int64_t LogImpl::active_segment_base_offset() const {
+  std::lock_guard lock(mu_);
+  return active().base_offset();
+}
+
+Status LogImpl::Roll() {
+  std::lock_guard lock(mu_);
+  if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
+  return RollLocked();
+}
+
 void LogImpl::SetRollListener(std::function<void()> listener) {
   std::lock_guard lock(mu_);
   roll_listener_ = std::move(listener);

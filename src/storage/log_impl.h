@@ -47,7 +47,7 @@ class LogImpl final : public Log {
   Result<AppendResult> AppendAsFollower(MutableByteView batches,
                                         const std::vector<BatchInfo>& infos) override;
   Status TruncateTo(int64_t offset) override;
-  Status TruncateFullyAndStartAt(int64_t offset) override;
+  Status TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch = -1) override;
   Result<ReadResult> Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
                           bool min_one_batch) const override;
   Result<RegionReadResult> ReadRegion(int64_t offset, int32_t max_bytes, int64_t max_offset,
@@ -72,6 +72,8 @@ class LogImpl final : public Log {
   Result<CleaningResult> Clean(OffsetMap& map, int64_t now) override;
   int64_t cleaner_checkpoint() const override { return cleaner_checkpoint_.load(); }
   std::vector<SegmentSummary> RolledSegments() const override;
+  int64_t active_segment_base_offset() const override;
+  Status Roll() override;
   void SetRemoteCopiedOffset(int64_t offset) override;
   void SetRollListener(std::function<void()> listener) override;
   std::vector<std::pair<int32_t, int64_t>> LeaderEpochEntries() const override;

@@ -134,7 +134,7 @@ Status LogImpl::TruncateTo(int64_t offset) {
   return Status::Ok();
 }
 
-Status LogImpl::TruncateFullyAndStartAt(int64_t offset) {
+Status LogImpl::TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch) {
   std::lock_guard lock(mu_);
   if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
   const int64_t old_start = log_start_.load();
@@ -155,6 +155,7 @@ Status LogImpl::TruncateFullyAndStartAt(int64_t offset) {
   STRATA_RETURN_IF_ERROR(SyncDir(dir_));
   leo_.store(offset);
   STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(std::numeric_limits<int64_t>::min()));
+  if (leader_epoch >= 0) STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, offset));
   producers_.Clear();
   STRATA_RETURN_IF_ERROR(MoveLogStartLocked(offset));
   STRATA_ASSIGN_OR_RETURN(int deleted, DeleteSegmentsBelowLocked(offset));

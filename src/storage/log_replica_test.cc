@@ -197,5 +197,29 @@ TEST_F(LogReplicaTest, AFullTruncationStartsTheLogAboveItsEnd) {
   EXPECT_EQ(ReadRange(*follower, start), before);
 }
 
+// A replica that starts at a leader's active segment is told the epoch of
+// the leader's records there: its history starts with it, so it agrees with
+// a follower whose log reaches that offset at that epoch (no divergence,
+// KIP-320). (A reopen before any record drops the entry, as Kafka's drops
+// entries at the log end.)
+TEST_F(LogReplicaTest, AFullTruncationCanStartTheEpochHistory) {
+  auto log = OpenLog(dir_);
+  ASSERT_TRUE(log->TruncateFullyAndStartAt(3000, /*leader_epoch=*/2).ok());
+  EXPECT_EQ(log->latest_epoch(), 2);
+  using Entries = std::vector<std::pair<int32_t, int64_t>>;
+  EXPECT_EQ(log->LeaderEpochEntries(), (Entries{{2, 3000}}));
+  // Epoch 2 runs to the log end; an older one ends where the history starts.
+  EXPECT_EQ(log->EndOffsetForEpoch(2), (std::pair<int32_t, int64_t>{2, 3000}));
+  EXPECT_EQ(log->EndOffsetForEpoch(1), (std::pair<int32_t, int64_t>{1, 3000}));
+  // A newer epoch at the same offset takes the entry over (as Kafka's
+  // cache does); epoch 2 still ends there.
+  ASSERT_TRUE(AppendOne(*log, {.records = 2}, 4).ok());
+  EXPECT_EQ(log->LeaderEpochEntries(), (Entries{{4, 3000}}));
+  ASSERT_TRUE(log->Close().ok());
+  log = OpenLog(dir_);
+  EXPECT_EQ(log->LeaderEpochEntries(), (Entries{{4, 3000}}));
+  EXPECT_EQ(log->EndOffsetForEpoch(2), (std::pair<int32_t, int64_t>{2, 3000}));
+}
+
 }  // namespace
 }  // namespace strata::storage

@@ -33,7 +33,10 @@ PREFIX = "/strata-cluster"
 OFFLINE_WITHIN = TTL_MS / 1000 + 5
 
 
-def start_cluster(tmp_path, broker_factory, etcd_members: int = 1, extra: dict | None = None):
+def start_cluster(tmp_path, broker_factory, etcd_members: int = 1, extra: dict | None = None,
+                  nodes: tuple[int, ...] = (1, 2, 3), per_node: dict[int, dict] | None = None):
+    """An etcd cluster and brokers `nodes` on it (all registered when it returns); `extra`
+    configures every broker, `per_node[n]` broker n on top."""
     etcd = Etcd(tmp_path / "etcd", members=etcd_members)
     remote = tmp_path / "remote"  # one file:// remote store shared by every broker
     remote.mkdir(exist_ok=True)
@@ -47,11 +50,12 @@ def start_cluster(tmp_path, broker_factory, etcd_members: int = 1, extra: dict |
             "remote.log.storage.system.enable": "true",
             "strata.remote.storage.uri": f"file://{remote}",
             "remote.log.manager.task.interval.ms": "500",
-            "strata.admin.listener": f"127.0.0.1:{free_port()}", **(extra or {})})
+            "strata.admin.listener": f"127.0.0.1:{free_port()}", **(extra or {}),
+            **(per_node or {}).get(node, {})})
 
-    brokers = [start(n) for n in (1, 2, 3)]
-    wait_until(lambda: len(metadata(brokers[0]).brokers) == 3, 15, "3 registered brokers",
-               lambda: metadata(brokers[0]).brokers)
+    brokers = [start(n) for n in nodes]
+    wait_until(lambda: len(metadata(brokers[0]).brokers) == len(nodes), 15,
+               f"{len(nodes)} registered brokers", lambda: metadata(brokers[0]).brokers)
     return etcd, brokers
 
 

@@ -99,6 +99,12 @@ int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, int min_isr,
     out.error_code = Code(ErrorCode::kOffsetOutOfRange);
     return -1;
   }
+  if (fetcher.replica && in.fetch_offset < log->log_start_offset() && log_start < log->log_start_offset()) {
+    // KIP-405: a follower does not copy what remote storage holds; it
+    // starts its log over where this leader says (replica_start.cc).
+    out.error_code = Code(ErrorCode::kOffsetMovedToTieredStorage);
+    return -1;
+  }
   if (in.fetch_offset >= readable || (budget <= 0 && !first_data)) return readable;
   int32_t max_bytes = std::max(std::min(in.partition_max_bytes, budget), 0);
   if (in.fetch_offset < log->log_start_offset() && ctx.topics.remote() != nullptr) {

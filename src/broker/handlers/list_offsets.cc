@@ -1,6 +1,8 @@
 // ListOffsets (2): latest (-1), earliest (-2), max timestamp (-3),
 // earliest local (-4), latest tiered (-5), or the first offset at or after a
-// timestamp.
+// timestamp; and, for Strata replicas only, the active segment's base
+// (-1000), where a new replica of a tiered partition starts its log
+// (docs/replication.md, "Active-segment sync").
 #include "protocol/messages/list_offsets.h"
 
 #include "broker/handlers/handlers.h"
@@ -19,9 +21,42 @@ constexpr int64_t kEarliest = -2;
 constexpr int64_t kMaxTimestamp = -3;
 constexpr int64_t kEarliestLocal = -4;
 constexpr int64_t kLatestTiered = -5;
+// Not Kafka's: asked only by Strata followers (replica id >= 0).
+constexpr int64_t kActiveSegmentBase = -1000;
 
+// The epoch of the leader's records at `offset` (the last that started at
+// or below it); -1 when the log knows none.
+int32_t EpochAt(const storage::Log& log, int64_t offset) {
+  int32_t epoch = -1;
+  for (const auto& [e, start] : log.LeaderEpochEntries()) {
+    if (start > offset) break;
+    epoch = e;
+  }
+  return epoch;
+}
+
+// The sync point of a new replica: the leader first rolls a non-empty
+// active segment (strata.replica.sync.roll.enable), so the replica starts
+// at the log end and copies nothing while the rolled segment is uploaded.
+void ActiveSegmentBase(BrokerContext& ctx, const std::string& topic, storage::Log& log,
+                       ListOffsetsResponse::Partition& out) {
+  auto info = ctx.topics.GetTopicInfo(topic);
+  if (!info || !info->log_config.remote_storage_enable) {
+    out.error_code = Code(ErrorCode::kInvalidRequest);  // only tiered partitions sync
+    return;
+  }
+  if (ctx.config.GetBool("strata.replica.sync.roll.enable")) {
+    Status rolled = log.Roll();
+    if (!rolled.ok()) {
+      out.error_code = Code(ErrorCode::kKafkaStorageError);
+      return;
+    }
+  }
+  out.offset = log.active_segment_base_offset();
+  out.leader_epoch = EpochAt(log, out.offset);
+}
 void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsRequest::Partition& in,
-            int16_t version, ListOffsetsResponse::Partition& out) {
+            int16_t version, bool from_replica, ListOffsetsResponse::Partition& out) {
   out.partition_index = in.partition_index;
   LeaderLookup leader =
       ctx.topics.LeaderPartition({topic, in.partition_index}, in.current_leader_epoch);
@@ -43,6 +78,7 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
       break;
     case kEarliestLocal:
       out.offset = log->log_start_offset();
+      if (from_replica) out.leader_epoch = EpochAt(*log, out.offset);  // as Kafka's
       break;
     case kLatestTiered: {
       auto* remote = ctx.topics.remote();
@@ -56,6 +92,12 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
       out.offset = max.offset;
       break;
     }
+    case kActiveSegmentBase:
+      if (from_replica) {
+        ActiveSegmentBase(ctx, topic, *log, out);
+        break;
+      }
+      [[fallthrough]];
     default: {
       if (in.timestamp < 0) {
         out.error_code = Code(ErrorCode::kInvalidRequest);
@@ -80,7 +122,8 @@ HandlerResult HandleListOffsets(BrokerContext& ctx, net::Request& request) {
     auto& out_topic = resp.topics.emplace_back();
     out_topic.name = topic.name;
     for (const auto& p : topic.partitions) {
-      Lookup(ctx, topic.name, p, request.header.api_version, out_topic.partitions.emplace_back());
+      Lookup(ctx, topic.name, p, request.header.api_version, req.replica_id >= 0,
+             out_topic.partitions.emplace_back());
     }
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));

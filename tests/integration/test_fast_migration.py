@@ -1,0 +1,185 @@
+"""Fast replica migration of tiered partitions: a new replica copies only the active segment.
+
+What is checked:
+- a partition with history in remote storage (HDFS via MiniDFSCluster when built, else the
+  file:// store) moved to a new broker with kafka-reassign-partitions: the new replica's log
+  starts at the leader's log end (the leader rolled its active segment when the replica asked),
+  so the bytes it copied are at most one segment; it joins the ISR, the old replica is removed,
+  and a consumer from offset 0, served by the new replica as leader, reads every record
+  identical (the history from remote storage);
+- uploads held back by the fault seam, so a new replica has a gap between remote storage and
+  its log: it is marked not contiguous in the partition record (admin API), stays out of the
+  ISR although caught up, and is not elected when every other replica dies, not even with
+  unclean election on (the controller says why in its log); once the leader comes back with
+  uploads working, the gap closes, the flag goes and it joins the ISR; nothing acknowledged is
+  lost.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from confluent_kafka.admin import NewTopic
+
+import kit
+from kit import wait_until
+from test_cluster import OFFLINE_WITHIN, leaders, start_cluster
+from test_reassignment import plan, reassign_tool
+from test_replication import JOIN_WITHIN, isr
+from test_tiered_cluster import by_id, local_logs, saved_remote_end
+
+HDFS_DIR = Path(__file__).resolve().parents[1] / "hdfs"
+sys.path.insert(0, str(HDFS_DIR))
+from hdfs_fixture import MiniHdfs  # noqa: E402
+
+pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
+
+SEGMENT = 1 << 20
+UPLOAD_WITHIN = 90  # seconds for the uploads of some MiB on 2 shared cores
+# The leader's ISR pass runs every replica.lag.time.max.ms / 2, at most 500 ms apart.
+ISR_PASS = 0.5
+
+
+def topic_config(**more: str) -> dict[str, str]:
+    # retention.ms -1: the records carry old CreateTimes (kit.BASE_TS).
+    return {"remote.storage.enable": "true", "segment.bytes": str(SEGMENT), "retention.ms": "-1",
+            "min.insync.replicas": "1", **more}
+
+
+def partition_state(b, topic: str) -> dict:
+    """Partition 0 of `topic` as broker `b`'s admin API shows its replica."""
+    url = f"http://{b.config['strata.admin.listener']}/v1/topics"
+    with urllib.request.urlopen(url, timeout=10) as r:
+        [t] = [t for t in json.load(r) if t["name"] == topic]
+    [p] = [p for p in t["partitions"] if p["partition"] == 0]
+    return p
+
+
+def local_bytes(b, topic: str) -> int:
+    return sum(f.stat().st_size for f in b.partition_dir(topic, 0).glob("*.log"))
+
+
+def produce_history(b, topic: str, n: int, seed: int) -> list[kit.Rec]:
+    recs = kit.make_records(n, 1, seed=seed, tag="history", value_size=1800)
+    kit.produce_confluent(b.bootstrap, topic, recs, extra={"batch.size": SEGMENT // 4})
+    return recs
+
+
+@pytest.fixture
+def remote_uri(tmp_path):
+    """HDFS when the MiniHdfs jar is built (the test command builds it), else file://."""
+    if not (HDFS_DIR / "target" / "strata-minihdfs.jar").exists():
+        yield None
+        return
+    hdfs = MiniHdfs(tmp_path / "hdfs")
+    hdfs.start(format=True)
+    yield hdfs.webhdfs_uri("/strata")
+    hdfs.stop()
+
+
+def test_a_moved_replica_copies_only_the_active_segment(tmp_path, broker_factory, remote_uri):
+    extra = {"log.retention.check.interval.ms": "300"}
+    if remote_uri:
+        extra["strata.remote.storage.uri"] = remote_uri
+    etcd, brokers = start_cluster(tmp_path, broker_factory, nodes=(1, 2, 3, 4), extra=extra)
+    try:
+        b1, b2, b3, b4 = brokers
+        topic = kit.unique_topic("migrate")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 1, replica_assignment=[[1, 2]], config=topic_config(
+            **{"local.retention.bytes": str(4 * SEGMENT)}))])[topic].result(timeout=30)
+        wait_until(lambda: isr(b1, topic) == {0: [1, 2]}, JOIN_WITHIN, "ISR [1, 2]",
+                   lambda: isr(b1, topic))
+        recs = produce_history(b1, topic, 12000, seed=81)  # about 11 MiB in 1 MiB segments
+        log_end = recs[-1].offset + 1
+        wait_until(lambda: saved_remote_end(b1, topic) >= log_end - 2 * SEGMENT // 1000,
+                   UPLOAD_WITHIN, "the history uploaded", lambda: saved_remote_end(b1, topic))
+
+        out = reassign_tool(b2, "--reassignment-json-file", plan(tmp_path, topic, {0: [4, 2]}),
+                            "--execute")
+        assert "Successfully started partition reassignment" in out, out
+        wait_until(lambda: leaders(b2, topic)[0] == (4, [4, 2]) and isr(b2, topic) == {0: [2, 4]},
+                   UPLOAD_WITHIN, "the move done, broker 4 leading",
+                   lambda: (leaders(b2, topic), isr(b2, topic), partition_state(b4, topic)))
+
+        # Broker 4 started its log where the leader's ended: it copied nothing of the history.
+        starts = local_logs(b4, topic)
+        assert starts[0] == log_end, f"broker 4's segments start at {starts}, the log ended at {log_end}"
+        copied = local_bytes(b4, topic)
+        assert copied <= SEGMENT, f"broker 4 copied {copied} bytes"
+        assert "starts at offset" in b4.log_text(), "broker 4 never logged its log start"
+        wait_until(lambda: not b1.partition_dir(topic, 0).exists(), JOIN_WITHIN,
+                   "the removed replica's data deleted on broker 1")
+
+        # Every record from offset 0, through broker 4 (the history from remote storage).
+        got = kit.consume_confluent(b4.bootstrap, topic, 1, timeout=120)
+        kit.assert_same_records(recs, got)
+        # Produce goes on to the new leader.
+        more = kit.make_records(50, 1, seed=82, tag="after")
+        kit.produce_confluent(b4.bootstrap, topic, more)
+        assert more[0].offset == log_end
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
+
+
+def test_a_replica_with_a_gap_to_remote_storage_never_joins_or_leads(tmp_path, broker_factory):
+    # Broker 1's uploads all fail (the fault seam), so the remote log stays empty.
+    etcd, brokers = start_cluster(
+        tmp_path, broker_factory, per_node={1: {"strata.remote.fault.put.fail.ratio": "1"}})
+    try:
+        b1, b2, b3 = brokers
+        topic = kit.unique_topic("gap")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 1, replica_assignment=[[1, 2]], config=topic_config(
+            **{"unclean.leader.election.enable": "true"}))])[topic].result(timeout=30)
+        wait_until(lambda: isr(b1, topic) == {0: [1, 2]}, JOIN_WITHIN, "ISR [1, 2]",
+                   lambda: isr(b1, topic))
+        recs = produce_history(b1, topic, 3000, seed=83)  # about 3 segments, none uploaded
+        log_end = recs[-1].offset + 1
+        assert saved_remote_end(b1, topic) == -1
+
+        out = reassign_tool(b2, "--reassignment-json-file",
+                            plan(tmp_path, topic, {0: [1, 2, 3]}), "--execute")
+        assert "Successfully started partition reassignment" in out, out
+        # Broker 3 starts at the leader's log end and catches up, but holds nothing below it,
+        # and remote storage holds nothing: not contiguous, so not in the ISR.
+        wait_until(lambda: b3.partition_dir(topic, 0).exists() and
+                   partition_state(b3, topic)["log_end_offset"] == log_end, JOIN_WITHIN,
+                   "broker 3 caught up", lambda: partition_state(b3, topic))
+        assert partition_state(b3, topic)["log_start_offset"] == log_end
+        wait_until(lambda: partition_state(b1, topic)["non_contiguous"] == [3], JOIN_WITHIN,
+                   "broker 3 marked not contiguous", lambda: partition_state(b1, topic))
+        deadline = time.time() + 3 * ISR_PASS + 1
+        while time.time() < deadline:  # several ISR passes: it stays out
+            assert isr(b1, topic) == {0: [1, 2]}, isr(b1, topic)
+            time.sleep(0.1)
+
+        # Every other replica dies: with unclean election on, broker 3 is still not elected.
+        b1.kill9()
+        b2.kill9()
+        wait_until(lambda: "not contiguous with remote storage" in b3.log_text(), OFFLINE_WITHIN,
+                   "the controller (broker 3) saying why the partition stays offline")
+        assert leaders(b3, topic)[0][0] == -1, leaders(b3, topic)
+
+        # Broker 1 comes back with uploads working: it leads again, uploads, and broker 3's gap
+        # closes: the flag goes and it joins the ISR.
+        b1.config["strata.remote.fault.put.fail.ratio"] = "0"
+        b1.start()
+        wait_until(lambda: 3 in isr(b3, topic).get(0, []), UPLOAD_WITHIN,
+                   "broker 3 contiguous and in the ISR",
+                   lambda: (leaders(b3, topic), isr(b3, topic), partition_state(b1, topic)))
+        assert partition_state(b1, topic)["non_contiguous"] == []
+        assert saved_remote_end(b1, topic) >= log_end - 1
+        got = kit.consume_confluent(b1.bootstrap, topic, 1, timeout=120)
+        kit.assert_same_records(recs, got)
+        b2.start()
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
