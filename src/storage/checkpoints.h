@@ -4,6 +4,11 @@
 //   strata-log-start-offset   "0\n<log start offset>\n" (version line, value),
 //                             rewritten atomically when DeleteRecords or
 //                             retention moves the log start.
+//   strata-producer-state-gap "0\n<offset>\n": the log was started at this
+//                             offset from a leader's word (active-segment
+//                             sync), so producers that wrote only below it
+//                             are unknown until a remote producer snapshot
+//                             is merged (then the file goes).
 //   strata-clean-shutdown     empty marker written by Close() and removed by
 //                             Open(); its absence means the active segment
 //                             must be recovered.
@@ -23,6 +28,7 @@ namespace strata::storage {
 
 inline constexpr std::string_view kLogStartOffsetFile = "strata-log-start-offset";
 inline constexpr std::string_view kCleanShutdownFile = "strata-clean-shutdown";
+inline constexpr std::string_view kProducerStateGapFile = "strata-producer-state-gap";
 
 // A one-offset state file "0\n<offset>\n" (version line, value), written
 // atomically. nullopt when the file is missing; kCorrupt when malformed.

@@ -269,6 +269,20 @@ class Log {
   // Rolls the active segment now if it holds records (so it is uploaded
   // and a new replica starting at the next one copies nothing of it).
   virtual Status Roll() { return Status::Ok(); }
+  // After TruncateFullyAndStartAt with a leader epoch (a replica started at
+  // its leader's active segment): the offset its producer state starts at,
+  // -1 when it is complete. Persisted until MergeProducerSnapshot.
+  virtual int64_t producer_state_gap() const { return -1; }
+  // Completes the producer state with a snapshot (Kafka's format) taken at
+  // `snapshot_offset`, which must lie in [producer_state_gap(), log end]:
+  // producers this log does not know are taken from it. The state is
+  // snapshotted at the log end and the gap cleared. kInvalidArgument
+  // outside that range or without a gap.
+  virtual Status MergeProducerSnapshot(ByteView snapshot, int64_t snapshot_offset) {
+    (void)snapshot;
+    (void)snapshot_offset;
+    return Status::Ok();
+  }
   // The leader-epoch entries (epoch, start offset) known to the log.
   virtual std::vector<std::pair<int32_t, int64_t>> LeaderEpochEntries() const { return {}; }
   // Called (under the log's lock: keep it short, never call back into the

@@ -73,6 +73,8 @@ class LogImpl final : public Log {
   int64_t cleaner_checkpoint() const override { return cleaner_checkpoint_.load(); }
   std::vector<SegmentSummary> RolledSegments() const override;
   int64_t active_segment_base_offset() const override;
+  int64_t producer_state_gap() const override { return producer_state_gap_.load(); }
+  Status MergeProducerSnapshot(ByteView snapshot, int64_t snapshot_offset) override;
   Status Roll() override;
   void SetRemoteCopiedOffset(int64_t offset) override;
   void SetRollListener(std::function<void()> listener) override;
@@ -164,6 +166,7 @@ class LogImpl final : public Log {
   std::atomic<int64_t> log_start_{0};
   std::atomic<int64_t> leo_{0};
   ProducerStateManager producers_;
+  std::atomic<int64_t> producer_state_gap_{-1};  // see Log::producer_state_gap
   LeaderEpochCache epochs_;
   std::function<void()> roll_listener_;
   int64_t unflushed_records_ = 0;

@@ -50,6 +50,9 @@ Status LogImpl::LoadLocked() {
     logger->warn("{}: ignoring {}", label_, start.error().message);
   }
   log_start_.store(start.ok() && start->has_value() ? **start : 0);
+  auto gap = ReadOffsetFile(dir_, kProducerStateGapFile);
+  if (!gap.ok()) return gap.take_error();
+  producer_state_gap_.store(gap->value_or(-1));
   LoadCleanerCheckpoint();
 
   STRATA_RETURN_IF_ERROR(OpenSegments());

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "base/log.h"
+#include "storage/checkpoints.h"
 #include "storage/log_impl.h"
 #include "storage/recovery.h"
 
@@ -155,13 +156,42 @@ Status LogImpl::TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch) {
   STRATA_RETURN_IF_ERROR(SyncDir(dir_));
   leo_.store(offset);
   STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(std::numeric_limits<int64_t>::min()));
-  if (leader_epoch >= 0) STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, offset));
   producers_.Clear();
+  if (leader_epoch >= 0) {
+    STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, offset));
+    STRATA_RETURN_IF_ERROR(WriteOffsetFile(dir_, kProducerStateGapFile, offset));
+    producer_state_gap_.store(offset);
+  }
   STRATA_RETURN_IF_ERROR(MoveLogStartLocked(offset));
   STRATA_ASSIGN_OR_RETURN(int deleted, DeleteSegmentsBelowLocked(offset));
   if (cleaner_checkpoint_.load() < offset) cleaner_checkpoint_.store(offset);
   log::Get("storage")->info("{}: emptied ({} segments, offsets {}..{}) to start at {}", label_,
                             deleted, old_start, old_end, offset);
+  return Status::Ok();
+}
+
+Status LogImpl::MergeProducerSnapshot(ByteView snapshot, int64_t snapshot_offset) {
+  std::lock_guard lock(mu_);
+  if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
+  const int64_t gap = producer_state_gap_.load();
+  if (gap < 0 || snapshot_offset < gap || snapshot_offset > leo_.load()) {
+    return MakeError(Errc::kInvalidArgument,
+                     fmt::format("{}: a producer snapshot at {} does not close the gap at {} "
+                                 "(log end {})",
+                                 label_, snapshot_offset, gap, leo_.load()));
+  }
+  ProducerStateManager older;
+  STRATA_RETURN_IF_ERROR(older.DecodeSnapshot(snapshot));
+  size_t taken = producers_.MergeOlder(older);
+  // Durable before the gap goes: a restart loads this snapshot.
+  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, leo_.load()));
+  Env* env = Env::Default();
+  STRATA_RETURN_IF_ERROR(env->RemoveFile(dir_ / kProducerStateGapFile));
+  STRATA_RETURN_IF_ERROR(env->SyncDir(dir_));
+  producer_state_gap_.store(-1);
+  log::Get("storage")->info(
+      "{}: producer state below {} restored from a snapshot at {} ({} producers taken)", label_,
+      gap, snapshot_offset, taken);
   return Status::Ok();
 }
 

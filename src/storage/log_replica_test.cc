@@ -4,6 +4,7 @@
 // following; TruncateFullyAndStartAt starts an emptied log above its end.
 #include <gtest/gtest.h>
 
+#include "storage/file.h"
 #include "storage/log.h"
 #include "storage/test_util.h"
 
@@ -219,6 +220,52 @@ TEST_F(LogReplicaTest, AFullTruncationCanStartTheEpochHistory) {
   log = OpenLog(dir_);
   EXPECT_EQ(log->LeaderEpochEntries(), (Entries{{4, 3000}}));
   EXPECT_EQ(log->EndOffsetForEpoch(2), (std::pair<int32_t, int64_t>{2, 3000}));
+}
+
+// A replica started at its leader's active segment does not know the
+// producers that wrote only below it until a producer snapshot from there
+// (the leader's, in remote storage) is merged: a retry of such a
+// producer's last batch is then answered as a duplicate. The gap is kept
+// across a reopen until the merge, and gone after it.
+TEST_F(LogReplicaTest, AStartedLogGetsItsProducerStateFromASnapshot) {
+  auto leader = OpenLog(root_ / "leader-0");
+  for (int32_t seq = 0; seq < 6; seq += 2) {
+    ASSERT_TRUE(
+        AppendOne(*leader,
+                  {.records = 2, .producer_id = kPid, .producer_epoch = 0, .base_sequence = seq}, 3)
+            .ok());
+  }
+  ASSERT_TRUE(leader->Roll().ok());  // the sync point: a snapshot at 6
+  const int64_t start = leader->active_segment_base_offset();
+  ASSERT_EQ(start, 6);
+  ASSERT_TRUE(AppendOne(*leader, {.records = 2}, 3).ok());  // another producer's records
+
+  auto follower = OpenLog(dir_);
+  ASSERT_TRUE(follower->TruncateFullyAndStartAt(start, 3).ok());
+  EXPECT_EQ(follower->producer_state_gap(), start);
+  ASSERT_TRUE(Replicate(*follower, ReadRange(*leader, start)).ok());
+  ASSERT_TRUE(follower->Close().ok());
+  follower = OpenLog(dir_);
+  EXPECT_EQ(follower->producer_state_gap(), start);
+
+  auto snapshot = ReadWholeFile(root_ / "leader-0" / OffsetFileName(start, ".snapshot"));
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error().message;
+  EXPECT_EQ(follower->MergeProducerSnapshot(*snapshot, start - 1).error().code,
+            Errc::kInvalidArgument);  // from before the gap: would miss records
+  ASSERT_TRUE(follower->MergeProducerSnapshot(*snapshot, start).ok());
+  EXPECT_EQ(follower->producer_state_gap(), -1);
+  auto retry = AppendOne(
+      *follower, {.records = 2, .producer_id = kPid, .producer_epoch = 0, .base_sequence = 4}, 4);
+  ASSERT_TRUE(retry.ok()) << retry.error().message;
+  EXPECT_TRUE(retry->duplicate);
+  EXPECT_EQ(retry->base_offset, 4);
+  ASSERT_TRUE(follower->Close().ok());
+  follower = OpenLog(dir_);
+  EXPECT_EQ(follower->producer_state_gap(), -1);
+  retry = AppendOne(
+      *follower, {.records = 2, .producer_id = kPid, .producer_epoch = 0, .base_sequence = 4}, 4);
+  ASSERT_TRUE(retry.ok()) << retry.error().message;
+  EXPECT_TRUE(retry->duplicate);
 }
 
 }  // namespace

@@ -235,4 +235,12 @@ Status ProducerStateManager::PruneSnapshots(const fs::path& dir, int64_t min_off
   return Status::Ok();
 }
 
+size_t ProducerStateManager::MergeOlder(const ProducerStateManager& older) {
+  size_t taken = 0;
+  for (const auto& [id, entry] : older.producers_) {
+    if (producers_.try_emplace(id, entry).second) taken++;
+  }
+  return taken;
+}
+
 }  // namespace strata::storage

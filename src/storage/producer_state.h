@@ -96,6 +96,10 @@ class ProducerStateManager {
   Status DecodeSnapshot(ByteView data);
 
   void Clear() { producers_.clear(); }
+  // Takes every producer of `older` (a snapshot from before this state
+  // began) that this state does not know; returns how many. What is known
+  // here is newer.
+  size_t MergeOlder(const ProducerStateManager& older);
   const ProducerEntry* Get(int64_t producer_id) const;
   size_t size() const { return producers_.size(); }
 

@@ -32,6 +32,7 @@ void RemoteLogManager::ScanPartition(const std::shared_ptr<Partition>& p) {
   }
   SaveOffsetsLocked(*p);  // retries a failed save
   if (SupersededLocked(*p)) return;
+  RestoreProducerStateLocked(*p);
   QueueRolledLocked(*p);
   CommitLocked(*p);
   DispatchLocked(p);

@@ -202,6 +202,10 @@ class RemoteLogManager {
   // manifest under its name and claims the saved offsets.
   bool ClaimLocked(Partition& p, const std::optional<cluster::RemoteLogOffsets>& seen);
   Status WriteManifestLocked(Partition& p);
+  // Completes the producer state of a log started at its leader's active
+  // segment from the remote snapshot below its start, once uploaded
+  // (remote_producer_state.cc).
+  void RestoreProducerStateLocked(Partition& p);
   void QueueRolledLocked(Partition& p);
   void CommitLocked(Partition& p);
   void DispatchLocked(const std::shared_ptr<Partition>& p);

@@ -146,8 +146,10 @@ def request(api_key: int, version: int, correlation_id: int, body: bytes = b"",
 
 
 def record_batch(records: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]],
-                 base_timestamp: int) -> bytes:
-    """An uncompressed magic-2 RecordBatch with base offset 0 (the broker assigns offsets)."""
+                 base_timestamp: int, producer_id: int = -1, producer_epoch: int = -1,
+                 base_sequence: int = -1) -> bytes:
+    """An uncompressed magic-2 RecordBatch with base offset 0 (the broker assigns offsets);
+    idempotent when given a producer id, epoch and first sequence."""
     body = Writer()
     for i, (key, value, headers) in enumerate(records):
         r = Writer().i8(0).varint(0).varint(i)
@@ -158,7 +160,8 @@ def record_batch(records: list[tuple[bytes | None, bytes | None, list[tuple[str,
             r.varint(len(hk.encode())).raw(hk.encode()).varint(len(hv)).raw(hv)
         body.varint(len(r.buf)).raw(bytes(r.buf))
     after_crc = (Writer().i16(0).i32(len(records) - 1).i64(base_timestamp).i64(base_timestamp)
-                 .i64(-1).i16(-1).i32(-1).i32(len(records)).raw(bytes(body.buf)))
+                 .i64(producer_id).i16(producer_epoch).i32(base_sequence).i32(len(records))
+                 .raw(bytes(body.buf)))
     tail = Writer().i32(-1).i8(2).u32(crc32c(bytes(after_crc.buf))).raw(bytes(after_crc.buf))
     return bytes(Writer().i64(0).i32(len(tail.buf)).raw(bytes(tail.buf)).buf)
 

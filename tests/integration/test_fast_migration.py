@@ -26,6 +26,7 @@ import pytest
 from confluent_kafka.admin import NewTopic
 
 import kit
+import rawkafka
 from kit import wait_until
 from test_cluster import OFFLINE_WITHIN, leaders, start_cluster
 from test_reassignment import plan, reassign_tool
@@ -57,6 +58,22 @@ def partition_state(b, topic: str) -> dict:
         [t] = [t for t in json.load(r) if t["name"] == topic]
     [p] = [p for p in t["partitions"] if p["partition"] == 0]
     return p
+
+
+PID = 4242  # an idempotent producer of the test's own
+
+
+def produce_idempotent(b, topic: str, seq: int) -> tuple[int, int]:
+    """One idempotent batch of two records (producer PID, epoch 0, first sequence `seq`)
+    straight to broker `b` with acks=all -> (error code, base offset)."""
+    batch = rawkafka.record_batch([(b"k", f"idem-{seq}".encode(), []),
+                                   (b"k", f"idem-{seq + 1}".encode(), [])], kit.BASE_TS,
+                                  producer_id=PID, producer_epoch=0, base_sequence=seq)
+    with rawkafka.Conn(b.bootstrap) as c:
+        c.send(rawkafka.request(0, 8, 11, rawkafka.produce_body(8, topic, 0, batch, -1)))
+        cid, body = c.recv_frame()
+    [(_, _, code, base)] = rawkafka.parse_produce_response(8, body)
+    return code, base
 
 
 def local_bytes(b, topic: str) -> int:
@@ -95,7 +112,10 @@ def test_a_moved_replica_copies_only_the_active_segment(tmp_path, broker_factory
         wait_until(lambda: isr(b1, topic) == {0: [1, 2]}, JOIN_WITHIN, "ISR [1, 2]",
                    lambda: isr(b1, topic))
         recs = produce_history(b1, topic, 12000, seed=81)  # about 11 MiB in 1 MiB segments
-        log_end = recs[-1].offset + 1
+        # An idempotent producer's last batches before the move, at the end of the history.
+        assert produce_idempotent(b1, topic, 0) == (0, recs[-1].offset + 1)
+        assert produce_idempotent(b1, topic, 2) == (0, recs[-1].offset + 3)
+        log_end = recs[-1].offset + 5
         wait_until(lambda: saved_remote_end(b1, topic) >= log_end - 2 * SEGMENT // 1000,
                    UPLOAD_WITHIN, "the history uploaded", lambda: saved_remote_end(b1, topic))
 
@@ -115,8 +135,18 @@ def test_a_moved_replica_copies_only_the_active_segment(tmp_path, broker_factory
         wait_until(lambda: not b1.partition_dir(topic, 0).exists(), JOIN_WITHIN,
                    "the removed replica's data deleted on broker 1")
 
+        # Broker 4 got the producer state below its log start from remote storage: a retry of
+        # the producer's last batch from before the move is a duplicate, answered with its
+        # original offset, not written again.
+        wait_until(lambda: "producer state below" in b4.log_text(), UPLOAD_WITHIN,
+                   "broker 4 restoring producer state from the remote snapshot")
+        assert produce_idempotent(b4, topic, 2) == (0, log_end - 2)
+
         # Every record from offset 0, through broker 4 (the history from remote storage).
         got = kit.consume_confluent(b4.bootstrap, topic, 1, timeout=120)
+        idem = {m.offset() for m in got[0] if (m.value() or b"").startswith(b"idem-")}
+        assert idem == set(range(log_end - 4, log_end)), sorted(idem)
+        got[0] = [m for m in got[0] if m.offset() not in idem]
         kit.assert_same_records(recs, got)
         # Produce goes on to the new leader.
         more = kit.make_records(50, 1, seed=82, tag="after")
