@@ -213,3 +213,47 @@ def test_a_replica_with_a_gap_to_remote_storage_never_joins_or_leads(tmp_path, b
         for b in brokers:
             b.stop()
         etcd.stop_all()
+
+
+def test_a_broker_back_with_an_empty_disk_copies_only_active_segments(tmp_path, broker_factory):
+    """The seed's machine replacement: broker 3's disk is wiped while it is down; it comes back
+    with the same node id and rebuilds every replica from its leader's active segment, with no
+    operator step."""
+    import shutil
+    etcd, brokers = start_cluster(tmp_path, broker_factory,
+                                  extra={"leader.imbalance.check.interval.seconds": "1"})
+    try:
+        b1, b2, b3 = brokers
+        topic = kit.unique_topic("replace")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 3, replica_assignment=[[1, 2, 3], [2, 3, 1], [3, 1, 2]],
+                                  config=topic_config(**{"min.insync.replicas": "2"}))]
+                        )[topic].result(timeout=30)
+        full = {p: [1, 2, 3] for p in range(3)}
+        wait_until(lambda: isr(b1, topic) == full, JOIN_WITHIN, "full ISRs", lambda: isr(b1, topic))
+        recs = kit.make_records(4500, 3, seed=84, tag="history", value_size=1800)
+        kit.produce_confluent(b1.bootstrap, topic, recs, extra={"batch.size": SEGMENT // 4})
+        ends = {p: max(r.offset for r in recs if r.partition == p) + 1 for p in range(3)}
+
+        b3.stop()
+        shutil.rmtree(b3.data_dir)
+        wait_until(lambda: all(3 not in m for m in isr(b1, topic).values()), OFFLINE_WITHIN,
+                   "broker 3 out of every ISR", lambda: isr(b1, topic))
+        b3.start()
+        wait_until(lambda: isr(b1, topic) == full, UPLOAD_WITHIN, "broker 3 back in every ISR",
+                   lambda: (isr(b1, topic), leaders(b1, topic)))
+        for p in range(3):
+            starts = sorted(int(f.stem) for f in b3.partition_dir(topic, p).glob("*.log"))
+            assert starts[0] == ends[p], f"partition {p}: broker 3's log starts {starts}, end {ends[p]}"
+            copied = sum(f.stat().st_size for f in b3.partition_dir(topic, p).glob("*.log"))
+            assert copied <= SEGMENT, f"partition {p}: broker 3 copied {copied} bytes"
+        # Broker 3 leads its preferred partition again and serves it whole from offset 0.
+        wait_until(lambda: leaders(b1, topic)[2][0] == 3, JOIN_WITHIN,
+                   "broker 3 leading partition 2 (preferred-leader election)",
+                   lambda: leaders(b1, topic))
+        got = kit.consume_confluent(b3.bootstrap, topic, 3, timeout=120)
+        kit.assert_same_records(recs, got)
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
