@@ -39,6 +39,7 @@ void TopicManager::IsrLoop() {
       isr_wake_.wait_for(lock, period, [this] { return isr_stopping_; });
       if (isr_stopping_) return;
     }
+    RefreshReplicationThrottles();
     UpdateIsrs();
   }
 }
@@ -90,17 +91,19 @@ int TopicManager::UpdateIsrs() {
     if (!written.ok()) {
       // A stale record (the view will bring the new one) or etcd away:
       // decided again on the next pass.
-      Log()->warn("{}: changing the ISR from [{}] to [{}] (not contiguous with remote storage: "
-                  "[{}]) failed: {}",
-                  p->tp().ToString(), cluster::JoinIds(state.isr), cluster::JoinIds(wanted->isr),
-                  cluster::JoinIds(wanted->non_contiguous), written.error().message);
+      Log()->warn(
+          "{}: changing the ISR from [{}] to [{}] (not contiguous with remote storage: "
+          "[{}]) failed: {}",
+          p->tp().ToString(), cluster::JoinIds(state.isr), cluster::JoinIds(wanted->isr),
+          cluster::JoinIds(wanted->non_contiguous), written.error().message);
       continue;
     }
     if (written->non_contiguous != state.non_contiguous) {
-      Log()->info("{}: replicas not contiguous with remote storage [{}] -> [{}] (remote log "
-                  "reaches offset {})",
-                  p->tp().ToString(), cluster::JoinIds(state.non_contiguous),
-                  cluster::JoinIds(written->non_contiguous), ContiguityBound(*p) - 1);
+      Log()->info(
+          "{}: replicas not contiguous with remote storage [{}] -> [{}] (remote log "
+          "reaches offset {})",
+          p->tp().ToString(), cluster::JoinIds(state.non_contiguous),
+          cluster::JoinIds(written->non_contiguous), ContiguityBound(*p) - 1);
     }
     p->Apply(*written, now);
     changes++;

@@ -138,7 +138,7 @@ std::optional<cluster::PartitionStateChange> Partition::WantedState(
   }
   // The same members in another order (the replicas were reordered) is no change.
   const bool same_isr = std::is_permutation(wanted.isr.begin(), wanted.isr.end(),
-                                           state_.isr.begin(), state_.isr.end());
+                                            state_.isr.begin(), state_.isr.end());
   if (same_isr && wanted.non_contiguous == state_.non_contiguous) return std::nullopt;
   return wanted;
 }

@@ -8,6 +8,7 @@ namespace strata::broker {
 
 ReplicaFetchers::ReplicaFetchers(const config::BrokerConfig& config, cluster::MetadataView& view,
                                  cluster::NodeId self,
+                                 std::shared_ptr<replication::ReplicationThrottle> throttle,
                                  std::function<void(cluster::NodeId)> on_leader_unreachable)
     : self_(self), view_(view), on_leader_unreachable_(std::move(on_leader_unreachable)) {
   options_.replica_id = self.value();
@@ -18,6 +19,7 @@ ReplicaFetchers::ReplicaFetchers(const config::BrokerConfig& config, cluster::Me
   options_.backoff = std::chrono::milliseconds(config.GetLong("replica.fetch.backoff.ms"));
   options_.timeout = std::chrono::milliseconds(config.GetLong("replica.socket.timeout.ms"));
   options_.sync_from_active_segment = config.GetBool("strata.replica.sync.enable");
+  options_.throttle = std::move(throttle);
   fetchers_per_source_ = static_cast<size_t>(config.GetLong("num.replica.fetchers"));
 }
 
@@ -33,7 +35,8 @@ void ReplicaFetchers::Shutdown() {
   sources.clear();  // joins the loops, outside the lock
 }
 
-void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition, bool tiered) {
+void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition, bool tiered,
+                           std::function<bool()> throttled) {
   const TopicPartition& tp = partition->tp();
   cluster::PartitionRecord state = partition->state();
   std::lock_guard lock(mu_);
@@ -52,6 +55,7 @@ void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition, bool tie
   if (fetcher == nullptr) return;  // the leader's registration is not known yet
   std::weak_ptr<Partition> weak = partition;
   fetcher->Add({tp.topic, tp.partition, state.leader_epoch.value(), partition->log(), tiered,
+                std::move(throttled),
                 [weak](int64_t high_watermark, int64_t) {
                   if (auto p = weak.lock()) p->OnLeaderHighWatermark(high_watermark);
                 },

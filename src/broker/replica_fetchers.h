@@ -22,8 +22,9 @@ namespace strata::broker {
 class ReplicaFetchers {
  public:
   // `on_leader_unreachable` hears of every failed fetch from a leader.
+  // `throttle`: follower.replication.throttled.rate, shared by every loop.
   ReplicaFetchers(const config::BrokerConfig& config, cluster::MetadataView& view,
-                  cluster::NodeId self,
+                  cluster::NodeId self, std::shared_ptr<replication::ReplicationThrottle> throttle,
                   std::function<void(cluster::NodeId)> on_leader_unreachable = {});
   ~ReplicaFetchers();
 
@@ -31,7 +32,9 @@ class ReplicaFetchers {
   // following it when this broker leads it or nobody does. `tiered`: its
   // topic has remote storage (and no compaction), so the replica never
   // copies what remote storage holds.
-  void Sync(const std::shared_ptr<Partition>& partition, bool tiered);
+  // `throttled`: whether its fetches count against the follower throttle now.
+  void Sync(const std::shared_ptr<Partition>& partition, bool tiered,
+            std::function<bool()> throttled = {});
   void Stop(const TopicPartition& tp);
   // Stops every loop (before the logs close).
   void Shutdown();

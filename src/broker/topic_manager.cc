@@ -41,8 +41,11 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
   PeerLivenessOptions liveness;
   liveness.enabled = cluster_metadata_ && config_.GetBool("strata.broker.liveness.probe.enable");
   peers_ = std::make_unique<PeerLiveness>(metadata_, self_, liveness);
+  leader_throttle_ = std::make_shared<replication::ReplicationThrottle>(clock_);
+  follower_throttle_ = std::make_shared<replication::ReplicationThrottle>(clock_);
+  RefreshReplicationThrottles();
   fetchers_ = std::make_unique<ReplicaFetchers>(
-      config_, metadata_.view(), self_,
+      config_, metadata_.view(), self_, follower_throttle_,
       [peers = peers_.get()](cluster::NodeId leader) { peers->Suspect(leader); });
 }
 

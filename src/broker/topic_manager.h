@@ -30,6 +30,7 @@
 #include "broker/topic_partition.h"
 #include "cluster/metadata.h"
 #include "config/broker_config.h"
+#include "replication/replication_throttle.h"
 #include "storage/cleaner.h"
 #include "storage/high_watermark_checkpoint.h"
 #include "storage/log.h"
@@ -146,6 +147,21 @@ class TopicManager {
   // The partition's log start offset, remote segments included.
   int64_t LogStartOffset(const TopicPartition& tp, const storage::Log& log) const;
 
+  // Replication throttles (Kafka's replication quotas, set by
+  // kafka-reassign-partitions --throttle; replication_throttles.cc).
+  // Whether `replica` of `p` is throttled on the side whose throttled-replicas
+  // topic config is `list_config` (leader/follower.replication.throttled
+  // .replicas), for the replica `named` there: throttled replicas that are
+  // not in the ISR are.
+  bool ReplicaThrottled(const Partition& p, const char* list_config, cluster::NodeId named,
+                        cluster::NodeId replica) const;
+  replication::ReplicationThrottle& leader_throttle() { return *leader_throttle_; }
+  // Takes the current leader/follower.replication.throttled.rate (dynamic
+  // broker config, then cluster default, then server.properties).
+  void RefreshReplicationThrottles();
+  // The follower fetcher's check for replica `p` here.
+  std::function<bool()> FollowerThrottled(const std::shared_ptr<Partition>& p) const;
+
   // Why produce is refused right now (local disk above the high mark), or
   // nullopt. Cheap: usage is sampled at most once a second.
   std::optional<std::string> ProduceBlockedReason() { return high_mark_->Check(); }
@@ -215,9 +231,11 @@ class TopicManager {
   std::unique_ptr<storage::LogCleaner> cleaner_;      // null unless log.cleaner.enable
   std::unique_ptr<tiered::RemoteLogManager> remote_;  // null unless tiered storage is on
   std::unique_ptr<DiskHighMark> high_mark_;           // produce back-pressure
-  std::unique_ptr<PeerLiveness> peers_;  // before fetchers_: they report to it
-  std::unique_ptr<ReplicaFetchers> fetchers_;         // this broker's follower fetch loops
-  storage::HighWatermarks checkpointed_marks_;        // read at Start, for OpenReplica
+  std::unique_ptr<PeerLiveness> peers_;               // before fetchers_: they report to it
+  std::shared_ptr<replication::ReplicationThrottle> leader_throttle_;
+  std::shared_ptr<replication::ReplicationThrottle> follower_throttle_;  // shared with fetchers_
+  std::unique_ptr<ReplicaFetchers> fetchers_;   // this broker's follower fetch loops
+  storage::HighWatermarks checkpointed_marks_;  // read at Start, for OpenReplica
   // The ISR thread: writes the ISR changes the led partitions want
   // (AlterPartition), every replica.lag.time.max.ms / 2 and when woken.
   std::thread isr_thread_;

@@ -98,6 +98,7 @@ bool TopicManager::RefreshDynamicConfigs() {
   Log()->info("dynamic broker configs: {} for this broker, {} cluster-wide", now.broker.size(),
               now.cluster_default.size());
   config_.SetDynamic(std::move(now));
+  RefreshReplicationThrottles();
   return true;
 }
 
@@ -179,14 +180,16 @@ Status TopicManager::ReconcileLocked() {
       } else if (led && epoch != open->leader_epoch()) {
         UpdateTiering(want.topic->record, open, info->log_config);  // a new leadership
       }
-      fetchers_->Sync(open, Tiered(*info));
+      fetchers_->Sync(open, Tiered(*info), FollowerThrottled(open));
       continue;
     }
     Status st = OpenReplica(want.topic->record, tp.partition, want.state, info->log_config);
     if (!st.ok() && result.ok()) result = std::move(st);
     if (st.ok() && want.state.leader == self_) NotifyLeadership(tp, true);
     if (st.ok()) {
-      if (auto opened = GetPartition(tp)) fetchers_->Sync(opened, Tiered(*info));
+      if (auto opened = GetPartition(tp)) {
+        fetchers_->Sync(opened, Tiered(*info), FollowerThrottled(opened));
+      }
     }
   }
   return result;

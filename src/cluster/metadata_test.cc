@@ -349,7 +349,8 @@ TEST_P(MetadataTest, DeletingATieredTopicLeavesARecordOfItsRemoteData) {
   ASSERT_TRUE(was_tiered.ok());
   ASSERT_TRUE(b1->SetRemoteLogOffsets(UuidToBase64(was_tiered->id), 1, {0, 9, -1}).ok());
   ASSERT_TRUE(b1->CreateTopic({.name = "local", .partitions = 2}).ok());
-  for (const char* name : {"tiered", "was-tiered", "local"}) ASSERT_TRUE(b1->DeleteTopic(name).ok());
+  for (const char* name : {"tiered", "was-tiered", "local"})
+    ASSERT_TRUE(b1->DeleteTopic(name).ok());
 
   ASSERT_TRUE(Eventually([&] { return b2->DeletedTopics().size() == 2; }));
   auto deleted = b2->DeletedTopics();

@@ -78,7 +78,8 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
     // No live ISR member: an eligible leader replica has every committed
     // record (KIP-966), unless it lost unflushed ones in a crash.
     for (NodeId id : current.replicas) {
-      if (Has(current.elr, id) && electable(id) && !(elr.lost_unflushed && elr.lost_unflushed(id))) {
+      if (Has(current.elr, id) && electable(id) &&
+          !(elr.lost_unflushed && elr.lost_unflushed(id))) {
         next = id;
         isr = {next};
         break;

@@ -1,8 +1,7 @@
 #include "cluster/records.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>

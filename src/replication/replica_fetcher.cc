@@ -5,10 +5,10 @@
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
-#include "replication/log.h"
 #include "base/metrics.h"
 #include "protocol/error_code.h"
 #include "protocol/record_batch.h"
+#include "replication/log.h"
 
 namespace strata::replication {
 
@@ -120,6 +120,8 @@ asio::awaitable<void> ReplicaFetcher::Run() {
 
 asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
   if (!co_await StartLogs()) co_return false;
+  bool holding = false;
+  const std::set<Key> throttled = ThrottledPartitions(holding);
   FetchRequest req;
   req.replica_id = options_.replica_id;
   req.max_wait_ms = options_.max_wait_ms;
@@ -131,6 +133,7 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
     auto now = Clock::now();
     for (auto& [key, e] : partitions_) {
       if (e.paused_until > now || e.start_at != 0) continue;
+      if (holding && throttled.contains(key)) continue;
       if (req.topics.empty() || req.topics.back().topic != key.first) {
         req.topics.push_back({key.first, {}});
       }
@@ -145,7 +148,14 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
       epochs[key] = e.p.leader_epoch;
     }
   }
-  if (epochs.empty()) co_return true;
+  if (epochs.empty()) {
+    if (holding) {  // every partition waits for the throttle: not a busy loop
+      asio::steady_timer wait(io_);
+      wait.expires_after(std::chrono::milliseconds(50));
+      co_await wait.async_wait(asio::use_awaitable);
+    }
+    co_return true;
+  }
   Bytes body;
   protocol::Encode(req, kFetchVersion, /*flexible=*/true, body);
   auto deadline = Clock::now() + options_.timeout + std::chrono::milliseconds(req.max_wait_ms);
@@ -173,13 +183,33 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
     for (auto& p : topic.partitions) {
       Key key{topic.topic, p.partition_index};
       auto epoch = epochs.find(key);
-      if (epoch != epochs.end()) Apply(key, epoch->second, p);
+      if (epoch != epochs.end()) Apply(key, epoch->second, throttled.contains(key), p);
     }
   }
   co_return true;
 }
 
-void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch,
+std::set<ReplicaFetcher::Key> ReplicaFetcher::ThrottledPartitions(bool& holding) {
+  std::set<Key> out;
+  holding = false;
+  if (!options_.throttle || options_.throttle->rate() == kUnthrottled) return out;
+  std::vector<std::pair<Key, std::function<bool()>>> checks;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [key, e] : partitions_) {
+      if (e.p.throttled) checks.emplace_back(key, e.p.throttled);
+    }
+  }
+  // Asked outside mu_: the answers come from the broker's topic and
+  // partition state, whose locks are never held around calls into here.
+  for (auto& [key, check] : checks) {
+    if (check()) out.insert(key);
+  }
+  holding = !out.empty() && options_.throttle->Exceeded();
+  return out;
+}
+
+void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch, bool throttled,
                            FetchResponse::Partition& response) {
   FollowedPartition p;
   {
@@ -248,6 +278,7 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch,
       return;
     }
     bytes_fetched_ += static_cast<int64_t>(used);
+    if (throttled) options_.throttle->Record(static_cast<int64_t>(used));
     FetchedBytes().Add(static_cast<int64_t>(used));
   }
   if (p.on_fetched) p.on_fetched(response.high_watermark, response.log_start_offset);

@@ -25,12 +25,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "net/client.h"
 #include "protocol/messages/fetch.h"
+#include "replication/replication_throttle.h"
 #include "storage/log.h"
 
 namespace strata::replication {
@@ -46,6 +48,8 @@ struct FetcherOptions {
   // strata.replica.sync.enable: an empty replica of a tiered partition
   // starts at the leader's active segment.
   bool sync_from_active_segment = true;
+  // follower.replication.throttled.rate; null: none.
+  std::shared_ptr<ReplicationThrottle> throttle;
   // Called on the loop's thread each time the leader could not be reached
   // (connection refused or lost, timeout): a hint that it may be gone.
   std::function<void()> on_unreachable;
@@ -58,6 +62,9 @@ struct FollowedPartition {
   int32_t leader_epoch = -1;  // the leadership followed (Fetch current_leader_epoch)
   std::shared_ptr<storage::Log> log;
   bool tiered = false;  // remote.storage.enable (and not compacted)
+  // Whether its fetches count against the follower throttle now (named by
+  // follower.replication.throttled.replicas and not in the ISR); null: never.
+  std::function<bool()> throttled;
   // After each successful fetch of the partition: the leader's high
   // watermark and log start offset.
   std::function<void(int64_t high_watermark, int64_t log_start)> on_fetched;
@@ -109,7 +116,11 @@ class ReplicaFetcher {
   // The ListOffsets timestamp a tiered partition's log starts from.
   int64_t StartTimestamp() const;
   // Applies one partition's part of a response.
-  void Apply(const Key& key, int32_t leader_epoch, protocol::FetchResponse::Partition& response);
+  void Apply(const Key& key, int32_t leader_epoch, bool throttled,
+             protocol::FetchResponse::Partition& response);
+  // The partitions whose fetches count against the follower throttle; with
+  // `holding`, the throttle is exceeded and they are left out of this round.
+  std::set<Key> ThrottledPartitions(bool& holding);
   void Pause(const Key& key, int32_t leader_epoch, const std::string& why);
 
   const std::string name_;

@@ -8,9 +8,9 @@
 // never elects it (PartitionRecord::non_contiguous).
 #include <fmt/format.h>
 
-#include "replication/log.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/list_offsets.h"
+#include "replication/log.h"
 #include "replication/replica_fetcher.h"
 
 namespace strata::replication {
@@ -53,9 +53,9 @@ asio::awaitable<bool> ReplicaFetcher::StartLogs() {
   if (epochs.empty()) co_return true;
   Bytes body;
   protocol::Encode(req, kListOffsetsVersion, /*flexible=*/true, body);
-  auto response = co_await client_->Call(ListOffsetsRequest::kApiKey, kListOffsetsVersion,
-                                         std::move(body),
-                                         std::chrono::steady_clock::now() + options_.timeout);
+  auto response =
+      co_await client_->Call(ListOffsetsRequest::kApiKey, kListOffsetsVersion, std::move(body),
+                             std::chrono::steady_clock::now() + options_.timeout);
   if (!response.ok()) {
     if (!stopping_) {
       Log()->warn("{}: asking {}:{} where to start failed: {}", name_, host_, port_,
@@ -107,9 +107,10 @@ void ReplicaFetcher::ApplyStart(const Key& key, int32_t leader_epoch, int16_t er
     }
     log_starts_++;
     if (p.on_truncated) p.on_truncated(offset);
-    Log()->info("{}: {} starts at offset {} as its leader says (it ended at {}); the offsets "
-                "below are in remote storage or on their way there",
-                name_, label, offset, end);
+    Log()->info(
+        "{}: {} starts at offset {} as its leader says (it ended at {}); the offsets "
+        "below are in remote storage or on their way there",
+        name_, label, offset, end);
   }
   std::lock_guard lock(mu_);
   auto it = partitions_.find(key);

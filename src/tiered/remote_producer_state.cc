@@ -20,9 +20,10 @@ void RemoteLogManager::RestoreProducerStateLocked(Partition& p) {
   if (seg == nullptr || seg->end_offset + 1 > p.log->log_end_offset()) return;
   if (!seg->has_snapshot) {
     if (p.load_failures++ % 100 == 0) {
-      Log()->warn("{}: the remote segment {}-{} has no producer snapshot: producers that wrote "
-                  "only below offset {} stay unknown here",
-                  p.id.key(), seg->base_offset, seg->end_offset, gap);
+      Log()->warn(
+          "{}: the remote segment {}-{} has no producer snapshot: producers that wrote "
+          "only below offset {} stay unknown here",
+          p.id.key(), seg->base_offset, seg->end_offset, gap);
     }
     return;
   }

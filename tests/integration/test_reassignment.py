@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -114,3 +115,53 @@ def test_a_reassignment_that_cannot_finish_is_listed_and_cancelled(cluster, tmp_
         stopped.proc.send_signal(signal.SIGCONT)
     assert "No partition reassignments found" in reassign_tool(stay, "--list")
     kit.assert_same_records(recs, kit.consume_confluent(ctl.bootstrap, topic, 1))
+
+
+def test_a_throttled_reassignment_copies_at_the_throttle_rate(cluster, tmp_path):
+    """--throttle sets Kafka's replication quotas (the brokers' leader/follower
+    .replication.throttled.rate, the topic's throttled replicas): a new replica copies the log
+    at about that rate, not faster; --verify at the end removes the throttles."""
+    b1, b2, b3 = cluster
+    topic = kit.unique_topic("throttle")
+    from confluent_kafka.admin import NewTopic
+    a = kit.admin(b1.bootstrap)
+    a.create_topics([NewTopic(topic, 1, replica_assignment=[[1]])])[topic].result(timeout=30)
+    recs = kit.make_records(8000, 1, seed=64, tag="throttle", value_size=2000)  # about 8 MB
+    kit.produce_confluent(b1.bootstrap, topic, recs)
+    total = sum(f.stat().st_size for f in b1.partition_dir(topic, 0).glob("*.log"))
+    assert total > 7_000_000, total
+    rate = 1_000_000  # bytes/s
+
+    moves = {0: [1, 2]}
+    out = reassign_tool(b3, "--reassignment-json-file", plan(tmp_path, topic, moves),
+                        "--execute", "--throttle", str(rate))
+    assert "Successfully started partition reassignment" in out, out
+    seen: list[tuple[float, int]] = []
+
+    def copied() -> int:
+        n = sum(f.stat().st_size for f in b2.partition_dir(topic, 0).glob("*.log")) \
+            if b2.partition_dir(topic, 0).exists() else 0
+        seen.append((time.monotonic(), n))
+        return n
+    # The whole copy at the throttle takes total / rate seconds, plus a second of burst.
+    wait_until(lambda: copied() >= total, total / rate * 3 + JOIN_WITHIN, "the copy done",
+               lambda: seen[-1], interval=0.2)
+    started = next(t for t, n in seen if n > 0)
+    took = seen[-1][0] - started
+    measured = total / max(took, 1e-3)
+    # One second's worth may go at once; after that the rate holds.
+    print(f"throttled copy: {total} bytes in {took:.2f}s = {measured:.0f} B/s at {rate} B/s")
+    assert measured <= rate * 1.5, f"copied {total} bytes in {took:.2f}s ({measured:.0f} B/s)"
+    assert took >= (total - rate) / rate * 0.8, f"{took:.2f}s for {total} bytes"
+
+    outs: list[str] = []
+
+    def verify() -> str:
+        outs.append(reassign_tool(b3, "--reassignment-json-file", plan(tmp_path, topic, moves),
+                                  "--verify"))
+        return outs[-1]
+    wait_until(lambda: "is completed" in verify(), JOIN_WITHIN, "the reassignment completed",
+               lambda: outs[-1:])
+    assert "Clearing broker-level throttles on brokers" in outs[-1], outs[-1]
+    assert "Clearing topic-level throttles" in outs[-1], outs[-1]
+    kit.assert_same_records(recs, kit.consume_confluent(b2.bootstrap, topic, 1))

@@ -99,13 +99,20 @@ int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, int min_isr,
     out.error_code = Code(ErrorCode::kOffsetOutOfRange);
     return -1;
   }
-  if (fetcher.replica && in.fetch_offset < log->log_start_offset() && log_start < log->log_start_offset()) {
+  if (fetcher.replica && in.fetch_offset < log->log_start_offset() &&
+      log_start < log->log_start_offset()) {
     // KIP-405: a follower does not copy what remote storage holds; it
     // starts its log over where this leader says (replica_start.cc).
     out.error_code = Code(ErrorCode::kOffsetMovedToTieredStorage);
     return -1;
   }
   if (in.fetch_offset >= readable || (budget <= 0 && !first_data)) return readable;
+  // Kafka's leader-side replication quota: a throttled follower outside the
+  // ISR gets nothing this round once the rate is used up.
+  const bool throttled = fetcher.replica && ctx.topics.ReplicaThrottled(
+                                                partition, "leader.replication.throttled.replicas",
+                                                cluster::NodeId(ctx.config.node_id()), fetcher.id);
+  if (throttled && ctx.topics.leader_throttle().Exceeded()) return readable;
   int32_t max_bytes = std::max(std::min(in.partition_max_bytes, budget), 0);
   if (in.fetch_offset < log->log_start_offset() && ctx.topics.remote() != nullptr) {
     remote->key = tp.ToString();
@@ -120,6 +127,7 @@ int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, int min_isr,
     return -1;
   }
   budget -= static_cast<int32_t>(read->region.length);
+  if (throttled) ctx.topics.leader_throttle().Record(static_cast<int64_t>(read->region.length));
   out.records.Send(std::move(read->region));
   return readable;
 }
