@@ -75,6 +75,28 @@ json PartitionJson(BrokerContext& ctx, const Partition& partition, const std::st
   return out;
 }
 
+// The reassignments of partitions this broker leads, with each added
+// replica's copy (ReassignmentProgress).
+json ReassignmentsJson(BrokerContext& ctx) {
+  json out = json::array();
+  for (const auto& c : ctx.topics.ReassignmentCopies()) {
+    out.push_back({{"topic", c.tp.topic},
+                   {"partition", c.tp.partition},
+                   {"target_replicas", IdValues(c.target)},
+                   {"replica", c.replica.value()},
+                   {"start_offset", c.start_offset},
+                   {"copied_offset", c.copied_offset},
+                   {"leader_end_offset", c.leader_end_offset},
+                   {"bytes_total", c.bytes_total},
+                   {"bytes_copied", c.bytes_copied},
+                   {"bytes_per_second", static_cast<int64_t>(c.bytes_per_second)},
+                   {"eta_seconds", c.eta_seconds},
+                   {"in_isr", c.in_isr},
+                   {"contiguous_with_remote", c.contiguous}});
+  }
+  return out;
+}
+
 json TopicsJson(BrokerContext& ctx) {
   json topics = json::array();
   for (const auto& record : ctx.topics.ListTopics()) {
@@ -237,6 +259,9 @@ void RegisterAdminRoutes(admin::HttpServer& server, BrokerContext& ctx) {
   });
   server.Route("/v1/topics", [&ctx](const std::string&) {
     return admin::HttpResponse{200, "application/json", TopicsJson(ctx).dump(2) + "\n"};
+  });
+  server.Route("/v1/reassignments", [&ctx](const std::string&) {
+    return admin::HttpResponse{200, "application/json", ReassignmentsJson(ctx).dump(2) + "\n"};
   });
 }
 

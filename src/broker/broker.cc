@@ -323,7 +323,7 @@ Status Broker::StartAdmin() {
   admin_ = std::make_unique<admin::HttpServer>(io_, listener.substr(0, colon), port);
   RegisterAdminRoutes(*admin_, *context_);
   STRATA_RETURN_IF_ERROR(admin_->Start());
-  Log()->info("admin API on http://{}:{}/ (/metrics, /v1/cluster, /v1/topics)",
+  Log()->info("admin API on http://{}:{}/ (/metrics, /v1/cluster, /v1/topics, /v1/reassignments)",
               listener.substr(0, colon), admin_->bound_port());
   return Status::Ok();
 }

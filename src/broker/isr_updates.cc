@@ -70,6 +70,7 @@ int TopicManager::UpdateIsrs() {
   int changes = 0;
   const int64_t now = clock_->MonotonicMs();
   SuspectSilentFollowers(led, now);
+  progress_.Update(led, now);
   for (const auto& p : led) {
     auto wanted = p->WantedState(now, lag_ms, ContiguityBound(*p));
     if (!wanted) continue;

@@ -26,6 +26,7 @@
 #include "broker/disk_high_mark.h"
 #include "broker/partition.h"
 #include "broker/peer_liveness.h"
+#include "broker/reassignment_progress.h"
 #include "broker/replica_fetchers.h"
 #include "broker/topic_partition.h"
 #include "cluster/metadata.h"
@@ -156,6 +157,8 @@ class TopicManager {
   bool ReplicaThrottled(const Partition& p, const char* list_config, cluster::NodeId named,
                         cluster::NodeId replica) const;
   replication::ReplicationThrottle& leader_throttle() { return *leader_throttle_; }
+  // The copies of the replicas reassignments add to partitions led here.
+  std::vector<ReplicaCopyProgress> ReassignmentCopies() const { return progress_.Snapshot(); }
   // Takes the current leader/follower.replication.throttled.rate (dynamic
   // broker config, then cluster default, then server.properties).
   void RefreshReplicationThrottles();
@@ -242,6 +245,7 @@ class TopicManager {
   std::mutex isr_mu_;
   std::condition_variable isr_wake_;
   bool isr_stopping_ = false;
+  ReassignmentProgress progress_;  // updated by the ISR thread
   std::atomic<int64_t> isr_shrinks_{0};
   std::atomic<int64_t> isr_expands_{0};
 };

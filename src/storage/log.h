@@ -240,6 +240,14 @@ class Log {
 
   virtual std::filesystem::path dir() const = 0;
   virtual int64_t size_bytes() const = 0;
+  // About how many bytes of the local log hold offsets [from, to): whole
+  // segments exactly, a segment partly in range by its share of offsets
+  // (progress estimates, not accounting).
+  virtual int64_t ApproximateBytesBetween(int64_t from, int64_t to) const {
+    (void)from;
+    (void)to;
+    return 0;
+  }
   virtual int segment_count() const = 0;
 
   // --- Log compaction, driven by storage::LogCleaner (cleaner.h). ---

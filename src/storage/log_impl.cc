@@ -345,6 +345,20 @@ int64_t LogImpl::size_bytes() const {
   return total;
 }
 
+int64_t LogImpl::ApproximateBytesBetween(int64_t from, int64_t to) const {
+  std::lock_guard lock(mu_);
+  double total = 0;
+  for (auto it = segments_.begin(); it != segments_.end(); ++it) {
+    const int64_t base = it->first;
+    auto next = std::next(it);
+    const int64_t end = next == segments_.end() ? leo_.load() : next->first;
+    const int64_t lo = std::max(base, from), hi = std::min(end, to);
+    if (hi <= lo || end <= base) continue;
+    total += double(it->second->size()) * double(hi - lo) / double(end - base);
+  }
+  return static_cast<int64_t>(total);
+}
+
 int LogImpl::segment_count() const {
   std::lock_guard lock(mu_);
   return static_cast<int>(segments_.size());

@@ -67,6 +67,7 @@ class LogImpl final : public Log {
   Status Delete() override;
   std::filesystem::path dir() const override { return dir_; }
   int64_t size_bytes() const override;
+  int64_t ApproximateBytesBetween(int64_t from, int64_t to) const override;
   int segment_count() const override;
   CleaningEstimate EstimateCleaning(int64_t now) const override;
   Result<CleaningResult> Clean(OffsetMap& map, int64_t now) override;

@@ -36,6 +36,14 @@ def reassign_tool(b, *args: str, ok: bool = True) -> str:
     return out
 
 
+def reassignments(b) -> list[dict]:
+    """Broker `b`'s admin API: the copies of reassignments of partitions it leads."""
+    import urllib.request
+    url = f"http://{b.config['strata.admin.listener']}/v1/reassignments"
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.load(r)
+
+
 def plan(tmp_path, topic: str, moves: dict[int, list[int]]) -> str:
     f = tmp_path / f"reassign-{len(list(tmp_path.iterdir()))}.json"
     f.write_text(json.dumps({"version": 1, "partitions": [
@@ -137,11 +145,13 @@ def test_a_throttled_reassignment_copies_at_the_throttle_rate(cluster, tmp_path)
                         "--execute", "--throttle", str(rate))
     assert "Successfully started partition reassignment" in out, out
     seen: list[tuple[float, int]] = []
+    progress: list[dict] = []
 
     def copied() -> int:
         n = sum(f.stat().st_size for f in b2.partition_dir(topic, 0).glob("*.log")) \
             if b2.partition_dir(topic, 0).exists() else 0
         seen.append((time.monotonic(), n))
+        progress.extend(reassignments(b1))  # the leader's view of the copy
         return n
     # The whole copy at the throttle takes total / rate seconds, plus a second of burst.
     wait_until(lambda: copied() >= total, total / rate * 3 + JOIN_WITHIN, "the copy done",
@@ -154,6 +164,15 @@ def test_a_throttled_reassignment_copies_at_the_throttle_rate(cluster, tmp_path)
     assert measured <= rate * 1.5, f"copied {total} bytes in {took:.2f}s ({measured:.0f} B/s)"
     assert took >= (total - rate) / rate * 0.8, f"{took:.2f}s for {total} bytes"
 
+    # The leader showed the copy going on: bytes to copy, copied, a rate and a time left.
+    running = [c for c in progress if 0 < c["bytes_copied"] < c["bytes_total"]]
+    assert running, progress[-3:]
+    last = running[-1]
+    assert (last["topic"], last["partition"], last["replica"]) == (topic, 0, 2), last
+    assert last["target_replicas"] == [1, 2] and not last["in_isr"], last
+    assert abs(last["bytes_total"] - total) < total * 0.1, (last, total)
+    assert any(c["eta_seconds"] > 0 and c["bytes_per_second"] > 0 for c in running), running[-3:]
+    assert f"{topic}-0: reassignment to [1,2]: replica 2 copied" in b1.log_text()
     outs: list[str] = []
 
     def verify() -> str:
