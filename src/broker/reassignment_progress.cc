@@ -83,7 +83,9 @@ void ReassignmentProgress::Update(const std::vector<std::shared_ptr<Partition>>&
         c.tp.ToString(), cluster::JoinIds(c.target), c.replica.value(), MiB(c.bytes_copied),
         MiB(c.bytes_total), MiB(int64_t(c.bytes_per_second)),
         c.eta_seconds < 0 ? std::string("unknown") : std::to_string(c.eta_seconds) + " s",
-        c.contiguous ? "" : "; waiting for remote storage to reach its log start");
+        !c.contiguous && c.copied_offset >= c.leader_end_offset
+            ? "; caught up, waiting for remote storage to reach its log start"
+            : "");
   }
 }
 
