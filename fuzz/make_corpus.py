@@ -38,6 +38,14 @@ def main() -> None:
             .i8(1).string("b").i32(3).tags().tags().buf), True),
         "describe_topic_partitions_v0_all": frame(75, 0, bytes(
             rk.Writer(True).array([], None).i32(1).i8(-1).tags().buf), True),
+        "describe_log_dirs_v1": frame(35, 1, bytes(
+            rk.Writer().array([("t", [0, 1])], lambda w, t: w.string(t[0])
+                              .array(t[1], lambda w, p: w.i32(p))).buf)),
+        "describe_log_dirs_v4": frame(35, 4, bytes(
+            rk.Writer(True).array([("t", [2])], lambda w, t: w.string(t[0])
+                                  .array(t[1], lambda w, p: w.i32(p)).tags()).tags().buf), True),
+        "describe_log_dirs_v4_all": frame(35, 4, bytes(rk.Writer(True).uvarint(0).tags().buf),
+                                          True),
     }
     inner = frame(19, 7, rk.create_topics_body(7, "t", 1, 1), True)
     seeds["envelope_v0"] = frame(58, 0, bytes(rk.Writer(True).bytes_(inner).bytes_(None)

@@ -21,6 +21,7 @@
 #include "protocol/messages/describe_cluster.h"
 #include "protocol/messages/describe_configs.h"
 #include "protocol/messages/describe_groups.h"
+#include "protocol/messages/describe_log_dirs.h"
 #include "protocol/messages/describe_quorum.h"
 #include "protocol/messages/describe_topic_partitions.h"
 #include "protocol/messages/elect_leaders.h"
@@ -60,7 +61,7 @@ using AllRequests =
          IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeQuorumRequest,
          EnvelopeRequest, DescribeClusterRequest, DescribeTopicPartitionsRequest,
          ElectLeadersRequest, UnregisterBrokerRequest, AlterPartitionReassignmentsRequest,
-         ListPartitionReassignmentsRequest>;
+         ListPartitionReassignmentsRequest, DescribeLogDirsRequest>;
 
 // Decodes as M; if that works, encode -> decode -> encode must be stable.
 template <class M>

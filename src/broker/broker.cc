@@ -384,6 +384,8 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& req
       co_return HandleAlterPartitionReassignments(ctx, request);
     case ApiKey::kListPartitionReassignments:
       co_return HandleListPartitionReassignments(ctx, request);
+    case ApiKey::kDescribeLogDirs:
+      co_return HandleDescribeLogDirs(ctx, request);
     case ApiKey::kDescribeTopicPartitions:
       co_return HandleDescribeTopicPartitions(ctx, request);
     case ApiKey::kElectLeaders:

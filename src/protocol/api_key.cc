@@ -56,6 +56,8 @@ const char* ApiKeyName(int16_t key) {
       return "DescribeConfigs";
     case ApiKey::kAlterConfigs:
       return "AlterConfigs";
+    case ApiKey::kDescribeLogDirs:
+      return "DescribeLogDirs";
     case ApiKey::kCreatePartitions:
       return "CreatePartitions";
     case ApiKey::kDeleteGroups:

@@ -26,6 +26,7 @@ enum class ApiKey : int16_t {
   kOffsetForLeaderEpoch = 23,
   kDescribeConfigs = 32,
   kAlterConfigs = 33,
+  kDescribeLogDirs = 35,
   kCreatePartitions = 37,
   kDeleteGroups = 42,
   kElectLeaders = 43,

@@ -24,6 +24,7 @@
 #include "protocol/messages/describe_cluster.h"
 #include "protocol/messages/describe_configs.h"
 #include "protocol/messages/describe_groups.h"
+#include "protocol/messages/describe_log_dirs.h"
 #include "protocol/messages/describe_quorum.h"
 #include "protocol/messages/describe_topic_partitions.h"
 #include "protocol/messages/elect_leaders.h"
@@ -545,6 +546,22 @@ void Fill(ListPartitionReassignmentsResponse& m, int16_t, bool nulls) {
   m.topics = {{"t1", {{0, {3, 1, 2, 4}, {4}, {3}}, {2, {1, 2}, {}, {}}}}};
 }
 
+void Fill(DescribeLogDirsRequest& m, int16_t, bool nulls) {
+  if (!nulls) m.topics = std::vector<DescribeLogDirsRequest::Topic>{{"t1", {0, 2}}, {"t2", {}}};
+}
+void Fill(DescribeLogDirsResponse& m, int16_t v, bool nulls) {
+  m.throttle_time_ms = 6;
+  if (v >= 3) m.error_code = nulls ? 0 : 31;
+  DescribeLogDirsResponse::Result dir{0, "/var/lib/strata", {}};
+  dir.topics = {{"t1", {{0, 4096, 0, false}, {2, 1 << 20, 17, true}}}, {"t2", {}}};
+  if (v >= 4) {
+    dir.total_bytes = int64_t{1} << 40;
+    dir.usable_bytes = int64_t{3} << 30;
+  }
+  DescribeLogDirsResponse::Result offline{56, "/mnt/broken", {}};
+  m.results = {dir, offline};
+}
+
 void Fill(DescribeQuorumRequest& m, int16_t, bool) { m.topics = {{"__cluster_metadata", {{0}}}}; }
 void Fill(EnvelopeRequest& m, int16_t, bool nulls) {
   m.request_data = {0, 19, 0, 7, 0, 0, 0, 9};
@@ -954,6 +971,9 @@ TEST(MessagesRoundTrip, AlterPartitionReassignments) {
 TEST(MessagesRoundTrip, ListPartitionReassignments) {
   RoundTripAllVersions<ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse>();
 }
+TEST(MessagesRoundTrip, DescribeLogDirs) {
+  RoundTripAllVersions<DescribeLogDirsRequest, DescribeLogDirsResponse>();
+}
 TEST(MessagesRoundTrip, UnregisterBroker) {
   RoundTripAllVersions<UnregisterBrokerRequest, UnregisterBrokerResponse>();
 }
@@ -1118,6 +1138,43 @@ TEST(MessagesGolden, AlterPartitionReassignmentsRequestCancel) {
   EXPECT_TRUE(d0->topics[0].partitions[0].replicas->empty());
 }
 
+// Null topics (all) is -1 in v1 and a compact length of 0 in v2+; v3 puts
+// ErrorCode after ThrottleTimeMs and v4 the volume sizes after each
+// directory's topics.
+TEST(MessagesGolden, DescribeLogDirs) {
+  DescribeLogDirsRequest all;
+  EXPECT_EQ(EncodeAt(all, 1, false), Hex("ffffffff"));
+  EXPECT_EQ(EncodeAt(all, 4, true), Hex("00 00"));
+  DescribeLogDirsRequest some;
+  some.topics = std::vector<DescribeLogDirsRequest::Topic>{{"foo", {1}}};
+  EXPECT_EQ(EncodeAt(some, 1, false), Hex("00000001 0003 666f6f 00000001 00000001"));
+  Bytes v2 = Hex("02 04 666f6f 02 00000001 00 00");
+  EXPECT_EQ(EncodeAt(some, 2, true), v2);
+  auto d = Decode<DescribeLogDirsRequest>(MutableByteView(v2), 2, true);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(*d, some);
+
+  DescribeLogDirsResponse r;
+  r.results = {{0, "/d", {{"foo", {{1, 100, 2, false}}}}, 1000, 400}};
+  const std::string partition = "00000001 0000000000000064 0000000000000002 00 00";
+  EXPECT_EQ(EncodeAt(r, 1, false),
+            Hex("00000000 00000001 0000 0002 2f64 00000001 0003 666f6f 00000001"
+                "00000001 0000000000000064 0000000000000002 00"));
+  EXPECT_EQ(EncodeAt(r, 2, true),
+            Hex("00000000 02 0000 03 2f64 02 04 666f6f 02" + partition + "00 00 00"));
+  EXPECT_EQ(EncodeAt(r, 3, true),
+            Hex("00000000 0000 02 0000 03 2f64 02 04 666f6f 02" + partition + "00 00 00"));
+  Bytes v4 = Hex("00000000 0000 02 0000 03 2f64 02 04 666f6f 02" + partition +
+                 "00 00000000000003e8 0000000000000190 00 00");
+  EXPECT_EQ(EncodeAt(r, 4, true), v4);
+  auto d4 = Decode<DescribeLogDirsResponse>(MutableByteView(v4), 4, true);
+  ASSERT_TRUE(d4.ok());
+  EXPECT_EQ(d4->results[0].total_bytes, 1000);
+  EXPECT_EQ(d4->results[0].usable_bytes, 400);
+  EXPECT_EQ(d4->results[0].topics[0].partitions[0].partition_size, 100);
+  EXPECT_EQ(d4->results[0].topics[0].partitions[0].offset_lag, 2);
+}
+
 TEST(MessagesGolden, MetadataRequestV12NullNameWithId) {
   MetadataRequest r;
   r.topics = {{MetadataRequest::Topic{.topic_id = Id(0), .name = std::nullopt}}};
@@ -1252,7 +1309,7 @@ TEST(MessagesGolden, FetchResponseV12) {
 
 TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   const auto& apis = SupportedApis();
-  ASSERT_EQ(apis.size(), 33u);
+  ASSERT_EQ(apis.size(), 34u);
   for (size_t i = 1; i < apis.size(); ++i) EXPECT_LT(apis[i - 1].key, apis[i].key);
   const ApiRange* md = FindApi(3);
   ASSERT_NE(md, nullptr);
@@ -1263,6 +1320,11 @@ TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   ASSERT_NE(fetch, nullptr);
   EXPECT_EQ(fetch->min, 4);
   EXPECT_EQ(fetch->max, 12);
+  const ApiRange* log_dirs = FindApi(35);
+  ASSERT_NE(log_dirs, nullptr);
+  EXPECT_EQ(log_dirs->min, 0);
+  EXPECT_EQ(log_dirs->max, 4);
+  EXPECT_EQ(log_dirs->first_flexible, 2);
   EXPECT_EQ(FindApi(4), nullptr);  // LeaderAndIsr: not a client API
   EXPECT_EQ(FindApi(-1), nullptr);
   EXPECT_EQ(FindApi(1000), nullptr);
@@ -1311,7 +1373,7 @@ using AllRequests =
              AlterConfigsRequest, CreatePartitionsRequest, DeleteGroupsRequest,
              IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeQuorumRequest,
              DescribeClusterRequest, UnregisterBrokerRequest, AlterPartitionReassignmentsRequest,
-             ListPartitionReassignmentsRequest>;
+             ListPartitionReassignmentsRequest, DescribeLogDirsRequest>;
 
 // Every strict prefix of a valid body must be rejected as corrupt.
 template <class M>

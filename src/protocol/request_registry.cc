@@ -16,6 +16,7 @@
 #include "protocol/messages/describe_cluster.h"
 #include "protocol/messages/describe_configs.h"
 #include "protocol/messages/describe_groups.h"
+#include "protocol/messages/describe_log_dirs.h"
 #include "protocol/messages/describe_quorum.h"
 #include "protocol/messages/describe_topic_partitions.h"
 #include "protocol/messages/elect_leaders.h"
@@ -46,17 +47,16 @@ namespace {
 template <class... Ms>
 struct RequestList {};
 
-using AllRequests =
-    RequestList<ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest,
-                OffsetCommitRequest, OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest,
-                HeartbeatRequest, LeaveGroupRequest, SyncGroupRequest, DescribeGroupsRequest,
-                ListGroupsRequest, ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
-                DeleteRecordsRequest, InitProducerIdRequest, OffsetForLeaderEpochRequest,
-                DescribeConfigsRequest, AlterConfigsRequest, CreatePartitionsRequest,
-                DeleteGroupsRequest, IncrementalAlterConfigsRequest, OffsetDeleteRequest,
-                DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
-                DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest,
-                AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest>;
+using AllRequests = RequestList<
+    ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, OffsetCommitRequest,
+    OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest, HeartbeatRequest,
+    LeaveGroupRequest, SyncGroupRequest, DescribeGroupsRequest, ListGroupsRequest,
+    ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DeleteRecordsRequest,
+    InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest, AlterConfigsRequest,
+    CreatePartitionsRequest, DeleteGroupsRequest, IncrementalAlterConfigsRequest,
+    OffsetDeleteRequest, DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
+    DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest,
+    AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest, DescribeLogDirsRequest>;
 
 template <class... Ms>
 std::vector<ApiRange> BuildRanges(RequestList<Ms...>) {

@@ -33,8 +33,8 @@ UNKNOWN_TOPIC_OR_PARTITION = 3
 REQUIRED_APIS = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 18: "ApiVersions",
                  19: "CreateTopics", 20: "DeleteTopics", 21: "DeleteRecords",
                  22: "InitProducerId", 23: "OffsetForLeaderEpoch", 32: "DescribeConfigs",
-                 33: "AlterConfigs", 37: "CreatePartitions", 44: "IncrementalAlterConfigs",
-                 60: "DescribeCluster"}
+                 33: "AlterConfigs", 35: "DescribeLogDirs", 37: "CreatePartitions",
+                 44: "IncrementalAlterConfigs", 60: "DescribeCluster"}
 
 
 def assert_still_serving(b) -> None:

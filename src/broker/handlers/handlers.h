@@ -32,6 +32,7 @@ HandlerResult HandleDescribeQuorum(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleUnregisterBroker(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleAlterPartitionReassignments(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleListPartitionReassignments(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDescribeLogDirs(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeTopicPartitions(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleElectLeaders(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request);

@@ -26,6 +26,7 @@ bool IsImplementedApi(int16_t api_key) {
     case ApiKey::kUnregisterBroker:
     case ApiKey::kAlterPartitionReassignments:
     case ApiKey::kListPartitionReassignments:
+    case ApiKey::kDescribeLogDirs:
     case ApiKey::kDescribeTopicPartitions:
     case ApiKey::kElectLeaders:
     case ApiKey::kFindCoordinator:
