@@ -50,8 +50,10 @@ class Partition {
   // below min.insync.replicas, capped at the replication factor); on a
   // follower the leader's, capped at the local log end. Never goes back.
   // Never above the log end (OnTruncated lowers it, as Kafka's truncateTo).
+  // Never below the log start either: a log started at its leader's active
+  // segment (replica_start.cc) has nothing below to wait for.
   int64_t high_watermark() const {
-    return std::min(high_watermark_.load(), log_->log_end_offset());
+    return std::clamp(high_watermark_.load(), log_->log_start_offset(), log_->log_end_offset());
   }
   // Leader: moves the mark as far as the ISR allows; true when it moved.
   bool MaybeAdvanceHighWatermark(int min_insync_replicas);
