@@ -42,14 +42,18 @@ def versions(kafka_lib: Path | None, strata_bin: Path) -> dict:
 def git_head() -> str:
     """The checked-out commit, read from .git directly (the harness runs no git commands)."""
     try:
-        head = (REPO / ".git" / "HEAD").read_text().strip()
+        gitdir = common = REPO / ".git"
+        if gitdir.is_file():  # a worktree: "gitdir: <main>/.git/worktrees/<name>"
+            gitdir = Path(gitdir.read_text().split(":", 1)[1].strip())
+            common = (gitdir / (gitdir / "commondir").read_text().strip()).resolve()
+        head = (gitdir / "HEAD").read_text().strip()
         if not head.startswith("ref: "):
             return head[:7]
         ref = head[5:]
-        ref_file = REPO / ".git" / ref
+        ref_file = common / ref
         if ref_file.exists():
             return ref_file.read_text().strip()[:7]
-        for line in (REPO / ".git" / "packed-refs").read_text().splitlines():
+        for line in (common / "packed-refs").read_text().splitlines():
             if line.endswith(" " + ref):
                 return line.split()[0][:7]
     except OSError:
