@@ -140,6 +140,15 @@ def test_a_throttled_reassignment_copies_at_the_throttle_rate(cluster, tmp_path)
     assert total > 7_000_000, total
     rate = 1_000_000  # bytes/s
 
+    # --generate proposes a placement on the brokers given; here it adds broker 2.
+    topics_file = tmp_path / "topics-to-move.json"
+    topics_file.write_text(json.dumps({"version": 1, "topics": [{"topic": topic}]}))
+    generated = reassign_tool(b3, "--topics-to-move-json-file", str(topics_file),
+                              "--broker-list", "2", "--generate")
+    current, proposed = [json.loads(line) for line in generated.splitlines()
+                         if line.startswith("{")]
+    assert current["partitions"][0]["replicas"] == [1], generated
+    assert proposed["partitions"][0]["replicas"] == [2], generated
     moves = {0: [1, 2]}
     out = reassign_tool(b3, "--reassignment-json-file", plan(tmp_path, topic, moves),
                         "--execute", "--throttle", str(rate))
