@@ -24,6 +24,10 @@ void RemoteLogManager::ScanOnce() {
 void RemoteLogManager::ScanPartition(const std::shared_ptr<Partition>& p) {
   std::lock_guard lock(p->mu);
   if (p->removed || !p->log || p->fenced) return;
+  if (p->reader) {
+    FollowSavedOffsets(*p);
+    return;
+  }
   if (!p->loaded && !LoadManifestLocked(*p)) return;
   if (p->manifest_dirty) {
     // A failed manifest write is retried here, no sooner than its backoff.
@@ -321,7 +325,7 @@ bool RemoteLogManager::WaitForUploads(int64_t timeout_ms) {
     bool all = true;
     for (const auto& p : Partitions()) {
       std::lock_guard lock(p->mu);
-      if (p->removed || !p->log || p->fenced) continue;
+      if (p->removed || !p->log || p->fenced || p->reader) continue;
       auto rolled = p->log->RolledSegments();
       // Only committed segments are uploaded (QueueRolledLocked).
       const int64_t committed =

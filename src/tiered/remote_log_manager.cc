@@ -120,24 +120,43 @@ void RemoteLogManager::RequestScan() {
 void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                                     const storage::LogConfig& config,
                                     std::function<int64_t()> committed_end, int32_t leader_epoch) {
+  Register(id, std::move(log), config, std::move(committed_end), leader_epoch, /*reader=*/false);
+}
+
+void RemoteLogManager::AddReader(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
+                                 const storage::LogConfig& config) {
+  Register(id, std::move(log), config, {}, /*leader_epoch=*/-1, /*reader=*/true);
+}
+
+void RemoteLogManager::Register(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
+                                const storage::LogConfig& config,
+                                std::function<int64_t()> committed_end, int32_t leader_epoch,
+                                bool reader) {
   std::lock_guard lock(map_mu_);
   auto& slot = partitions_[id.key()];
-  log->SetRollListener([this] { RequestScan(); });
+  // A reader uploads nothing: its rolls need no scan.
+  log->SetRollListener(reader ? std::function<void()>{} : [this] { RequestScan(); });
   if (slot) {
     std::lock_guard plock(slot->mu);
     if (slot->log && slot->log != log) slot->log->SetRollListener({});
     slot->log = std::move(log);
     slot->config = config;
     slot->committed_end = std::move(committed_end);
-    if (slot->leader_epoch != leader_epoch) {
+    if (slot->leader_epoch != leader_epoch || slot->reader != reader) {
       // A new leadership takes the remote log over again (load and claim);
-      // uploads still running for the old one find nothing to finish.
+      // uploads still running for the old one find nothing to finish. A
+      // reader keeps the read view it has until a read finds it stale.
       slot->leader_epoch = leader_epoch;
+      slot->reader = reader;
       slot->fenced = false;
       slot->loaded = false;
       slot->manifest_dirty = false;
       slot->pending.clear();
       slot->inflight.clear();
+      if (!reader) {
+        std::lock_guard view(slot->view_mu);
+        slot->view_offsets.reset();
+      }
     }
     return;
   }
@@ -148,6 +167,7 @@ void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr
   slot->config = config;
   slot->committed_end = std::move(committed_end);
   slot->leader_epoch = leader_epoch;
+  slot->reader = reader;
   if (metadata_ == nullptr) return;
   if (auto saved = metadata_->GetRemoteLogOffsets(id.topic_id, id.partition)) {
     slot->saved_offsets = *saved;
@@ -155,6 +175,48 @@ void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr
     slot->remote_end.store(saved->end);
     slot->delete_floor.store(saved->log_start);
   }
+}
+
+void RemoteLogManager::FollowSavedOffsets(Partition& p) {
+  if (metadata_ == nullptr) return;
+  auto saved = metadata_->GetRemoteLogOffsets(p.id.topic_id, p.id.partition);
+  if (!saved) return;
+  p.remote_start.store(saved->start);
+  p.remote_end.store(saved->end);
+  p.delete_floor.store(saved->log_start);
+}
+
+Status RemoteLogManager::RefreshReadView(Partition& p) {
+  std::lock_guard refresh(p.refresh_mu);
+  std::optional<cluster::RemoteLogOffsets> saved;
+  if (metadata_ != nullptr) saved = metadata_->GetRemoteLogOffsets(p.id.topic_id, p.id.partition);
+  if (!saved || saved->end < 0) {
+    return MakeError(Errc::kNotFound, p.id.key() + ": nothing in remote storage yet");
+  }
+  {
+    std::lock_guard lock(p.view_mu);
+    if (p.read_view && p.view_offsets == saved) return Status::Ok();
+  }
+  // The leader saves the offsets only once the manifest they name is
+  // durable, and a new leader writes its manifest before claiming them: a
+  // missing manifest is a store problem, retriable.
+  const std::string name = ManifestName(saved->leader_epoch);
+  auto data = store().Get(p.dir + "/" + name);
+  if (!data.ok()) {
+    return MakeError(
+        data.error().code == Errc::kNotFound ? Errc::kUnavailable : data.error().code,
+        fmt::format("{}: reading remote manifest {}: {}", p.id.key(), name, data.error().message));
+  }
+  auto parsed = RemoteManifest::Parse(*data);
+  if (!parsed.ok()) {
+    return MakeError(Errc::kUnavailable, fmt::format("{}: bad remote manifest {}: {}", p.id.key(),
+                                                     name, parsed.error().message));
+  }
+  auto view = std::make_shared<const RemoteManifest>(std::move(parsed).value());
+  std::lock_guard lock(p.view_mu);
+  p.read_view = std::move(view);
+  p.view_offsets = saved;
+  return Status::Ok();
 }
 
 void RemoteLogManager::PublishOffsetsLocked(Partition& p) {
@@ -178,7 +240,7 @@ cluster::RemoteLogOffsets RemoteLogManager::OffsetsLocked(const Partition& p) co
 }
 
 void RemoteLogManager::SaveOffsetsLocked(Partition& p) {
-  if (!p.loaded || p.manifest_dirty || p.fenced) return;
+  if (!p.loaded || p.manifest_dirty || p.fenced || p.reader) return;
   const cluster::RemoteLogOffsets now = OffsetsLocked(p);
   if (metadata_ == nullptr || now == p.saved_offsets) return;
   Status st = metadata_->SetRemoteLogOffsets(p.id.topic_id, p.id.partition, now);
@@ -274,6 +336,11 @@ bool RemoteLogManager::IsTiered(const std::string& key) const {
   return FindPartition(key) != nullptr;
 }
 
+bool RemoteLogManager::IsReader(const std::string& key) const {
+  auto p = FindPartition(key);
+  return p != nullptr && p->reader.load();
+}
+
 std::shared_ptr<RemoteLogManager::Partition> RemoteLogManager::FindPartition(
     const std::string& key) const {
   std::lock_guard lock(map_mu_);
@@ -307,6 +374,10 @@ Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int
   // Never takes p->mu: uploads, manifest writes and deletions hold it across
   // store calls, and a read must not wait for them (cached chunks are served
   // even while the store hangs).
+  if (p->reader.load()) {
+    Status fresh = RefreshReadView(*p);
+    if (!fresh.ok()) return fresh.take_error();
+  }
   std::shared_ptr<const RemoteManifest> view;
   {
     std::lock_guard lock(p->view_mu);

@@ -129,6 +129,15 @@ class RemoteLogManager {
   void AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                     const storage::LogConfig& config, std::function<int64_t()> committed_end = {},
                     int32_t leader_epoch = -1);
+  // Registers (or re-configures) a partition this broker follows, for reads
+  // only (KIP-392: consumers may fetch from a follower): it never uploads,
+  // writes a manifest, saves offsets or deletes anything. Its log start and
+  // remote end follow the offsets the leader saved in the metadata store,
+  // and Read loads the manifest those offsets name (the current leader's)
+  // again whenever they moved. A leader registered here stops tiering and
+  // only reads; AddPartition later takes the partition over again.
+  void AddReader(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
+                 const storage::LogConfig& config);
   // Stops tiering the partition; with delete_remote its remote directory is
   // removed (topic deletion) in the background: the directory is first
   // recorded as pending in the metadata store, and retried every retention
@@ -144,6 +153,8 @@ class RemoteLogManager {
   Status DeleteTopicData(const std::string& topic, const std::string& topic_id_base64,
                          int32_t partitions);
   bool IsTiered(const std::string& key) const;
+  // Registered by AddReader (and not taken over since).
+  bool IsReader(const std::string& key) const;
 
   // The partition's log start offset: the first remote offset when remote
   // segments exist, else `local_start`.
@@ -171,6 +182,7 @@ class RemoteLogManager {
   bool WaitForUploads(int64_t timeout_ms);
 
   RemotePartitionStats PartitionStats(const std::string& key) const;
+  // The partitions this broker tiers (readers left out: they upload nothing).
   std::vector<std::pair<std::string, RemotePartitionStats>> AllPartitionStats() const;
   RemoteLogCounters counters() const;
   BreakerState breaker_state() const;
@@ -183,6 +195,14 @@ class RemoteLogManager {
   struct Partition;
   struct Inflight;
   std::shared_ptr<Partition> FindPartition(const std::string& key) const;
+  void Register(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
+                const storage::LogConfig& config, std::function<int64_t()> committed_end,
+                int32_t leader_epoch, bool reader);
+  // Reader: the offsets the leader saved, for LogStartOffset (scan thread).
+  void FollowSavedOffsets(Partition& p);
+  // Reader: loads the manifest the saved offsets name when they moved since
+  // the read view was loaded (a read's thread; never takes p.mu).
+  Status RefreshReadView(Partition& p);
   std::vector<std::shared_ptr<Partition>> Partitions() const;
   void ScanPartition(const std::shared_ptr<Partition>& p);
   bool LoadManifestLocked(Partition& p);

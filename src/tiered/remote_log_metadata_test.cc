@@ -242,5 +242,75 @@ TEST_F(RemoteLogMetadataTest, AnAbandonedUploadIsDeletedWithoutMovingTheLogStart
   m->Stop();
 }
 
+// The names of every object under the partition's remote directory.
+std::set<std::string> RemoteObjects(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) out.insert(e.path().string());
+  return out;
+}
+
+// KIP-392: a follower's replica registered for reads serves offsets below
+// its local log start from the leader's remote log, follows the leader's
+// saves, writes, uploads and deletes nothing, and takes the remote log over
+// when registered as leader.
+TEST_F(RemoteLogMetadataTest, AReaderServesTheLeadersRemoteLogAndChangesNothing) {
+  auto leader = MakeManager({}, /*add_partition=*/false);
+  leader->AddPartition(id_, log_, config_, {}, /*leader_epoch=*/2);
+  leader->Start();
+  ASSERT_TRUE(leader->WaitForUploads(30000));
+  const auto saved = metadata_->GetRemoteLogOffsets(id_.topic_id, 0);
+  ASSERT_TRUE(saved && saved->end > 0 && saved->leader_epoch == 2);
+
+  // The follower's copy, trimmed locally below the saved end.
+  std::shared_ptr<storage::Log> copy = Replica("t-0-follower", 4096);
+  ASSERT_NE(copy, nullptr);
+  copy->SetRemoteCopiedOffset(saved->end + 1);
+  ASSERT_TRUE(copy->EnforceRetention().ok());
+  ASSERT_GT(copy->log_start_offset(), 0);
+
+  auto reader = MakeManager({}, /*add_partition=*/false);
+  reader->AddReader(id_, copy, config_);
+  reader->Start();
+  EXPECT_TRUE(reader->IsReader(id_.key()));
+  EXPECT_EQ(reader->LogStartOffset(id_.key(), copy->log_start_offset()), 0);
+  EXPECT_FALSE(reader->PartitionStats(id_.key()).manifest_loaded);
+  EXPECT_TRUE(reader->AllPartitionStats().empty());  // it tiers nothing
+  const std::set<std::string> objects = RemoteObjects(remote_dir());
+  for (int64_t off = 0; off < copy->log_start_offset(); off += 5) {
+    auto got = reader->Read(id_.key(), off, 1);
+    ASSERT_TRUE(got.ok()) << off << ": " << got.error().message;
+    auto want = leader->Read(id_.key(), off, 1);
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(*got, *want) << off;
+  }
+  EXPECT_TRUE(reader->PartitionStats(id_.key()).manifest_loaded);
+  reader->ScanOnce();
+  EXPECT_EQ(reader->EnforceRetentionOnce(), 0);
+  EXPECT_TRUE(reader->WaitForUploads(0));
+  EXPECT_EQ(RemoteObjects(remote_dir()), objects);
+  EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0), saved);
+
+  // The leader uploads more: the reader's next read of it loads the new
+  // manifest, and its scan follows the saved offsets.
+  Produce(30);
+  ASSERT_TRUE(leader->WaitForUploads(30000));
+  const auto later = metadata_->GetRemoteLogOffsets(id_.topic_id, 0);
+  ASSERT_TRUE(later && later->end > saved->end);
+  auto fresh = reader->Read(id_.key(), later->end, 1);
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  EXPECT_LE(storage::testing::Headers(*fresh).front().base_offset, later->end);
+  reader->ScanOnce();
+  EXPECT_EQ(reader->RemoteLogEndOffset(id_.key()), later->end);
+
+  // Registered as the next leader, it takes the remote log over.
+  leader->Stop();
+  reader->AddPartition(id_, copy, config_, {}, /*leader_epoch=*/3);
+  EXPECT_FALSE(reader->IsReader(id_.key()));
+  reader->ScanOnce();
+  EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0)->leader_epoch, 3);
+  EXPECT_TRUE(fs::exists(remote_dir() / ManifestName(3)));
+  reader->Stop();
+}
+
 }  // namespace
 }  // namespace strata::tiered

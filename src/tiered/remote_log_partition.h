@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "base/bytes.h"
@@ -37,6 +38,9 @@ struct RemoteLogManager::Partition {
   // A leader of a newer epoch took the remote log over: nothing more is
   // uploaded, written or deleted for this leadership.
   bool fenced = false;
+  // Registered by AddReader: a follower's replica, read only (written under
+  // `mu`; reads check it without).
+  std::atomic<bool> reader{false};
   bool loaded = false;  // manifest read from the store
   bool removed = false;
   bool manifest_dirty = false;  // in-memory manifest not yet written
@@ -51,6 +55,10 @@ struct RemoteLogManager::Partition {
   // every change; null until the manifest is loaded. Guarded by view_mu.
   std::mutex view_mu;
   std::shared_ptr<const RemoteManifest> read_view;
+  // Reader: the saved offsets whose manifest read_view is (guarded by
+  // view_mu); refresh_mu serialises the loads (RefreshReadView).
+  std::optional<cluster::RemoteLogOffsets> view_offsets;
+  std::mutex refresh_mu;
   // Remote .index objects of recently read segments (by uuid, oldest first
   // in index_lru), so a sequential consumer does one Get per fetch.
   // Guarded by index_mu.

@@ -58,8 +58,9 @@ bool RemoteLogManager::DeleteSegmentLocked(Partition& p, RemoteSegment& seg) {
 
 int RemoteLogManager::ExpirePartition(Partition& p) {
   std::lock_guard lock(p.mu);
-  // A deposed leader must not delete what its successor's manifest lists.
-  if (p.removed || !p.log || !p.loaded || SupersededLocked(p)) return 0;
+  // A deposed leader must not delete what its successor's manifest lists,
+  // nor a reader anything.
+  if (p.removed || !p.log || !p.loaded || p.reader || SupersededLocked(p)) return 0;
   // DELETE_FINISHED entries stay listed for one round, then go (pruning only
   // here: the loops below hold references into the list).
   if (p.manifest.PruneDeleted() > 0) p.manifest_dirty = true;
@@ -122,6 +123,14 @@ RemotePartitionStats RemoteLogManager::PartitionStats(const std::string& key) co
   RemotePartitionStats st;
   auto p = FindPartition(key);
   if (!p) return st;
+  if (p->reader) {
+    // What the leader saved, and whether a read loaded its manifest yet.
+    std::lock_guard lock(p->view_mu);
+    st.manifest_loaded = p->read_view != nullptr;
+    st.remote_log_start = p->remote_start.load();
+    st.remote_log_end = p->remote_end.load();
+    return st;
+  }
   std::lock_guard lock(p->mu);
   st.manifest_loaded = p->loaded;
   st.remote_log_start = p->manifest.remote_log_start_offset();
@@ -144,7 +153,9 @@ RemotePartitionStats RemoteLogManager::PartitionStats(const std::string& key) co
 std::vector<std::pair<std::string, RemotePartitionStats>> RemoteLogManager::AllPartitionStats()
     const {
   std::vector<std::pair<std::string, RemotePartitionStats>> out;
-  for (const auto& p : Partitions()) out.emplace_back(p->id.key(), PartitionStats(p->id.key()));
+  for (const auto& p : Partitions()) {
+    if (!p->reader) out.emplace_back(p->id.key(), PartitionStats(p->id.key()));
+  }
   return out;
 }
 
