@@ -142,11 +142,17 @@ Status Broker::Start() {
   // Before any local data is opened, or deleted as stray: it must be this
   // cluster's and this node's.
   STRATA_RETURN_IF_ERROR(CheckMetaProperties(dir, metadata_->cluster_id(), config_.node_id()));
+  STRATA_ASSIGN_OR_RETURN(ReplicaSelectorKind selector,
+                          ParseReplicaSelector(config_.Get("replica.selector.class")));
   topics_ = std::make_unique<TopicManager>(config_, *metadata_, clock_);
+  // Consumers long-polling a follower (KIP-392) wake when its mark moves.
+  topics_->SetFollowerHighWatermarkListener(
+      [this](const TopicPartition& tp) { notifier_.Notify(tp); });
   STRATA_RETURN_IF_ERROR(topics_->Start());
   producer_ids_ = std::make_unique<ProducerIdAllocator>(*store_);
   context_ = std::make_unique<BrokerContext>(
       BrokerContext{config_, *store_, *topics_, notifier_, *producer_ids_, clock_});
+  context_->replica_selector = selector;
   STRATA_RETURN_IF_ERROR(StartGroupCoordinator());
 
   const auto& listener = config_.listeners().front();

@@ -6,6 +6,7 @@
 #include "base/clock.h"
 #include "broker/append_notifier.h"
 #include "broker/producer_id_allocator.h"
+#include "broker/replica_selector.h"
 #include "broker/topic_manager.h"
 #include "cluster/metadata_store.h"
 #include "config/broker_config.h"
@@ -41,6 +42,8 @@ struct BrokerContext {
   ControllerForwarder* forwarder = nullptr;
   // What the active controller does on request (ElectLeaders); set at start-up.
   cluster::Controller* controller = nullptr;
+  // replica.selector.class (KIP-392); set at start-up.
+  ReplicaSelectorKind replica_selector = ReplicaSelectorKind::kLeaderOnly;
 };
 
 }  // namespace strata::broker

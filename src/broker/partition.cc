@@ -104,12 +104,14 @@ bool Partition::OnFollowerFetch(cluster::NodeId follower, int64_t fetch_offset,
   return AdvanceLocked(min_insync_replicas);
 }
 
-void Partition::OnLeaderHighWatermark(int64_t leader_high_watermark) {
+bool Partition::OnLeaderHighWatermark(int64_t leader_high_watermark) {
   leader_high_watermark_.store(leader_high_watermark);
   int64_t hw = std::min(leader_high_watermark, log_->log_end_offset());
   int64_t current = high_watermark_.load();
-  while (hw > current && !high_watermark_.compare_exchange_weak(current, hw)) {
+  while (hw > current) {
+    if (high_watermark_.compare_exchange_weak(current, hw)) return true;
   }
+  return false;
 }
 
 void Partition::OnTruncated(int64_t log_end) {
@@ -148,9 +150,30 @@ std::optional<replication::FollowerState> Partition::Follower(cluster::NodeId fo
   return followers_.Get(follower);
 }
 
-LeaderLookup CheckLeader(const TopicPartition& tp, bool partition_exists,
-                         std::shared_ptr<Partition> partition, cluster::NodeId self, bool fenced,
-                         int32_t current_leader_epoch) {
+std::vector<ReadReplicaCandidate> Partition::ReadReplicaCandidates(int64_t now_ms) const {
+  std::lock_guard lock(mu_);
+  std::vector<ReadReplicaCandidate> out;
+  if (state_.leader != self_) return out;
+  for (cluster::NodeId r : state_.replicas) {
+    if (r == self_) continue;
+    ReadReplicaCandidate c;
+    c.id = r;
+    c.in_isr = std::find(state_.isr.begin(), state_.isr.end(), r) != state_.isr.end();
+    if (auto f = followers_.Get(r)) {
+      c.log_start_offset = f->log_start_offset;
+      c.log_end_offset = f->log_end_offset;
+      c.since_caught_up_ms = now_ms - f->last_caught_up_ms;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+namespace {
+
+LeaderLookup CheckPartition(const TopicPartition& tp, bool partition_exists,
+                            std::shared_ptr<Partition> partition, cluster::NodeId self, bool fenced,
+                            int32_t current_leader_epoch, bool require_leader) {
   LeaderLookup out;
   if (!partition_exists) {
     out.error = ErrorCode::kUnknownTopicOrPartition;
@@ -180,7 +203,7 @@ LeaderLookup CheckLeader(const TopicPartition& tp, bool partition_exists,
       return out;
     }
   }
-  if (state.leader != self || fenced) {
+  if ((require_leader && state.leader != self) || fenced) {
     out.error = ErrorCode::kNotLeaderOrFollower;
     out.message = fenced ? fmt::format(
                                "Broker {} lost its cluster registration and leads nothing "
@@ -193,6 +216,22 @@ LeaderLookup CheckLeader(const TopicPartition& tp, bool partition_exists,
   }
   out.partition = std::move(partition);
   return out;
+}
+
+}  // namespace
+
+LeaderLookup CheckLeader(const TopicPartition& tp, bool partition_exists,
+                         std::shared_ptr<Partition> partition, cluster::NodeId self, bool fenced,
+                         int32_t current_leader_epoch) {
+  return CheckPartition(tp, partition_exists, std::move(partition), self, fenced,
+                        current_leader_epoch, /*require_leader=*/true);
+}
+
+LeaderLookup CheckReplica(const TopicPartition& tp, bool partition_exists,
+                          std::shared_ptr<Partition> partition, cluster::NodeId self, bool fenced,
+                          int32_t current_leader_epoch) {
+  return CheckPartition(tp, partition_exists, std::move(partition), self, fenced,
+                        current_leader_epoch, /*require_leader=*/false);
 }
 
 }  // namespace strata::broker

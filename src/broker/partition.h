@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/replica_selector.h"
 #include "broker/topic_partition.h"
 #include "cluster/records.h"
 #include "protocol/error_code.h"
@@ -61,8 +62,8 @@ class Partition {
   // True when the mark moved.
   bool OnFollowerFetch(cluster::NodeId follower, int64_t fetch_offset, int min_insync_replicas,
                        int64_t now_ms, int64_t follower_log_start = -1);
-  // Follower: the leader's mark, from a fetch response.
-  void OnLeaderHighWatermark(int64_t leader_high_watermark);
+  // Follower: the leader's mark, from a fetch response; true when ours moved.
+  bool OnLeaderHighWatermark(int64_t leader_high_watermark);
   // Follower: how many offsets the local log is behind the leader's high
   // watermark as of the last fetch (Kafka's replica fetcher ConsumerLag).
   int64_t follower_lag() const {
@@ -86,6 +87,9 @@ class Partition {
   // controller may elect any replica it names.
   void ProposeIsr(cluster::PartitionEpoch base, const std::vector<cluster::NodeId>& isr);
   std::optional<replication::FollowerState> Follower(cluster::NodeId follower) const;
+  // Leader: its followers as read replicas for a consumer (KIP-392), with
+  // what their fetches said; rack and liveness are left for the caller.
+  std::vector<ReadReplicaCandidate> ReadReplicaCandidates(int64_t now_ms) const;
 
  private:
   bool AdvanceLocked(int min_insync_replicas);
@@ -124,5 +128,11 @@ struct LeaderLookup {
 LeaderLookup CheckLeader(const TopicPartition& tp, bool partition_exists,
                          std::shared_ptr<Partition> partition, cluster::NodeId self, bool fenced,
                          int32_t current_leader_epoch);
+// The same checks for a consumer's fetch that a follower may serve
+// (KIP-392, Kafka's fetchOnlyLeader false): any replica hosted here passes,
+// unless this broker's registration is fenced (NOT_LEADER_OR_FOLLOWER).
+LeaderLookup CheckReplica(const TopicPartition& tp, bool partition_exists,
+                          std::shared_ptr<Partition> partition, cluster::NodeId self, bool fenced,
+                          int32_t current_leader_epoch);
 
 }  // namespace strata::broker

@@ -105,6 +105,57 @@ TEST(CheckLeader, AFencedBrokerLeadsNothing) {
   EXPECT_NE(got.message.find("registration"), std::string::npos);
 }
 
+// KIP-392: a consumer's fetch may be served by any replica hosted here,
+// with the same epoch checks; a fenced broker serves none.
+TEST(CheckReplica, AFollowerServesAtItsEpochOrUnchecked) {
+  for (int32_t asked : {-1, 4}) {
+    auto got = CheckReplica(kTp, true, Led(1, 4), NodeId(2), false, asked);
+    EXPECT_EQ(got.error, ErrorCode::kNone) << got.message;
+    ASSERT_NE(got.partition, nullptr);
+    EXPECT_EQ(got.leader, NodeId(1));
+  }
+  EXPECT_EQ(CheckReplica(kTp, true, Led(1, 4), NodeId(1), false, 4).error, ErrorCode::kNone);
+}
+
+TEST(CheckReplica, EpochsReplicaAndFencingAreChecked) {
+  EXPECT_EQ(CheckReplica(kTp, false, nullptr, NodeId(2), false, -1).error,
+            ErrorCode::kUnknownTopicOrPartition);
+  EXPECT_EQ(CheckReplica(kTp, true, nullptr, NodeId(3), false, -1).error,
+            ErrorCode::kNotLeaderOrFollower);
+  EXPECT_EQ(CheckReplica(kTp, true, Led(1, 4), NodeId(2), false, 3).error,
+            ErrorCode::kFencedLeaderEpoch);
+  EXPECT_EQ(CheckReplica(kTp, true, Led(1, 4), NodeId(2), false, 5).error,
+            ErrorCode::kUnknownLeaderEpoch);
+  auto fenced = CheckReplica(kTp, true, Led(1, 4), NodeId(2), true, 4);
+  EXPECT_EQ(fenced.error, ErrorCode::kNotLeaderOrFollower);
+  EXPECT_EQ(fenced.partition, nullptr);
+}
+
+// What the leader knows of its followers for the replica selector.
+TEST(Partition, ReadReplicaCandidatesComeFromTheFollowersFetches) {
+  const std::vector<NodeId> three{NodeId(1), NodeId(2), NodeId(3)};
+  auto log = TempLog();
+  Partition p(kTp, "id", log, Record(1, 3, 1, three, {NodeId(1), NodeId(2)}), NodeId(1), 0);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());
+  p.OnFollowerFetch(NodeId(2), 10, 1, 100, /*follower_log_start=*/4);
+  p.OnFollowerFetch(NodeId(3), 6, 1, 100, 0);
+  auto c = p.ReadReplicaCandidates(1100);
+  ASSERT_EQ(c.size(), 2u);  // the leader is not one
+  EXPECT_EQ(c[0].id, NodeId(2));
+  EXPECT_TRUE(c[0].in_isr);
+  EXPECT_EQ(c[0].log_start_offset, 4);
+  EXPECT_EQ(c[0].log_end_offset, 10);
+  EXPECT_EQ(c[0].since_caught_up_ms, 1000);  // caught up at its fetch, at 100
+  EXPECT_EQ(c[1].id, NodeId(3));
+  EXPECT_FALSE(c[1].in_isr);
+  EXPECT_EQ(c[1].log_end_offset, 6);
+  EXPECT_TRUE(c[0].rack.empty() && !c[0].alive);  // the caller's part
+  // A follower has none to offer.
+  Partition follower(kTp, "id", TempLog(), Record(1, 3, 1, three, three), NodeId(2), 0);
+  EXPECT_TRUE(follower.ReadReplicaCandidates(0).empty());
+}
+
 TEST(Partition, StateNeverGoesBack) {
   auto p = Led(1, 4, 7);
   cluster::PartitionRecord older = p->state();
@@ -208,11 +259,12 @@ TEST(Partition, AFollowerTakesTheLeadersMarkUpToItsOwnEnd) {
               NodeId(1), 0);
   for (int i = 0; i < 3; ++i)
     ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 1).ok());
-  p.OnLeaderHighWatermark(4);
+  EXPECT_TRUE(p.OnLeaderHighWatermark(4));
   EXPECT_EQ(p.high_watermark(), 4);
-  p.OnLeaderHighWatermark(100);
-  EXPECT_EQ(p.high_watermark(), 6);  // our end
-  p.OnLeaderHighWatermark(2);
+  EXPECT_TRUE(p.OnLeaderHighWatermark(100));
+  EXPECT_EQ(p.high_watermark(), 6);            // our end
+  EXPECT_FALSE(p.OnLeaderHighWatermark(100));  // moved no further: nobody to wake
+  EXPECT_FALSE(p.OnLeaderHighWatermark(2));
   EXPECT_EQ(p.high_watermark(), 6);              // never back
   EXPECT_FALSE(p.MaybeAdvanceHighWatermark(1));  // not the leader
   EXPECT_EQ(WantedIsr(p, 100000, 1), std::nullopt);

@@ -9,8 +9,12 @@ namespace strata::broker {
 ReplicaFetchers::ReplicaFetchers(const config::BrokerConfig& config, cluster::MetadataView& view,
                                  cluster::NodeId self,
                                  std::shared_ptr<replication::ReplicationThrottle> throttle,
-                                 std::function<void(cluster::NodeId)> on_leader_unreachable)
-    : self_(self), view_(view), on_leader_unreachable_(std::move(on_leader_unreachable)) {
+                                 std::function<void(cluster::NodeId)> on_leader_unreachable,
+                                 std::function<void(const TopicPartition&)> on_high_watermark)
+    : self_(self),
+      view_(view),
+      on_leader_unreachable_(std::move(on_leader_unreachable)),
+      on_high_watermark_(std::move(on_high_watermark)) {
   options_.replica_id = self.value();
   options_.max_wait_ms = static_cast<int32_t>(config.GetLong("replica.fetch.wait.max.ms"));
   options_.min_bytes = static_cast<int32_t>(config.GetLong("replica.fetch.min.bytes"));
@@ -56,8 +60,10 @@ void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition, bool tie
   std::weak_ptr<Partition> weak = partition;
   fetcher->Add({tp.topic, tp.partition, state.leader_epoch.value(), partition->log(), tiered,
                 std::move(throttled),
-                [weak](int64_t high_watermark, int64_t) {
-                  if (auto p = weak.lock()) p->OnLeaderHighWatermark(high_watermark);
+                [weak, moved = on_high_watermark_](int64_t high_watermark, int64_t) {
+                  auto p = weak.lock();
+                  // Consumers reading from this follower (KIP-392) wait on it.
+                  if (p && p->OnLeaderHighWatermark(high_watermark) && moved) moved(p->tp());
                 },
                 [weak](int64_t log_end) {
                   if (auto p = weak.lock()) p->OnTruncated(log_end);

@@ -21,11 +21,13 @@ namespace strata::broker {
 
 class ReplicaFetchers {
  public:
-  // `on_leader_unreachable` hears of every failed fetch from a leader.
+  // `on_leader_unreachable` hears of every failed fetch from a leader;
+  // `on_high_watermark` of every partition whose high watermark moved.
   // `throttle`: follower.replication.throttled.rate, shared by every loop.
   ReplicaFetchers(const config::BrokerConfig& config, cluster::MetadataView& view,
                   cluster::NodeId self, std::shared_ptr<replication::ReplicationThrottle> throttle,
-                  std::function<void(cluster::NodeId)> on_leader_unreachable = {});
+                  std::function<void(cluster::NodeId)> on_leader_unreachable = {},
+                  std::function<void(const TopicPartition&)> on_high_watermark = {});
   ~ReplicaFetchers();
 
   // Follows `partition` from its leader at its leader epoch, or stops
@@ -60,6 +62,7 @@ class ReplicaFetchers {
   cluster::MetadataView& view_;
   replication::FetcherOptions options_;
   std::function<void(cluster::NodeId)> on_leader_unreachable_;
+  std::function<void(const TopicPartition&)> on_high_watermark_;
   size_t fetchers_per_source_ = 1;
   mutable std::mutex mu_;
   std::map<cluster::NodeId, Source> sources_;

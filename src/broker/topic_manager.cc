@@ -46,7 +46,10 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
   RefreshReplicationThrottles();
   fetchers_ = std::make_unique<ReplicaFetchers>(
       config_, metadata_.view(), self_, follower_throttle_,
-      [peers = peers_.get()](cluster::NodeId leader) { peers->Suspect(leader); });
+      [peers = peers_.get()](cluster::NodeId leader) { peers->Suspect(leader); },
+      [this](const TopicPartition& tp) {
+        if (follower_hw_listener_) follower_hw_listener_(tp);
+      });
 }
 
 int64_t TopicManager::TotalLogBytes() const {
@@ -119,6 +122,11 @@ void TopicManager::UpdateTiering(const cluster::TopicRecord& topic,
           return p ? HighWatermark(*p) : 0;
         },
         epoch);
+  } else if (config.remote_storage_enable && cluster_metadata_) {
+    // A follower's replica: consumers may read from it (KIP-392), below its
+    // local log start from the leader's remote log, which it never changes.
+    remote_->AddReader({topic.name, tp.partition, cluster::UuidToBase64(topic.id)},
+                       partition->log(), config);
   } else if (remote_->IsTiered(tp.ToString())) {
     remote_->RemovePartition(tp.ToString(), /*delete_remote=*/false);
   }
@@ -294,6 +302,14 @@ LeaderLookup TopicManager::LeaderPartition(const TopicPartition& tp,
   bool exists = info && tp.partition >= 0 && tp.partition < info->record.partitions;
   return CheckLeader(tp, exists, exists ? GetPartition(tp) : nullptr, self_, fenced_.load(),
                      current_leader_epoch);
+}
+
+LeaderLookup TopicManager::ReplicaPartition(const TopicPartition& tp,
+                                            int32_t current_leader_epoch) const {
+  auto info = GetTopicInfo(tp.topic);
+  bool exists = info && tp.partition >= 0 && tp.partition < info->record.partitions;
+  return CheckReplica(tp, exists, exists ? GetPartition(tp) : nullptr, self_, fenced_.load(),
+                      current_leader_epoch);
 }
 
 std::optional<cluster::TopicRecord> TopicManager::GetTopic(const std::string& name) const {

@@ -91,6 +91,15 @@ class TopicManager {
   std::shared_ptr<storage::Log> GetLog(const TopicPartition& tp) const;
   // The partition for a request that needs its leader: see CheckLeader.
   LeaderLookup LeaderPartition(const TopicPartition& tp, int32_t current_leader_epoch) const;
+  // The partition for a consumer's fetch, which a follower may serve too
+  // (KIP-392): see CheckReplica.
+  LeaderLookup ReplicaPartition(const TopicPartition& tp, int32_t current_leader_epoch) const;
+  cluster::NodeId self() const { return self_; }
+  // Told whenever a follower's high watermark moves (from the replica fetch
+  // threads), so consumers long-polling a follower wake up. Set before Start.
+  void SetFollowerHighWatermarkListener(std::function<void(const TopicPartition&)> listener) {
+    follower_hw_listener_ = std::move(listener);
+  }
   // Told when this broker starts or stops leading a partition it hosts
   // (opened as leader, leader changed, replica removed while leading), from
   // whichever thread reconciles, with the reconciliation lock held: it must
@@ -206,7 +215,8 @@ class TopicManager {
   void PublishTopicInfo(const cluster::TopicRecord& record);  // caller holds no lock
   Status StartRemote();
   // Registers the partition with the remote log manager when the topic is
-  // tiered and this broker leads it; removes it otherwise.
+  // tiered: to tier it when this broker leads it, else (in a cluster) to
+  // read from it only; removes it otherwise.
   void UpdateTiering(const cluster::TopicRecord& topic, const std::shared_ptr<Partition>& partition,
                      const storage::LogConfig& config);
 
@@ -219,6 +229,7 @@ class TopicManager {
   std::atomic<bool> fenced_{false};
   std::mutex admin_mu_;                     // serialises topic admin and reconciliation
   LeadershipListener leadership_listener_;  // guarded by admin_mu_
+  std::function<void(const TopicPartition&)> follower_hw_listener_;  // set before Start
   mutable std::shared_mutex mu_;
   std::unordered_map<TopicPartition, std::shared_ptr<Partition>, TopicPartitionHash> partitions_;
   std::unordered_map<std::string, std::shared_ptr<const TopicInfo>> infos_;

@@ -49,6 +49,24 @@ TEST(BrokerConfigTest, DynamicTopicDefaultsWinOverServerProperties) {
   EXPECT_FALSE(BrokerConfig::IsDynamic("retention.ms"));  // the topic name, not the broker's
 }
 
+// KIP-392: Kafka's rack-aware replica selector or none; any other class
+// stops start-up naming the key and the class.
+TEST(BrokerConfigTest, ReplicaSelectorIsNoneOrRackAware) {
+  std::vector<std::string> unknown;
+  EXPECT_EQ(BrokerConfig::FromProperties({}, &unknown).Get("replica.selector.class"), "");
+  const std::string rack_aware = "org.apache.kafka.common.replica.RackAwareReplicaSelector";
+  auto cfg = BrokerConfig::FromProperties({{"replica.selector.class", rack_aware}}, &unknown);
+  EXPECT_EQ(cfg.Get("replica.selector.class"), rack_aware);
+  try {
+    BrokerConfig::FromProperties({{"replica.selector.class", "com.example.Nearest"}}, &unknown);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("replica.selector.class"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("com.example.Nearest"), std::string::npos);
+  }
+  EXPECT_TRUE(unknown.empty());
+}
+
 TEST(BrokerConfigTest, InvalidValueNamesTheKey) {
   std::vector<std::string> unknown;
   try {

@@ -43,6 +43,19 @@ std::function<std::optional<std::string>(const std::string&)> ThrottledReplicas(
   };
 }
 
+// KIP-392's replica selector: none (consumers read from leaders) or Kafka's
+// rack-aware one, the only one Strata implements.
+std::function<std::optional<std::string>(const std::string&)> ReplicaSelectorClass() {
+  return [](const std::string& v) -> std::optional<std::string> {
+    if (v.empty() || v == "org.apache.kafka.common.replica.RackAwareReplicaSelector") {
+      return std::nullopt;
+    }
+    return "'" + v +
+           "' is not supported: leave it empty (consumers fetch from leaders) or set "
+           "org.apache.kafka.common.replica.RackAwareReplicaSelector";
+  };
+}
+
 }  // namespace
 
 const std::vector<ConfigDef>& TopicConfigDefs() {
@@ -190,6 +203,9 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"replica.socket.timeout.ms", T::kInt, "30000", "follower fetch request timeout", AtLeast(1)},
       {"replica.lag.time.max.ms", T::kLong, "30000",
        "a follower not caught up this long leaves the ISR", AtLeast(1)},
+      {"replica.selector.class", T::kString, "",
+       "KIP-392: which replica a consumer with client.rack is sent to (empty: the leader)",
+       ReplicaSelectorClass()},
       // Active-segment sync of new replicas of tiered partitions.
       {"strata.replica.sync.enable", T::kBoolean, "true",
        "an empty replica of a tiered partition starts at its leader's active segment (false: "

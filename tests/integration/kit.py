@@ -169,11 +169,13 @@ def consumer_confluent(bootstrap: str, extra: dict | None = None):
 
 
 def consume_confluent(bootstrap: str, topic: str, partitions: int, timeout: float = 60,
-                      start: dict[int, int] | None = None) -> dict[int, list]:
+                      start: dict[int, int] | None = None,
+                      extra: dict | None = None) -> dict[int, list]:
     """Reads every partition of `topic` from the beginning (or `start[p]`) up to its current
-    high watermark with assign(). Returns {partition: [Message, ...]} in offset order."""
+    high watermark with assign(); `extra` configures the consumer. Returns {partition:
+    [Message, ...]} in offset order."""
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
-    c = consumer_confluent(bootstrap)
+    c = consumer_confluent(bootstrap, extra)
     try:
         end = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
                for p in range(partitions)}

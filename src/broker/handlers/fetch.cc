@@ -4,6 +4,10 @@
 // produce. Local records are not copied: the response carries them as file
 // regions the server sends with sendfile(2). Fetch sessions (KIP-227) are declined with session id
 // 0, which every client handles by sending full fetches.
+//
+// KIP-392: a consumer's fetch (v11+) may be served by a follower, up to the
+// follower's high watermark; the leader, with replica.selector.class set,
+// answers a consumer in another rack with a preferred read replica in it.
 #include "protocol/messages/fetch.h"
 
 #include <asio/experimental/as_tuple.hpp>
@@ -12,6 +16,8 @@
 #include "base/metrics.h"
 #include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
+#include "broker/replica_selector.h"
+#include "cluster/metadata.h"
 #include "protocol/error_code.h"
 
 namespace strata::broker {
@@ -30,13 +36,34 @@ struct RemoteRead {
   std::string key;
   int64_t offset = 0;
   int32_t max_bytes = 0;
+  bool as_follower = false;  // for a consumer, from a partition this broker follows
   Result<Bytes> result = Bytes{};
 };
 
-// Whether the fetch is a follower's (Fetch's replica id), and which.
+// Whether the fetch is a follower's (Fetch's replica id), and which; for a
+// consumer, whether a follower may serve it and the client's rack.
 struct Fetcher {
   bool replica = false;
   cluster::NodeId id{-1};
+  // Kafka's fetchOnlyLeader false: a consumer whose request (v11+) carries
+  // client metadata.
+  bool follower_reads = false;
+  std::string rack;  // rack_id (v11+)
+};
+
+// What a read of the partitions came to.
+struct ReadTally {
+  int64_t bytes = 0;           // record bytes in the response
+  int64_t follower_bytes = 0;  // ... from partitions this broker follows
+  bool as_follower = false;    // a partition was read as a follower
+  bool answer_now = false;     // an error, a divergence or a preferred read replica
+};
+
+// The topic-level settings a partition read needs.
+struct TopicRead {
+  const std::string& topic;
+  int min_isr = 1;
+  bool tiered = false;
 };
 
 // KIP-320: a follower whose last fetched epoch ends, on this leader,
@@ -59,25 +86,79 @@ int64_t ReadableEnd(Partition& partition, const Fetcher& fetcher, int min_isr) {
   return partition.high_watermark();
 }
 
+// The follower a consumer in another rack should read `tp` from, as the
+// leader's replica selector picks it (KIP-392), or nullopt.
+std::optional<cluster::NodeId> PreferredReadReplica(BrokerContext& ctx, const TopicRead& topic,
+                                                    Partition& partition, const Fetcher& fetcher,
+                                                    int64_t fetch_offset) {
+  if (ctx.replica_selector == ReplicaSelectorKind::kLeaderOnly || !fetcher.follower_reads ||
+      fetcher.rack.empty() || ctx.metadata == nullptr) {
+    return std::nullopt;
+  }
+  ReadReplicaQuery query;
+  query.client_rack = fetcher.rack;
+  query.fetch_offset = fetch_offset;
+  query.leader_rack = ctx.config.Get("broker.rack");
+  query.followers = partition.ReadReplicaCandidates(ctx.clock->MonotonicMs());
+  // A follower of a tiered partition serves what remote storage holds too
+  // (RemoteLogManager::AddReader); ISR members join up with it.
+  const int64_t partition_start =
+      topic.tiered ? ctx.topics.LogStartOffset(partition.tp(), *partition.log()) : INT64_MAX;
+  for (ReadReplicaCandidate& c : query.followers) {
+    c.log_start_offset = std::min(c.log_start_offset, partition_start);
+    if (auto b = ctx.metadata->view().Broker(c.id)) {
+      c.alive = cluster::EligibleForLeadership(b->registration.state);
+      c.rack = b->registration.rack;
+    }
+  }
+  return SelectReadReplica(ctx.replica_selector, query);
+}
+
+// The replica to read `tp` from: the leader's, or for a consumer that a
+// follower may serve any hosted here (`as_follower` then tells which).
+// Null, with Kafka's error (and the leader, KIP-951) in `out`, if none.
+std::shared_ptr<Partition> FindReplica(BrokerContext& ctx, const TopicPartition& tp,
+                                       const Fetcher& fetcher, const FetchRequest::Partition& in,
+                                       FetchResponse::Partition& out, bool& as_follower) {
+  LeaderLookup found = fetcher.follower_reads
+                           ? ctx.topics.ReplicaPartition(tp, in.current_leader_epoch)
+                           : ctx.topics.LeaderPartition(tp, in.current_leader_epoch);
+  if (found.error != ErrorCode::kNone) {
+    out.error_code = Code(found.error);
+    if (found.leader != cluster::kNoNode) {
+      out.current_leader =
+          FetchResponse::LeaderIdAndEpoch{found.leader.value(), found.leader_epoch.value()};
+    }
+    return nullptr;
+  }
+  as_follower = found.leader != ctx.topics.self();
+  return std::move(found.partition);
+}
+
 // Reads one partition into `out`, spending `budget` bytes; returns the
-// readable end seen (-1 when the partition is unreadable).
-int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, int min_isr,
-                      const Fetcher& fetcher, const FetchRequest::Partition& in, bool first_data,
-                      int32_t& budget, FetchResponse::Partition& out, RemoteRead* remote) {
+// readable end seen (-1 when the partition is unreadable or the client is
+// sent to another replica).
+int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher& fetcher,
+                      const FetchRequest::Partition& in, bool first_data, int32_t& budget,
+                      FetchResponse::Partition& out, RemoteRead* remote, bool& as_follower) {
   out.partition_index = in.partition;
   out.records.null = false;
-  const TopicPartition tp{topic, in.partition};
-  LeaderLookup leader = ctx.topics.LeaderPartition(tp, in.current_leader_epoch);
-  if (leader.error != ErrorCode::kNone) {
-    out.error_code = Code(leader.error);
-    if (leader.leader != cluster::kNoNode) {
-      out.current_leader =
-          FetchResponse::LeaderIdAndEpoch{leader.leader.value(), leader.leader_epoch.value()};
-    }
-    return -1;
-  }
-  Partition& partition = *leader.partition;
+  const TopicPartition tp{topic.topic, in.partition};
+  std::shared_ptr<Partition> replica = FindReplica(ctx, tp, fetcher, in, out, as_follower);
+  if (!replica) return -1;
+  Partition& partition = *replica;
   const std::shared_ptr<storage::Log>& log = partition.log();
+  const int min_isr = topic.min_isr;
+  if (!as_follower) {
+    if (auto preferred = PreferredReadReplica(ctx, topic, partition, fetcher, in.fetch_offset)) {
+      // As Kafka: no records, the offsets as the leader has them.
+      out.preferred_read_replica = preferred->value();
+      out.high_watermark = ctx.topics.HighWatermark(partition);
+      out.last_stable_offset = out.high_watermark;
+      out.log_start_offset = ctx.topics.LogStartOffset(tp, *log);
+      return -1;
+    }
+  }
   if (fetcher.replica) {
     if (auto diverging = Divergence(*log, in)) {
       out.diverging_epoch = diverging;
@@ -118,6 +199,7 @@ int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, int min_isr,
     remote->key = tp.ToString();
     remote->offset = in.fetch_offset;
     remote->max_bytes = max_bytes;
+    remote->as_follower = as_follower;
     budget -= max_bytes;  // reserved: the remote read may fill it
     return readable;
   }
@@ -132,35 +214,41 @@ int64_t ReadPartition(BrokerContext& ctx, const std::string& topic, int min_isr,
   return readable;
 }
 
-// Builds the response; returns the record bytes it holds and whether any
-// partition has an error.
+// Builds the response, and tallies what it holds.
 FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, const Fetcher& fetcher,
-                      int64_t& bytes, bool& errors, std::vector<int64_t>& end_offsets,
+                      ReadTally& tally, std::vector<int64_t>& end_offsets,
                       std::vector<RemoteRead>& remote) {
   FetchResponse resp;
   end_offsets.clear();
   remote.clear();
   int32_t budget = req.max_bytes > 0 ? req.max_bytes : INT32_MAX;
-  bytes = 0;
-  errors = false;
+  tally = ReadTally{};
   for (const auto& topic : req.topics) {
     auto& out_topic = resp.responses.emplace_back();
     out_topic.topic = topic.topic;
     auto info = ctx.topics.GetTopicInfo(topic.topic);
-    const int min_isr = info ? info->min_insync_replicas : 1;
+    const TopicRead read{topic.topic, info ? info->min_insync_replicas : 1,
+                         info && info->log_config.remote_storage_enable};
     for (const auto& partition : topic.partitions) {
       auto& out = out_topic.partitions.emplace_back();
       int32_t before = budget;
       RemoteRead r;
-      end_offsets.push_back(ReadPartition(ctx, topic.topic, min_isr, fetcher, partition, bytes == 0,
-                                          budget, out, &r));
-      if (!r.key.empty()) {
+      bool as_follower = false;
+      end_offsets.push_back(ReadPartition(ctx, read, fetcher, partition, tally.bytes == 0, budget,
+                                          out, &r, as_follower));
+      const bool remote_read = !r.key.empty();
+      if (remote_read) {
         r.topic_index = resp.responses.size() - 1;
         r.partition_index = out_topic.partitions.size() - 1;
         remote.push_back(std::move(r));
       }
-      bytes += before - budget;
-      errors |= out.error_code != 0 || out.diverging_epoch.has_value();
+      tally.bytes += before - budget;
+      if (as_follower) {
+        tally.as_follower = true;
+        if (!remote_read) tally.follower_bytes += before - budget;  // remote: once read
+      }
+      tally.answer_now |=
+          out.error_code != 0 || out.diverging_epoch.has_value() || out.preferred_read_replica >= 0;
     }
   }
   return resp;
@@ -214,38 +302,71 @@ asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
 }
 
 // Puts the remote reads' batches (or a retriable KAFKA_STORAGE_ERROR) into
-// `resp`; returns the bytes added.
-asio::awaitable<int64_t> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>& reads,
-                                    FetchResponse& resp, bool& errors) {
+// `resp`, and tallies them. The budget reserved for them is counted in
+// tally.bytes already: what they did not fill is given back.
+asio::awaitable<void> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>& reads,
+                                 FetchResponse& resp, ReadTally& tally) {
   co_await RunRemoteReads(ctx.topics.remote(), reads);
-  int64_t bytes = 0;
   for (RemoteRead& r : reads) {
+    tally.bytes -= r.max_bytes;
     auto& out = resp.responses[r.topic_index].partitions[r.partition_index];
     if (!r.result.ok()) {
-      // Retention removed it meanwhile: out of range; a store outage (or an
-      // open breaker): KAFKA_STORAGE_ERROR, which clients retry.
+      // Retention removed it meanwhile: out of range (a consumer of a
+      // follower goes back to the leader); a store outage (or an open
+      // breaker): KAFKA_STORAGE_ERROR, which clients retry.
       out.error_code =
           Code(r.result.error().code == Errc::kNotFound ? ErrorCode::kOffsetOutOfRange
                                                         : ErrorCode::kKafkaStorageError);
-      errors = true;
+      tally.answer_now = true;
       continue;
     }
-    bytes += static_cast<int64_t>(r.result->size());
+    const auto n = static_cast<int64_t>(r.result->size());
+    tally.bytes += n;
+    if (r.as_follower) tally.follower_bytes += n;
     out.records.Own(std::move(r.result).value());
   }
-  co_return bytes;
 }
 
-metrics::Counter& ReplicationBytesOut() {
-  static metrics::Counter& c = metrics::Global().GetCounter(
+// Fetch metrics (Kafka's names where it has them).
+struct FetchProbe {
+  metrics::Counter& replication_bytes_out = metrics::Global().GetCounter(
       "strata_replication_bytes_out_total", "Record bytes this broker sent to its followers");
-  return c;
+  metrics::Counter& follower_fetches = metrics::Global().GetCounter(
+      "strata_follower_fetch_requests_total",
+      "Consumer fetches served by this broker as a follower of a partition (KIP-392)");
+  metrics::Counter& follower_bytes = metrics::Global().GetCounter(
+      "strata_follower_fetch_bytes_total",
+      "Record bytes sent to consumers from partitions this broker follows (KIP-392)");
+  metrics::Counter& preferred_read_replica = metrics::Global().GetCounter(
+      "strata_preferred_read_replica_total",
+      "Partitions of consumer fetches this leader sent to a preferred read replica (KIP-392)");
+};
+
+FetchProbe& Probe() {
+  static FetchProbe probe;
+  return probe;
 }
 
-// The response to send, with the bytes a follower gets counted.
+// The response to send, counted.
 std::optional<Bytes> Respond(net::Request& request, FetchResponse& resp, const Fetcher& fetcher,
-                             int64_t bytes) {
-  if (fetcher.replica && bytes > 0) ReplicationBytesOut().Add(static_cast<uint64_t>(bytes));
+                             const ReadTally& tally) {
+  FetchProbe& probe = Probe();
+  if (fetcher.replica && tally.bytes > 0) {
+    probe.replication_bytes_out.Add(static_cast<uint64_t>(tally.bytes));
+  }
+  if (tally.as_follower) {
+    probe.follower_fetches.Add(1);
+    if (tally.follower_bytes > 0) {
+      probe.follower_bytes.Add(static_cast<uint64_t>(tally.follower_bytes));
+    }
+  }
+  if (fetcher.follower_reads) {
+    for (const auto& t : resp.responses) {
+      for (const auto& p : t.partitions) {
+        if (p.preferred_read_replica >= 0) probe.preferred_read_replica.Add(1);
+      }
+    }
+  }
   return EncodeResponse(request, resp, &request.response_splices);
 }
 
@@ -263,15 +384,18 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
   }
   std::vector<int64_t> end_offsets;
   std::vector<RemoteRead> remote;
-  Fetcher fetcher{req.replica_id >= 0, cluster::NodeId(req.replica_id)};
+  Fetcher fetcher;
+  fetcher.replica = req.replica_id >= 0;
+  fetcher.id = cluster::NodeId(req.replica_id);
+  fetcher.follower_reads = !fetcher.replica && request.header.api_version >= 11;
+  fetcher.rack = req.rack_id;
   for (;;) {
-    int64_t bytes = 0;
-    bool errors = false;
-    FetchResponse resp = ReadAll(ctx, req, fetcher, bytes, errors, end_offsets, remote);
-    if (!remote.empty()) bytes += co_await ReadRemote(ctx, remote, resp, errors);
+    ReadTally tally;
+    FetchResponse resp = ReadAll(ctx, req, fetcher, tally, end_offsets, remote);
+    if (!remote.empty()) co_await ReadRemote(ctx, remote, resp, tally);
     auto now = std::chrono::steady_clock::now();
-    if (bytes >= req.min_bytes || errors || now >= deadline || partitions.empty()) {
-      co_return Respond(request, resp, fetcher, bytes);
+    if (tally.bytes >= req.min_bytes || tally.answer_now || now >= deadline || partitions.empty()) {
+      co_return Respond(request, resp, fetcher, tally);
     }
     auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
     if (!HasNewData(ctx, req, fetcher, end_offsets)) {
@@ -281,7 +405,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     ctx.notifier.Unregister(waiter);
     if (std::chrono::steady_clock::now() >= deadline &&
         !HasNewData(ctx, req, fetcher, end_offsets)) {
-      co_return Respond(request, resp, fetcher, bytes);
+      co_return Respond(request, resp, fetcher, tally);
     }
   }
 }

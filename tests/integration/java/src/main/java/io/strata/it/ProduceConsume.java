@@ -32,7 +32,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *
  * <p>Usage: ProduceConsume --bootstrap HOST:PORT --topic T --partitions P --records N
  * --codec none|gzip|snappy|lz4|zstd [--idempotence true|false] [--acks all|1]
- * [--value-size BYTES] [--seed S]
+ * [--value-size BYTES] [--seed S] [--client-rack RACK] (the consumer's client.rack: with a
+ * broker replica selector it reads from a follower in that rack, KIP-392)
  *
  * <p>Prints one "SUMMARY ..." line. Exit code 0: all identical; 1: mismatches; 2: error.
  */
@@ -176,6 +177,7 @@ public final class ProduceConsume {
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.put(ConsumerConfig.CHECK_CRCS_CONFIG, "true");
+    if (o.containsKey("client-rack")) p.put(ConsumerConfig.CLIENT_RACK_CONFIG, o.get("client-rack"));
     Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> got = new HashMap<>();
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
