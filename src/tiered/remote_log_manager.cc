@@ -186,14 +186,14 @@ void RemoteLogManager::FollowSavedOffsets(Partition& p) {
   p.delete_floor.store(saved->log_start);
 }
 
-Status RemoteLogManager::RefreshReadView(Partition& p) {
+Status RemoteLogManager::RefreshReadView(Partition& p, bool force) {
   std::lock_guard refresh(p.refresh_mu);
   std::optional<cluster::RemoteLogOffsets> saved;
   if (metadata_ != nullptr) saved = metadata_->GetRemoteLogOffsets(p.id.topic_id, p.id.partition);
   if (!saved || saved->end < 0) {
     return MakeError(Errc::kNotFound, p.id.key() + ": nothing in remote storage yet");
   }
-  {
+  if (!force) {
     std::lock_guard lock(p.view_mu);
     if (p.read_view && p.view_offsets == saved) return Status::Ok();
   }
@@ -371,17 +371,28 @@ int64_t RemoteLogManager::RemoteLogEndOffset(const std::string& key) const {
 Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int32_t max_bytes) {
   auto p = FindPartition(key);
   if (!p) return MakeError(Errc::kNotFound, key + " is not tiered");
-  // Never takes p->mu: uploads, manifest writes and deletions hold it across
+  if (!p->reader.load()) return ReadFromView(*p, offset, max_bytes);
+  Status fresh = RefreshReadView(*p, /*force=*/false);
+  if (!fresh.ok()) return fresh.take_error();
+  auto data = ReadFromView(*p, offset, max_bytes);
+  if (data.ok() || data.error().code != Errc::kNotFound) return data;
+  // The leader may have replaced the segment (a longer upload covering it)
+  // and deleted its objects without moving the saved offsets: load its
+  // manifest again once.
+  fresh = RefreshReadView(*p, /*force=*/true);
+  if (!fresh.ok()) return fresh.take_error();
+  return ReadFromView(*p, offset, max_bytes);
+}
+
+Result<Bytes> RemoteLogManager::ReadFromView(Partition& p, int64_t offset, int32_t max_bytes) {
+  const std::string key = p.id.key();
+  // Never takes p.mu: uploads, manifest writes and deletions hold it across
   // store calls, and a read must not wait for them (cached chunks are served
   // even while the store hangs).
-  if (p->reader.load()) {
-    Status fresh = RefreshReadView(*p);
-    if (!fresh.ok()) return fresh.take_error();
-  }
   std::shared_ptr<const RemoteManifest> view;
   {
-    std::lock_guard lock(p->view_mu);
-    view = p->read_view;
+    std::lock_guard lock(p.view_mu);
+    view = p.read_view;
   }
   if (!view) return MakeError(Errc::kUnavailable, key + ": remote manifest not loaded");
   const RemoteSegment* found = view->FindReadable(offset);
@@ -389,12 +400,12 @@ Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int
     return MakeError(Errc::kNotFound, fmt::format("{}: no remote segment holds {}", key, offset));
   }
   const RemoteSegment seg = *found;
-  const std::string& dir = p->dir;
+  const std::string& dir = p.dir;
   std::shared_ptr<const Bytes> index;
   {
-    std::lock_guard lock(p->index_mu);
-    auto it = p->index_cache.find(seg.uuid);
-    if (it != p->index_cache.end()) index = it->second;
+    std::lock_guard lock(p.index_mu);
+    auto it = p.index_cache.find(seg.uuid);
+    if (it != p.index_cache.end()) index = it->second;
   }
   reads_.fetch_add(1);
   if (!index) {
@@ -404,12 +415,12 @@ Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int
       return fetched.take_error();
     }
     index = std::make_shared<const Bytes>(std::move(fetched).value());
-    std::lock_guard lock(p->index_mu);
-    if (p->index_cache.emplace(seg.uuid, index).second) {
-      p->index_lru.push_back(seg.uuid);
-      if (p->index_lru.size() > Partition::kCachedIndexes) {
-        p->index_cache.erase(p->index_lru.front());
-        p->index_lru.pop_front();
+    std::lock_guard lock(p.index_mu);
+    if (p.index_cache.emplace(seg.uuid, index).second) {
+      p.index_lru.push_back(seg.uuid);
+      if (p.index_lru.size() > Partition::kCachedIndexes) {
+        p.index_cache.erase(p.index_lru.front());
+        p.index_lru.pop_front();
       }
     }
   }

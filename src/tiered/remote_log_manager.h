@@ -201,8 +201,10 @@ class RemoteLogManager {
   // Reader: the offsets the leader saved, for LogStartOffset (scan thread).
   void FollowSavedOffsets(Partition& p);
   // Reader: loads the manifest the saved offsets name when they moved since
-  // the read view was loaded (a read's thread; never takes p.mu).
-  Status RefreshReadView(Partition& p);
+  // the read view was loaded, or `force`d (a read's thread; never takes p.mu).
+  Status RefreshReadView(Partition& p, bool force);
+  // Read's work against the partition's read view.
+  Result<Bytes> ReadFromView(Partition& p, int64_t offset, int32_t max_bytes);
   std::vector<std::shared_ptr<Partition>> Partitions() const;
   void ScanPartition(const std::shared_ptr<Partition>& p);
   bool LoadManifestLocked(Partition& p);

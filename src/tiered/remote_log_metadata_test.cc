@@ -312,5 +312,49 @@ TEST_F(RemoteLogMetadataTest, AReaderServesTheLeadersRemoteLogAndChangesNothing)
   reader->Stop();
 }
 
+// A reader whose manifest lists a segment the leader has since replaced
+// (same offsets, other objects; the saved offsets did not move) loads the
+// manifest again when the objects are gone, and reads the new ones.
+TEST_F(RemoteLogMetadataTest, AReaderLoadsTheManifestAgainWhenASegmentWasReplaced) {
+  auto leader = MakeManager({}, /*add_partition=*/false);
+  leader->AddPartition(id_, log_, config_, {}, /*leader_epoch=*/2);
+  leader->Start();
+  ASSERT_TRUE(leader->WaitForUploads(30000));
+  leader->Stop();
+  auto reader = MakeManager({}, /*add_partition=*/false);
+  reader->AddReader(id_, log_, config_);
+  ASSERT_TRUE(reader->Read(id_.key(), 0, 1).ok());  // loads the view
+
+  // The last segment (not read yet: no index cached) under a new uuid, the
+  // old objects gone.
+  auto manifest = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(2)));
+  ASSERT_TRUE(manifest.ok());
+  ASSERT_GE(manifest->segments().size(), 2u);
+  RemoteSegment* seg = &manifest->segments().back();
+  const int64_t offset = seg->base_offset;
+  const std::string old_prefix = fmt::format("{:020d}-{}", seg->base_offset, seg->uuid);
+  seg->uuid = RandomUuidBase64();
+  const std::string new_prefix = fmt::format("{:020d}-{}", seg->base_offset, seg->uuid);
+  for (const auto& e : fs::directory_iterator(remote_dir())) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(old_prefix, 0) != 0) continue;
+    fs::rename(e.path(), remote_dir() / (new_prefix + name.substr(old_prefix.size())));
+  }
+  Bytes data = manifest->Serialize();
+  std::ofstream(remote_dir() / ManifestName(2), std::ios::binary)
+      .write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
+
+  auto got = reader->Read(id_.key(), offset, 1);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(storage::testing::Headers(*got).front().base_offset, offset);
+  auto fresh = MakeManager({}, /*add_partition=*/false);
+  fresh->AddReader(id_, log_, config_);
+  auto want = fresh->Read(id_.key(), offset, 1);
+  ASSERT_TRUE(want.ok()) << want.error().message;
+  EXPECT_EQ(*got, *want);
+  reader->Stop();
+  fresh->Stop();
+}
+
 }  // namespace
 }  // namespace strata::tiered
