@@ -114,6 +114,21 @@ std::optional<cluster::NodeId> PreferredReadReplica(BrokerContext& ctx, const To
   return SelectReadReplica(ctx.replica_selector, query);
 }
 
+// KIP-392 on the leader: true when the selector sends the consumer to a
+// follower; `out` then says which, with no records and the offsets as the
+// leader has them (as Kafka).
+bool SentToPreferredReplica(BrokerContext& ctx, const TopicRead& topic, Partition& partition,
+                            const Fetcher& fetcher, const FetchRequest::Partition& in,
+                            FetchResponse::Partition& out) {
+  auto preferred = PreferredReadReplica(ctx, topic, partition, fetcher, in.fetch_offset);
+  if (!preferred) return false;
+  out.preferred_read_replica = preferred->value();
+  out.high_watermark = ctx.topics.HighWatermark(partition);
+  out.last_stable_offset = out.high_watermark;
+  out.log_start_offset = ctx.topics.LogStartOffset(partition.tp(), *partition.log());
+  return true;
+}
+
 // The replica to read `tp` from: the leader's, or for a consumer that a
 // follower may serve any hosted here (`as_follower` then tells which).
 // Null, with Kafka's error (and the leader, KIP-951) in `out`, if none.
@@ -149,16 +164,7 @@ int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher&
   Partition& partition = *replica;
   const std::shared_ptr<storage::Log>& log = partition.log();
   const int min_isr = topic.min_isr;
-  if (!as_follower) {
-    if (auto preferred = PreferredReadReplica(ctx, topic, partition, fetcher, in.fetch_offset)) {
-      // As Kafka: no records, the offsets as the leader has them.
-      out.preferred_read_replica = preferred->value();
-      out.high_watermark = ctx.topics.HighWatermark(partition);
-      out.last_stable_offset = out.high_watermark;
-      out.log_start_offset = ctx.topics.LogStartOffset(tp, *log);
-      return -1;
-    }
-  }
+  if (!as_follower && SentToPreferredReplica(ctx, topic, partition, fetcher, in, out)) return -1;
   if (fetcher.replica) {
     if (auto diverging = Divergence(*log, in)) {
       out.diverging_epoch = diverging;
