@@ -19,6 +19,7 @@
 #include "broker/replica_selector.h"
 #include "cluster/metadata.h"
 #include "protocol/error_code.h"
+#include "protocol/record_batch.h"
 
 namespace strata::broker {
 
@@ -36,6 +37,7 @@ struct RemoteRead {
   std::string key;
   int64_t offset = 0;
   int32_t max_bytes = 0;
+  int64_t readable_end = 0;  // the read stops below it (a follower's high watermark)
   bool as_follower = false;  // for a consumer, from a partition this broker follows
   Result<Bytes> result = Bytes{};
 };
@@ -205,6 +207,7 @@ int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher&
     remote->key = tp.ToString();
     remote->offset = in.fetch_offset;
     remote->max_bytes = max_bytes;
+    remote->readable_end = readable;
     remote->as_follower = as_follower;
     budget -= max_bytes;  // reserved: the remote read may fill it
     return readable;
@@ -307,6 +310,18 @@ asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
   for (size_t i = 0; i < reads.size(); ++i) reads[i].result = std::move(pending->results[i]);
 }
 
+// Drops the batches of `data` (whole batches from the first) that end at or
+// above `end`: a remote segment may reach past a follower's high watermark.
+void TrimToReadableEnd(Bytes& data, int64_t end) {
+  size_t keep = 0;
+  while (keep < data.size()) {
+    auto h = protocol::ParseBatchHeader(ByteView(data).subspan(keep));
+    if (!h.ok() || h->last_offset() >= end) break;
+    keep += static_cast<size_t>(h->size_in_bytes());
+  }
+  data.resize(std::min(keep, data.size()));
+}
+
 // Puts the remote reads' batches (or a retriable KAFKA_STORAGE_ERROR) into
 // `resp`, and tallies them. The budget reserved for them is counted in
 // tally.bytes already: what they did not fill is given back.
@@ -326,6 +341,7 @@ asio::awaitable<void> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>& re
       tally.answer_now = true;
       continue;
     }
+    TrimToReadableEnd(*r.result, r.readable_end);
     const auto n = static_cast<int64_t>(r.result->size());
     tally.bytes += n;
     if (r.as_follower) tally.follower_bytes += n;
