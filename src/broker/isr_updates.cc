@@ -72,7 +72,8 @@ int TopicManager::UpdateIsrs() {
   SuspectSilentFollowers(led, now);
   progress_.Update(led, now);
   for (const auto& p : led) {
-    auto wanted = p->WantedState(now, lag_ms, ContiguityBound(*p));
+    const int64_t bound = ContiguityBound(*p);
+    auto wanted = p->WantedState(now, lag_ms, bound);
     if (!wanted) continue;
     cluster::PartitionRecord state = p->state();
     std::erase_if(wanted->isr, [&](cluster::NodeId r) {
@@ -100,11 +101,12 @@ int TopicManager::UpdateIsrs() {
       continue;
     }
     if (written->non_contiguous != state.non_contiguous) {
-      Log()->info(
-          "{}: replicas not contiguous with remote storage [{}] -> [{}] (remote log "
-          "reaches offset {})",
-          p->tp().ToString(), cluster::JoinIds(state.non_contiguous),
-          cluster::JoinIds(written->non_contiguous), ContiguityBound(*p) - 1);
+      Log()->info("{}: replicas not contiguous with remote storage [{}] -> [{}] ({})",
+                  p->tp().ToString(), cluster::JoinIds(state.non_contiguous),
+                  cluster::JoinIds(written->non_contiguous),
+                  bound == std::numeric_limits<int64_t>::max()
+                      ? std::string("not tiered")
+                      : fmt::format("remote log reaches offset {}", bound - 1));
     }
     p->Apply(*written, now);
     changes++;

@@ -160,14 +160,8 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
   protocol::Encode(req, kFetchVersion, /*flexible=*/true, body);
   auto deadline = Clock::now() + options_.timeout + std::chrono::milliseconds(req.max_wait_ms);
   auto response =
-      co_await client_->Call(FetchRequest::kApiKey, kFetchVersion, std::move(body), deadline);
-  if (!response.ok()) {
-    if (!stopping_) {
-      Log()->warn("{}: fetch from {}:{} failed: {}", name_, host_, port_, response.error().message);
-      if (options_.on_unreachable) options_.on_unreachable();
-    }
-    co_return false;
-  }
+      co_await CallLeader(FetchRequest::kApiKey, kFetchVersion, std::move(body), deadline, "fetch");
+  if (!response) co_return false;
   // The records point into the response frame, which lives until the end.
   auto decoded = protocol::Decode<FetchResponse>(response->body(), kFetchVersion, true);
   if (!decoded.ok()) {
@@ -207,6 +201,19 @@ std::set<ReplicaFetcher::Key> ReplicaFetcher::ThrottledPartitions(bool& holding)
   }
   holding = !out.empty() && options_.throttle->Exceeded();
   return out;
+}
+
+asio::awaitable<std::optional<net::Response>> ReplicaFetcher::CallLeader(
+    int16_t api_key, int16_t version, Bytes body, std::chrono::steady_clock::time_point deadline,
+    const char* what) {
+  auto response = co_await client_->Call(api_key, version, std::move(body), deadline);
+  if (response.ok()) co_return std::move(response).value();
+  if (!stopping_) {
+    Log()->warn("{}: {} from {}:{} failed: {}", name_, what, host_, port_,
+                response.error().message);
+    if (options_.on_unreachable) options_.on_unreachable();
+  }
+  co_return std::nullopt;
 }
 
 void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch, bool throttled,

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -110,6 +111,11 @@ class ReplicaFetcher {
   // and starts them there (replica_start.cc); false when the leader could
   // not be reached.
   asio::awaitable<bool> StartLogs();
+  // One request to the leader; a failure is logged as `what` failing and
+  // reported to on_unreachable, and gives nullopt.
+  asio::awaitable<std::optional<net::Response>> CallLeader(
+      int16_t api_key, int16_t version, Bytes body, std::chrono::steady_clock::time_point deadline,
+      const char* what);
   // `leader_epoch_at`: the epoch of the leader's records at `offset`.
   void ApplyStart(const Key& key, int32_t leader_epoch, int16_t error_code, int64_t offset,
                   int32_t leader_epoch_at);

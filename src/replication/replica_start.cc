@@ -53,17 +53,10 @@ asio::awaitable<bool> ReplicaFetcher::StartLogs() {
   if (epochs.empty()) co_return true;
   Bytes body;
   protocol::Encode(req, kListOffsetsVersion, /*flexible=*/true, body);
-  auto response =
-      co_await client_->Call(ListOffsetsRequest::kApiKey, kListOffsetsVersion, std::move(body),
-                             std::chrono::steady_clock::now() + options_.timeout);
-  if (!response.ok()) {
-    if (!stopping_) {
-      Log()->warn("{}: asking {}:{} where to start failed: {}", name_, host_, port_,
-                  response.error().message);
-      if (options_.on_unreachable) options_.on_unreachable();
-    }
-    co_return false;
-  }
+  auto response = co_await CallLeader(
+      ListOffsetsRequest::kApiKey, kListOffsetsVersion, std::move(body),
+      std::chrono::steady_clock::now() + options_.timeout, "asking where to start");
+  if (!response) co_return false;
   auto decoded = protocol::Decode<ListOffsetsResponse>(response->body(), kListOffsetsVersion, true);
   if (!decoded.ok()) {
     Log()->warn("{}: unreadable ListOffsets response from {}:{}: {}", name_, host_, port_,

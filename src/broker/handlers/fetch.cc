@@ -198,9 +198,10 @@ int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher&
   if (in.fetch_offset >= readable || (budget <= 0 && !first_data)) return readable;
   // Kafka's leader-side replication quota: a throttled follower outside the
   // ISR gets nothing this round once the rate is used up.
-  const bool throttled = fetcher.replica && ctx.topics.ReplicaThrottled(
-                                                partition, "leader.replication.throttled.replicas",
-                                                cluster::NodeId(ctx.config.node_id()), fetcher.id);
+  const bool throttled =
+      fetcher.replica && ctx.topics.leader_throttle().rate() != replication::kUnthrottled &&
+      ctx.topics.ReplicaThrottled(partition, "leader.replication.throttled.replicas",
+                                  cluster::NodeId(ctx.config.node_id()), fetcher.id);
   if (throttled && ctx.topics.leader_throttle().Exceeded()) return readable;
   int32_t max_bytes = std::max(std::min(in.partition_max_bytes, budget), 0);
   if (in.fetch_offset < log->log_start_offset() && ctx.topics.remote() != nullptr) {
