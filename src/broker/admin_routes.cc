@@ -65,6 +65,7 @@ json PartitionJson(BrokerContext& ctx, const Partition& partition, const std::st
            {"leader_epoch", state.leader_epoch.value()},
            {"replicas", IdValues(state.replicas)},
            {"isr", IdValues(state.isr)},
+           {"elr", IdValues(state.elr)},
            {"non_contiguous", IdValues(state.non_contiguous)},
            {"adding", IdValues(state.adding)},
            {"removing", IdValues(state.removing)}};

@@ -71,12 +71,18 @@ Status Broker::Register() {
   options.registration.rack = config_.Get("broker.rack");
   options.registration.incarnation = cluster::UuidToBase64(cluster::RandomTopicId());
   options.registration.clean_shutdown = clean_shutdown_;
+  options.registration.new_log_dir_epoch = new_log_dir_epoch_;
   if (config_.GetBool("strata.broker.standby")) {
     options.registration.state = cluster::BrokerState::kStandby;
   }
   options.registration.capacity = DeclaredCapacity(config_);
   options.ttl = std::chrono::milliseconds(config_.GetLong("strata.etcd.lease.ttl.ms"));
   STRATA_ASSIGN_OR_RETURN(session_, cluster::BrokerSession::Start(*metadata_, std::move(options)));
+  if (new_log_dir_epoch_ == 0) {  // new as of this registration: data comes after it
+    new_log_dir_epoch_ = session_->epoch().value();
+    STRATA_RETURN_IF_ERROR(WriteNewLogDirMarker(config_.log_dir(), new_log_dir_epoch_));
+    session_->SetNewLogDirEpoch(new_log_dir_epoch_);
+  }
   TopicManager* topics = topics_.get();
   cluster::BrokerSession* session = session_.get();
   // Partitions are given up only when the lease is known lost (see BrokerSession).
@@ -137,6 +143,9 @@ Status Broker::Start() {
     return MakeError(Errc::kIoError, fmt::format("log.dirs {}: {}", dir.string(), ec.message()));
   STRATA_ASSIGN_OR_RETURN(metadata_, OpenMetadata(dir));
   store_ = metadata_.get();
+  STRATA_ASSIGN_OR_RETURN(new_log_dir_epoch_, ReadNewLogDirMarker(dir));
+  if (new_log_dir_epoch_ >= 0)
+    Log()->info("the log directory {} is new: replicas start empty", dir.string());
   STRATA_ASSIGN_OR_RETURN(clean_shutdown_, TakeCleanShutdownMarker(dir));
   if (!clean_shutdown_) Log()->warn("the previous run did not shut down cleanly");
   // Before any local data is opened, or deleted as stray: it must be this
@@ -210,6 +219,7 @@ asio::awaitable<void> Broker::PeriodicTasks() {
     timer.expires_after(std::chrono::milliseconds(std::min<int64_t>(1000, marks_ms)));
     co_await timer.async_wait(asio::use_awaitable);
     topics_->FlushDue();
+    SettleNewLogDir();
     if (clock_->MonotonicMs() >= next_marks) {
       Status st = topics_->CheckpointHighWatermarks();
       if (!st.ok()) Log()->warn("checkpointing high watermarks: {}", st.error().message);

@@ -42,6 +42,9 @@ class Broker : public net::RequestHandler {
   // after one lease TTL (when a crashed broker's would move anyway). Call
   // before Stop(): the broker serves meanwhile.
   void ControlledShutdown();
+  // Clears the new-log-directory marker once no partition counts on this
+  // broker's old data (see new_log_dir.cc); on the maintenance thread.
+  void SettleNewLogDir();
 
   uint16_t port() const { return server_ ? server_->bound_port() : 0; }
 
@@ -87,6 +90,10 @@ class Broker : public net::RequestHandler {
   std::unique_ptr<ControllerForwarder> forwarder_;                // controller-bound requests
   std::unique_ptr<TopicManager> topics_;
   bool clean_shutdown_ = true;  // how the previous run ended (TakeCleanShutdownMarker)
+  // The epoch at which the log directory was new (ReadNewLogDirMarker),
+  // until no partition record counts on older data; -1: not new. Set at
+  // start, then read and cleared on the maintenance thread.
+  int64_t new_log_dir_epoch_ = -1;
   AppendNotifier notifier_;
   std::unique_ptr<ProducerIdAllocator> producer_ids_;
   std::unique_ptr<BrokerContext> context_;

@@ -15,6 +15,7 @@ namespace {
 constexpr const char* kMetaProperties = "meta.properties";
 constexpr const char* kPartitionMetadata = "partition.metadata";
 constexpr const char* kCleanShutdown = ".strata_clean_shutdown";
+constexpr const char* kNewLogDir = ".strata_new_log_dir";
 
 // "key=value" (meta.properties) or "key: value" (partition.metadata) lines.
 std::map<std::string, std::string> ParseLines(const Bytes& data, char separator) {
@@ -65,6 +66,41 @@ Status CheckMetaProperties(const fs::path& log_dir, const std::string& cluster_i
     return MakeError(Errc::kInvalidArgument,
                      fmt::format("Stored node id {} in {} doesn't match the configured node.id {}",
                                  props["node.id"], path.string(), node_id));
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> ReadNewLogDirMarker(const fs::path& log_dir) {
+  std::error_code ec;
+  if (!fs::exists(log_dir / kMetaProperties, ec)) {
+    STRATA_RETURN_IF_ERROR(WriteText(log_dir / kNewLogDir, ""));
+    return 0;
+  }
+  auto read = Env::Default()->ReadFile(log_dir / kNewLogDir);
+  if (!read.ok() && read.error().code == Errc::kNotFound) return -1;
+  if (!read.ok()) return read.take_error();
+  const std::string text(read->begin(), read->end());
+  if (text.empty()) return 0;
+  try {
+    size_t used = 0;
+    const int64_t epoch = std::stoll(text, &used);
+    if (used == text.size() && epoch > 0) return epoch;
+  } catch (const std::exception&) {
+  }
+  return MakeError(Errc::kCorrupt, fmt::format("{}: '{}' is not a broker epoch",
+                                               (log_dir / kNewLogDir).string(), text));
+}
+
+Status WriteNewLogDirMarker(const fs::path& log_dir, int64_t epoch) {
+  return WriteText(log_dir / kNewLogDir, std::to_string(epoch));
+}
+
+Status ClearNewLogDirMarker(const fs::path& log_dir) {
+  std::error_code ec;
+  fs::remove(log_dir / kNewLogDir, ec);
+  if (ec) {
+    return MakeError(Errc::kIoError,
+                     fmt::format("removing {}: {}", (log_dir / kNewLogDir).string(), ec.message()));
   }
   return Status::Ok();
 }

@@ -8,6 +8,9 @@
 // - .strata_clean_shutdown: the broker's last run ended in a clean shutdown
 //   (its logs closed and flushed), which the controller needs to keep it an
 //   eligible leader replica (KIP-966).
+// - .strata_new_log_dir: the directory was new (no meta.properties) when a
+//   run began, at the broker epoch it holds, and partition records older
+//   than that may still count on data this broker never had.
 // - partition.metadata in each partition directory (Kafka's file): the topic
 //   id of the data. A directory left by a topic that was deleted while this
 //   broker was down, whose name a new topic now has, is the old topic's.
@@ -23,6 +26,18 @@ namespace strata::broker {
 // Writes <log dir>/meta.properties at first start; later starts must match.
 Status CheckMetaProperties(const std::filesystem::path& log_dir, const std::string& cluster_id,
                            int32_t node_id);
+
+// The broker epoch at which the log directory was new
+// (BrokerRegistration::new_log_dir_epoch): 0 when it is new now (no
+// meta.properties yet: call before CheckMetaProperties, which writes it) or
+// a run that found it new ended before registering; the epoch an earlier
+// run registered at; -1 when it is not new. A new directory is marked at
+// once, so a crash before the controller acts leaves it marked.
+Result<int64_t> ReadNewLogDirMarker(const std::filesystem::path& log_dir);
+// Records the epoch of the first registration with the new directory.
+Status WriteNewLogDirMarker(const std::filesystem::path& log_dir, int64_t epoch);
+// Once no partition record counts on data from before that epoch.
+Status ClearNewLogDirMarker(const std::filesystem::path& log_dir);
 
 // Whether the previous run shut down cleanly (the marker is there, or the
 // directory is new: no meta.properties yet); removes the marker, so a crash

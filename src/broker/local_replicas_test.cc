@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <fstream>
 
+#include "base/env.h"
+
 namespace strata::broker {
 namespace {
 
@@ -35,6 +37,25 @@ TEST_F(LocalReplicasTest, MetaPropertiesPinTheDirectoryToOneClusterAndNode) {
   EXPECT_NE(other.error().message.find("belongs to cluster cluster-a"), std::string::npos)
       << other.error().message;
   EXPECT_FALSE(CheckMetaProperties(dir_, "cluster-a", 2).ok());
+}
+
+TEST_F(LocalReplicasTest, ANewLogDirStaysNewUntilTheMarkerIsCleared) {
+  EXPECT_EQ(*ReadNewLogDirMarker(dir_), 0);  // no meta.properties: new now, and marked
+  ASSERT_TRUE(CheckMetaProperties(dir_, "cluster-a", 1).ok());
+  EXPECT_EQ(*ReadNewLogDirMarker(dir_), 0);  // a crash before registering
+  ASSERT_TRUE(WriteNewLogDirMarker(dir_, 42).ok());
+  EXPECT_EQ(*ReadNewLogDirMarker(dir_), 42);  // a crash before the controller acted
+  ASSERT_TRUE(ClearNewLogDirMarker(dir_).ok());
+  EXPECT_EQ(*ReadNewLogDirMarker(dir_), -1);
+  EXPECT_TRUE(ClearNewLogDirMarker(dir_).ok());  // clearing twice is fine
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(dir_ / ".strata_new_log_dir", ByteView()).ok());
+  EXPECT_EQ(*ReadNewLogDirMarker(dir_), 0);
+  const std::string junk = "12x";
+  ASSERT_TRUE(Env::Default()
+                  ->WriteFileAtomic(dir_ / ".strata_new_log_dir",
+                                    ByteView(reinterpret_cast<const uint8_t*>(junk.data()), 3))
+                  .ok());
+  EXPECT_FALSE(ReadNewLogDirMarker(dir_).ok());
 }
 
 TEST_F(LocalReplicasTest, APartitionDirOfAnotherTopicIdIsEmptiedBeforeUse) {

@@ -24,7 +24,8 @@ std::string Describe(const BrokerRegistration& b) {
 BrokerSession::BrokerSession(Metadata& metadata, BrokerSessionOptions options)
     : metadata_(metadata),
       options_(std::move(options)),
-      key_(metadata.keys().Broker(options_.registration.node_id)) {}
+      key_(metadata.keys().Broker(options_.registration.node_id)),
+      new_log_dir_epoch_(options_.registration.new_log_dir_epoch) {}
 
 Result<std::unique_ptr<BrokerSession>> BrokerSession::Start(Metadata& metadata,
                                                             BrokerSessionOptions options) {
@@ -53,6 +54,7 @@ BrokerSession::~BrokerSession() {
 BrokerRegistration BrokerSession::Registration() const {
   BrokerRegistration r = options_.registration;
   if (shutting_down_.load()) r.state = BrokerState::kShuttingDown;
+  r.new_log_dir_epoch = new_log_dir_epoch_.load();
   return r;
 }
 

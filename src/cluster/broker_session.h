@@ -60,6 +60,10 @@ class BrokerSession {
   // leaderships and ISR memberships to others; a registration made again
   // after a lost lease keeps that state.
   Status EnterControlledShutdown();
+  // What registrations made from now on say of the log directory
+  // (BrokerRegistration::new_log_dir_epoch): the epoch it was new at, once
+  // the first one is known, or -1 once the controller has acted on it.
+  void SetNewLogDirEpoch(int64_t epoch) { new_log_dir_epoch_ = epoch; }
   // Renewals so far (for tests and metrics).
   int64_t renewals() const { return renewals_.load(); }
 
@@ -79,8 +83,9 @@ class BrokerSession {
   std::atomic<LeaseId> lease_{0};
   std::atomic<int64_t> epoch_{0};
   std::atomic<bool> fenced_{false};
-  std::atomic<bool> told_lost_{false};
-  std::atomic<bool> shutting_down_{false};  // lease_lost() as the listener last heard it
+  std::atomic<bool> told_lost_{false};  // lease_lost() as the listener last heard it
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<int64_t> new_log_dir_epoch_;  // BrokerRegistration::new_log_dir_epoch
   std::atomic<int64_t> renewals_{0};
   std::mutex mu_;
   std::condition_variable wake_;

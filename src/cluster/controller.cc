@@ -130,11 +130,17 @@ bool Controller::ElectLeaders() {
   MetadataView& view = metadata_.view();
   std::map<NodeId, BrokerEpoch> epochs;
   std::set<NodeId> crashed;  // registered after an unclean shutdown
+  // Brokers whose log directory was new, with the revision records must be
+  // newer than to know it.
+  std::map<NodeId, Revision> new_dirs;
   for (const auto& b : view.Brokers()) {
     // A broker in controlled shutdown counts as gone: it leaves ISRs and
     // leaderships while it still serves, so its stop interrupts nothing.
     if (EligibleForLeadership(b.registration.state)) epochs[b.registration.node_id] = b.epoch;
     if (!b.registration.clean_shutdown) crashed.insert(b.registration.node_id);
+    const Revision lost_before = LostDataBefore(b.registration, b.epoch);
+    if (lost_before > 0 && EligibleForLeadership(b.registration.state))
+      new_dirs[b.registration.node_id] = lost_before;
   }
   auto live = [&](NodeId id) { return epochs.contains(id); };
   auto restarted = [&](NodeId id) {
@@ -154,7 +160,13 @@ bool Controller::ElectLeaders() {
         options_.min_insync_replicas ? options_.min_insync_replicas(topic.record) : 0,
         lost_unflushed};
     for (const auto& [p, entry] : view.Partitions(id)) {
-      auto next = ElectLeader(entry.record, live, restarted, allow_unclean, elr);
+      PartitionRecord current = entry.record;
+      const bool forgot = ForgetLostReplicas(topic.record.name, p, entry, new_dirs, current);
+      auto next = ElectLeader(current, live, restarted, allow_unclean, elr);
+      if (forgot && !next) {
+        next = current;
+        next->partition_epoch = PartitionEpoch(current.partition_epoch.value() + 1);
+      }
       if (auto done = CompleteReassignment(next ? *next : entry.record, live)) {
         ControllerLog()->info("{}-{}: reassignment complete: replicas [{}], leader {}",
                               topic.record.name, p, JoinIds(done->replicas), done->leader.value());
@@ -206,6 +218,25 @@ bool Controller::ElectLeaders() {
   if (last != 0) view.WaitForRevision(last, std::chrono::seconds(5));
   if (all_written) known_epochs_ = std::move(epochs);
   return all_written;
+}
+
+bool Controller::ForgetLostReplicas(const std::string& topic, int32_t partition,
+                                    const PartitionEntry& entry,
+                                    const std::map<NodeId, Revision>& new_dirs,
+                                    PartitionRecord& record) {
+  bool changed = false;
+  for (const auto& [id, lost_before] : new_dirs) {
+    // Only a record written before the broker registered with its new
+    // directory can count on data it does not have; later ones (this
+    // change, or the leader taking the rebuilt replica back) already know.
+    if (entry.mod_revision >= lost_before || !ForgetLostReplica(record, id)) continue;
+    changed = true;
+    ControllerLog()->warn(
+        "{}-{}: broker {} came back with an empty log directory: it leaves the ISR, the eligible "
+        "leaders and the leadership, and may not lead until its leader sees its log rebuilt",
+        topic, partition, id.value());
+  }
+  return changed;
 }
 
 void Controller::DeleteUnfinishedCreations() {

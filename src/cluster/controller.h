@@ -80,6 +80,13 @@ class Controller {
   void Run();
   // One pass over every partition; true when all its writes went through.
   bool ElectLeaders();
+  // ForgetLostReplica for each broker in `new_dirs` (whose log directory
+  // was new, with LostDataBefore) that `entry`, written before then, counts
+  // on; applied to `record`. True when it changed.
+  static bool ForgetLostReplicas(const std::string& topic, int32_t partition,
+                                 const PartitionEntry& entry,
+                                 const std::map<NodeId, Revision>& new_dirs,
+                                 PartitionRecord& record);
   // At the start of a term: deletes partition records whose topic record was
   // never written (a creation cut short by a controller crash or fence).
   void DeleteUnfinishedCreations();

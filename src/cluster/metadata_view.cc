@@ -68,8 +68,8 @@ MetadataView::~MetadataView() {
   if (thread_.joinable()) thread_.join();
 }
 
-Status MetadataView::ReadAll(const std::function<void(std::vector<KeyValue>)>& page,
-                             Revision& at, size_t& keys) {
+Status MetadataView::ReadAll(const std::function<void(std::vector<KeyValue>)>& page, Revision& at,
+                             size_t& keys) {
   at = 0;
   keys = 0;
   // Pages through [from, end); false (with `from` at the next key) when a
@@ -267,7 +267,8 @@ void MetadataView::ApplyPut(State& state, const KeyValue& kv) {
     }
     case K::kController: {
       try {
-        state.controller = ControllerEntry{NodeId(std::stoi(kv.value)), kv.create_revision, kv.lease};
+        state.controller =
+            ControllerEntry{NodeId(std::stoi(kv.value)), kv.create_revision, kv.lease};
       } catch (const std::exception&) {
         corrupt(MakeError(Errc::kCorrupt, "controller value '" + kv.value + "' is not a node id"));
         state.controller.reset();

@@ -109,6 +109,24 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
   return out;
 }
 
+bool CountsOnReplica(const PartitionRecord& p, NodeId id) {
+  return p.leader == id || Has(p.isr, id) || Has(p.elr, id) || Has(p.last_known_elr, id);
+}
+
+bool ForgetLostReplica(PartitionRecord& p, NodeId id) {
+  if (!Has(p.replicas, id) || !CountsOnReplica(p, id)) return false;
+  auto drop = [id](std::vector<NodeId>& ids) { std::erase(ids, id); };
+  if (p.isr.size() > 1) drop(p.isr);
+  drop(p.elr);
+  drop(p.last_known_elr);
+  if (!Has(p.non_contiguous, id)) p.non_contiguous.push_back(id);
+  if (p.leader == id) {
+    p.leader = kNoNode;
+    p.leader_epoch = LeaderEpoch(p.leader_epoch.value() + 1);
+  }
+  return true;
+}
+
 RequestedElection ElectRequested(ElectionType type, const PartitionRecord& current,
                                  const std::function<bool(NodeId)>& live_broker) {
   // A replica with a gap to remote storage never leads (see ElectLeader).

@@ -53,6 +53,18 @@ bool IsUncleanElection(const PartitionRecord& current, const PartitionRecord& ne
 void UpdateEligibleLeaders(const PartitionRecord& before, PartitionRecord& after,
                            const EligibleLeaderRules& rules);
 
+// Replica `id`'s broker came back with a new, empty log directory (a
+// replaced or wiped disk): whatever `p` says it held is gone. It leaves the
+// leadership (at a new leader epoch), the ELR and the ISR, unless it is the
+// ISR's last member (the ISR is never empty; the partition then stays
+// offline rather than be led by an empty log), and is marked non-contiguous,
+// so no election, clean or unclean, picks it until a leader sees its log
+// rebuilt. Returns whether `p` changed; its partition epoch is the caller's.
+bool ForgetLostReplica(PartitionRecord& p, NodeId id);
+// Whether `p` counts on replica `id` holding data: it leads, or is in the
+// ISR or an ELR (what ForgetLostReplica undoes).
+bool CountsOnReplica(const PartitionRecord& p, NodeId id);
+
 // An election an operator asks for (ElectLeaders, kafka-leader-election).
 enum class ElectionType : int8_t { kPreferred = 0, kUnclean = 1 };
 enum class ElectionOutcome {

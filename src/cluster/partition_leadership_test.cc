@@ -255,5 +255,44 @@ TEST(EligibleLeaders, WithNoLiveInSyncReplicaAnEligibleOneLeadsCleanly) {
   EXPECT_FALSE(IsUncleanElection(offline, asked.record));
 }
 
+TEST(LostReplicas, AReplicaBackWithAnEmptyDiskLeavesIsrElrAndLeadership) {
+  // 2 is in the ELR, 1 is the ISR's last member and the leader.
+  PartitionRecord r = Record({1, 2, 3}, {1}, 1, 3);
+  r.elr = Ids({2});
+  PartitionRecord two = r;
+  ASSERT_TRUE(ForgetLostReplica(two, NodeId(2)));
+  EXPECT_TRUE(two.elr.empty());
+  EXPECT_EQ(two.non_contiguous, Ids({2}));
+  EXPECT_EQ(two.leader, NodeId(1));
+  EXPECT_EQ(two.leader_epoch, LeaderEpoch(3));
+  // With the leader gone, 2 is not elected from the ELR, not even uncleanly.
+  auto off = ElectLeader(two, Live({2}), None(), /*allow_unclean=*/true, {2, nullptr});
+  ASSERT_TRUE(off);
+  EXPECT_EQ(off->leader, kNoNode);
+  // The leader itself, the ISR's last member: no longer leader, at a new
+  // epoch, kept as the ISR (never empty) but never elected from it.
+  PartitionRecord one = r;
+  ASSERT_TRUE(ForgetLostReplica(one, NodeId(1)));
+  EXPECT_EQ(one.leader, kNoNode);
+  EXPECT_EQ(one.leader_epoch, LeaderEpoch(4));
+  EXPECT_EQ(one.isr, Ids({1}));
+  EXPECT_EQ(one.non_contiguous, Ids({1}));
+  auto still = ElectLeader(one, Live({1}), None(), false, {2, nullptr});
+  EXPECT_TRUE(!still || still->leader == kNoNode);
+  // 2 (eligible, intact) leads cleanly instead.
+  auto from_elr = ElectLeader(one, Live({1, 2}), None(), false, {2, nullptr});
+  ASSERT_TRUE(from_elr);
+  EXPECT_EQ(from_elr->leader, NodeId(2));
+  // A member of a larger ISR just leaves it.
+  PartitionRecord full = Record({1, 2, 3}, {1, 2, 3}, 1, 3);
+  ASSERT_TRUE(ForgetLostReplica(full, NodeId(3)));
+  EXPECT_EQ(full.isr, Ids({1, 2}));
+  // A replica the record does not count on is left alone, as is a stranger.
+  PartitionRecord out = Record({1, 2, 3}, {1, 2}, 1, 3);
+  EXPECT_FALSE(ForgetLostReplica(out, NodeId(3)));
+  EXPECT_FALSE(ForgetLostReplica(out, NodeId(7)));
+  EXPECT_EQ(out, Record({1, 2, 3}, {1, 2}, 1, 3));
+}
+
 }  // namespace
 }  // namespace strata::cluster

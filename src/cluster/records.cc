@@ -111,6 +111,7 @@ std::string EncodeBroker(const BrokerRegistration& b) {
       {"node_id", b.node_id.value()},      {"listeners", listeners}, {"rack", b.rack},
       {"state", BrokerStateName(b.state)}, {"capacity", b.capacity}, {"incarnation", b.incarnation},
       {"clean_shutdown", b.clean_shutdown}};
+  if (b.new_log_dir_epoch >= 0) doc["new_log_dir_epoch"] = b.new_log_dir_epoch;
   return doc.dump();
 }
 
@@ -150,8 +151,14 @@ Result<BrokerRegistration> DecodeBroker(const std::string& value) {
         }
         b.incarnation = Field<std::string>(doc, "incarnation", "");
         b.clean_shutdown = Field<bool>(doc, "clean_shutdown", true);
+        b.new_log_dir_epoch = Field<int64_t>(doc, "new_log_dir_epoch", -1);
         return b;
       });
+}
+
+int64_t LostDataBefore(const BrokerRegistration& r, BrokerEpoch epoch) {
+  if (r.new_log_dir_epoch < 0) return 0;
+  return r.new_log_dir_epoch == 0 ? epoch.value() : r.new_log_dir_epoch;
 }
 
 bool RemoteContiguous(const PartitionRecord& p, NodeId id) {

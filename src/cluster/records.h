@@ -50,8 +50,18 @@ struct BrokerRegistration {
   // nothing it acknowledged can be missing from its logs. After a crash
   // unflushed records may be, so it leaves the eligible leader replicas.
   bool clean_shutdown = true;
+  // The broker's log directory was new (a replaced or wiped disk, or a
+  // first start) when it registered at this broker epoch (0: at this
+  // registration; -1: it was not new): partition records older than that
+  // epoch which count on its replicas count on data it does not have
+  // (Controller::ForgetLostReplicas). Kept until no such record is left.
+  int64_t new_log_dir_epoch = -1;
   bool operator==(const BrokerRegistration&) const = default;
 };
+// The (store) revision below which partition records may count on data the
+// broker registered at `epoch` with `r` does not have (new_log_dir_epoch
+// resolved), or 0 when its log directory was not new.
+int64_t LostDataBefore(const BrokerRegistration& r, BrokerEpoch epoch);
 
 // One partition's placement and leadership, changed only by compare-and-set
 // on its revision; partition_epoch grows with every change.
@@ -74,8 +84,10 @@ struct PartitionRecord {
   // storage): their local log start is above the shared remote log end + 1
   // (and above the partition's log start), so offsets between are held by
   // neither. They may not join the ISR nor be elected, clean or unclean.
-  // A replica added by a reassignment starts here; the leader takes it out
-  // once the replica's fetches show a log start that remote data reaches.
+  // A replica added by a reassignment starts here, and so does one whose
+  // broker came back with an empty log directory (ForgetLostReplica); the
+  // leader takes it out once the replica's fetches show a log start that
+  // remote data reaches (at once for a topic without remote storage).
   std::vector<NodeId> non_contiguous;
   bool operator==(const PartitionRecord&) const = default;
 };

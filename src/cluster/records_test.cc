@@ -34,6 +34,7 @@ BrokerRegistration FullBroker() {
   b.capacity = {{"disk", int64_t{1} << 40}, {"network.in", 125'000'000}};
   b.incarnation = "5f0c2a9e";
   b.clean_shutdown = false;
+  b.new_log_dir_epoch = 17;
   return b;
 }
 
@@ -55,6 +56,7 @@ TEST(BrokerRecord, RoundTripsEveryField) {
                                                          {"network.in", 125'000'000}}));
   EXPECT_EQ(d->incarnation, "5f0c2a9e");
   EXPECT_FALSE(d->clean_shutdown);
+  EXPECT_EQ(d->new_log_dir_epoch, 17);
   EXPECT_EQ(*d, b);
 }
 
@@ -94,6 +96,7 @@ TEST(BrokerRecord, OptionalFieldsDefault) {
   EXPECT_TRUE(d->capacity.empty());
   EXPECT_EQ(d->incarnation, "");
   EXPECT_TRUE(d->clean_shutdown);
+  EXPECT_EQ(d->new_log_dir_epoch, -1);
 }
 
 TEST(BrokerRecord, MalformedIsCorrupt) {

@@ -34,10 +34,7 @@ STOP_TIMEOUT = 20.0
 _live_brokers: list["Broker"] = []
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ports import free_port  # noqa: E402,F401 (below the ephemeral range)
 
 
 KAFKA_LOG4J2 = """\

@@ -9,7 +9,8 @@ NOT_ENOUGH_REPLICAS while acks=1 goes on, and after SIGCONT they rejoin with ide
 leader SIGTERMed under load hands its leadership over first (controlled shutdown) with no
 producer error and no pause; unclean election happens only where the topic allows it or an
 operator asks for it, and the old leader truncates its unreplicated tail when it returns; a
-restarted broker gets its preferred leaderships back (auto.leader.rebalance.enable); an offset
+restarted broker gets its preferred leaderships back (auto.leader.rebalance.enable); a broker
+back with an empty disk is never elected for data it lost, not even from the ELR; an offset
 commit is acknowledged only once its __consumer_offsets ISR has it; a follower whose log is wholly
 below the leader's log start starts again there.
 """
@@ -247,6 +248,69 @@ def test_eligible_leader_replicas_let_a_replica_out_of_the_isr_lead_cleanly(
     for b in brokers:
         b.stop()
     etcd.stop_all()
+
+
+def test_a_broker_back_with_an_empty_disk_is_never_elected_for_data_it_lost(
+        tmp_path, broker_factory):
+    """Broker 2 is an eligible leader replica (KIP-966) when its disk is wiped; it comes back
+    while the ISR's last member (broker 1) is down. Eligible or not, its log is empty: the
+    controller takes it out of the ELR and marks it (non_contiguous), and the partition stays
+    offline rather than lose what it acknowledged, until broker 1 returns and serves every
+    record; broker 2 then rebuilds its replica and rejoins the ISR."""
+    import shutil
+    from test_fast_migration import partition_state
+    etcd, brokers, topic = lagging_cluster(tmp_path, broker_factory, "wiped")
+    b1, b2, b3 = brokers
+    os.kill(b3.proc.pid, signal.SIGSTOP)
+    stopped = [b3]
+    try:
+        wait_until(lambda: isr(b1, topic)[0] == [1, 2], OUT_WITHIN, "broker 3 out of the ISR",
+                   lambda: isr(b1, topic))
+        recs = kit.make_records(300, 1, seed=67, tag="wiped")
+        kit.produce_confluent(b1.bootstrap, topic, recs)
+        os.kill(b2.proc.pid, signal.SIGSTOP)
+        stopped.append(b2)
+        wait_until(lambda: partition_state(b1, topic)["elr"] == [2], OUT_WITHIN + JOIN_WITHIN,
+                   "broker 2 out of the ISR and an eligible leader",
+                   lambda: partition_state(b1, topic))
+        b2.kill9()
+        stopped.remove(b2)
+        shutil.rmtree(b2.data_dir)
+        b1.kill9()
+        b2.start()
+        wait_until(lambda: partition_state(b2, topic)["non_contiguous"] == [2],
+                   OFFLINE_WITHIN + JOIN_WITHIN, "broker 2 marked as holding nothing",
+                   lambda: partition_state(b2, topic))
+        # The same write that marked it elected nobody: it left the ELR, and nobody else
+        # may lead.
+        state = partition_state(b2, topic)
+        assert state["elr"] == [] and state["leader"] == -1 and state["isr"] == [1], state
+        assert "came back with an empty log directory" in (b2.log_text() + b3.log_text()), \
+            "the controller's log line"
+        os.kill(b3.proc.pid, signal.SIGCONT)  # back, but never eligible: still offline
+        stopped.remove(b3)
+        wait_until(lambda: 3 in metadata(b2).brokers, OFFLINE_WITHIN, "broker 3 live")
+        deadline = time.time() + 2  # a few controller passes (each on a broker change)
+        while time.time() < deadline:
+            assert leaders(b2, topic)[0][0] == -1, describe_tool(b2, topic)
+            time.sleep(0.2)
+
+        b1.start()  # the last in-sync replica: it leads, with every acknowledged record
+        wait_until(lambda: leaders(b2, topic)[0][0] == 1, OFFLINE_WITHIN + JOIN_WITHIN,
+                   "broker 1 leading again", lambda: describe_tool(b2, topic))
+        got = kit.consume_confluent(b1.bootstrap, topic, 1, timeout=60)
+        kit.assert_same_records(recs, got)
+        wait_until(lambda: isr(b1, topic)[0] == [1, 2, 3], JOIN_WITHIN,
+                   "broker 2 rebuilt, and all back in the ISR", lambda: partition_state(b1, topic))
+        assert partition_state(b1, topic)["non_contiguous"] == []
+        wait_identical(brokers, topic, 1)
+        assert not (b2.data_dir / ".strata_new_log_dir").exists()
+    finally:
+        for b in stopped:
+            os.kill(b.proc.pid, signal.SIGCONT)
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
 
 
 # The longest gap between two acknowledgements that a controlled shutdown may cause: the

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import sys
 import time
 import urllib.request
@@ -101,10 +100,7 @@ def test_tiered_hdfs_upload_outage_and_resume(broker_factory, hdfs):
 KAFKA_STORAGE_ERROR = 56
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ports import free_port  # noqa: E402
 
 
 def tiered_broker(broker_factory, hdfs, admin_port: int, extra: dict | None = None):

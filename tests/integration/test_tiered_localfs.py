@@ -9,7 +9,6 @@ retention.ms expires remote segments, moving the log start offset.
 from __future__ import annotations
 
 import json
-import socket
 import time
 import urllib.request
 from pathlib import Path
@@ -74,9 +73,8 @@ def metric(admin_port: int, name: str) -> float:
 def test_tiered_localfs_upload_read_and_retention(broker_factory, tmp_path):
     remote = tmp_path / "remote"
     remote.mkdir()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        admin_port = s.getsockname()[1]
+    from ports import free_port
+    admin_port = free_port()
     b = broker_factory(config={
         "strata.admin.listener": f"127.0.0.1:{admin_port}",
         "remote.log.storage.system.enable": "true",

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import struct
 import threading
 import time
@@ -35,10 +34,7 @@ KAFKA_STORAGE_ERROR = 56
 INVALID_CONFIG = 40
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from ports import free_port  # noqa: E402
 
 
 def tiered_broker(broker_factory, remote: Path, admin_port: int, extra: dict | None = None):
