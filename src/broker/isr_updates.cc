@@ -6,6 +6,7 @@
 // then the high watermark goes by the ISR of the record it has.
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "base/log.h"
@@ -67,11 +68,18 @@ int TopicManager::UpdateIsrs() {
   // that is fenced or in controlled shutdown (it still fetches while its
   // leaderships move, and must not be taken back in).
   const std::set<cluster::NodeId> eligible = metadata_.view().BrokersEligibleForLeadership();
+  std::map<cluster::NodeId, int64_t> epochs;
+  for (const auto& b : metadata_.view().Brokers()) epochs[b.registration.node_id] = b.epoch.value();
+  auto current_epoch = [&epochs](cluster::NodeId id) {
+    auto it = epochs.find(id);
+    return it == epochs.end() ? int64_t{0} : it->second;
+  };
   int changes = 0;
   const int64_t now = clock_->MonotonicMs();
   SuspectSilentFollowers(led, now);
   progress_.Update(led, now);
   for (const auto& p : led) {
+    p->ForgetRestartedFollowers(current_epoch);
     const int64_t bound = ContiguityBound(*p);
     auto wanted = p->WantedState(now, lag_ms, bound);
     if (!wanted) continue;

@@ -10,6 +10,7 @@
 // holds it keeps it valid while the replica is removed.
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -61,7 +62,11 @@ class Partition {
   // Leader: a fetch by replica `follower` at `fetch_offset` (its log end).
   // True when the mark moved.
   bool OnFollowerFetch(cluster::NodeId follower, int64_t fetch_offset, int min_insync_replicas,
-                       int64_t now_ms, int64_t follower_log_start = -1);
+                       int64_t now_ms, int64_t follower_log_start = -1,
+                       int64_t follower_broker_epoch = 0);
+  // Leader: forgets what followers that registered again since said
+  // (FollowerTracker::ForgetRestarted); `current_epoch(id)`: 0 when none.
+  void ForgetRestartedFollowers(const std::function<int64_t(cluster::NodeId)>& current_epoch);
   // Follower: the leader's mark, from a fetch response; true when ours moved.
   bool OnLeaderHighWatermark(int64_t leader_high_watermark);
   // Follower: how many offsets the local log is behind the leader's high

@@ -27,10 +27,16 @@ void FollowerTracker::UpdateReplicas(const std::vector<NodeId>& replicas) {
 }
 
 void FollowerTracker::OnFetch(NodeId follower, int64_t fetch_offset, int64_t leader_end,
-                              int64_t now_ms, int64_t log_start) {
+                              int64_t now_ms, int64_t log_start, int64_t broker_epoch) {
   auto it = followers_.find(follower);
   if (it == followers_.end()) return;
   FollowerState& s = it->second;
+  if (s.broker_epoch >= 0 && s.broker_epoch != broker_epoch) {
+    // Another incarnation: nothing it said before holds.
+    s.log_start_offset = -1;
+    s.leader_end_at_last_fetch = -1;
+  }
+  s.broker_epoch = broker_epoch;
   if (fetch_offset >= leader_end) {
     s.last_caught_up_ms = std::max(s.last_caught_up_ms, now_ms);
   } else if (s.leader_end_at_last_fetch >= 0 && fetch_offset >= s.leader_end_at_last_fetch) {
@@ -40,6 +46,15 @@ void FollowerTracker::OnFetch(NodeId follower, int64_t fetch_offset, int64_t lea
   if (log_start >= 0) s.log_start_offset = log_start;
   s.leader_end_at_last_fetch = leader_end;
   s.last_fetch_ms = now_ms;
+}
+
+void FollowerTracker::ForgetRestarted(const std::function<int64_t(NodeId)>& current_epoch) {
+  for (auto& [id, s] : followers_) {
+    if (s.broker_epoch < 0 || s.broker_epoch == current_epoch(id)) continue;
+    const int64_t caught_up = s.last_caught_up_ms;
+    s = FollowerState{};
+    s.last_caught_up_ms = caught_up;
+  }
 }
 
 std::optional<FollowerState> FollowerTracker::Get(NodeId follower) const {

@@ -12,6 +12,7 @@
 //
 // Thread-safety: none; the owning Partition serialises calls.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -28,6 +29,9 @@ struct FollowerState {
   int64_t last_fetch_ms = 0;
   int64_t leader_end_at_last_fetch = -1;
   int64_t log_start_offset = -1;  // its local log start, as its last fetch said
+  // The follower's broker epoch (registration) when it last fetched; 0:
+  // it was not registered; -1: not fetched yet.
+  int64_t broker_epoch = -1;
 };
 
 class FollowerTracker {
@@ -45,8 +49,19 @@ class FollowerTracker {
   // A fetch by `follower` at `fetch_offset` while the leader's log ended at
   // `leader_end`; `log_start` is the follower's local log start (-1 when
   // the fetch did not say). Ignored for brokers that are not replicas.
+  // `broker_epoch`: the follower's registration at the fetch (0: none).
   void OnFetch(NodeId follower, int64_t fetch_offset, int64_t leader_end, int64_t now_ms,
-               int64_t log_start = -1);
+               int64_t log_start = -1, int64_t broker_epoch = 0);
+
+  // Forgets what followers said before they registered again (KIP-903's
+  // concern): `current_epoch(id)` is the follower's registration now (0:
+  // none). A follower that restarted may have lost what it had (unflushed
+  // records, or its whole disk), so its old log end must neither count
+  // toward the high watermark nor take it into the ISR, and its old log
+  // start must not clear its contiguity flag; it is unknown until it
+  // fetches again. Its last caught-up time stays (the lag rule still
+  // applies to an ISR member).
+  void ForgetRestarted(const std::function<int64_t(NodeId)>& current_epoch);
 
   std::optional<FollowerState> Get(NodeId follower) const;
 

@@ -77,5 +77,30 @@ TEST(FollowerTrackerTest, AReplicaAddedToTheSameLeadershipIsTrackedFromItsFirstF
   EXPECT_FALSE(t.Get(kF2).has_value());
 }
 
+TEST(FollowerTrackerTest, WhatARestartedFollowerSaidBeforeCountsForNothing) {
+  FollowerTracker t;
+  t.Reset(kLeader, kReplicas, {kLeader, kF3}, 0);
+  t.OnFetch(kF2, 100, 100, 10, /*log_start=*/0, /*broker_epoch=*/5);
+  t.OnFetch(kF3, 100, 100, 10, 0, 6);
+  ASSERT_EQ(t.ReadyToJoin({kLeader, kF3}, 100, 0), std::vector<NodeId>{kF2});
+  // Broker 2 registers again (epoch 9), say with an empty disk: until it
+  // fetches again it neither joins, nor clears its contiguity flag.
+  auto now_epoch = [](NodeId id) -> int64_t { return id == kF2 ? 9 : 6; };
+  t.ForgetRestarted(now_epoch);
+  EXPECT_TRUE(t.ReadyToJoin({kLeader, kF3}, 100, 0).empty());
+  EXPECT_EQ(t.NonContiguous(kReplicas, {kF2}, 50), std::vector<NodeId>{kF2});
+  EXPECT_EQ(t.Get(kF2)->log_end_offset, -1);
+  EXPECT_EQ(t.Get(kF3)->log_end_offset, 100);  // broker 3 is the same incarnation
+  // An ISR member that restarted holds the high watermark until it fetches.
+  t.OnFetch(kF3, 100, 100, 20, 0, 6);
+  t.ForgetRestarted([](NodeId) -> int64_t { return 7; });
+  EXPECT_EQ(t.HighWatermark({kLeader, kF3}, 120, 1, 100), std::nullopt);
+  // Its fetch as the new incarnation counts: from an empty log it is far behind.
+  t.OnFetch(kF2, 0, 100, 30, 0, 9);
+  EXPECT_TRUE(t.ReadyToJoin({kLeader}, 100, 0).empty());
+  t.OnFetch(kF2, 100, 100, 40, 0, 9);
+  EXPECT_EQ(t.ReadyToJoin({kLeader}, 100, 0), std::vector<NodeId>{kF2});
+}
+
 }  // namespace
 }  // namespace strata::replication

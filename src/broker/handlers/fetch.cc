@@ -47,6 +47,9 @@ struct RemoteRead {
 struct Fetcher {
   bool replica = false;
   cluster::NodeId id{-1};
+  // A replica's registration when its request arrived (0: none), so the
+  // leader can tell its incarnations apart (FollowerTracker).
+  int64_t broker_epoch = 0;
   // Kafka's fetchOnlyLeader false: a consumer whose request (v11+) carries
   // client metadata.
   bool follower_reads = false;
@@ -175,7 +178,8 @@ int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher&
       return -1;
     }
     auto now = ctx.clock->MonotonicMs();
-    if (partition.OnFollowerFetch(fetcher.id, in.fetch_offset, min_isr, now, in.log_start_offset)) {
+    if (partition.OnFollowerFetch(fetcher.id, in.fetch_offset, min_isr, now, in.log_start_offset,
+                                  fetcher.broker_epoch)) {
       ctx.notifier.Notify(tp);  // consumers and acks=all producers wait on the mark
     }
   }
@@ -410,6 +414,9 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
   Fetcher fetcher;
   fetcher.replica = req.replica_id >= 0;
   fetcher.id = cluster::NodeId(req.replica_id);
+  if (fetcher.replica && ctx.metadata) {
+    if (auto b = ctx.metadata->view().Broker(fetcher.id)) fetcher.broker_epoch = b->epoch.value();
+  }
   fetcher.follower_reads = !fetcher.replica && request.header.api_version >= 11;
   fetcher.rack = req.rack_id;
   for (;;) {
