@@ -14,13 +14,15 @@ namespace strata::broker {
 namespace {
 
 // Partitions whose record, written before revision `before`, still counts
-// on this broker's replica's data.
+// on this broker's replica's data (what the controller is to change).
 int PartitionsCountingOnLostData(const cluster::MetadataView& view, cluster::NodeId self,
                                  cluster::Revision before) {
   int out = 0;
-  for (const std::string& topic_id : view.PartitionTopicIds()) {
-    for (const auto& [p, entry] : view.Partitions(topic_id)) {
-      if (entry.mod_revision < before && cluster::CountsOnReplica(entry.record, self)) out++;
+  for (const auto& topic : view.Topics()) {
+    const bool tiered = cluster::RemoteStorageEnabled(topic.record);
+    for (const auto& [p, entry] : view.Partitions(cluster::UuidToBase64(topic.record.id))) {
+      if (entry.mod_revision < before && cluster::ForgetsLostReplica(entry.record, self, tiered))
+        out++;
     }
   }
   return out;

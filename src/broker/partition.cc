@@ -96,8 +96,8 @@ bool Partition::MaybeAdvanceHighWatermark(int min_insync_replicas) {
 }
 
 bool Partition::OnFollowerFetch(cluster::NodeId follower, int64_t fetch_offset,
-                                int min_insync_replicas, int64_t now_ms,
-                                int64_t follower_log_start, int64_t follower_broker_epoch) {
+                                int min_insync_replicas, int64_t now_ms, int64_t follower_log_start,
+                                int64_t follower_broker_epoch) {
   std::lock_guard lock(mu_);
   if (state_.leader != self_) return false;
   followers_.OnFetch(follower, fetch_offset, log_->log_end_offset(), now_ms, follower_log_start,

@@ -156,12 +156,14 @@ bool Controller::ElectLeaders() {
   for (const auto& topic : view.Topics()) {
     std::string id = UuidToBase64(topic.record.id);
     const bool allow_unclean = options_.unclean_allowed && options_.unclean_allowed(topic.record);
+    const bool tiered = RemoteStorageEnabled(topic.record);
     EligibleLeaderRules elr{
         options_.min_insync_replicas ? options_.min_insync_replicas(topic.record) : 0,
         lost_unflushed};
     for (const auto& [p, entry] : view.Partitions(id)) {
       PartitionRecord current = entry.record;
-      const bool forgot = ForgetLostReplicas(topic.record.name, p, entry, new_dirs, current);
+      const bool forgot =
+          ForgetLostReplicas(topic.record.name, p, entry, new_dirs, tiered, current);
       auto next = ElectLeader(current, live, restarted, allow_unclean, elr);
       if (forgot && !next) {
         next = current;
@@ -222,14 +224,14 @@ bool Controller::ElectLeaders() {
 
 bool Controller::ForgetLostReplicas(const std::string& topic, int32_t partition,
                                     const PartitionEntry& entry,
-                                    const std::map<NodeId, Revision>& new_dirs,
+                                    const std::map<NodeId, Revision>& new_dirs, bool tiered,
                                     PartitionRecord& record) {
   bool changed = false;
   for (const auto& [id, lost_before] : new_dirs) {
     // Only a record written before the broker registered with its new
     // directory can count on data it does not have; later ones (this
     // change, or the leader taking the rebuilt replica back) already know.
-    if (entry.mod_revision >= lost_before || !ForgetLostReplica(record, id)) continue;
+    if (entry.mod_revision >= lost_before || !ForgetLostReplica(record, id, tiered)) continue;
     changed = true;
     ControllerLog()->warn(
         "{}-{}: broker {} came back with an empty log directory: it leaves the ISR, the eligible "

@@ -85,7 +85,7 @@ class Controller {
   // on; applied to `record`. True when it changed.
   static bool ForgetLostReplicas(const std::string& topic, int32_t partition,
                                  const PartitionEntry& entry,
-                                 const std::map<NodeId, Revision>& new_dirs,
+                                 const std::map<NodeId, Revision>& new_dirs, bool tiered,
                                  PartitionRecord& record);
   // At the start of a term: deletes partition records whose topic record was
   // never written (a creation cut short by a controller crash or fence).

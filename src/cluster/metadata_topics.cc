@@ -18,8 +18,7 @@ Error TopicNotFound(const std::string& name) {
 
 // Tiered now, or once (remote log records outlive a switch to local).
 bool MayHaveRemoteData(const TopicRecord& topic, const MetadataView& view, const KeyLayout& keys) {
-  auto it = topic.configs.find("remote.storage.enable");
-  if (it != topic.configs.end() && it->second == "true") return true;
+  if (RemoteStorageEnabled(topic)) return true;
   return !view.RawPrefix(keys.TopicRemoteLogs(UuidToBase64(topic.id))).empty();
 }
 

@@ -109,12 +109,14 @@ std::optional<PartitionRecord> ElectLeader(const PartitionRecord& current,
   return out;
 }
 
-bool CountsOnReplica(const PartitionRecord& p, NodeId id) {
-  return p.leader == id || Has(p.isr, id) || Has(p.elr, id) || Has(p.last_known_elr, id);
+bool ForgetsLostReplica(const PartitionRecord& p, NodeId id, bool tiered) {
+  const bool counts_on =
+      p.leader == id || Has(p.isr, id) || Has(p.elr, id) || Has(p.last_known_elr, id);
+  return Has(p.replicas, id) && counts_on && (tiered || p.replicas.size() > 1);
 }
 
-bool ForgetLostReplica(PartitionRecord& p, NodeId id) {
-  if (!Has(p.replicas, id) || !CountsOnReplica(p, id)) return false;
+bool ForgetLostReplica(PartitionRecord& p, NodeId id, bool tiered) {
+  if (!ForgetsLostReplica(p, id, tiered)) return false;
   auto drop = [id](std::vector<NodeId>& ids) { std::erase(ids, id); };
   if (p.isr.size() > 1) drop(p.isr);
   drop(p.elr);

@@ -59,11 +59,16 @@ void UpdateEligibleLeaders(const PartitionRecord& before, PartitionRecord& after
 // ISR's last member (the ISR is never empty; the partition then stays
 // offline rather than be led by an empty log), and is marked non-contiguous,
 // so no election, clean or unclean, picks it until a leader sees its log
-// rebuilt. Returns whether `p` changed; its partition epoch is the caller's.
-bool ForgetLostReplica(PartitionRecord& p, NodeId id);
-// Whether `p` counts on replica `id` holding data: it leads, or is in the
-// ISR or an ELR (what ForgetLostReplica undoes).
-bool CountsOnReplica(const PartitionRecord& p, NodeId id);
+// rebuilt. `tiered`: the topic has remote.storage.enable. Returns whether
+// `p` changed (ForgetsLostReplica); its partition epoch is the caller's.
+bool ForgetLostReplica(PartitionRecord& p, NodeId id, bool tiered);
+// Whether ForgetLostReplica changes `p`: it counts on replica `id`'s data
+// (it leads, or is in the ISR or an ELR), and that data may be held
+// elsewhere: by another replica, or by remote storage. The only replica of
+// a topic without remote storage comes back empty, as in Kafka: nothing
+// could ever bring its records back, and keeping the partition offline
+// would only keep it offline for good.
+bool ForgetsLostReplica(const PartitionRecord& p, NodeId id, bool tiered);
 
 // An election an operator asks for (ElectLeaders, kafka-leader-election).
 enum class ElectionType : int8_t { kPreferred = 0, kUnclean = 1 };

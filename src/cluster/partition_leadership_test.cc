@@ -260,7 +260,7 @@ TEST(LostReplicas, AReplicaBackWithAnEmptyDiskLeavesIsrElrAndLeadership) {
   PartitionRecord r = Record({1, 2, 3}, {1}, 1, 3);
   r.elr = Ids({2});
   PartitionRecord two = r;
-  ASSERT_TRUE(ForgetLostReplica(two, NodeId(2)));
+  ASSERT_TRUE(ForgetLostReplica(two, NodeId(2), false));
   EXPECT_TRUE(two.elr.empty());
   EXPECT_EQ(two.non_contiguous, Ids({2}));
   EXPECT_EQ(two.leader, NodeId(1));
@@ -272,7 +272,7 @@ TEST(LostReplicas, AReplicaBackWithAnEmptyDiskLeavesIsrElrAndLeadership) {
   // The leader itself, the ISR's last member: no longer leader, at a new
   // epoch, kept as the ISR (never empty) but never elected from it.
   PartitionRecord one = r;
-  ASSERT_TRUE(ForgetLostReplica(one, NodeId(1)));
+  ASSERT_TRUE(ForgetLostReplica(one, NodeId(1), false));
   EXPECT_EQ(one.leader, kNoNode);
   EXPECT_EQ(one.leader_epoch, LeaderEpoch(4));
   EXPECT_EQ(one.isr, Ids({1}));
@@ -285,13 +285,19 @@ TEST(LostReplicas, AReplicaBackWithAnEmptyDiskLeavesIsrElrAndLeadership) {
   EXPECT_EQ(from_elr->leader, NodeId(2));
   // A member of a larger ISR just leaves it.
   PartitionRecord full = Record({1, 2, 3}, {1, 2, 3}, 1, 3);
-  ASSERT_TRUE(ForgetLostReplica(full, NodeId(3)));
+  ASSERT_TRUE(ForgetLostReplica(full, NodeId(3), false));
   EXPECT_EQ(full.isr, Ids({1, 2}));
   // A replica the record does not count on is left alone, as is a stranger.
   PartitionRecord out = Record({1, 2, 3}, {1, 2}, 1, 3);
-  EXPECT_FALSE(ForgetLostReplica(out, NodeId(3)));
-  EXPECT_FALSE(ForgetLostReplica(out, NodeId(7)));
+  EXPECT_FALSE(ForgetLostReplica(out, NodeId(3), false));
+  EXPECT_FALSE(ForgetLostReplica(out, NodeId(7), false));
   EXPECT_EQ(out, Record({1, 2, 3}, {1, 2}, 1, 3));
+  // The only replica: without remote storage it comes back (empty) as in
+  // Kafka; with remote storage it stays out, its records being there.
+  PartitionRecord sole = Record({4}, {4}, -1, 3);
+  EXPECT_FALSE(ForgetLostReplica(sole, NodeId(4), /*tiered=*/false));
+  EXPECT_TRUE(ForgetLostReplica(sole, NodeId(4), /*tiered=*/true));
+  EXPECT_EQ(sole.non_contiguous, Ids({4}));
 }
 
 }  // namespace

@@ -161,6 +161,11 @@ int64_t LostDataBefore(const BrokerRegistration& r, BrokerEpoch epoch) {
   return r.new_log_dir_epoch == 0 ? epoch.value() : r.new_log_dir_epoch;
 }
 
+bool RemoteStorageEnabled(const TopicRecord& t) {
+  auto it = t.configs.find("remote.storage.enable");
+  return it != t.configs.end() && it->second == "true";
+}
+
 bool RemoteContiguous(const PartitionRecord& p, NodeId id) {
   return std::find(p.non_contiguous.begin(), p.non_contiguous.end(), id) == p.non_contiguous.end();
 }

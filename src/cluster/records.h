@@ -99,6 +99,10 @@ struct PartitionStateChange {
   bool operator==(const PartitionStateChange&) const = default;
 };
 
+// Whether the topic's records go to remote storage (its
+// remote.storage.enable override; Kafka has no broker-wide default for it).
+bool RemoteStorageEnabled(const TopicRecord& t);
+
 // Whether `id` may be in the ISR or lead as far as remote contiguity goes.
 bool RemoteContiguous(const PartitionRecord& p, NodeId id);
 

@@ -10,7 +10,8 @@ leader SIGTERMed under load hands its leadership over first (controlled shutdown
 producer error and no pause; unclean election happens only where the topic allows it or an
 operator asks for it, and the old leader truncates its unreplicated tail when it returns; a
 restarted broker gets its preferred leaderships back (auto.leader.rebalance.enable); a broker
-back with an empty disk is never elected for data it lost, not even from the ELR; an offset
+back with an empty disk is never elected for data it lost, not even from the ELR (but the only
+replica of a topic without remote storage leads again, empty, as in Kafka); an offset
 commit is acknowledged only once its __consumer_offsets ISR has it; a follower whose log is wholly
 below the leader's log start starts again there.
 """
@@ -308,6 +309,36 @@ def test_a_broker_back_with_an_empty_disk_is_never_elected_for_data_it_lost(
     finally:
         for b in stopped:
             os.kill(b.proc.pid, signal.SIGCONT)
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
+
+
+def test_the_only_replica_back_with_an_empty_disk_leads_again_empty(tmp_path, broker_factory):
+    """RF=1 without remote storage: nothing else could ever hold the records, so, as in Kafka,
+    the wiped broker leads its partition again (empty) instead of keeping it offline for good;
+    new writes are served from offset 0."""
+    import shutil
+    etcd, brokers = start_cluster(tmp_path, broker_factory)
+    try:
+        b1, b2, _ = brokers
+        topic = kit.unique_topic("sole")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 1, replica_assignment=[[2]])])[topic].result(timeout=30)
+        kit.produce_confluent(b1.bootstrap, topic, kit.make_records(50, 1, seed=68, tag="old"))
+        b2.stop()
+        shutil.rmtree(b2.data_dir)
+        b2.start()
+        wait_until(lambda: leaders(b1, topic)[0][0] == 2, OFFLINE_WITHIN + JOIN_WITHIN,
+                   "broker 2 leading again", lambda: leaders(b1, topic))
+        recs = kit.make_records(20, 1, seed=69, tag="new")
+        kit.produce_confluent(b1.bootstrap, topic, recs)
+        got = kit.consume_confluent(b1.bootstrap, topic, 1, timeout=60)
+        kit.assert_same_records(recs, got)
+        assert got[0][0].offset() == 0, got[0][0].offset()
+        wait_until(lambda: not (b2.data_dir / ".strata_new_log_dir").exists(), JOIN_WITHIN,
+                   "broker 2's new-directory marker gone")
+    finally:
         for b in brokers:
             b.stop()
         etcd.stop_all()
