@@ -148,7 +148,10 @@ def test_a_moved_replica_copies_only_the_active_segment(tmp_path, broker_factory
         # the producer's last batch from before the move is a duplicate, answered with its
         # original offset, not written again.
         wait_until(lambda: "producer state below" in b4.log_text(), UPLOAD_WITHIN,
-                   "broker 4 restoring producer state from the remote snapshot")
+                   "broker 4 restoring producer state from the remote snapshot",
+                   lambda: [line for line in b4.log_text().splitlines()
+                            if topic in line and ("[tiered]" in line or "[storage]" in line
+                                                  or "leader" in line)][-20:])
         assert produce_idempotent(b4, topic, 2) == (0, log_end - 2)
 
         # Every record from offset 0, through broker 4 (the history from remote storage).
