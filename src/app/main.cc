@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "app/balance_command.h"
 #include "base/log.h"
 #include "bench/bench.h"
 #include "broker/broker.h"
@@ -119,7 +120,11 @@ int main(int argc, char** argv) {
   bm->add_option("--partitions", mo.partitions);
   bm->add_option("--json", mo.json_out);
 
+  strata::app::AddBalanceCommands(app);
+
   CLI11_PARSE(app, argc, argv);
+  int exit_code = 0;
+  if (strata::app::RunBalance(&exit_code)) return exit_code;
   if (version->parsed()) {
     std::cout << "strata 0.1.0\n";
     return 0;

@@ -20,10 +20,10 @@ namespace strata::balancer {
 struct PartitionSample {
   std::string topic;
   int32_t partition = 0;
-  bool leader = false;  // this broker led it at the end of the window
-  double bytes_in_per_sec = 0;              // produce bytes appended (leader)
-  double bytes_out_per_sec = 0;             // fetched by consumers from here
-  double replication_bytes_in_per_sec = 0;  // appended from its leader (follower)
+  bool leader = false;                       // this broker led it at the end of the window
+  double bytes_in_per_sec = 0;               // produce bytes appended (leader)
+  double bytes_out_per_sec = 0;              // fetched by consumers from here
+  double replication_bytes_in_per_sec = 0;   // appended from its leader (follower)
   double replication_bytes_out_per_sec = 0;  // fetched from here by followers (leader)
   double messages_in_per_sec = 0;            // produced records appended (leader)
   int64_t size_bytes = 0;                    // local log size now
@@ -32,11 +32,11 @@ struct PartitionSample {
 
 // The broker as a whole over the same window.
 struct BrokerTotals {
-  double cpu_cores_used = 0;  // process CPU time / wall time
+  double cpu_cores_used = 0;             // process CPU time / wall time
   double network_in_bytes_per_sec = 0;   // request bytes received
   double network_out_bytes_per_sec = 0;  // response bytes sent
-  int64_t disk_used_bytes = 0;      // the log directory's file system, used
-  int64_t disk_capacity_bytes = 0;  // its size (or strata.broker.capacity.disk.bytes)
+  int64_t disk_used_bytes = 0;           // the log directory's file system, used
+  int64_t disk_capacity_bytes = 0;       // its size (or strata.broker.capacity.disk.bytes)
   bool operator==(const BrokerTotals&) const = default;
 };
 

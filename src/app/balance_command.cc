@@ -1,0 +1,65 @@
+#include "app/balance_command.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "balancer/simulator.h"
+
+namespace strata::app {
+
+namespace {
+
+struct BalanceFlags {
+  CLI::App* simulate = nullptr;
+  balancer::SimulationOptions sim;
+  bool json = false;
+};
+
+BalanceFlags& Flags() {
+  static BalanceFlags flags;
+  return flags;
+}
+
+}  // namespace
+
+void AddBalanceCommands(CLI::App& app) {
+  BalanceFlags& f = Flags();
+  auto* balance = app.add_subcommand("balance", "the autobalancer");
+  balance->require_subcommand(1);
+  f.simulate =
+      balance->add_subcommand("simulate", "run the planner on a synthetic cluster and report");
+  auto& s = f.sim;
+  f.simulate->add_option("--brokers", s.brokers)->check(CLI::Range(1, 100000));
+  f.simulate->add_option("--partitions", s.partitions)->check(CLI::Range(1LL, 100000000LL));
+  f.simulate->add_option("--racks", s.racks)->check(CLI::Range(1, 1000));
+  f.simulate->add_option("--replication-factor", s.replication_factor)->check(CLI::Range(1, 16));
+  f.simulate->add_option("--partitions-per-topic", s.partitions_per_topic)
+      ->check(CLI::Range(1, 1000000));
+  f.simulate->add_option("--skew", s.skew, "partition load within a topic: zipf:<s> or uniform");
+  f.simulate->add_option("--placement", s.placement, "initial placement: round_robin or zipf:<s>");
+  f.simulate->add_option("--seed", s.seed);
+  f.simulate->add_option("--band", s.planner.band, "balance band around the average (0.1: +-10%)")
+      ->check(CLI::Range(0.0, 10.0));
+  f.simulate->add_option("--max-moves", s.planner.max_moves, "moves per cycle (0: no cap)");
+  f.simulate->add_option("--mean-bytes-in", s.mean_bytes_in, "per partition, bytes/s");
+  f.simulate->add_option("--goals", s.planner.goals, "soft goals in order (comma separated)")
+      ->delimiter(',');
+  s.planner.max_moves = 0;
+  f.simulate->add_flag("--json", f.json, "print the report as JSON");
+}
+
+bool RunBalance(int* exit_code) {
+  BalanceFlags& f = Flags();
+  if (f.simulate == nullptr || !f.simulate->parsed()) return false;
+  auto report = balancer::Simulate(f.sim);
+  if (!report.ok()) {
+    std::fprintf(stderr, "strata balance simulate: %s\n", report.error().message.c_str());
+    *exit_code = 2;
+    return true;
+  }
+  std::cout << balancer::FormatReport(f.sim, *report, f.json);
+  *exit_code = report->plan.violations.empty() ? 0 : 1;
+  return true;
+}
+
+}  // namespace strata::app
