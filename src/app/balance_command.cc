@@ -1,5 +1,6 @@
 #include "app/balance_command.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 
@@ -13,6 +14,7 @@ struct BalanceFlags {
   CLI::App* simulate = nullptr;
   balancer::SimulationOptions sim;
   bool json = false;
+  int32_t replica_cap = 0;
 };
 
 BalanceFlags& Flags() {
@@ -44,6 +46,7 @@ void AddBalanceCommands(CLI::App& app) {
   f.simulate->add_option("--mean-bytes-in", s.mean_bytes_in, "per partition, bytes/s");
   f.simulate->add_option("--goals", s.planner.goals, "soft goals in order (comma separated)")
       ->delimiter(',');
+  f.simulate->add_option("--max-replicas-per-broker", f.replica_cap, "replica cap (0: none)");
   s.planner.max_moves = 0;
   f.simulate->add_flag("--json", f.json, "print the report as JSON");
 }
@@ -51,6 +54,7 @@ void AddBalanceCommands(CLI::App& app) {
 bool RunBalance(int* exit_code) {
   BalanceFlags& f = Flags();
   if (f.simulate == nullptr || !f.simulate->parsed()) return false;
+  f.sim.planner.max_replicas_per_broker = f.replica_cap > 0 ? f.replica_cap : INT32_MAX;
   auto report = balancer::Simulate(f.sim);
   if (!report.ok()) {
     std::fprintf(stderr, "strata balance simulate: %s\n", report.error().message.c_str());

@@ -117,9 +117,12 @@ bool FixReplicaCap(PlanContext& ctx) {
     for (size_t p : replicas) {
       if (m.load(b).replicas <= cap || ctx.CapReached()) break;
       if (!ctx.Movable(p)) continue;
-      MoveOff(ctx, p, b, kGoalReplicaCap,
-              fmt::format("broker {} holds {} replicas, at most {}", m.broker(b).id,
-                          m.load(b).replicas, cap));
+      // No room for one: none for the rest either (one violation said).
+      if (!MoveOff(ctx, p, b, kGoalReplicaCap,
+                   fmt::format("broker {} holds {} replicas, at most {}", m.broker(b).id,
+                               m.load(b).replicas, cap))) {
+        break;
+      }
     }
     met = met && m.load(b).replicas <= cap;
   }
@@ -141,9 +144,11 @@ bool FixDiskCap(PlanContext& ctx) {
     for (size_t p : replicas) {
       if (static_cast<double>(m.load(b).disk) <= cap || ctx.CapReached()) break;
       if (!ctx.Movable(p) || m.partition(p).load.size == 0) continue;
-      MoveOff(ctx, p, b, kGoalDiskCap,
-              fmt::format("broker {} holds {} bytes locally, at most {:.0f}", m.broker(b).id,
-                          m.load(b).disk, cap));
+      if (!MoveOff(ctx, p, b, kGoalDiskCap,
+                   fmt::format("broker {} holds {} bytes locally, at most {:.0f}", m.broker(b).id,
+                               m.load(b).disk, cap))) {
+        break;
+      }
     }
     met = met && static_cast<double>(m.load(b).disk) <= cap;
   }

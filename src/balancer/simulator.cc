@@ -35,9 +35,15 @@ class Placer {
   std::vector<int32_t> Place(int64_t p, std::mt19937_64& rng) const {
     std::vector<int32_t> out;
     const int32_t rf = o_.replication_factor;
-    if (!zipf_) {  // Kafka's assignment: a start broker, then the next ones
-      for (int32_t i = 0; i < rf; ++i) {
-        out.push_back(static_cast<int32_t>((p + i) % o_.brokers));
+    if (!zipf_) {
+      // Kafka's rack-aware round robin: replica j on rack (p + j) % racks,
+      // going round that rack's brokers (broker i is on rack i % racks).
+      const int32_t racks = std::min(o_.racks, o_.brokers);
+      for (int32_t j = 0; j < rf; ++j) {
+        const auto rack = static_cast<int32_t>((p + j) % racks);
+        const int32_t in_rack = (o_.brokers - rack + racks - 1) / racks;
+        const int64_t k = (p / racks + j / racks) % in_rack;
+        out.push_back(static_cast<int32_t>(rack + k * racks));
       }
       return out;
     }
