@@ -1,0 +1,66 @@
+#pragma once
+// BuildModel: the ClusterModel of one balancing cycle, from the cluster's
+// topology (what the metadata view says of brokers and partitions) and the
+// load window. It decides each broker's status for the planner:
+//   - registered and active with a sample newer than stale_after_ms: active;
+//     without one: stale (keeps its replicas, receives none);
+//   - registered standby: standby (holds nothing), unless scaling activated it;
+//   - draining (scale-in), by registration or by the balancer: draining;
+//   - fenced, in controlled shutdown, or gone for less than the failure
+//     timeout: stale;
+//   - gone for longer: dead (its replicas are re-placed), but only while at
+//     most max_failed_brokers are; past that nobody is declared dead and the
+//     model says why (too many failures at once is no time to move data).
+//
+// Thread-safety: a pure function.
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "balancer/cluster_model.h"
+#include "balancer/load_window.h"
+
+namespace strata::balancer {
+
+struct BrokerTopology {
+  NodeId id{-1};
+  std::string rack;
+  bool registered = true;  // false: known but gone (its lease expired)
+  bool standby = false;
+  bool draining = false;
+  bool fenced = false;        // fenced or in controlled shutdown
+  int64_t gone_since_ms = 0;  // when it was first seen gone
+  BrokerCapacity capacity;
+};
+
+struct PartitionTopology {
+  std::string topic;
+  int32_t partition = 0;
+  std::vector<NodeId> replicas;
+  NodeId leader{-1};
+  std::vector<NodeId> isr;
+  bool reassigning = false;
+};
+
+struct ModelOptions {
+  int64_t now_ms = 0;
+  int64_t stale_after_ms = 60'000;
+  int64_t failure_timeout_ms = 60'000;
+  int32_t max_failed_brokers = 1;
+  std::set<NodeId> activated;  // standby brokers scaling brought in
+  std::set<NodeId> draining;   // brokers scaling takes out
+};
+
+struct BuiltModel {
+  ClusterModel model;
+  std::vector<NodeId> dead;  // declared dead this cycle
+  std::vector<NodeId> gone;  // gone, not (yet) declared dead
+  std::string note;          // why nothing was declared dead, if so
+};
+
+BuiltModel BuildModel(const std::vector<BrokerTopology>& brokers,
+                      const std::vector<PartitionTopology>& partitions, const LoadWindow& load,
+                      const ModelOptions& options);
+
+}  // namespace strata::balancer
