@@ -68,12 +68,20 @@ asio::awaitable<void> HttpServer::AcceptLoop() {
 }
 
 HttpResponse HttpServer::Dispatch(const std::string& method, const std::string& target) {
-  if (method != "GET") return {405, "text/plain", "only GET is supported\n"};
+  if (method != "GET" && method != "POST") {
+    return {405, "text/plain", "only GET and POST are supported\n"};
+  }
   size_t q = target.find('?');
   std::string path = target.substr(0, q);
   std::string query = q == std::string::npos ? "" : target.substr(q + 1);
-  auto it = routes_.find(path);
-  if (it == routes_.end()) return {404, "text/plain", "not found: " + path + "\n"};
+  const auto& routes = method == "GET" ? routes_ : post_routes_;
+  auto it = routes.find(path);
+  if (it == routes.end()) {
+    const auto& other = method == "GET" ? post_routes_ : routes_;
+    if (other.count(path) > 0)
+      return {405, "text/plain", method + " not allowed on " + path + "\n"};
+    return {404, "text/plain", "not found: " + path + "\n"};
+  }
   return it->second(query);
 }
 

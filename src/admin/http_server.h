@@ -1,7 +1,8 @@
 #pragma once
 // HttpServer: the minimal HTTP/1.1 server behind the admin API and the
-// Prometheus /metrics endpoint. GET only, one request per connection
-// (Connection: close), routes registered by exact path. It runs on the
+// Prometheus /metrics endpoint. GET, and POST for actions (its body is not
+// read: parameters go in the query), one request per connection
+// (Connection: close), routes registered by exact path and method. It runs on the
 // broker's io_context; handlers must be quick and thread-safe.
 #include <asio.hpp>
 #include <functional>
@@ -28,6 +29,9 @@ class HttpServer {
 
   // Register before Start().
   void Route(const std::string& path, Handler handler) { routes_[path] = std::move(handler); }
+  void RoutePost(const std::string& path, Handler handler) {
+    post_routes_[path] = std::move(handler);
+  }
   Status Start();
   void Stop();
   uint16_t bound_port() const { return bound_port_; }
@@ -43,6 +47,7 @@ class HttpServer {
   uint16_t bound_port_ = 0;
   asio::ip::tcp::acceptor acceptor_;
   std::map<std::string, Handler> routes_;
+  std::map<std::string, Handler> post_routes_;
 };
 
 }  // namespace strata::admin

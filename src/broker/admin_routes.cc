@@ -249,6 +249,7 @@ void RegisterAdminRoutes(admin::HttpServer& server, BrokerContext& ctx) {
     return admin::HttpResponse{200, "text/plain; version=0.0.4",
                                metrics::Global().RenderPrometheus()};
   });
+  RegisterBalancerRoutes(server, ctx);
   server.Route("/v1/cluster", [&ctx](const std::string&) {
     json body{{"cluster_id", ctx.store.cluster_id()},
               {"node_id", ctx.config.node_id()},

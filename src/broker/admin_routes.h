@@ -8,6 +8,11 @@
 namespace strata::broker {
 
 void RegisterAdminRoutes(admin::HttpServer& server, BrokerContext& ctx);
+// /v1/balancer: GET status and (dry run) plan; POST pause, resume, apply
+// (admin_balancer_routes.cc). Also the balancer's Prometheus gauges.
+void RegisterBalancerRoutes(admin::HttpServer& server, BrokerContext& ctx);
+class BalancerService;
+void RegisterBalancerGauges(BalancerService& balancer);
 void RegisterBrokerGauges(BrokerContext& ctx);
 
 }  // namespace strata::broker

@@ -21,6 +21,7 @@ Broker::Broker(config::BrokerConfig config, Clock* clock)
 
 Broker::~Broker() {
   Stop();
+  balancer_.reset();
   deleted_topics_.reset();
   controller_.reset();
   election_.reset();  // resigns, so another broker takes over at once
@@ -132,6 +133,20 @@ Status Broker::Register() {
       std::chrono::milliseconds(config_.GetLong("controller.socket.timeout.ms")));
   context_->forwarder = forwarder_.get();
   context_->controller = controller_.get();
+  BrokerContext* ctx = context_.get();
+  balancer_ = std::make_unique<BalancerService>(*metadata_, *controller_, io_.get_executor(),
+                                                BalancerOptions::FromConfig(config_),
+                                                [ctx] { return EnsureMetricsTopic(*ctx); });
+  context_->balancer = balancer_.get();
+  RegisterBalancerGauges(*balancer_);
+  if (const int64_t interval = config_.GetLong("strata.balancer.metrics.interval.ms");
+      interval > 0) {
+    LoadReporterOptions reporter{cluster::NodeId(config_.node_id()),
+                                 std::chrono::milliseconds(interval), config_.log_dir(),
+                                 config_.GetLong("strata.broker.capacity.disk.bytes")};
+    load_reporter_ = std::make_unique<LoadReporter>(*topics_, metadata_->view(), io_.get_executor(),
+                                                    std::move(reporter));
+  }
   return Status::Ok();
 }
 
@@ -201,6 +216,9 @@ void Broker::Wait() {
 }
 
 void Broker::Stop() {
+  // Before the io they produce and fetch on stops.
+  load_reporter_.reset();
+  if (balancer_) balancer_->Shutdown();
   if (server_) server_->Stop();
   if (admin_) admin_->Stop();
   work_.reset();

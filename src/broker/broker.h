@@ -12,8 +12,10 @@
 #include "base/metrics.h"
 #include "base/result.h"
 #include "broker/append_notifier.h"
+#include "broker/balancer_service.h"
 #include "broker/broker_context.h"
 #include "broker/controller_forwarding.h"
+#include "broker/load_reporter.h"
 #include "broker/topic_manager.h"
 #include "cluster/broker_session.h"
 #include "cluster/controller.h"
@@ -87,6 +89,8 @@ class Broker : public net::RequestHandler {
   std::unique_ptr<cluster::ControllerElection> election_;  // campaigns with session_'s lease
   std::unique_ptr<cluster::Controller> controller_;        // acts while election_ is active
   std::unique_ptr<cluster::DeletedTopicCleaner> deleted_topics_;  // likewise
+  std::unique_ptr<BalancerService> balancer_;                     // likewise
+  std::unique_ptr<LoadReporter> load_reporter_;                   // publishes this broker's load
   std::unique_ptr<ControllerForwarder> forwarder_;                // controller-bound requests
   std::unique_ptr<TopicManager> topics_;
   bool clean_shutdown_ = true;  // how the previous run ended (TakeCleanShutdownMarker)

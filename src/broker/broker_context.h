@@ -22,6 +22,7 @@ class Metadata;
 namespace strata::broker {
 
 class ControllerForwarder;
+class BalancerService;
 
 struct BrokerContext {
   const config::BrokerConfig& config;
@@ -42,6 +43,8 @@ struct BrokerContext {
   ControllerForwarder* forwarder = nullptr;
   // What the active controller does on request (ElectLeaders); set at start-up.
   cluster::Controller* controller = nullptr;
+  // The autobalancer (active while this broker is the controller).
+  BalancerService* balancer = nullptr;
   // replica.selector.class (KIP-392); set at start-up.
   ReplicaSelectorKind replica_selector = ReplicaSelectorKind::kLeaderOnly;
 };

@@ -26,6 +26,17 @@
 
 namespace strata::broker {
 
+// What one replica carried so far (cumulative, from this process's start):
+// the balancer's load samples are their differences over an interval.
+struct PartitionTraffic {
+  std::atomic<int64_t> bytes_in{0};               // produce batches appended (leader)
+  std::atomic<int64_t> messages_in{0};            // records in them
+  std::atomic<int64_t> bytes_out{0};              // record bytes read by consumers from here
+  std::atomic<int64_t> replication_bytes_in{0};   // appended from the leader (follower)
+  std::atomic<int64_t> replication_bytes_out{0};  // read by followers from here (leader)
+  static void Add(std::atomic<int64_t>& c, int64_t n) { c.fetch_add(n, std::memory_order_relaxed); }
+};
+
 class Partition {
  public:
   // `self`: this broker, which the record may name as leader;
@@ -37,6 +48,7 @@ class Partition {
   const TopicPartition& tp() const { return tp_; }
   const std::string& topic_id() const { return topic_id_; }  // base64
   const std::shared_ptr<storage::Log>& log() const { return log_; }
+  PartitionTraffic& traffic() { return traffic_; }
 
   cluster::PartitionRecord state() const;
   // Takes a newer record of this partition; one with an older partition
@@ -104,6 +116,7 @@ class Partition {
   const std::string topic_id_;
   const std::shared_ptr<storage::Log> log_;
   const cluster::NodeId self_;
+  PartitionTraffic traffic_;
   mutable std::mutex mu_;
   cluster::PartitionRecord state_;
   std::atomic<int64_t> high_watermark_{0};

@@ -67,6 +67,11 @@ void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition, bool tie
                 },
                 [weak](int64_t log_end) {
                   if (auto p = weak.lock()) p->OnTruncated(log_end);
+                },
+                [weak](int64_t bytes) {
+                  if (auto p = weak.lock()) {
+                    PartitionTraffic::Add(p->traffic().replication_bytes_in, bytes);
+                  }
                 }});
   assigned_[tp] = {state.leader, state.leader_epoch.value(), index};
   Log()->info("{}: following leader {} at epoch {} from offset {}", tp.ToString(),

@@ -285,6 +285,7 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch, bool throttled,
       return;
     }
     bytes_fetched_ += static_cast<int64_t>(used);
+    if (p.on_appended) p.on_appended(static_cast<int64_t>(used));
     if (throttled) options_.throttle->Record(static_cast<int64_t>(used));
     FetchedBytes().Add(static_cast<int64_t>(used));
   }

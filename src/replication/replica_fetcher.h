@@ -71,6 +71,8 @@ struct FollowedPartition {
   std::function<void(int64_t high_watermark, int64_t log_start)> on_fetched;
   // After the log was truncated to `log_end` (a divergence).
   std::function<void(int64_t log_end)> on_truncated;
+  // After `bytes` of the leader's batches were appended.
+  std::function<void(int64_t bytes)> on_appended;
 };
 
 class ReplicaFetcher {

@@ -223,6 +223,9 @@ int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher&
     return -1;
   }
   budget -= static_cast<int32_t>(read->region.length);
+  PartitionTraffic& traffic = partition.traffic();
+  PartitionTraffic::Add(fetcher.replica ? traffic.replication_bytes_out : traffic.bytes_out,
+                        static_cast<int64_t>(read->region.length));
   if (throttled) ctx.topics.leader_throttle().Record(static_cast<int64_t>(read->region.length));
   out.records.Send(std::move(read->region));
   return readable;

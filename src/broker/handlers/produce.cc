@@ -127,6 +127,12 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
   out.log_append_time_ms = appended->log_append_time;
   out.log_start_offset = appended->log_start_offset;
   Partition& partition = *leader.partition;
+  if (!appended->duplicate) {
+    PartitionTraffic::Add(partition.traffic().bytes_in,
+                          static_cast<int64_t>(in.records.view.size()));
+    PartitionTraffic::Add(partition.traffic().messages_in,
+                          appended->last_offset - appended->base_offset + 1);
+  }
   partition.MaybeAdvanceHighWatermark(info->min_insync_replicas);
   if (!appended->duplicate) ctx.notifier.Notify(tp);
   if (acks == -1 && partition.high_watermark() <= appended->last_offset) {

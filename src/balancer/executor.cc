@@ -1,0 +1,114 @@
+#include "balancer/executor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace strata::balancer {
+
+namespace {
+
+std::vector<NodeId> Touched(const Move& m) {
+  std::vector<NodeId> ids = m.replicas_before;
+  ids.insert(ids.end(), m.replicas_after.begin(), m.replicas_after.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+bool SameSet(std::vector<NodeId> a, std::vector<NodeId> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
+}  // namespace
+
+const char* MoveResultName(MoveOutcome::Result r) {
+  switch (r) {
+    case MoveOutcome::Result::kDone:
+      return "done";
+    case MoveOutcome::Result::kFailed:
+      return "failed";
+    case MoveOutcome::Result::kCancelled:
+      return "cancelled";
+    case MoveOutcome::Result::kSkipped:
+      return "skipped";
+  }
+  return "unknown";
+}
+
+// Whether the move's reassignment is complete (and its leadership where
+// the plan wants it, electing when needed).
+bool Executor::Finished(const Move& move, ReassignmentPort& port, std::string* detail) {
+  auto state = port.State(move.topic, move.partition);
+  if (!state) {
+    *detail = "the partition is gone";
+    return true;
+  }
+  if (state->reassigning || !SameSet(state->replicas, move.replicas_after)) return false;
+  if (state->leader != move.leader_after) {
+    // Needs the new leader in the ISR; an election that cannot yet is
+    // simply tried again at the next poll.
+    (void)port.ElectPreferred(move.topic, move.partition);
+    return false;
+  }
+  return true;
+}
+
+std::vector<MoveOutcome> Executor::Execute(
+    const std::vector<Move>& moves, ReassignmentPort& port,
+    const std::function<bool()>& should_stop, const std::function<bool()>& abandon,
+    const std::function<void(const MoveOutcome&)>& on_outcome) {
+  std::vector<MoveOutcome> outcomes;
+  std::map<NodeId, int> busy;
+  std::vector<Running> running;
+  size_t next = 0;
+  auto finish = [&](size_t i, MoveOutcome::Result result, std::string detail, int64_t started) {
+    MoveOutcome o{moves[i], result, std::move(detail), port.NowMs() - started};
+    for (NodeId id : Touched(moves[i])) busy[id]--;
+    if (on_outcome) on_outcome(o);
+    outcomes.push_back(std::move(o));
+  };
+  while (next < moves.size() || !running.empty()) {
+    // Start what the per-broker limits allow, in plan order.
+    for (; next < moves.size() && !should_stop(); ++next) {
+      const std::vector<NodeId> ids = Touched(moves[next]);
+      const bool room = std::all_of(ids.begin(), ids.end(), [&](NodeId id) {
+        return busy[id] < options_.per_broker_concurrency;
+      });
+      if (!room) break;
+      for (NodeId id : ids) busy[id]++;
+      const int64_t now = port.NowMs();
+      Status st =
+          port.Reassign(moves[next].topic, moves[next].partition, moves[next].replicas_after);
+      if (!st.ok()) {
+        finish(next, MoveOutcome::Result::kSkipped, st.error().message, now);
+        continue;
+      }
+      running.push_back({next, now});
+    }
+    if (running.empty() || (abandon && abandon())) break;
+    port.Sleep(options_.poll_interval);
+    for (auto it = running.begin(); it != running.end();) {
+      std::string detail;
+      if (Finished(moves[it->index], port, &detail)) {
+        finish(it->index, MoveOutcome::Result::kDone, detail, it->started_ms);
+        it = running.erase(it);
+      } else if (port.NowMs() - it->started_ms > options_.move_timeout_ms) {
+        Status st = port.Cancel(moves[it->index].topic, moves[it->index].partition);
+        finish(it->index, MoveOutcome::Result::kCancelled,
+               fmt::format("not done within {} ms{}", options_.move_timeout_ms,
+                           st.ok() ? ", cancelled" : ": cancelling: " + st.error().message),
+               it->started_ms);
+        it = running.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  return outcomes;
+}
+
+}  // namespace strata::balancer

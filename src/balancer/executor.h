@@ -1,0 +1,78 @@
+#pragma once
+// Executor: carries out a plan's moves as partition reassignments, the way
+// an operator would with kafka-reassign-partitions, through the
+// controller's own reassignment path (so the fast-migration rules apply:
+// new replicas start at the active segment, join the ISR only once
+// contiguous with remote storage, old ones leave after). Leadership goes
+// where the plan put it with a preferred election once the replicas are
+// in place (the plan lists the new leader first).
+//
+// Moves run in waves: at most `per_broker_concurrency` at once touching any
+// one broker. Each must finish within `move_timeout_ms`, or it is cancelled
+// (the original replicas come back) and counted as failed; a failed start
+// is skipped. Between waves `should_stop` is asked (pause, lost
+// controllership): moves already started finish, nothing new starts.
+//
+// Thread-safety: one Execute at a time, on the caller's thread, which it
+// blocks until done.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "balancer/model_builder.h"
+#include "balancer/planner.h"
+#include "base/result.h"
+
+namespace strata::balancer {
+
+// What the executor needs of the cluster.
+class ReassignmentPort {
+ public:
+  virtual ~ReassignmentPort() = default;
+  virtual Status Reassign(const std::string& topic, int32_t partition,
+                          const std::vector<NodeId>& replicas) = 0;
+  virtual Status Cancel(const std::string& topic, int32_t partition) = 0;
+  // The partition as the metadata shows it now; nullopt: gone.
+  virtual std::optional<PartitionTopology> State(const std::string& topic, int32_t partition) = 0;
+  virtual Status ElectPreferred(const std::string& topic, int32_t partition) = 0;
+  virtual int64_t NowMs() = 0;
+  virtual void Sleep(std::chrono::milliseconds d) = 0;
+};
+
+struct ExecutorOptions {
+  int per_broker_concurrency = 5;
+  int64_t move_timeout_ms = 300'000;
+  std::chrono::milliseconds poll_interval{200};
+};
+
+struct MoveOutcome {
+  Move move;
+  enum class Result { kDone, kFailed, kCancelled, kSkipped } result = Result::kDone;
+  std::string detail;
+  int64_t duration_ms = 0;
+};
+const char* MoveResultName(MoveOutcome::Result r);
+
+class Executor {
+ public:
+  explicit Executor(ExecutorOptions options) : options_(options) {}
+
+  std::vector<MoveOutcome> Execute(const std::vector<Move>& moves, ReassignmentPort& port,
+                                   const std::function<bool()>& should_stop,
+                                   const std::function<bool()>& abandon,
+                                   const std::function<void(const MoveOutcome&)>& on_outcome);
+
+ private:
+  struct Running {
+    size_t index;
+    int64_t started_ms;
+  };
+  bool Finished(const Move& move, ReassignmentPort& port, std::string* detail);
+
+  const ExecutorOptions options_;
+};
+
+}  // namespace strata::balancer

@@ -1,0 +1,80 @@
+// The balancer's admin API: GET /v1/balancer (state, last plan, recent
+// decisions), GET /v1/balancer/plan (a dry-run plan now, on the active
+// controller), POST /v1/balancer/pause, /resume and /apply (a cycle now).
+// On a broker that is not the active controller the state says so and
+// names the controller, whose admin API has the rest.
+#include <nlohmann/json.hpp>
+
+#include "base/metrics.h"
+#include "broker/admin_routes.h"
+#include "broker/balancer_service.h"
+#include "cluster/metadata.h"
+
+namespace strata::broker {
+
+namespace {
+
+admin::HttpResponse Json(int status, const nlohmann::json& body) {
+  return {status, "application/json", body.dump(2) + "\n"};
+}
+
+admin::HttpResponse NoBalancer() {
+  return Json(503, {{"error", "the balancer runs only in cluster mode"}});
+}
+
+}  // namespace
+
+void RegisterBalancerGauges(BalancerService& balancer) {
+  BalancerService* b = &balancer;
+  auto& r = metrics::Global();
+  r.SetGauge("strata_balancer_paused", "1 while the balancer is paused", {},
+             [b] { return b->paused() ? 1.0 : 0.0; });
+  r.SetGauge("strata_balancer_cycles_total", "balancing cycles run as the active controller", {},
+             [b] { return static_cast<double>(b->cycles()); });
+  r.SetGauge("strata_balancer_moves_done_total", "balancer moves completed", {},
+             [b] { return static_cast<double>(b->moves_done()); });
+  r.SetGauge("strata_balancer_moves_failed_total",
+             "balancer moves that failed, were skipped or were cancelled", {},
+             [b] { return static_cast<double>(b->moves_failed()); });
+}
+
+void RegisterBalancerRoutes(admin::HttpServer& server, BrokerContext& ctx) {
+  // The balancer starts after the admin API (at registration): each
+  // request looks it up.
+  server.Route("/v1/balancer", [&ctx](const std::string&) {
+    BalancerService* b = ctx.balancer;
+    if (b == nullptr) return NoBalancer();
+    nlohmann::json body = b->StatusJson();
+    if (ctx.metadata != nullptr) {
+      auto controller = ctx.metadata->view().Controller();
+      body["controller"] = controller ? controller->node.value() : -1;
+    }
+    return Json(200, body);
+  });
+  server.Route("/v1/balancer/plan", [&ctx](const std::string&) {
+    BalancerService* b = ctx.balancer;
+    if (b == nullptr) return NoBalancer();
+    nlohmann::json plan = b->DryRun();
+    return Json(plan.contains("error") ? 409 : 200, plan);
+  });
+  server.RoutePost("/v1/balancer/pause", [&ctx](const std::string&) {
+    BalancerService* b = ctx.balancer;
+    if (b == nullptr) return NoBalancer();
+    b->Pause();
+    return Json(200, {{"paused", true}});
+  });
+  server.RoutePost("/v1/balancer/resume", [&ctx](const std::string&) {
+    BalancerService* b = ctx.balancer;
+    if (b == nullptr) return NoBalancer();
+    b->Resume();
+    return Json(200, {{"paused", false}});
+  });
+  server.RoutePost("/v1/balancer/apply", [&ctx](const std::string&) {
+    BalancerService* b = ctx.balancer;
+    if (b == nullptr) return NoBalancer();
+    b->RunNow();
+    return Json(202, {{"cycle", "started"}});
+  });
+}
+
+}  // namespace strata::broker

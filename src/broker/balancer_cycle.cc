@@ -1,0 +1,257 @@
+// BalancerService, continued: one cycle (read load, build the model, plan,
+// carry out), the topology it reads from the metadata view, and the
+// decisions it keeps for the admin API.
+#include <fmt/format.h>
+
+#include "broker/balancer_service.h"
+#include "broker/log.h"
+#include "cluster/partition_reassignment.h"
+
+namespace strata::broker {
+
+namespace {
+
+using balancer::Move;
+using balancer::MoveOutcome;
+using cluster::NodeId;
+
+constexpr size_t kDecisionsKept = 200;
+
+int64_t NowWallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+balancer::BrokerCapacity CapacityOf(const cluster::BrokerRegistration& r) {
+  balancer::BrokerCapacity c;
+  auto get = [&](const char* key) -> int64_t {
+    auto it = r.capacity.find(key);
+    return it == r.capacity.end() ? 0 : it->second;
+  };
+  c.network_in = static_cast<double>(get(cluster::kCapacityNetworkIn));
+  c.network_out = static_cast<double>(get(cluster::kCapacityNetworkOut));
+  c.disk = get(cluster::kCapacityDisk);
+  c.cpu = static_cast<double>(get(cluster::kCapacityCpu));
+  return c;
+}
+
+}  // namespace
+
+// The executor's view of the cluster: reassignments and preferred
+// elections through this broker's controller, states from its view.
+class BalancerService::Port : public balancer::ReassignmentPort {
+ public:
+  Port(cluster::Metadata& metadata, cluster::Controller& controller)
+      : metadata_(metadata), controller_(controller) {}
+
+  Status Reassign(const std::string& topic, int32_t partition,
+                  const std::vector<NodeId>& replicas) override {
+    return Alter(topic, partition, replicas);
+  }
+  Status Cancel(const std::string& topic, int32_t partition) override {
+    return Alter(topic, partition, std::nullopt);
+  }
+  std::optional<balancer::PartitionTopology> State(const std::string& topic,
+                                                   int32_t partition) override {
+    auto t = metadata_.view().Topic(topic);
+    if (!t) return std::nullopt;
+    auto p = metadata_.view().Partition(cluster::UuidToBase64(t->record.id), partition);
+    if (!p) return std::nullopt;
+    return balancer::PartitionTopology{topic,
+                                       partition,
+                                       p->record.replicas,
+                                       p->record.leader,
+                                       p->record.isr,
+                                       cluster::Reassigning(p->record)};
+  }
+  Status ElectPreferred(const std::string& topic, int32_t partition) override {
+    auto r = controller_.RunElections(cluster::ElectionType::kPreferred,
+                                      std::vector<cluster::ElectionTarget>{{topic, partition}});
+    if (!r.ok()) return r.take_error();
+    return Status::Ok();
+  }
+  int64_t NowMs() override { return NowWallMs(); }
+  void Sleep(std::chrono::milliseconds d) override { std::this_thread::sleep_for(d); }
+
+ private:
+  Status Alter(const std::string& topic, int32_t partition,
+               const std::optional<std::vector<NodeId>>& target) {
+    auto t = metadata_.view().Topic(topic);
+    if (!t) return MakeError(Errc::kNotFound, "no topic " + topic);
+    auto change =
+        metadata_.AlterReassignment(cluster::UuidToBase64(t->record.id), partition, target);
+    if (!change.ok()) return change.take_error();
+    if (change->error != cluster::ReassignmentError::kNone) {
+      return MakeError(Errc::kInvalidArgument, change->message);
+    }
+    return Status::Ok();
+  }
+
+  cluster::Metadata& metadata_;
+  cluster::Controller& controller_;
+};
+
+balancer::BuiltModel BalancerService::BuildLocked(int64_t now_ms) {
+  const cluster::MetadataView& view = metadata_.view();
+  std::vector<balancer::BrokerTopology> brokers;
+  std::set<NodeId> live;
+  for (const auto& b : view.Brokers()) {
+    const cluster::BrokerRegistration& r = b.registration;
+    live.insert(r.node_id);
+    brokers.push_back({r.node_id, r.rack, true, r.state == cluster::BrokerState::kStandby,
+                       r.state == cluster::BrokerState::kDraining,
+                       !cluster::EligibleForLeadership(r.state), 0, CapacityOf(r)});
+    gone_since_ms_.erase(r.node_id);
+  }
+  for (const auto& r : metadata_.KnownBrokers()) {
+    if (live.count(r.node_id) > 0) continue;
+    const int64_t since = gone_since_ms_.try_emplace(r.node_id, now_ms).first->second;
+    brokers.push_back({r.node_id, r.rack, false, false, false, true, since, CapacityOf(r)});
+  }
+  std::vector<balancer::PartitionTopology> partitions;
+  for (const auto& t : view.Topics()) {
+    for (const auto& [index, p] : view.Partitions(cluster::UuidToBase64(t.record.id))) {
+      partitions.push_back({t.record.name, index, p.record.replicas, p.record.leader, p.record.isr,
+                            cluster::Reassigning(p.record)});
+    }
+  }
+  balancer::ModelOptions o;
+  o.now_ms = now_ms;
+  o.stale_after_ms = options_.stale_after_ms;
+  o.failure_timeout_ms = options_.failure_timeout_ms;
+  o.max_failed_brokers = options_.max_failed_brokers;
+  return balancer::BuildModel(brokers, partitions, window_, o);
+}
+
+std::set<std::pair<std::string, int32_t>> BalancerService::CoolingLocked(int64_t now_ms) const {
+  std::set<std::pair<std::string, int32_t>> out;
+  for (const auto& [key, at] : moved_at_ms_) {
+    if (now_ms - at < options_.cooldown_ms) out.insert(key);
+  }
+  return out;
+}
+
+void BalancerService::ReadLoad() {
+  std::lock_guard lock(mu_);
+  if (!was_active_) {  // a new term: the window is rebuilt from the topic
+    window_.Clear();
+    reader_.Reset();
+    gone_since_ms_.clear();
+    was_active_ = true;
+  }
+  Status read = reader_.Poll(window_, std::chrono::seconds(10));
+  last_error_ = read.ok() ? "" : read.error().message;
+}
+
+void BalancerService::Cycle() {
+  if (!controller_.active()) {
+    std::lock_guard lock(mu_);
+    was_active_ = false;
+    return;
+  }
+  ReadLoad();
+  balancer::Plan plan;
+  {
+    std::lock_guard lock(mu_);
+    const int64_t now = NowWallMs();
+    balancer::BuiltModel built = BuildLocked(now);
+    balancer::PlannerOptions planner = options_.planner;
+    planner.cooling = CoolingLocked(now);
+    plan = balancer::MakePlan(built.model, planner);
+    last_plan_ = PlanToJson(plan);
+    last_plan_["dead_brokers"] = nlohmann::json::array();
+    for (NodeId id : built.dead) last_plan_["dead_brokers"].push_back(id.value());
+    last_plan_["note"] = built.note;
+    last_cycle_ms_ = now;
+    if (!built.note.empty()) Log()->warn("balancer: {}", built.note);
+  }
+  cycles_++;
+  for (const std::string& v : plan.violations) Log()->warn("balancer: hard goal unmet: {}", v);
+  if (plan.moves.empty() || paused_.load()) return;
+  Log()->info("balancer: {} moves planned in {:.0f} ms", plan.moves.size(), plan.plan_ms);
+  for (const auto& g : plan.goals) {
+    if (g.moves == 0) continue;
+    Log()->info("balancer: goal {}: max {:.1f} -> {:.1f} (average {:.1f}), {} moves", g.goal,
+                g.max_before, g.max_after, g.average, g.moves);
+  }
+  Port port(metadata_, controller_);
+  moves_in_flight_ = static_cast<int64_t>(plan.moves.size());
+  executor_.Execute(
+      plan.moves, port, [this] { return ShouldStop(); },
+      [this] {
+        std::lock_guard lock(wake_mu_);
+        return stopping_;
+      },
+      [this](const MoveOutcome& o) { Record(o); });
+  moves_in_flight_ = 0;
+}
+
+void BalancerService::Record(const MoveOutcome& o) {
+  const Move& m = o.move;
+  const bool done = o.result == MoveOutcome::Result::kDone;
+  (done ? moves_done_ : moves_failed_)++;
+  moves_in_flight_--;
+  auto log = done ? spdlog::level::info : spdlog::level::warn;
+  Log()->log(log, "balancer: {} {}-{} [{}] -> [{}], leader {} -> {}: {} in {} ms ({}: {}){}",
+             m.kind == balancer::MoveKind::kLeadership ? "leadership" : "replicas", m.topic,
+             m.partition, cluster::JoinIds(m.replicas_before), cluster::JoinIds(m.replicas_after),
+             m.leader_before, m.leader_after, balancer::MoveResultName(o.result), o.duration_ms,
+             m.goal, m.reason, o.detail.empty() ? "" : " - " + o.detail);
+  std::lock_guard lock(mu_);
+  moved_at_ms_[{m.topic, m.partition}] = NowWallMs();
+  nlohmann::json d = {{"time_ms", NowWallMs()},
+                      {"result", balancer::MoveResultName(o.result)},
+                      {"detail", o.detail},
+                      {"duration_ms", o.duration_ms},
+                      {"topic", m.topic},
+                      {"partition", m.partition},
+                      {"goal", m.goal},
+                      {"reason", m.reason},
+                      {"leader_before", m.leader_before.value()},
+                      {"leader_after", m.leader_after.value()}};
+  d["replicas_before"] = nlohmann::json::array();
+  for (NodeId id : m.replicas_before) d["replicas_before"].push_back(id.value());
+  d["replicas_after"] = nlohmann::json::array();
+  for (NodeId id : m.replicas_after) d["replicas_after"].push_back(id.value());
+  decisions_.push_back(std::move(d));
+  while (decisions_.size() > kDecisionsKept) decisions_.pop_front();
+}
+
+nlohmann::json BalancerService::StatusJson() const {
+  std::lock_guard lock(mu_);
+  nlohmann::json decisions = nlohmann::json::array();
+  for (const auto& d : decisions_) decisions.push_back(d);
+  return {{"enabled", options_.enabled},
+          {"paused", paused_.load()},
+          {"active_controller", controller_.active()},
+          {"cycles", cycles_.load()},
+          {"last_cycle_ms", last_cycle_ms_},
+          {"moves_done", moves_done_.load()},
+          {"moves_failed", moves_failed_.load()},
+          {"moves_in_flight", moves_in_flight_.load()},
+          {"samples", window_.sample_count()},
+          {"metrics_records_read", reader_.records_read()},
+          {"last_error", last_error_},
+          {"last_plan", last_plan_},
+          {"recent_decisions", decisions}};
+}
+
+nlohmann::json BalancerService::DryRun() {
+  if (!controller_.active()) {
+    return {{"error", "this broker is not the active controller"},
+            {"controller",
+             metadata_.view().Controller() ? metadata_.view().Controller()->node.value() : -1}};
+  }
+  std::lock_guard lock(mu_);
+  const int64_t now = NowWallMs();
+  balancer::BuiltModel built = BuildLocked(now);
+  balancer::PlannerOptions planner = options_.planner;
+  planner.cooling = CoolingLocked(now);
+  nlohmann::json out = PlanToJson(balancer::MakePlan(built.model, planner));
+  out["dry_run"] = true;
+  if (!last_error_.empty()) out["metrics_error"] = last_error_;
+  return out;
+}
+
+}  // namespace strata::broker

@@ -1,0 +1,175 @@
+#include "broker/balancer_service.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <sstream>
+
+#include "broker/log.h"
+
+namespace strata::broker {
+
+namespace {
+
+using balancer::Move;
+using balancer::MoveOutcome;
+using cluster::NodeId;
+
+nlohmann::json Ids(const std::vector<NodeId>& ids) {
+  nlohmann::json out = nlohmann::json::array();
+  for (NodeId id : ids) out.push_back(id.value());
+  return out;
+}
+
+nlohmann::json MoveToJson(const Move& m) {
+  return {{"kind", m.kind == balancer::MoveKind::kLeadership ? "leadership" : "replica"},
+          {"topic", m.topic},
+          {"partition", m.partition},
+          {"replicas_before", Ids(m.replicas_before)},
+          {"replicas_after", Ids(m.replicas_after)},
+          {"leader_before", m.leader_before.value()},
+          {"leader_after", m.leader_after.value()},
+          {"goal", m.goal},
+          {"reason", m.reason}};
+}
+
+std::vector<std::string> SplitGoals(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string goal;
+  while (std::getline(in, goal, ',')) {
+    if (!goal.empty()) out.push_back(goal);
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json PlanToJson(const balancer::Plan& plan) {
+  nlohmann::json moves = nlohmann::json::array();
+  for (const Move& m : plan.moves) moves.push_back(MoveToJson(m));
+  nlohmann::json goals = nlohmann::json::array();
+  for (const auto& g : plan.goals) {
+    goals.push_back({{"goal", g.goal},
+                     {"average", g.average},
+                     {"max_before", g.max_before},
+                     {"max_after", g.max_after},
+                     {"min_before", g.min_before},
+                     {"min_after", g.min_after},
+                     {"met_before", g.met_before},
+                     {"met_after", g.met_after},
+                     {"moves", g.moves}});
+  }
+  return {{"moves", moves},
+          {"goals", goals},
+          {"violations", plan.violations},
+          {"move_cap_reached", plan.move_cap_reached},
+          {"plan_ms", plan.plan_ms}};
+}
+
+BalancerOptions BalancerOptions::FromConfig(const config::BrokerConfig& c) {
+  BalancerOptions o;
+  o.enabled = c.GetBool("strata.balancer.enable");
+  o.cycle_interval = std::chrono::milliseconds(c.GetLong("strata.balancer.cycle.interval.ms"));
+  o.failure_timeout_ms = c.GetLong("strata.balancer.broker.failure.timeout.ms");
+  o.max_failed_brokers = static_cast<int32_t>(c.GetLong("strata.balancer.max.failed.brokers"));
+  o.stale_after_ms = c.GetLong("strata.balancer.metrics.stale.ms");
+  o.cooldown_ms = c.GetLong("strata.balancer.partition.cooldown.ms");
+  o.window_samples = static_cast<int>(c.GetLong("strata.balancer.metrics.window.samples"));
+  o.planner.goals = SplitGoals(c.Get("strata.balancer.goals"));
+  o.planner.band = std::stod(c.Get("strata.balancer.balance.deviation"));
+  o.planner.network_floor =
+      static_cast<double>(c.GetLong("strata.balancer.traffic.floor.bytes.per.sec"));
+  o.planner.max_moves = static_cast<int>(c.GetLong("strata.balancer.max.moves.per.cycle"));
+  o.planner.max_replicas_per_broker =
+      static_cast<int32_t>(c.GetLong("strata.balancer.max.replicas.per.broker"));
+  o.planner.disk_cap_ratio = std::stod(c.Get("strata.balancer.disk.cap.ratio"));
+  o.executor.per_broker_concurrency =
+      static_cast<int>(c.GetLong("strata.balancer.execution.concurrency"));
+  o.executor.move_timeout_ms = c.GetLong("strata.balancer.move.timeout.ms");
+  return o;
+}
+
+BalancerService::BalancerService(cluster::Metadata& metadata, cluster::Controller& controller,
+                                 asio::any_io_executor io, BalancerOptions options,
+                                 std::function<Status()> ensure_metrics_topic)
+    : metadata_(metadata),
+      controller_(controller),
+      options_(std::move(options)),
+      ensure_metrics_topic_(std::move(ensure_metrics_topic)),
+      reader_(metadata.view(), std::move(io)),
+      executor_(options_.executor),
+      window_(options_.window_samples) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+BalancerService::~BalancerService() { Shutdown(); }
+
+void BalancerService::Shutdown() {
+  {
+    std::lock_guard lock(wake_mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void BalancerService::Pause() {
+  paused_ = true;
+  Log()->info("balancer: paused");
+}
+
+void BalancerService::Resume() {
+  paused_ = false;
+  Log()->info("balancer: resumed");
+}
+
+void BalancerService::RunNow() {
+  {
+    std::lock_guard lock(wake_mu_);
+    run_now_ = true;
+  }
+  wake_.notify_all();
+}
+
+bool BalancerService::ShouldStop() {
+  std::lock_guard lock(wake_mu_);
+  return stopping_ || paused_.load() || !controller_.active();
+}
+
+void BalancerService::Run() {
+  // Wakes at least every few seconds: a new controller makes the metrics
+  // topic soon after it takes over, whatever the cycle interval.
+  const auto tick =
+      std::min<std::chrono::milliseconds>(options_.cycle_interval, std::chrono::seconds(2));
+  auto next_cycle = std::chrono::steady_clock::now() + options_.cycle_interval;
+  for (;;) {
+    bool asked = false;
+    {
+      std::unique_lock lock(wake_mu_);
+      wake_.wait_for(lock, tick, [this] { return stopping_ || run_now_; });
+      if (stopping_) return;
+      asked = run_now_;
+      run_now_ = false;
+    }
+    if (controller_.active()) {
+      if (ensure_metrics_topic_ && !metadata_.view().Topic(balancer::kMetricsTopic)) {
+        Status st = ensure_metrics_topic_();
+        if (!st.ok()) {
+          Log()->warn("balancer: creating {}: {}", balancer::kMetricsTopic, st.error().message);
+        }
+      }
+      ReadLoad();  // every tick, so status and dry runs see fresh load
+    } else {
+      std::lock_guard lock(mu_);
+      was_active_ = false;  // the next term reads the topic again
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (!asked && now < next_cycle) continue;
+    next_cycle = now + options_.cycle_interval;
+    // An operator's apply runs a cycle even when periodic ones are off.
+    if (options_.enabled || asked) Cycle();
+  }
+}
+
+}  // namespace strata::broker

@@ -1,0 +1,126 @@
+#pragma once
+// BalancerService: the autobalancer, run by the active controller (design
+// section 7). Every strata.balancer.cycle.interval.ms, while this broker
+// is the active controller and the balancer is enabled, it reads the new
+// samples of `__strata_metrics` into its load window, builds a
+// ClusterModel from the metadata view and the window, plans on it
+// (balancer/planner.h) and, unless paused, carries the plan out as
+// reassignments (balancer/executor.h). Brokers gone longer than
+// strata.balancer.broker.failure.timeout.ms are declared dead and their
+// replicas re-placed (self-healing). Every decision is logged with its
+// reason and kept for the admin API (/v1/balancer).
+//
+// Thread-safety: one thread of its own runs the cycles; StatusJson, DryRun,
+// Pause, Resume and RunNow may be called from any thread.
+#include <asio/any_io_executor.hpp>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "balancer/executor.h"
+#include "balancer/load_window.h"
+#include "balancer/model_builder.h"
+#include "balancer/planner.h"
+#include "broker/metrics_topic_reader.h"
+#include "cluster/controller.h"
+#include "cluster/metadata.h"
+#include "config/broker_config.h"
+
+namespace strata::broker {
+
+struct BalancerOptions {
+  bool enabled = false;
+  std::chrono::milliseconds cycle_interval{60'000};
+  int64_t failure_timeout_ms = 60'000;
+  int32_t max_failed_brokers = 1;
+  int64_t stale_after_ms = 60'000;
+  int64_t cooldown_ms = 600'000;
+  int window_samples = 6;
+  balancer::PlannerOptions planner;
+  balancer::ExecutorOptions executor;
+  static BalancerOptions FromConfig(const config::BrokerConfig& config);
+};
+
+class BalancerService {
+ public:
+  // `ensure_metrics_topic` creates `__strata_metrics` when it is missing;
+  // called while this broker is the active controller, whether balancing
+  // is enabled or not (every broker publishes load regardless).
+  BalancerService(cluster::Metadata& metadata, cluster::Controller& controller,
+                  asio::any_io_executor io, BalancerOptions options,
+                  std::function<Status()> ensure_metrics_topic);
+  ~BalancerService();
+
+  // The admin API: state, last plan, recent decisions, as JSON.
+  nlohmann::json StatusJson() const;
+  // A plan on the current model, not carried out (dry run). It does no
+  // I/O: the load is what the balancer's thread last read (every tick).
+  nlohmann::json DryRun();
+  void Pause();
+  void Resume();
+  // Starts a cycle now (apply).
+  void RunNow();
+  // Stops the cycles (a move being waited for is left to the controller);
+  // idempotent, and what the destructor does.
+  void Shutdown();
+
+  int64_t cycles() const { return cycles_.load(); }
+  int64_t moves_done() const { return moves_done_.load(); }
+  int64_t moves_failed() const { return moves_failed_.load(); }
+  bool paused() const { return paused_.load(); }
+
+ private:
+  class Port;  // ReassignmentPort on the metadata and the controller
+  void Run();
+  void Cycle();
+  // Reads new samples into the window (a new controller term starts over).
+  void ReadLoad();
+  // The model of now, under mu_.
+  balancer::BuiltModel BuildLocked(int64_t now_ms);
+  std::set<std::pair<std::string, int32_t>> CoolingLocked(int64_t now_ms) const;
+  void Record(const balancer::MoveOutcome& outcome);
+  bool ShouldStop();
+
+  cluster::Metadata& metadata_;
+  cluster::Controller& controller_;
+  const BalancerOptions options_;
+  const std::function<Status()> ensure_metrics_topic_;
+  MetricsTopicReader reader_;
+  balancer::Executor executor_;
+
+  mutable std::mutex mu_;  // the window, the gone times, the last plan, the decisions
+  balancer::LoadWindow window_;
+  std::map<cluster::NodeId, int64_t> gone_since_ms_;
+  std::map<std::pair<std::string, int32_t>, int64_t> moved_at_ms_;
+  nlohmann::json last_plan_;
+  std::string last_error_;
+  std::deque<nlohmann::json> decisions_;  // newest last
+  int64_t last_cycle_ms_ = 0;
+  bool was_active_ = false;
+
+  std::atomic<bool> paused_{false};
+  std::atomic<int64_t> cycles_{0};
+  std::atomic<int64_t> moves_done_{0};
+  std::atomic<int64_t> moves_failed_{0};
+  std::atomic<int64_t> moves_in_flight_{0};
+
+  std::mutex wake_mu_;
+  std::condition_variable wake_;
+  bool run_now_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// A plan as the admin API shows it.
+nlohmann::json PlanToJson(const balancer::Plan& plan);
+
+}  // namespace strata::broker
