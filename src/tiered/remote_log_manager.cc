@@ -359,8 +359,19 @@ int64_t RemoteLogManager::LogStartOffset(const std::string& key, int64_t local_s
   auto p = FindPartition(key);
   if (!p) return local_start;
   int64_t remote = p->remote_start.load();
+  int64_t floor = p->delete_floor.load();
+  // What the metadata store says was uploaded counts at once: a replica
+  // that just became leader (and started its log at the active segment)
+  // loads the manifest at its next scan, and until then its own figures
+  // may predate the upload that made it contiguous.
+  if (metadata_ != nullptr) {
+    if (auto saved = metadata_->GetRemoteLogOffsets(p->id.topic_id, p->id.partition)) {
+      if (saved->start >= 0) remote = remote >= 0 ? std::min(remote, saved->start) : saved->start;
+      floor = std::max(floor, saved->log_start);
+    }
+  }
   int64_t start = remote >= 0 ? std::min(remote, local_start) : local_start;
-  return std::max(start, p->delete_floor.load());  // DeleteRecords inside a remote segment
+  return std::max(start, floor);  // DeleteRecords inside a remote segment
 }
 
 int64_t RemoteLogManager::RemoteLogEndOffset(const std::string& key) const {
@@ -371,7 +382,14 @@ int64_t RemoteLogManager::RemoteLogEndOffset(const std::string& key) const {
 Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int32_t max_bytes) {
   auto p = FindPartition(key);
   if (!p) return MakeError(Errc::kNotFound, key + " is not tiered");
-  if (!p->reader.load()) return ReadFromView(*p, offset, max_bytes);
+  if (!p->reader.load()) {
+    // A new leadership reads its manifest at its first scan: until then a
+    // read is retried by the client, not answered out of range.
+    if (!p->loaded.load()) {
+      return MakeError(Errc::kUnavailable, key + ": the remote log is being loaded");
+    }
+    return ReadFromView(*p, offset, max_bytes);
+  }
   Status fresh = RefreshReadView(*p, /*force=*/false);
   if (!fresh.ok()) return fresh.take_error();
   auto data = ReadFromView(*p, offset, max_bytes);

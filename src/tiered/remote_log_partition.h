@@ -41,7 +41,7 @@ struct RemoteLogManager::Partition {
   // Registered by AddReader: a follower's replica, read only (written under
   // `mu`; reads check it without).
   std::atomic<bool> reader{false};
-  bool loaded = false;  // manifest read from the store
+  std::atomic<bool> loaded{false};  // manifest read from the store (read unlocked by Read)
   bool removed = false;
   bool manifest_dirty = false;  // in-memory manifest not yet written
   RemoteManifest manifest;

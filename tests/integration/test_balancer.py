@@ -131,7 +131,7 @@ def skewed_topic(b, partitions: int) -> str:
     others = [2, 3, 4]
     assignment = [[1, others[p % 3]] for p in range(partitions)]
     a = kit.admin(b.bootstrap)
-    a.create_topics([NewTopic(topic, replica_assignment=assignment, config={
+    a.create_topics([NewTopic(topic, partitions, replica_assignment=assignment, config={
         "remote.storage.enable": "true", "min.insync.replicas": "1"})])[topic].result(timeout=30)
     wait_until(lambda: all(len(v) == 2 for v in isr(b, topic).values()), JOIN_WITHIN,
                "the ISRs full", lambda: isr(b, topic))
@@ -209,7 +209,7 @@ def test_a_dead_brokers_replicas_are_re_placed_after_the_timeout(four):
     b1, b2, b3, b4 = four
     topic = kit.unique_topic("heal")
     a = kit.admin(b1.bootstrap)
-    a.create_topics([NewTopic(topic, replica_assignment=[[4, 1], [4, 2], [4, 3], [1, 2]],
+    a.create_topics([NewTopic(topic, 4, replica_assignment=[[4, 1], [4, 2], [4, 3], [1, 2]],
                               config={"remote.storage.enable": "true",
                                       "min.insync.replicas": "1"})])[topic].result(timeout=30)
     wait_until(lambda: all(len(v) == 2 for v in isr(b1, topic).values()), JOIN_WITHIN,

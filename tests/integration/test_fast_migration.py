@@ -269,3 +269,48 @@ def test_a_broker_back_with_an_empty_disk_copies_only_active_segments(tmp_path, 
         for b in brokers:
             b.stop()
         etcd.stop_all()
+
+
+def earliest_offset(b, topic: str, partition: int) -> int:
+    """ListOffsets EARLIEST (-2) straight to broker `b` -> offset (-1 on an error)."""
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "earliest-probe"})
+    try:
+        low, _ = c.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+        return low
+    finally:
+        c.close()
+
+
+def test_a_new_leader_that_started_at_the_active_segment_reports_the_remote_log_start(
+        tmp_path, broker_factory):
+    """Right after a move makes the new replica leader (its log starting where the old
+    leader's ended), the log start it reports is remote storage's, not its own: a consumer
+    starting from the earliest offset skips nothing, even before the new leader has read the
+    remote manifest (broker 3 scans its remote log only every 20 s here)."""
+    etcd, brokers = start_cluster(
+        tmp_path, broker_factory, per_node={3: {"remote.log.manager.task.interval.ms": "20000"}})
+    try:
+        b1, b2, b3 = brokers
+        topic = kit.unique_topic("start")
+        a = kit.admin(b1.bootstrap)
+        # The whole history in the active segment: the move's roll makes its first upload.
+        a.create_topics([NewTopic(topic, 1, replica_assignment=[[1, 2]], config=topic_config(
+            **{"segment.bytes": str(64 << 20)}))])[topic].result(timeout=30)
+        wait_until(lambda: isr(b1, topic) == {0: [1, 2]}, JOIN_WITHIN, "ISR [1, 2]",
+                   lambda: isr(b1, topic))
+        recs = kit.make_records(300, 1, seed=91, tag="start")
+        kit.produce_confluent(b1.bootstrap, topic, recs)
+        out = reassign_tool(b2, "--reassignment-json-file", plan(tmp_path, topic, {0: [3, 2]}),
+                            "--execute")
+        assert "Successfully started partition reassignment" in out, out
+        wait_until(lambda: leaders(b2, topic)[0] == (3, [3, 2]), UPLOAD_WITHIN,
+                   "the move done, broker 3 leading", lambda: leaders(b2, topic))
+        assert local_logs(b3, topic)[0] == recs[-1].offset + 1  # it copied nothing
+        assert earliest_offset(b3, topic, 0) == 0
+        got = kit.consume_confluent(b3.bootstrap, topic, 1, timeout=120)
+        kit.assert_same_records(recs, got)
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
