@@ -3,7 +3,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <string>
 
+#include "app/balance_api.h"
 #include "balancer/simulator.h"
 
 namespace strata::app {
@@ -12,6 +15,10 @@ namespace {
 
 struct BalanceFlags {
   CLI::App* simulate = nullptr;
+  // status, plan, pause, resume, apply: over the admin API.
+  std::map<std::string, CLI::App*> api;
+  std::string admin = "127.0.0.1:8085";
+  std::string format = "human";
   balancer::SimulationOptions sim;
   bool json = false;
   int32_t replica_cap = 0;
@@ -49,10 +56,29 @@ void AddBalanceCommands(CLI::App& app) {
   f.simulate->add_option("--max-replicas-per-broker", f.replica_cap, "replica cap (0: none)");
   s.planner.max_moves = 0;
   f.simulate->add_flag("--json", f.json, "print the report as JSON");
+  const std::pair<const char*, const char*> api[] = {
+      {"status", "the balancer's state, last plan and recent decisions"},
+      {"plan", "a dry-run plan now (from the active controller)"},
+      {"pause", "stop carrying out moves, cluster-wide"},
+      {"resume", "carry out moves again"},
+      {"apply", "run a balancing cycle now"}};
+  for (const auto& [name, help] : api) {
+    CLI::App* sub = balance->add_subcommand(name, help);
+    sub->add_option("--admin", f.admin, "a broker's admin listener host:port")
+        ->capture_default_str();
+    sub->add_option("--format", f.format, "human or json")->check(CLI::IsMember({"human", "json"}));
+    f.api[name] = sub;
+  }
 }
 
 bool RunBalance(int* exit_code) {
   BalanceFlags& f = Flags();
+  for (const auto& [name, sub] : f.api) {
+    if (sub->parsed()) {
+      *exit_code = RunBalanceApi(name, f.admin, f.format == "json");
+      return true;
+    }
+  }
   if (f.simulate == nullptr || !f.simulate->parsed()) return false;
   f.sim.planner.max_replicas_per_broker = f.replica_cap > 0 ? f.replica_cap : INT32_MAX;
   auto report = balancer::Simulate(f.sim);

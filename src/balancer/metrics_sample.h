@@ -57,6 +57,8 @@ struct MetricsSample {
 inline constexpr size_t kPartitionsPerRecord = 1000;
 // The internal topic, and the record key of a broker's samples.
 inline constexpr const char* kMetricsTopic = "__strata_metrics";
+// Where the balancer records its plans and moves (docs/balancer.md).
+inline constexpr const char* kBalancerLogTopic = "__strata_balancer_log";
 std::string MetricsRecordKey(cluster::NodeId broker);
 
 // Splits `sample` into records of at most kPartitionsPerRecord partitions

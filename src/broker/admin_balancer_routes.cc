@@ -60,13 +60,15 @@ void RegisterBalancerRoutes(admin::HttpServer& server, BrokerContext& ctx) {
   server.RoutePost("/v1/balancer/pause", [&ctx](const std::string&) {
     BalancerService* b = ctx.balancer;
     if (b == nullptr) return NoBalancer();
-    b->Pause();
+    Status st = b->Pause();
+    if (!st.ok()) return Json(503, {{"error", st.error().message}});
     return Json(200, {{"paused", true}});
   });
   server.RoutePost("/v1/balancer/resume", [&ctx](const std::string&) {
     BalancerService* b = ctx.balancer;
     if (b == nullptr) return NoBalancer();
-    b->Resume();
+    Status st = b->Resume();
+    if (!st.ok()) return Json(503, {{"error", st.error().message}});
     return Json(200, {{"paused", false}});
   });
   server.RoutePost("/v1/balancer/apply", [&ctx](const std::string&) {

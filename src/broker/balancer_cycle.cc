@@ -133,14 +133,21 @@ std::set<std::pair<std::string, int32_t>> BalancerService::CoolingLocked(int64_t
 }
 
 void BalancerService::ReadLoad() {
-  std::lock_guard lock(mu_);
-  if (!was_active_) {  // a new term: the window is rebuilt from the topic
-    window_.Clear();
-    reader_.Reset();
-    gone_since_ms_.clear();
-    was_active_ = true;
+  {
+    std::lock_guard lock(mu_);
+    if (!was_active_) {  // a new term: the window is rebuilt from the topic
+      window_.Clear();
+      reader_.Reset();
+      gone_since_ms_.clear();
+      was_active_ = true;
+    }
   }
-  Status read = reader_.Poll(window_, std::chrono::seconds(10));
+  // Not under mu_: the fetch runs on the io thread, which serves the admin
+  // API, whose handlers take mu_.
+  std::vector<balancer::MetricsSample> samples;
+  Status read = reader_.Poll(samples, std::chrono::seconds(10));
+  std::lock_guard lock(mu_);
+  for (const auto& s : samples) window_.Add(s);
   last_error_ = read.ok() ? "" : read.error().message;
 }
 
@@ -152,6 +159,7 @@ void BalancerService::Cycle() {
   }
   ReadLoad();
   balancer::Plan plan;
+  nlohmann::json audit;
   {
     std::lock_guard lock(mu_);
     const int64_t now = NowWallMs();
@@ -165,10 +173,17 @@ void BalancerService::Cycle() {
     last_plan_["note"] = built.note;
     last_cycle_ms_ = now;
     if (!built.note.empty()) Log()->warn("balancer: {}", built.note);
+    audit = last_plan_;
+  }
+  if (!plan.moves.empty() || !plan.violations.empty() || !audit["dead_brokers"].empty()) {
+    nlohmann::json record = std::move(audit);
+    record["type"] = "plan";
+    record["paused"] = paused();
+    Audit("plan", std::move(record));
   }
   cycles_++;
   for (const std::string& v : plan.violations) Log()->warn("balancer: hard goal unmet: {}", v);
-  if (plan.moves.empty() || paused_.load()) return;
+  if (plan.moves.empty() || paused()) return;
   Log()->info("balancer: {} moves planned in {:.0f} ms", plan.moves.size(), plan.plan_ms);
   for (const auto& g : plan.goals) {
     if (g.moves == 0) continue;
@@ -198,32 +213,51 @@ void BalancerService::Record(const MoveOutcome& o) {
              m.partition, cluster::JoinIds(m.replicas_before), cluster::JoinIds(m.replicas_after),
              m.leader_before, m.leader_after, balancer::MoveResultName(o.result), o.duration_ms,
              m.goal, m.reason, o.detail.empty() ? "" : " - " + o.detail);
-  std::lock_guard lock(mu_);
-  moved_at_ms_[{m.topic, m.partition}] = NowWallMs();
-  nlohmann::json d = {{"time_ms", NowWallMs()},
-                      {"result", balancer::MoveResultName(o.result)},
-                      {"detail", o.detail},
-                      {"duration_ms", o.duration_ms},
-                      {"topic", m.topic},
-                      {"partition", m.partition},
-                      {"goal", m.goal},
-                      {"reason", m.reason},
-                      {"leader_before", m.leader_before.value()},
-                      {"leader_after", m.leader_after.value()}};
-  d["replicas_before"] = nlohmann::json::array();
-  for (NodeId id : m.replicas_before) d["replicas_before"].push_back(id.value());
-  d["replicas_after"] = nlohmann::json::array();
-  for (NodeId id : m.replicas_after) d["replicas_after"].push_back(id.value());
-  decisions_.push_back(std::move(d));
-  while (decisions_.size() > kDecisionsKept) decisions_.pop_front();
+  nlohmann::json d;
+  {
+    std::lock_guard lock(mu_);
+    moved_at_ms_[{m.topic, m.partition}] = NowWallMs();
+    d = {{"time_ms", NowWallMs()},
+         {"result", balancer::MoveResultName(o.result)},
+         {"detail", o.detail},
+         {"duration_ms", o.duration_ms},
+         {"topic", m.topic},
+         {"partition", m.partition},
+         {"goal", m.goal},
+         {"reason", m.reason},
+         {"leader_before", m.leader_before.value()},
+         {"leader_after", m.leader_after.value()}};
+    d["replicas_before"] = nlohmann::json::array();
+    for (NodeId id : m.replicas_before) d["replicas_before"].push_back(id.value());
+    d["replicas_after"] = nlohmann::json::array();
+    for (NodeId id : m.replicas_after) d["replicas_after"].push_back(id.value());
+    decisions_.push_back(d);
+    while (decisions_.size() > kDecisionsKept) decisions_.pop_front();
+  }
+  d["type"] = "move";
+  Audit(fmt::format("{}-{}", m.topic, m.partition), std::move(d));
+}
+
+void BalancerService::Audit(const std::string& key, nlohmann::json record) {
+  const int64_t now = NowWallMs();
+  record["time_ms"] = now;
+  if (auto controller = metadata_.view().Controller())
+    record["controller"] = controller->node.value();
+  Status st = ProduceToLeader(log_peers_, balancer::kBalancerLogTopic, 0, {{key, record.dump()}},
+                              now, std::chrono::seconds(10));
+  if (!st.ok() && now - last_audit_warning_ms_ >= 60'000) {
+    last_audit_warning_ms_ = now;
+    Log()->warn("balancer: recording a decision in {}: {}", balancer::kBalancerLogTopic,
+                st.error().message);
+  }
 }
 
 nlohmann::json BalancerService::StatusJson() const {
   std::lock_guard lock(mu_);
   nlohmann::json decisions = nlohmann::json::array();
   for (const auto& d : decisions_) decisions.push_back(d);
-  return {{"enabled", options_.enabled},
-          {"paused", paused_.load()},
+  return {{"enabled", enabled()},
+          {"paused", paused()},
           {"active_controller", controller_.active()},
           {"cycles", cycles_.load()},
           {"last_cycle_ms", last_cycle_ms_},

@@ -97,7 +97,8 @@ BalancerService::BalancerService(cluster::Metadata& metadata, cluster::Controlle
       controller_(controller),
       options_(std::move(options)),
       ensure_metrics_topic_(std::move(ensure_metrics_topic)),
-      reader_(metadata.view(), std::move(io)),
+      reader_(metadata.view(), io),
+      log_peers_(metadata.view(), io, "strata-balancer-log"),
       executor_(options_.executor),
       window_(options_.window_samples) {
   thread_ = std::thread([this] { Run(); });
@@ -114,14 +115,43 @@ void BalancerService::Shutdown() {
   if (thread_.joinable()) thread_.join();
 }
 
-void BalancerService::Pause() {
-  paused_ = true;
-  Log()->info("balancer: paused");
+namespace {
+constexpr const char* kClusterDefault = "default";  // TopicManager's kDefaultBrokerEntity
+
+// A cluster-wide dynamic boolean, or `fallback` when not set.
+bool DynamicFlag(const cluster::Metadata& metadata, const char* name, bool fallback) {
+  const auto configs = metadata.BrokerConfigs(kClusterDefault);
+  auto it = configs.find(name);
+  return it == configs.end() ? fallback : it->second == "true";
+}
+}  // namespace
+
+bool BalancerService::paused() const {
+  return DynamicFlag(metadata_, "strata.balancer.paused", false);
 }
 
-void BalancerService::Resume() {
-  paused_ = false;
-  Log()->info("balancer: resumed");
+bool BalancerService::enabled() const {
+  return DynamicFlag(metadata_, "strata.balancer.enable", options_.enabled);
+}
+
+Status BalancerService::Pause() {
+  STRATA_RETURN_IF_ERROR(
+      metadata_.UpdateBrokerConfigs(kClusterDefault, [](std::map<std::string, std::string>& c) {
+        c["strata.balancer.paused"] = "true";
+        return Status::Ok();
+      }));
+  Log()->info("balancer: paused (strata.balancer.paused=true, cluster-wide)");
+  return Status::Ok();
+}
+
+Status BalancerService::Resume() {
+  STRATA_RETURN_IF_ERROR(
+      metadata_.UpdateBrokerConfigs(kClusterDefault, [](std::map<std::string, std::string>& c) {
+        c.erase("strata.balancer.paused");
+        return Status::Ok();
+      }));
+  Log()->info("balancer: resumed (strata.balancer.paused removed)");
+  return Status::Ok();
 }
 
 void BalancerService::RunNow() {
@@ -134,7 +164,7 @@ void BalancerService::RunNow() {
 
 bool BalancerService::ShouldStop() {
   std::lock_guard lock(wake_mu_);
-  return stopping_ || paused_.load() || !controller_.active();
+  return stopping_ || paused() || !controller_.active();
 }
 
 void BalancerService::Run() {
@@ -153,10 +183,11 @@ void BalancerService::Run() {
       run_now_ = false;
     }
     if (controller_.active()) {
-      if (ensure_metrics_topic_ && !metadata_.view().Topic(balancer::kMetricsTopic)) {
+      if (ensure_metrics_topic_ && (!metadata_.view().Topic(balancer::kMetricsTopic) ||
+                                    !metadata_.view().Topic(balancer::kBalancerLogTopic))) {
         Status st = ensure_metrics_topic_();
         if (!st.ok()) {
-          Log()->warn("balancer: creating {}: {}", balancer::kMetricsTopic, st.error().message);
+          Log()->warn("balancer: creating its topics: {}", st.error().message);
         }
       }
       ReadLoad();  // every tick, so status and dry runs see fresh load
@@ -168,7 +199,7 @@ void BalancerService::Run() {
     if (!asked && now < next_cycle) continue;
     next_cycle = now + options_.cycle_interval;
     // An operator's apply runs a cycle even when periodic ones are off.
-    if (options_.enabled || asked) Cycle();
+    if (enabled() || asked) Cycle();
   }
 }
 

@@ -31,6 +31,7 @@
 #include "balancer/model_builder.h"
 #include "balancer/planner.h"
 #include "broker/metrics_topic_reader.h"
+#include "broker/peer_clients.h"
 #include "cluster/controller.h"
 #include "cluster/metadata.h"
 #include "config/broker_config.h"
@@ -65,8 +66,11 @@ class BalancerService {
   // A plan on the current model, not carried out (dry run). It does no
   // I/O: the load is what the balancer's thread last read (every tick).
   nlohmann::json DryRun();
-  void Pause();
-  void Resume();
+  // Pause and resume are the cluster-wide dynamic config
+  // strata.balancer.paused (what kafka-configs --entity-default sets), so
+  // they hold across controller changes and may be asked of any broker.
+  Status Pause();
+  Status Resume();
   // Starts a cycle now (apply).
   void RunNow();
   // Stops the cycles (a move being waited for is left to the controller);
@@ -76,7 +80,9 @@ class BalancerService {
   int64_t cycles() const { return cycles_.load(); }
   int64_t moves_done() const { return moves_done_.load(); }
   int64_t moves_failed() const { return moves_failed_.load(); }
-  bool paused() const { return paused_.load(); }
+  bool paused() const;
+  // strata.balancer.enable, dynamic cluster-wide value first.
+  bool enabled() const;
 
  private:
   class Port;  // ReassignmentPort on the metadata and the controller
@@ -88,6 +94,9 @@ class BalancerService {
   balancer::BuiltModel BuildLocked(int64_t now_ms);
   std::set<std::pair<std::string, int32_t>> CoolingLocked(int64_t now_ms) const;
   void Record(const balancer::MoveOutcome& outcome);
+  // Appends a decision to `__strata_balancer_log` (key: "plan" or the
+  // partition); a failure is logged, at most once a minute.
+  void Audit(const std::string& key, nlohmann::json record);
   bool ShouldStop();
 
   cluster::Metadata& metadata_;
@@ -95,6 +104,8 @@ class BalancerService {
   const BalancerOptions options_;
   const std::function<Status()> ensure_metrics_topic_;
   MetricsTopicReader reader_;
+  PeerClients log_peers_;  // produces to __strata_balancer_log
+  int64_t last_audit_warning_ms_ = 0;
   balancer::Executor executor_;
 
   mutable std::mutex mu_;  // the window, the gone times, the last plan, the decisions
@@ -107,7 +118,6 @@ class BalancerService {
   int64_t last_cycle_ms_ = 0;
   bool was_active_ = false;
 
-  std::atomic<bool> paused_{false};
   std::atomic<int64_t> cycles_{0};
   std::atomic<int64_t> moves_done_{0};
   std::atomic<int64_t> moves_failed_{0};

@@ -136,7 +136,7 @@ Status Broker::Register() {
   BrokerContext* ctx = context_.get();
   balancer_ = std::make_unique<BalancerService>(*metadata_, *controller_, io_.get_executor(),
                                                 BalancerOptions::FromConfig(config_),
-                                                [ctx] { return EnsureMetricsTopic(*ctx); });
+                                                [ctx] { return EnsureBalancerTopics(*ctx); });
   context_->balancer = balancer_.get();
   RegisterBalancerGauges(*balancer_);
   if (const int64_t interval = config_.GetLong("strata.balancer.metrics.interval.ms");

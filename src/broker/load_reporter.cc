@@ -3,21 +3,15 @@
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 
-#include <asio/co_spawn.hpp>
-#include <asio/use_future.hpp>
 #include <chrono>
 
 #include "broker/cluster_state.h"
 #include "broker/log.h"
 #include "broker/topic_manager.h"
-#include "protocol/batch_builder.h"
-#include "protocol/messages/produce.h"
 
 namespace strata::broker {
 
 namespace {
-
-constexpr int16_t kProduceVersion = 9;
 
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -44,7 +38,7 @@ LoadReporter::LoadReporter(TopicManager& topics, cluster::MetadataView& view,
                            asio::any_io_executor io, LoadReporterOptions options)
     : topics_(topics),
       view_(view),
-      io_(std::move(io)),
+      peers_(view, std::move(io), "strata-load-reporter"),
       options_(std::move(options)),
       published_(&metrics::Global().GetCounter("strata_balancer_metrics_published_total",
                                                "load samples published to __strata_metrics")),
@@ -63,7 +57,6 @@ LoadReporter::~LoadReporter() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
-  for (auto& [id, c] : clients_) c->Close();
 }
 
 void LoadReporter::Run() {
@@ -75,9 +68,12 @@ void LoadReporter::Run() {
     const balancer::MetricsSample sample = TakeSample();
     Status st = Publish(sample);
     if (st.ok()) {
+      Commit();
       published_->Add();
       continue;
     }
+    // Not committed: the next sample covers this window too, so no traffic
+    // goes unreported while the topic is missing or its leader away.
     failures_->Add();
     if (SteadyMs() - last_warning_ms_ >= 60'000) {
       last_warning_ms_ = SteadyMs();
@@ -117,17 +113,23 @@ balancer::MetricsSample LoadReporter::TakeSample() {
     ps.size_bytes = p->log()->size_bytes();
     s.partitions.push_back(std::move(ps));
   }
-  last_ = std::move(seen);
+  next_ = std::move(seen);
   s.totals = Totals(seconds, s);
-  last_ms_ = now;
+  next_ms_ = now;
   return s;
+}
+
+void LoadReporter::Commit() {
+  last_ = std::move(next_);
+  last_ms_ = next_ms_;
+  last_cpu_s_ = next_cpu_s_;
 }
 
 balancer::BrokerTotals LoadReporter::Totals(double seconds, const balancer::MetricsSample& s) {
   balancer::BrokerTotals t;
   const double cpu = ProcessCpuSeconds();
   t.cpu_cores_used = std::max(0.0, cpu - last_cpu_s_) / seconds;
-  last_cpu_s_ = cpu;
+  next_cpu_s_ = cpu;
   for (const auto& p : s.partitions) {
     t.network_in_bytes_per_sec += p.bytes_in_per_sec + p.replication_bytes_in_per_sec;
     t.network_out_bytes_per_sec += p.bytes_out_per_sec + p.replication_bytes_out_per_sec;
@@ -142,79 +144,30 @@ balancer::BrokerTotals LoadReporter::Totals(double seconds, const balancer::Metr
   return t;
 }
 
-net::Client* LoadReporter::ClientFor(cluster::NodeId leader) {
-  auto registration = view_.Broker(leader);
-  if (!registration || registration->registration.listeners.empty()) return nullptr;
-  const cluster::BrokerListener& l = registration->registration.listeners.front();
-  auto& client = clients_[leader];
-  if (!client || client->host() != l.host || client->port() != l.port) {
-    if (client) client->Close();
-    net::ClientOptions options;
-    options.client_id = "strata-load-reporter";
-    options.max_connections = 1;
-    client = std::make_unique<net::Client>(io_, l.host, static_cast<uint16_t>(l.port), options);
-  }
-  return client.get();
-}
-
 Status LoadReporter::Publish(const balancer::MetricsSample& sample) {
   auto topic = view_.Topic(balancer::kMetricsTopic);
   if (!topic) return MakeError(Errc::kNotFound, "the topic does not exist yet");
   const int32_t partition = options_.node.value() % std::max(1, topic->record.partitions);
-  auto record = view_.Partition(cluster::UuidToBase64(topic->record.id), partition);
-  if (!record || record->record.leader.value() < 0) {
-    return MakeError(Errc::kUnavailable, "no leader for partition " + std::to_string(partition));
-  }
-  net::Client* client = ClientFor(record->record.leader);
-  if (client == nullptr) return MakeError(Errc::kUnavailable, "the leader is not registered");
-  protocol::BatchBuilder batch;
-  batch.set_compression(protocol::Compression::kLz4);
   const std::string key = balancer::MetricsRecordKey(sample.broker);
-  for (const std::string& value : balancer::EncodeMetricsSample(sample)) {
-    batch.Add(key, value, sample.timestamp_ms);
+  std::vector<std::pair<std::string, std::string>> records;
+  for (std::string& value : balancer::EncodeMetricsSample(sample)) {
+    records.emplace_back(key, std::move(value));
   }
-  protocol::ProduceRequest req;
-  req.acks = -1;
-  req.timeout_ms = 10'000;
-  req.topics.push_back({balancer::kMetricsTopic, {}});
-  req.topics.back().partitions.emplace_back();
-  req.topics.back().partitions.back().index = partition;
-  req.topics.back().partitions.back().records.Own(batch.Build());
-  // The coroutine answers a Status (a future's value must be default
-  // constructible); the produce errors are checked inside.
-  auto call = [&]() -> asio::awaitable<Status> {
-    auto response = co_await client->Send<protocol::ProduceRequest, protocol::ProduceResponse>(
-        req, kProduceVersion);
-    if (!response.ok()) co_return response.take_error();
-    for (const auto& t : response->topics) {
-      for (const auto& p : t.partitions) {
-        if (p.error_code != 0) {
-          co_return MakeError(Errc::kUnavailable,
-                              "produce error code " + std::to_string(p.error_code));
-        }
-      }
-    }
-    co_return Status::Ok();
-  };
-  auto done = asio::co_spawn(io_, call(), asio::use_future);
-  if (done.wait_for(std::chrono::seconds(15)) != std::future_status::ready) {
-    return MakeError(Errc::kTimeout, "produce timed out");
-  }
-  return done.get();
+  return ProduceToLeader(peers_, balancer::kMetricsTopic, partition, records, sample.timestamp_ms,
+                         std::chrono::seconds(10));
 }
 
 }  // namespace strata::broker
 
 namespace strata::broker {
 
-Status EnsureMetricsTopic(BrokerContext& ctx) {
-  const std::string topic = balancer::kMetricsTopic;
+namespace {
+
+// Creates one internal topic of the balancer when missing: up to three
+// replicas (fewer on a smaller cluster), delete policy.
+Status EnsureTopic(BrokerContext& ctx, const std::string& topic, int32_t partitions,
+                   const std::string& retention_ms) {
   if (ctx.topics.GetTopicInfo(topic)) return Status::Ok();
-  const auto partitions =
-      static_cast<int32_t>(ctx.config.GetLong("strata.balancer.metrics.topic.partitions"));
-  // Three replicas where three brokers can hold one (fewer on a smaller
-  // cluster): the samples are worth little after a few minutes, but a
-  // controller change must find them.
   const auto placeable = static_cast<int16_t>(std::max<size_t>(PlacementBrokers(ctx).size(), 1));
   const int16_t rf = std::min<int16_t>(3, placeable);
   STRATA_ASSIGN_OR_RETURN(auto placed, PlaceNewReplicas(ctx, partitions, rf, 0));
@@ -224,7 +177,7 @@ Status EnsureMetricsTopic(BrokerContext& ctx) {
   record.replication_factor = rf;
   record.internal = true;
   record.configs = {{"cleanup.policy", "delete"},
-                    {"retention.ms", ctx.config.Get("strata.balancer.metrics.retention.ms")},
+                    {"retention.ms", retention_ms},
                     {"segment.bytes", std::to_string(16 << 20)},
                     {"min.insync.replicas", "1"}};
   auto created = ctx.topics.CreateTopic(std::move(record), std::move(placed));
@@ -233,6 +186,17 @@ Status EnsureMetricsTopic(BrokerContext& ctx) {
   }
   Log()->info("created {} ({} partitions, {} replicas)", topic, partitions, rf);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status EnsureBalancerTopics(BrokerContext& ctx) {
+  STRATA_RETURN_IF_ERROR(EnsureTopic(
+      ctx, balancer::kMetricsTopic,
+      static_cast<int32_t>(ctx.config.GetLong("strata.balancer.metrics.topic.partitions")),
+      ctx.config.Get("strata.balancer.metrics.retention.ms")));
+  return EnsureTopic(ctx, balancer::kBalancerLogTopic, 1,
+                     ctx.config.Get("strata.balancer.log.retention.ms"));
 }
 
 }  // namespace strata::broker

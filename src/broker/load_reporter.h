@@ -23,18 +23,20 @@
 
 #include "balancer/metrics_sample.h"
 #include "base/metrics.h"
+#include "broker/peer_clients.h"
 #include "cluster/metadata_view.h"
-#include "net/client.h"
 
 namespace strata::broker {
 
 class TopicManager;
 struct BrokerContext;
 
-// Creates `__strata_metrics` if missing (on the active controller):
-// strata.balancer.metrics.topic.partitions partitions, up to 3 replicas,
-// delete policy with strata.balancer.metrics.retention.ms.
-Status EnsureMetricsTopic(BrokerContext& ctx);
+// Creates the balancer's internal topics if missing (on the active
+// controller): `__strata_metrics` (strata.balancer.metrics.topic.partitions
+// partitions, strata.balancer.metrics.retention.ms) and
+// `__strata_balancer_log` (1 partition, strata.balancer.log.retention.ms);
+// up to 3 replicas, delete policy.
+Status EnsureBalancerTopics(BrokerContext& ctx);
 
 struct LoadReporterOptions {
   cluster::NodeId node{-1};
@@ -49,8 +51,10 @@ class LoadReporter {
                LoadReporterOptions options);
   ~LoadReporter();  // stops the thread
 
-  // One sample now, over the time since the previous one (for tests).
+  // A sample now, over the time since the last published one; Commit
+  // makes it the new baseline (once it is published).
   balancer::MetricsSample TakeSample();
+  void Commit();
   int64_t published() const { return published_->value(); }
 
  private:
@@ -59,17 +63,18 @@ class LoadReporter {
   };
   void Run();
   Status Publish(const balancer::MetricsSample& sample);
-  net::Client* ClientFor(cluster::NodeId leader);
   balancer::BrokerTotals Totals(double seconds, const balancer::MetricsSample& sample);
 
   TopicManager& topics_;
   cluster::MetadataView& view_;
-  asio::any_io_executor io_;
+  PeerClients peers_;
   const LoadReporterOptions options_;
-  std::map<std::string, Counters> last_;  // by "topic-partition"
+  std::map<std::string, Counters> last_;  // by "topic-partition", as last published
   int64_t last_ms_ = 0;                   // steady clock
   double last_cpu_s_ = 0;
-  std::map<cluster::NodeId, std::unique_ptr<net::Client>> clients_;
+  std::map<std::string, Counters> next_;  // the sample being published
+  int64_t next_ms_ = 0;
+  double next_cpu_s_ = 0;
   int64_t last_warning_ms_ = 0;
   metrics::Counter* published_;
   metrics::Counter* failures_;

@@ -19,15 +19,12 @@ constexpr int32_t kMaxBytes = 8 << 20;
 }  // namespace
 
 MetricsTopicReader::MetricsTopicReader(cluster::MetadataView& view, asio::any_io_executor executor)
-    : view_(view), executor_(std::move(executor)) {}
+    : view_(view), peers_(view, std::move(executor), "strata-balancer") {}
 
-MetricsTopicReader::~MetricsTopicReader() {
-  for (auto& [id, client] : clients_) client->Close();
-}
-
-Status MetricsTopicReader::Poll(balancer::LoadWindow& window, std::chrono::milliseconds timeout) {
+Status MetricsTopicReader::Poll(std::vector<balancer::MetricsSample>& out,
+                                std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto done = asio::co_spawn(executor_, PollAll(window, deadline), asio::use_future);
+  auto done = asio::co_spawn(peers_.executor(), PollAll(out, deadline), asio::use_future);
   if (done.wait_until(deadline + std::chrono::seconds(5)) != std::future_status::ready) {
     return MakeError(Errc::kTimeout, "reading __strata_metrics timed out");
   }
@@ -35,13 +32,13 @@ Status MetricsTopicReader::Poll(balancer::LoadWindow& window, std::chrono::milli
 }
 
 asio::awaitable<Status> MetricsTopicReader::PollAll(
-    balancer::LoadWindow& window, std::chrono::steady_clock::time_point deadline) {
+    std::vector<balancer::MetricsSample>& out, std::chrono::steady_clock::time_point deadline) {
   auto topic = view_.Topic(balancer::kMetricsTopic);
   if (!topic) co_return MakeError(Errc::kNotFound, "no topic __strata_metrics yet");
   for (int32_t p = 0; p < topic->record.partitions; ++p) {
     // Until a fetch brings nothing new (or the time is up).
     for (int round = 0; round < 1000 && std::chrono::steady_clock::now() < deadline; ++round) {
-      auto more = co_await FetchOnce(p, window, deadline);
+      auto more = co_await FetchOnce(p, out, deadline);
       if (!more.ok()) co_return more.take_error();
       if (!*more) break;
     }
@@ -49,24 +46,8 @@ asio::awaitable<Status> MetricsTopicReader::PollAll(
   co_return Status::Ok();
 }
 
-net::Client* MetricsTopicReader::ClientFor(cluster::NodeId leader) {
-  auto registration = view_.Broker(leader);
-  if (!registration || registration->registration.listeners.empty()) return nullptr;
-  const cluster::BrokerListener& l = registration->registration.listeners.front();
-  auto& client = clients_[leader];
-  if (!client || client->host() != l.host || client->port() != l.port) {
-    if (client) client->Close();
-    net::ClientOptions options;
-    options.client_id = "strata-balancer";
-    options.max_connections = 1;
-    client =
-        std::make_unique<net::Client>(executor_, l.host, static_cast<uint16_t>(l.port), options);
-  }
-  return client.get();
-}
-
 asio::awaitable<Result<bool>> MetricsTopicReader::FetchOnce(
-    int32_t partition, balancer::LoadWindow& window,
+    int32_t partition, std::vector<balancer::MetricsSample>& out,
     std::chrono::steady_clock::time_point deadline) {
   auto topic = view_.Topic(balancer::kMetricsTopic);
   if (!topic) co_return false;
@@ -74,7 +55,7 @@ asio::awaitable<Result<bool>> MetricsTopicReader::FetchOnce(
   if (!record || record->record.leader.value() < 0) {
     co_return MakeError(Errc::kUnavailable, "__strata_metrics has no leader");
   }
-  net::Client* client = ClientFor(record->record.leader);
+  net::Client* client = peers_.For(record->record.leader);
   if (client == nullptr) co_return MakeError(Errc::kUnavailable, "leader not registered");
   int64_t& next = next_offset_.try_emplace(partition, 0).first->second;
   protocol::FetchRequest req;
@@ -104,16 +85,17 @@ asio::awaitable<Result<bool>> MetricsTopicReader::FetchOnce(
                                                     std::to_string(p.error_code));
       }
       const int64_t before = next;
-      if (!p.records.null) Decode(p.records.view, window, &next);
+      if (!p.records.null) Decode(p.records.view, out, &next);
       co_return next > before;
     }
   }
   co_return false;
 }
 
-// Every record of every whole batch in `records`, decoded into `window`;
+// Every record of every whole batch in `records`, decoded into `out`;
 // `next` moves past each batch.
-void MetricsTopicReader::Decode(ByteView records, balancer::LoadWindow& window, int64_t* next) {
+void MetricsTopicReader::Decode(ByteView records, std::vector<balancer::MetricsSample>& out,
+                                int64_t* next) {
   Bytes scratch;
   protocol::Record record;
   while (records.size() >= protocol::kBatchHeaderSize) {
@@ -143,7 +125,7 @@ void MetricsTopicReader::Decode(ByteView records, balancer::LoadWindow& window, 
         continue;
       }
       records_read_++;
-      window.Add(*sample);
+      out.push_back(std::move(sample).value());
     }
   }
 }

@@ -10,45 +10,47 @@
 // Thread-safety: one caller at a time (the balancer's thread); the calls
 // run on the broker's io executor and Poll waits for them.
 #include <asio/any_io_executor.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "balancer/load_window.h"
 #include "base/result.h"
+#include "broker/peer_clients.h"
 #include "cluster/metadata_view.h"
-#include "net/client.h"
 
 namespace strata::broker {
 
 class MetricsTopicReader {
  public:
   MetricsTopicReader(cluster::MetadataView& view, asio::any_io_executor executor);
-  ~MetricsTopicReader();
 
-  // Reads what is new into `window`, waiting at most `timeout`.
-  Status Poll(balancer::LoadWindow& window, std::chrono::milliseconds timeout);
+  // Reads what is new, appending each sample's records to `out`, waiting
+  // at most `timeout`. No lock is needed by the caller: the caller adds
+  // them to its window afterwards (and must never hold a lock the io
+  // thread may wait for while this waits on the io thread).
+  Status Poll(std::vector<balancer::MetricsSample>& out, std::chrono::milliseconds timeout);
   // The next Poll starts again from the log start.
   void Reset() { next_offset_.clear(); }
-  int64_t records_read() const { return records_read_; }
-  int64_t records_skipped() const { return records_skipped_; }
+  int64_t records_read() const { return records_read_.load(); }
+  int64_t records_skipped() const { return records_skipped_.load(); }
 
  private:
-  asio::awaitable<Status> PollAll(balancer::LoadWindow& window,
+  asio::awaitable<Status> PollAll(std::vector<balancer::MetricsSample>& out,
                                   std::chrono::steady_clock::time_point deadline);
   // One fetch of `partition` from its leader; false when nothing new came.
-  asio::awaitable<Result<bool>> FetchOnce(int32_t partition, balancer::LoadWindow& window,
+  asio::awaitable<Result<bool>> FetchOnce(int32_t partition,
+                                          std::vector<balancer::MetricsSample>& out,
                                           std::chrono::steady_clock::time_point deadline);
-  void Decode(ByteView records, balancer::LoadWindow& window, int64_t* next);
-  net::Client* ClientFor(cluster::NodeId leader);
-
+  void Decode(ByteView records, std::vector<balancer::MetricsSample>& out, int64_t* next);
   cluster::MetadataView& view_;
-  asio::any_io_executor executor_;
+  PeerClients peers_;
   std::map<int32_t, int64_t> next_offset_;
-  std::map<cluster::NodeId, std::unique_ptr<net::Client>> clients_;
-  int64_t records_read_ = 0;
-  int64_t records_skipped_ = 0;
+  std::atomic<int64_t> records_read_{0};
+  std::atomic<int64_t> records_skipped_{0};
 };
 
 }  // namespace strata::broker

@@ -105,7 +105,8 @@ bool BrokerConfig::IsDynamic(const std::string& name) {
 }
 
 bool BrokerConfig::IsDynamicBrokerOnly(const std::string& name) {
-  return name == "leader.replication.throttled.rate" ||
+  return name == "strata.balancer.enable" || name == "strata.balancer.paused" ||
+         name == "leader.replication.throttled.rate" ||
          name == "follower.replication.throttled.rate" ||
          name == "replica.alter.log.dirs.io.max.bytes.per.second";
 }

@@ -307,7 +307,11 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       // The autobalancer (docs/balancer.md), run by the active controller.
       {"strata.balancer.enable", T::kBoolean, "false",
        "plan and carry out moves every strata.balancer.cycle.interval.ms (an operator's "
-       "apply runs a cycle either way)"},
+       "apply runs a cycle either way); dynamic, cluster-wide with kafka-configs "
+       "--entity-default"},
+      {"strata.balancer.paused", T::kBoolean, "false",
+       "no moves are carried out (plans are still made); set cluster-wide by the admin API's "
+       "pause and resume, or with kafka-configs --entity-type brokers --entity-default"},
       {"strata.balancer.cycle.interval.ms", T::kLong, "60000", "time between balancing cycles",
        AtLeast(100)},
       {"strata.balancer.goals", T::kList,
@@ -327,13 +331,11 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"strata.balancer.max.replicas.per.broker", T::kInt, "10000",
        "hard cap on replicas per broker", AtLeast(1)},
       {"strata.balancer.disk.cap.ratio", T::kDouble, "0.8",
-       "hard cap on a broker's local log size, as a share of its declared disk capacity",
-       Ratio()},
-      {"strata.balancer.execution.concurrency", T::kInt, "5",
-       "moves in flight at once per broker", AtLeast(1)},
+       "hard cap on a broker's local log size, as a share of its declared disk capacity", Ratio()},
+      {"strata.balancer.execution.concurrency", T::kInt, "5", "moves in flight at once per broker",
+       AtLeast(1)},
       {"strata.balancer.move.timeout.ms", T::kLong, "300000",
-       "a move not done within this is cancelled (its original replicas come back)",
-       AtLeast(1000)},
+       "a move not done within this is cancelled (its original replicas come back)", AtLeast(1000)},
       {"strata.balancer.broker.failure.timeout.ms", T::kLong, "60000",
        "a broker gone this long is declared dead and its replicas re-placed", AtLeast(0)},
       {"strata.balancer.max.failed.brokers", T::kInt, "1",
@@ -344,9 +346,10 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        "partitions of __strata_metrics when the controller creates it", AtLeast(1)},
       {"strata.balancer.metrics.retention.ms", T::kLong, "1800000",
        "retention.ms of __strata_metrics when the controller creates it", AtLeast(1)},
+      {"strata.balancer.log.retention.ms", T::kLong, "604800000",
+       "retention.ms of __strata_balancer_log when the controller creates it", AtLeast(1)},
       {"strata.balancer.metrics.stale.ms", T::kLong, "60000",
-       "a broker whose last load sample is older than this is left out of planning",
-       AtLeast(1000)},
+       "a broker whose last load sample is older than this is left out of planning", AtLeast(1000)},
       {"strata.balancer.metrics.window.samples", T::kInt, "6",
        "load samples per broker averaged into the model", AtLeast(1)},
       // Remote storage resilience (strata names: Kafka has none for these).

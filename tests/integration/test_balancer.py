@@ -12,6 +12,8 @@ strata.balancer.broker.failure.timeout.ms passes, with nothing acknowledged lost
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import threading
 import time
 import urllib.request
@@ -22,6 +24,7 @@ from confluent_kafka.admin import NewTopic
 
 import kit
 from kit import wait_until
+from conftest import free_port
 from test_cluster import leaders, start_cluster
 from test_replication import JOIN_WITHIN, isr
 
@@ -180,29 +183,62 @@ def test_skewed_load_is_balanced_and_then_left_alone(four):
         assert max_over_avg(replica_counts(b1, topic, [1, 2, 3, 4])) <= 1.1
     assert not load.errors, load.errors[:5]
     assert_all_read_back(b1, topic, load)
+    # Every decision is in __strata_balancer_log, with its reason.
+    got = kit.consume_confluent(b1.bootstrap, "__strata_balancer_log", 1, timeout=60)
+    records = [json.loads(m.value()) for m in got[0]]
+    moved = [r for r in records if r["type"] == "move" and r["topic"] == topic]
+    assert len(moved) == done, records
+    assert all(r["result"] == "done" and "network_in" in r["reason"] for r in moved), moved
+    assert any(r["type"] == "plan" and any(m["topic"] == topic for m in r["moves"])
+               for r in records), records
+
+
+def balance_cli(b, *args: str) -> subprocess.CompletedProcess:
+    """`strata balance ARGS --admin <b's admin listener>`."""
+    return subprocess.run([os.environ["STRATA_BIN"], "balance", *args, "--admin",
+                           b.config["strata.admin.listener"]],
+                          capture_output=True, text=True, timeout=90)
 
 
 def test_paused_it_plans_but_moves_nothing(four):
+    """Pause asked of a broker that is not the controller holds cluster-wide (it is the
+    dynamic config strata.balancer.paused); the CLI's plan and status say what would move."""
     b1 = four[0]
     ctl = controller_of(four)
-    assert admin_post(ctl, "/v1/balancer/pause")["paused"] is True
+    other = next(b for b in four if b is not ctl)
+    r = balance_cli(other, "pause")
+    assert r.returncode == 0 and "paused" in r.stdout, (r.stdout, r.stderr)
+    wait_until(lambda: admin_get(ctl, "/v1/balancer")["paused"], 10, "the controller paused")
     topic = skewed_topic(b1, 8)
     with SteadyLoad(b1.bootstrap, topic, 8, rate=400_000) as load:
         def planned():
-            plan = admin_get(ctl, "/v1/balancer/plan")
-            return [m for m in plan["moves"] if m["topic"] == topic]
+            r = balance_cli(ctl, "plan", "--format", "json")
+            assert r.returncode == 0, r.stderr
+            return [m for m in json.loads(r.stdout)["moves"] if m["topic"] == topic]
         moves = wait_until(planned, 30, "a dry-run plan with moves")
         assert all(m["goal"] == "network_in" and m["reason"] for m in moves), moves
+        # A plan asked of another broker says which one is the controller (exit code 1).
+        r = balance_cli(other, "plan")
+        assert r.returncode == 1 and "active controller" in r.stderr, (r.returncode, r.stderr)
         cycles = admin_get(ctl, "/v1/balancer")["cycles"]
         wait_until(lambda: admin_get(ctl, "/v1/balancer")["cycles"] >= cycles + 3,
                    5 * CYCLE_MS / 1000 + 30, "three cycles while paused")
         assert replica_counts(b1, topic, [1, 2, 3, 4])[1] == 8
+        status = balance_cli(ctl, "status")
+        assert status.returncode == 0 and "paused" in status.stdout, status.stdout
         assert admin_get(ctl, "/v1/balancer")["moves_done"] == 0
-        admin_post(ctl, "/v1/balancer/resume")
+        r = balance_cli(other, "resume")
+        assert r.returncode == 0 and "resumed" in r.stdout, (r.stdout, r.stderr)
         wait_until(lambda: replica_counts(b1, topic, [1, 2, 3, 4])[1] < 8, BALANCED_WITHIN,
                    "moves once resumed", lambda: replica_counts(b1, topic, [1, 2, 3, 4]))
+        wait_until(lambda: (lambda out: "recent decisions" in out and topic in out)(
+            balance_cli(ctl, "status").stdout), 60, "the moves in the status' decisions",
+            lambda: balance_cli(ctl, "status").stdout)
     assert not load.errors, load.errors[:5]
     assert_all_read_back(b1, topic, load)
+    unreachable = subprocess.run([os.environ["STRATA_BIN"], "balance", "status", "--admin",
+                                  "127.0.0.1:1"], capture_output=True, text=True, timeout=90)
+    assert unreachable.returncode == 2, unreachable.stderr
 
 
 def test_a_dead_brokers_replicas_are_re_placed_after_the_timeout(four):
@@ -229,3 +265,46 @@ def test_a_dead_brokers_replicas_are_re_placed_after_the_timeout(four):
                "the new replicas in the ISR", lambda: isr(b1, topic))
     got = kit.consume_confluent(b1.bootstrap, topic, 4, timeout=120)
     kit.assert_same_records(recs, got)
+
+
+def test_every_broker_publishes_its_load_to_strata_metrics(broker_factory):
+    """One broker, samples every second: the produce and consume rates in `__strata_metrics`,
+    times their windows, add up to what was produced and read, and the size is the log's."""
+    b = broker_factory(config={"strata.balancer.metrics.interval.ms": str(METRICS_MS),
+                               "strata.admin.listener": f"127.0.0.1:{free_port()}"})
+    topic = kit.unique_topic("load")
+    kit.create_topic(b.bootstrap, topic, 1)
+    recs = kit.make_records(2000, 1, seed=141, tag="load", value_size=500)
+    kit.produce_confluent(b.bootstrap, topic, recs)
+    log_bytes = sum(f.stat().st_size for f in b.partition_dir(topic, 0).glob("*.log"))
+    kit.consume_confluent(b.bootstrap, topic, 1)
+    # The controller (this broker) makes the topic within a tick of its balancer thread.
+    wait_until(lambda: "__strata_metrics" in kit.admin(b.bootstrap).list_topics(
+        timeout=10).topics, 30, "__strata_metrics created")
+
+    def totals():
+        got = kit.consume_confluent(b.bootstrap, "__strata_metrics", 1, timeout=60)
+        s = {"in": 0.0, "out": 0.0, "messages": 0.0, "size": -1, "samples": 0}
+        for m in got[0]:
+            sample = json.loads(m.value())
+            assert m.key() == str(sample["broker"]).encode() and sample["version"] == 1
+            assert sample["totals"]["disk_capacity_bytes"] > 0
+            assert sample["totals"]["cpu_cores_used"] >= 0
+            s["samples"] += 1
+            for p in sample["partitions"]:
+                if p["topic"] != topic:
+                    continue
+                w = sample["window_ms"] / 1000
+                s["in"] += p["bytes_in_per_sec"] * w
+                s["out"] += p["bytes_out_per_sec"] * w
+                s["messages"] += p["messages_in_per_sec"] * w
+                s["size"] = p["size_bytes"]
+        return s
+    # Produce and consume are done: once a sample after them is in, the sums are final.
+    seen = wait_until(lambda: (lambda t: t if t["size"] == log_bytes and
+                               round(t["messages"]) == len(recs) else None)(totals()),
+                      10 * METRICS_MS / 1000 + 30, "samples covering the produce",
+                      lambda: totals())
+    # Produce bytes are the batches as appended: the log holds exactly them.
+    assert abs(seen["in"] - log_bytes) <= 0.001 * log_bytes, (seen, log_bytes)
+    assert seen["out"] >= 0.999 * log_bytes, (seen, log_bytes)  # read once, from the start

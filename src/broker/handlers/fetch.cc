@@ -223,12 +223,26 @@ int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher&
     return -1;
   }
   budget -= static_cast<int32_t>(read->region.length);
-  PartitionTraffic& traffic = partition.traffic();
-  PartitionTraffic::Add(fetcher.replica ? traffic.replication_bytes_out : traffic.bytes_out,
-                        static_cast<int64_t>(read->region.length));
   if (throttled) ctx.topics.leader_throttle().Record(static_cast<int64_t>(read->region.length));
   out.records.Send(std::move(read->region));
   return readable;
+}
+
+// Counts what a response about to be sent carries, per replica (the
+// balancer's load samples): a long poll reads again before it answers, so
+// only the answer counts.
+void CountSent(BrokerContext& ctx, const FetchResponse& resp, const Fetcher& fetcher) {
+  for (const auto& t : resp.responses) {
+    for (const auto& p : t.partitions) {
+      const auto bytes = static_cast<int64_t>(p.records.size());
+      if (bytes == 0) continue;
+      auto partition = ctx.topics.GetPartition({t.topic, p.partition_index});
+      if (!partition) continue;
+      PartitionTraffic& traffic = partition->traffic();
+      PartitionTraffic::Add(fetcher.replica ? traffic.replication_bytes_out : traffic.bytes_out,
+                            bytes);
+    }
+  }
 }
 
 // Builds the response, and tallies what it holds.
@@ -428,6 +442,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     if (!remote.empty()) co_await ReadRemote(ctx, remote, resp, tally);
     auto now = std::chrono::steady_clock::now();
     if (tally.bytes >= req.min_bytes || tally.answer_now || now >= deadline || partitions.empty()) {
+      CountSent(ctx, resp, fetcher);
       co_return Respond(request, resp, fetcher, tally);
     }
     auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
@@ -438,6 +453,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     ctx.notifier.Unregister(waiter);
     if (std::chrono::steady_clock::now() >= deadline &&
         !HasNewData(ctx, req, fetcher, end_offsets)) {
+      CountSent(ctx, resp, fetcher);
       co_return Respond(request, resp, fetcher, tally);
     }
   }
