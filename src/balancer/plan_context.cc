@@ -149,20 +149,20 @@ bool PlanContext::KeepsOptimized(size_t p, MoveKind kind, int32_t from, int32_t 
   return true;
 }
 
-void PlanContext::MoveReplica(size_t p, int32_t from, int32_t to, const char* goal,
-                              std::string reason) {
+Move PlanContext::StartMove(size_t p, MoveKind kind, int32_t from, int32_t to) const {
   const PartitionInfo& info = model_.partition(p);
   Move m;
-  m.kind = MoveKind::kReplica;
+  m.kind = kind;
   m.topic = info.topic;
   m.partition = info.partition;
   m.replicas_before = info.replicas;
   m.leader_before = info.leader;
   m.from = model_.broker(from).id;
   m.to = model_.broker(to).id;
-  model_.MoveReplica(p, m.from, m.to);
-  m.replicas_after = info.replicas;
-  m.leader_after = info.leader;
+  return m;
+}
+
+void PlanContext::Record(size_t p, Move m, const char* goal, std::string reason) {
   m.goal = goal;
   m.reason = std::move(reason);
   plan_.moves.push_back(std::move(m));
@@ -170,30 +170,26 @@ void PlanContext::MoveReplica(size_t p, int32_t from, int32_t to, const char* go
   if (moves_on_[p]++ == 0) partitions_moved_++;
 }
 
+void PlanContext::MoveReplica(size_t p, int32_t from, int32_t to, const char* goal,
+                              std::string reason) {
+  Move m = StartMove(p, MoveKind::kReplica, from, to);
+  model_.MoveReplica(p, m.from, m.to);
+  m.replicas_after = model_.partition(p).replicas;
+  m.leader_after = model_.partition(p).leader;
+  Record(p, std::move(m), goal, std::move(reason));
+}
+
 void PlanContext::MoveLeader(size_t p, int32_t from, int32_t to, const char* goal,
                              std::string reason) {
-  const PartitionInfo& info = model_.partition(p);
-  Move m;
-  m.kind = MoveKind::kLeadership;
-  m.topic = info.topic;
-  m.partition = info.partition;
-  m.replicas_before = info.replicas;
-  m.leader_before = info.leader;
-  m.from = model_.broker(from).id;
-  m.to = model_.broker(to).id;
+  Move m = StartMove(p, MoveKind::kLeadership, from, to);
   model_.MoveLeader(p, m.to);
   // The new leader first: the preferred replica, which a preferred
   // election then makes leader (Kafka's way of moving leadership).
-  m.replicas_after = info.replicas;
-  std::rotate(m.replicas_after.begin(),
-              std::find(m.replicas_after.begin(), m.replicas_after.end(), m.to),
-              std::find(m.replicas_after.begin(), m.replicas_after.end(), m.to) + 1);
+  m.replicas_after = model_.partition(p).replicas;
+  auto leader = std::find(m.replicas_after.begin(), m.replicas_after.end(), m.to);
+  std::rotate(m.replicas_after.begin(), leader, leader + 1);
   m.leader_after = m.to;
-  m.goal = goal;
-  m.reason = std::move(reason);
-  plan_.moves.push_back(std::move(m));
-  move_partitions_.push_back(p);
-  if (moves_on_[p]++ == 0) partitions_moved_++;
+  Record(p, std::move(m), goal, std::move(reason));
 }
 
 void PlanContext::UndoLast() {

@@ -81,6 +81,9 @@ class PlanContext {
   void UndoLast();
 
  private:
+  Move StartMove(size_t p, MoveKind kind, int32_t from, int32_t to) const;
+  void Record(size_t p, Move m, const char* goal, std::string reason);
+
   ClusterModel& model_;
   const PlannerOptions& options_;
   Plan plan_;

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "balancer/plan_json.h"
+
 namespace strata::balancer {
 
 namespace {
@@ -197,18 +199,7 @@ Result<SimulationReport> Simulate(const SimulationOptions& options) {
 
 std::string FormatReport(const SimulationOptions& o, const SimulationReport& r, bool json) {
   if (json) {
-    nlohmann::json goals = nlohmann::json::array();
-    for (const GoalSummary& g : r.plan.goals) {
-      goals.push_back({{"goal", g.goal},
-                       {"average", g.average},
-                       {"max_before", g.max_before},
-                       {"max_after", g.max_after},
-                       {"min_before", g.min_before},
-                       {"min_after", g.min_after},
-                       {"met_before", g.met_before},
-                       {"met_after", g.met_after},
-                       {"moves", g.moves}});
-    }
+    const nlohmann::json goals = GoalsToJson(r.plan.goals);
     nlohmann::json doc = {{"brokers", o.brokers},
                           {"partitions", o.partitions},
                           {"racks", o.racks},

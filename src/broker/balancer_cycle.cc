@@ -167,7 +167,7 @@ void BalancerService::Cycle() {
     balancer::PlannerOptions planner = options_.planner;
     planner.cooling = CoolingLocked(now);
     plan = balancer::MakePlan(built.model, planner);
-    last_plan_ = PlanToJson(plan);
+    last_plan_ = balancer::PlanToJson(plan);
     last_plan_["dead_brokers"] = nlohmann::json::array();
     for (NodeId id : built.dead) last_plan_["dead_brokers"].push_back(id.value());
     last_plan_["note"] = built.note;
@@ -227,10 +227,8 @@ void BalancerService::Record(const MoveOutcome& o) {
          {"reason", m.reason},
          {"leader_before", m.leader_before.value()},
          {"leader_after", m.leader_after.value()}};
-    d["replicas_before"] = nlohmann::json::array();
-    for (NodeId id : m.replicas_before) d["replicas_before"].push_back(id.value());
-    d["replicas_after"] = nlohmann::json::array();
-    for (NodeId id : m.replicas_after) d["replicas_after"].push_back(id.value());
+    d["replicas_before"] = balancer::IdsToJson(m.replicas_before);
+    d["replicas_after"] = balancer::IdsToJson(m.replicas_after);
     decisions_.push_back(d);
     while (decisions_.size() > kDecisionsKept) decisions_.pop_front();
   }
@@ -282,7 +280,7 @@ nlohmann::json BalancerService::DryRun() {
   balancer::BuiltModel built = BuildLocked(now);
   balancer::PlannerOptions planner = options_.planner;
   planner.cooling = CoolingLocked(now);
-  nlohmann::json out = PlanToJson(balancer::MakePlan(built.model, planner));
+  nlohmann::json out = balancer::PlanToJson(balancer::MakePlan(built.model, planner));
   out["dry_run"] = true;
   if (!last_error_.empty()) out["metrics_error"] = last_error_;
   return out;

@@ -15,24 +15,6 @@ using balancer::Move;
 using balancer::MoveOutcome;
 using cluster::NodeId;
 
-nlohmann::json Ids(const std::vector<NodeId>& ids) {
-  nlohmann::json out = nlohmann::json::array();
-  for (NodeId id : ids) out.push_back(id.value());
-  return out;
-}
-
-nlohmann::json MoveToJson(const Move& m) {
-  return {{"kind", m.kind == balancer::MoveKind::kLeadership ? "leadership" : "replica"},
-          {"topic", m.topic},
-          {"partition", m.partition},
-          {"replicas_before", Ids(m.replicas_before)},
-          {"replicas_after", Ids(m.replicas_after)},
-          {"leader_before", m.leader_before.value()},
-          {"leader_after", m.leader_after.value()},
-          {"goal", m.goal},
-          {"reason", m.reason}};
-}
-
 std::vector<std::string> SplitGoals(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream in(text);
@@ -44,28 +26,6 @@ std::vector<std::string> SplitGoals(const std::string& text) {
 }
 
 }  // namespace
-
-nlohmann::json PlanToJson(const balancer::Plan& plan) {
-  nlohmann::json moves = nlohmann::json::array();
-  for (const Move& m : plan.moves) moves.push_back(MoveToJson(m));
-  nlohmann::json goals = nlohmann::json::array();
-  for (const auto& g : plan.goals) {
-    goals.push_back({{"goal", g.goal},
-                     {"average", g.average},
-                     {"max_before", g.max_before},
-                     {"max_after", g.max_after},
-                     {"min_before", g.min_before},
-                     {"min_after", g.min_after},
-                     {"met_before", g.met_before},
-                     {"met_after", g.met_after},
-                     {"moves", g.moves}});
-  }
-  return {{"moves", moves},
-          {"goals", goals},
-          {"violations", plan.violations},
-          {"move_cap_reached", plan.move_cap_reached},
-          {"plan_ms", plan.plan_ms}};
-}
 
 BalancerOptions BalancerOptions::FromConfig(const config::BrokerConfig& c) {
   BalancerOptions o;

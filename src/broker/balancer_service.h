@@ -29,6 +29,7 @@
 #include "balancer/executor.h"
 #include "balancer/load_window.h"
 #include "balancer/model_builder.h"
+#include "balancer/plan_json.h"
 #include "balancer/planner.h"
 #include "broker/metrics_topic_reader.h"
 #include "broker/peer_clients.h"
@@ -129,8 +130,5 @@ class BalancerService {
   bool stopping_ = false;
   std::thread thread_;
 };
-
-// A plan as the admin API shows it.
-nlohmann::json PlanToJson(const balancer::Plan& plan);
 
 }  // namespace strata::broker
