@@ -443,15 +443,23 @@ def test_kafka_tools_see_the_cluster(cluster):
         pytest.fail(f"Kafka tool jars missing in {kit.KAFKA_LIB}: run scripts/install-test-deps.sh")
     b1, b2, b3 = cluster
     topic = kit.unique_topic("cli")
-    # A manual assignment is honoured: leaders are the first replicas; until followers
-    # replicate, the ISR is the leader alone.
+    # A manual assignment is honoured: leaders are the first replicas. The followers join
+    # the ISR once they have fetched; both describing brokers must have seen that before
+    # the two describes below can be compared.
     tool(TOPIC_CMD, "--bootstrap-server", b3.bootstrap, "--create", "--topic", topic,
          "--replica-assignment", "2:3,3:1,1:2")
-    wait_until(lambda: len(leaders(b1, topic)) == 3, 15, "the topic on every broker")
+
+    def isrs(b):
+        md = metadata(b, topic).topics[topic].partitions
+        return {p: (pm.leader, list(pm.replicas), sorted(pm.isrs)) for p, pm in md.items()}
+    wait_until(lambda: all(len(isrs(b)) == 3 and all(sorted(r) == i for _, r, i in isrs(b).values())
+                           for b in (b1, b2)), 30,
+               "every follower in the ISR, as brokers 1 and 2 see it",
+               lambda: {"b1": isrs(b1), "b2": isrs(b2)})
     out = tool(TOPIC_CMD, "--bootstrap-server", b1.bootstrap, "--describe", "--topic", topic)
     for p, (leader, replicas) in enumerate([(2, "2,3"), (3, "3,1"), (1, "1,2")]):
-        assert re.search(rf"\tPartition: {p}\tLeader: {leader}\tReplicas: {replicas}\tIsr: {leader}\b",
-                         out), out
+        assert re.search(rf"\tPartition: {p}\tLeader: {leader}\tReplicas: {replicas}\tIsr: "
+                         rf"({replicas}|{replicas[::-1]})\t", out), out
     # Kafka 4.x describes through DescribeTopicPartitions, here one partition per page.
     paged = tool(TOPIC_CMD, "--bootstrap-server", b2.bootstrap, "--describe", "--topic", topic,
                  "--partition-size-limit-per-response", "1")
