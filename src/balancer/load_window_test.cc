@@ -98,7 +98,7 @@ TEST(ModelBuilderTest, StatusesFromRegistrationFreshnessAndFailureTimeout) {
   EXPECT_DOUBLE_EQ(m.partition(0).load.bytes_in, 100);
   EXPECT_TRUE(m.partition(1).frozen);
   // A standby brought in by scaling is active.
-  o.activated = {NodeId(5)};
+  brokers[4].standby = false;
   EXPECT_EQ(BuildModel(brokers, partitions, w, o).model.broker(4).status, BrokerStatus::kActive);
   // Two overdue with one allowed: nobody is declared dead, and it says why.
   brokers[5].gone_since_ms = 10'000;

@@ -9,8 +9,8 @@ namespace strata::balancer {
 namespace {
 
 BrokerStatus StatusOf(const BrokerTopology& b, const LoadWindow& load, const ModelOptions& o) {
-  if (o.draining.count(b.id) > 0 || (b.registered && b.draining)) return BrokerStatus::kDraining;
-  if (b.registered && b.standby && o.activated.count(b.id) == 0) return BrokerStatus::kStandby;
+  if (b.registered && b.draining) return BrokerStatus::kDraining;
+  if (b.registered && b.standby) return BrokerStatus::kStandby;
   if (!b.registered || b.fenced) return BrokerStatus::kStale;
   const int64_t last = load.LastSampleMs(b.id);
   if (last == 0 || o.now_ms - last > o.stale_after_ms) return BrokerStatus::kStale;

@@ -4,8 +4,9 @@
 // load window. It decides each broker's status for the planner:
 //   - registered and active with a sample newer than stale_after_ms: active;
 //     without one: stale (keeps its replicas, receives none);
-//   - registered standby: standby (holds nothing), unless scaling activated it;
-//   - draining (scale-in), by registration or by the balancer: draining;
+//   - standby (holds nothing) and draining (scale-in: everything moves off)
+//     as the broker's role says (cluster::ScalingRoles::Effective: its
+//     registration as scaling changed it);
 //   - fenced, in controlled shutdown, or gone for less than the failure
 //     timeout: stale;
 //   - gone for longer: dead (its replicas are re-placed), but only while at
@@ -14,7 +15,6 @@
 //
 // Thread-safety: a pure function.
 #include <cstdint>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -27,7 +27,7 @@ struct BrokerTopology {
   NodeId id{-1};
   std::string rack;
   bool registered = true;  // false: known but gone (its lease expired)
-  bool standby = false;
+  bool standby = false;   // its role now (ScalingRoles::Effective)
   bool draining = false;
   bool fenced = false;        // fenced or in controlled shutdown
   int64_t gone_since_ms = 0;  // when it was first seen gone
@@ -48,8 +48,6 @@ struct ModelOptions {
   int64_t stale_after_ms = 60'000;
   int64_t failure_timeout_ms = 60'000;
   int32_t max_failed_brokers = 1;
-  std::set<NodeId> activated;  // standby brokers scaling brought in
-  std::set<NodeId> draining;   // brokers scaling takes out
 };
 
 struct BuiltModel {
