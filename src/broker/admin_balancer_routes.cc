@@ -36,6 +36,9 @@ void RegisterBalancerGauges(BalancerService& balancer) {
   r.SetGauge("strata_balancer_moves_failed_total",
              "balancer moves that failed, were skipped or were cancelled", {},
              [b] { return static_cast<double>(b->moves_failed()); });
+  r.SetGauge("strata_balancer_scale_events_total",
+             "scaling events (standby activated or wanted, drains started, called off, done)", {},
+             [b] { return static_cast<double>(b->scale_events()); });
 }
 
 void RegisterBalancerRoutes(admin::HttpServer& server, BrokerContext& ctx) {

@@ -1,10 +1,12 @@
-// BalancerService, continued: one cycle (read load, build the model, plan,
-// carry out), the topology it reads from the metadata view, and the
+// BalancerService, continued: one cycle (read load, scale, build the model,
+// plan, carry out), the topology it reads from the metadata view, and the
 // decisions it keeps for the admin API.
 #include <fmt/format.h>
 
 #include "broker/balancer_service.h"
 #include "broker/log.h"
+#include "broker/scale_hook.h"
+#include "broker/topic_manager.h"
 #include "cluster/partition_reassignment.h"
 
 namespace strata::broker {
@@ -92,15 +94,21 @@ class BalancerService::Port : public balancer::ReassignmentPort {
   cluster::Controller& controller_;
 };
 
-balancer::BuiltModel BalancerService::BuildLocked(int64_t now_ms) {
+cluster::ScalingRoles BalancerService::Roles() const {
+  return cluster::ScalingRoles::FromConfigs(metadata_.BrokerConfigs(kDefaultBrokerEntity));
+}
+
+balancer::BuiltModel BalancerService::BuildLocked(int64_t now_ms,
+                                                  const cluster::ScalingRoles& roles) {
   const cluster::MetadataView& view = metadata_.view();
   std::vector<balancer::BrokerTopology> brokers;
   std::set<NodeId> live;
   for (const auto& b : view.Brokers()) {
     const cluster::BrokerRegistration& r = b.registration;
     live.insert(r.node_id);
-    brokers.push_back({r.node_id, r.rack, true, r.state == cluster::BrokerState::kStandby,
-                       r.state == cluster::BrokerState::kDraining,
+    const cluster::BrokerState role = roles.Effective(r);
+    brokers.push_back({r.node_id, r.rack, true, role == cluster::BrokerState::kStandby,
+                       role == cluster::BrokerState::kDraining,
                        !cluster::EligibleForLeadership(r.state), 0, CapacityOf(r)});
     gone_since_ms_.erase(r.node_id);
   }
@@ -158,12 +166,14 @@ void BalancerService::Cycle() {
     return;
   }
   ReadLoad();
+  Scale();
   balancer::Plan plan;
   nlohmann::json audit;
+  const cluster::ScalingRoles roles = Roles();
   {
     std::lock_guard lock(mu_);
     const int64_t now = NowWallMs();
-    balancer::BuiltModel built = BuildLocked(now);
+    balancer::BuiltModel built = BuildLocked(now, roles);
     balancer::PlannerOptions planner = options_.planner;
     planner.cooling = CoolingLocked(now);
     plan = balancer::MakePlan(built.model, planner);
@@ -200,6 +210,80 @@ void BalancerService::Cycle() {
       },
       [this](const MoveOutcome& o) { Record(o); });
   moves_in_flight_ = 0;
+}
+
+void BalancerService::Scale() {
+  if (!options_.scaling.enabled) return;
+  const cluster::ScalingRoles roles = Roles();
+  balancer::ScalingDecision d;
+  {
+    std::lock_guard lock(mu_);
+    const int64_t now = NowWallMs();
+    balancer::BuiltModel built = BuildLocked(now, roles);
+    d = balancer::DecideScaling(built.model, roles, scaling_timers_, options_.scaling, now);
+    const auto& o = options_.scaling;
+    const auto& t = scaling_timers_;
+    scaling_status_ = {
+        {"enabled", true},
+        {"utilization", d.utilization},
+        {"dimension", d.dimension},
+        {"scale_out_threshold", o.scale_out_threshold},
+        {"scale_in_threshold", o.scale_in_threshold},
+        {"sustain_ms", o.sustain_ms},
+        {"above_since_ms", t.above_since_ms ? nlohmann::json(*t.above_since_ms) : nullptr},
+        {"below_since_ms", t.below_since_ms ? nlohmann::json(*t.below_since_ms) : nullptr},
+        {"activated", balancer::IdsToJson({d.roles.activated.begin(), d.roles.activated.end()})},
+        {"draining", balancer::IdsToJson({d.roles.draining.begin(), d.roles.draining.end()})},
+        {"retired", balancer::IdsToJson({d.roles.retired.begin(), d.roles.retired.end()})},
+        {"note", d.reason},
+        {"last_event", last_scale_event_}};
+  }
+  if (d.event == balancer::ScalingEvent::kNone) return;
+  if (!(d.roles == roles)) {
+    Status st = metadata_.UpdateBrokerConfigs(
+        kDefaultBrokerEntity, [&d](std::map<std::string, std::string>& configs) {
+          d.roles.ToConfigs(configs);
+          return Status::Ok();
+        });
+    if (!st.ok()) {
+      Log()->warn("balancer: scaling ({}) not recorded: {}", d.reason, st.error().message);
+      return;
+    }
+  }
+  scale_events_++;
+  Log()->info("balancer: scaling: {}: {}", balancer::ScalingEventName(d.event), d.reason);
+  nlohmann::json record = {{"type", "scaling"},
+                           {"event", balancer::ScalingEventName(d.event)},
+                           {"broker", d.broker.value()},
+                           {"utilization", d.utilization},
+                           {"dimension", d.dimension},
+                           {"reason", d.reason}};
+  {
+    std::lock_guard lock(mu_);
+    last_scale_event_ = record;
+    last_scale_event_["time_ms"] = NowWallMs();
+    scaling_status_["last_event"] = last_scale_event_;
+    decisions_.push_back(last_scale_event_);
+    while (decisions_.size() > kDecisionsKept) decisions_.pop_front();
+  }
+  Audit("scaling", std::move(record));
+  RunHook(d);
+}
+
+void BalancerService::RunHook(const balancer::ScalingDecision& d) {
+  if (options_.scale_hook_command.empty()) return;
+  const std::map<std::string, std::string> env = {
+      {"STRATA_SCALE_EVENT", balancer::ScalingEventName(d.event)},
+      {"STRATA_SCALE_BROKER", std::to_string(d.broker.value())},
+      {"STRATA_SCALE_UTILIZATION", fmt::format("{:.4f}", d.utilization)},
+      {"STRATA_SCALE_REASON", d.reason}};
+  Status st = RunScaleHook(options_.scale_hook_command, env, options_.scale_hook_timeout);
+  if (st.ok()) {
+    Log()->info("balancer: scale hook for {} done", balancer::ScalingEventName(d.event));
+  } else {
+    Log()->warn("balancer: scale hook for {}: {}", balancer::ScalingEventName(d.event),
+                st.error().message);
+  }
 }
 
 void BalancerService::Record(const MoveOutcome& o) {
@@ -266,6 +350,7 @@ nlohmann::json BalancerService::StatusJson() const {
           {"metrics_records_read", reader_.records_read()},
           {"last_error", last_error_},
           {"last_plan", last_plan_},
+          {"scaling", scaling_status_},
           {"recent_decisions", decisions}};
 }
 
@@ -275,9 +360,10 @@ nlohmann::json BalancerService::DryRun() {
             {"controller",
              metadata_.view().Controller() ? metadata_.view().Controller()->node.value() : -1}};
   }
+  const cluster::ScalingRoles roles = Roles();
   std::lock_guard lock(mu_);
   const int64_t now = NowWallMs();
-  balancer::BuiltModel built = BuildLocked(now);
+  balancer::BuiltModel built = BuildLocked(now, roles);
   balancer::PlannerOptions planner = options_.planner;
   planner.cooling = CoolingLocked(now);
   nlohmann::json out = balancer::PlanToJson(balancer::MakePlan(built.model, planner));

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <sstream>
+#include <stdexcept>
 
 #include "broker/log.h"
 
@@ -47,6 +48,19 @@ BalancerOptions BalancerOptions::FromConfig(const config::BrokerConfig& c) {
   o.executor.per_broker_concurrency =
       static_cast<int>(c.GetLong("strata.balancer.execution.concurrency"));
   o.executor.move_timeout_ms = c.GetLong("strata.balancer.move.timeout.ms");
+  o.scaling.enabled = c.GetBool("strata.balancer.scaling.enable");
+  o.scaling.scale_out_threshold = std::stod(c.Get("strata.balancer.scale.out.threshold"));
+  o.scaling.scale_in_threshold = std::stod(c.Get("strata.balancer.scale.in.threshold"));
+  o.scaling.sustain_ms = c.GetLong("strata.balancer.scale.sustain.ms");
+  o.scaling.min_active_brokers =
+      static_cast<int32_t>(c.GetLong("strata.balancer.scale.min.active.brokers"));
+  o.scale_hook_command = c.Get("strata.balancer.scale.hook.command");
+  o.scale_hook_timeout =
+      std::chrono::milliseconds(c.GetLong("strata.balancer.scale.hook.timeout.ms"));
+  if (o.scaling.scale_in_threshold >= o.scaling.scale_out_threshold) {
+    throw std::invalid_argument(
+        "strata.balancer.scale.in.threshold must be below strata.balancer.scale.out.threshold");
+  }
   return o;
 }
 

@@ -7,7 +7,10 @@
 // (balancer/planner.h) and, unless paused, carries the plan out as
 // reassignments (balancer/executor.h). Brokers gone longer than
 // strata.balancer.broker.failure.timeout.ms are declared dead and their
-// replicas re-placed (self-healing). Every decision is logged with its
+// replicas re-placed (self-healing). With strata.balancer.scaling.enable,
+// sustained high or low utilization activates a standby broker or drains
+// one back to standby (balancer/scaling.h) before planning, so the same
+// cycle's plan fills or empties it. Every decision is logged with its
 // reason and kept for the admin API (/v1/balancer).
 //
 // Thread-safety: one thread of its own runs the cycles; StatusJson, DryRun,
@@ -31,6 +34,7 @@
 #include "balancer/model_builder.h"
 #include "balancer/plan_json.h"
 #include "balancer/planner.h"
+#include "balancer/scaling.h"
 #include "broker/metrics_topic_reader.h"
 #include "broker/peer_clients.h"
 #include "cluster/controller.h"
@@ -49,6 +53,9 @@ struct BalancerOptions {
   int window_samples = 6;
   balancer::PlannerOptions planner;
   balancer::ExecutorOptions executor;
+  balancer::ScalingOptions scaling;
+  std::string scale_hook_command;  // empty: none
+  std::chrono::milliseconds scale_hook_timeout{30'000};
   static BalancerOptions FromConfig(const config::BrokerConfig& config);
 };
 
@@ -81,6 +88,7 @@ class BalancerService {
   int64_t cycles() const { return cycles_.load(); }
   int64_t moves_done() const { return moves_done_.load(); }
   int64_t moves_failed() const { return moves_failed_.load(); }
+  int64_t scale_events() const { return scale_events_.load(); }
   bool paused() const;
   // strata.balancer.enable, dynamic cluster-wide value first.
   bool enabled() const;
@@ -91,8 +99,13 @@ class BalancerService {
   void Cycle();
   // Reads new samples into the window (a new controller term starts over).
   void ReadLoad();
-  // The model of now, under mu_.
-  balancer::BuiltModel BuildLocked(int64_t now_ms);
+  // Scaling's decision on the current model: the new roles are written to
+  // the cluster configs, logged, audited and passed to the hook command.
+  void Scale();
+  void RunHook(const balancer::ScalingDecision& d);
+  // The model of now, under mu_, with the brokers' roles as `roles` has them.
+  balancer::BuiltModel BuildLocked(int64_t now_ms, const cluster::ScalingRoles& roles);
+  cluster::ScalingRoles Roles() const;
   std::set<std::pair<std::string, int32_t>> CoolingLocked(int64_t now_ms) const;
   void Record(const balancer::MoveOutcome& outcome);
   // Appends a decision to `__strata_balancer_log` (key: "plan" or the
@@ -116,6 +129,9 @@ class BalancerService {
   nlohmann::json last_plan_;
   std::string last_error_;
   std::deque<nlohmann::json> decisions_;  // newest last
+  balancer::ScalingTimers scaling_timers_;
+  nlohmann::json scaling_status_ = nlohmann::json::object();
+  nlohmann::json last_scale_event_;
   int64_t last_cycle_ms_ = 0;
   bool was_active_ = false;
 
@@ -123,6 +139,7 @@ class BalancerService {
   std::atomic<int64_t> moves_done_{0};
   std::atomic<int64_t> moves_failed_{0};
   std::atomic<int64_t> moves_in_flight_{0};
+  std::atomic<int64_t> scale_events_{0};
 
   std::mutex wake_mu_;
   std::condition_variable wake_;

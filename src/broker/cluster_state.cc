@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <random>
 
+#include "broker/topic_manager.h"
 #include "cluster/metadata.h"
+#include "cluster/scaling_roles.h"
 
 namespace strata::broker {
 
@@ -64,9 +66,12 @@ std::vector<cluster::PlacementBroker> PlacementBrokers(const BrokerContext& ctx)
   const cluster::NodeId self(ctx.config.node_id());
   bool has_self = false;
   if (ctx.metadata != nullptr) {
+    // New replicas go to brokers active now, as scaling made them.
+    const auto roles =
+        cluster::ScalingRoles::FromConfigs(ctx.metadata->BrokerConfigs(kDefaultBrokerEntity));
     for (const auto& b : ctx.metadata->view().Brokers()) {
       if (b.registration.node_id == self) has_self = true;
-      if (b.registration.state != cluster::BrokerState::kActive) continue;
+      if (roles.Effective(b.registration) != cluster::BrokerState::kActive) continue;
       out.push_back({b.registration.node_id, b.registration.rack});
     }
   }

@@ -106,6 +106,8 @@ bool BrokerConfig::IsDynamic(const std::string& name) {
 
 bool BrokerConfig::IsDynamicBrokerOnly(const std::string& name) {
   return name == "strata.balancer.enable" || name == "strata.balancer.paused" ||
+         name == "strata.balancer.scaling.activated" ||
+         name == "strata.balancer.scaling.draining" || name == "strata.balancer.scaling.retired" ||
          name == "leader.replication.throttled.rate" ||
          name == "follower.replication.throttled.rate" ||
          name == "replica.alter.log.dirs.io.max.bytes.per.second";

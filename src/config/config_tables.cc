@@ -352,6 +352,35 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        "a broker whose last load sample is older than this is left out of planning", AtLeast(1000)},
       {"strata.balancer.metrics.window.samples", T::kInt, "6",
        "load samples per broker averaged into the model", AtLeast(1)},
+      // Scaling onto standby brokers and back (docs/balancer.md "Scaling").
+      {"strata.balancer.scaling.enable", T::kBoolean, "false",
+       "activate standby brokers when load stays above strata.balancer.scale.out.threshold and "
+       "drain one back to standby when it stays below strata.balancer.scale.in.threshold"},
+      {"strata.balancer.scale.out.threshold", T::kDouble, "0.8",
+       "share of the active brokers' declared capacity (the most used of network in, network "
+       "out, CPU and disk) above which the cluster scales out",
+       Ratio()},
+      {"strata.balancer.scale.in.threshold", T::kDouble, "0.3",
+       "share of declared capacity below which one broker is drained back to standby", Ratio()},
+      {"strata.balancer.scale.sustain.ms", T::kLong, "300000",
+       "how long utilization must stay past a threshold before the cluster scales",
+       AtLeast(0)},
+      {"strata.balancer.scale.min.active.brokers", T::kInt, "3",
+       "scale-in never leaves fewer active brokers (nor fewer than the largest replication "
+       "factor)",
+       AtLeast(1)},
+      {"strata.balancer.scale.hook.command", T::kString, "",
+       "run with /bin/sh -c on every scale event, with STRATA_SCALE_EVENT (scale_out, "
+       "standby_wanted, drain_started, drain_canceled, scale_in), STRATA_SCALE_BROKER, "
+       "STRATA_SCALE_UTILIZATION and STRATA_SCALE_REASON in its environment"},
+      {"strata.balancer.scale.hook.timeout.ms", T::kLong, "30000",
+       "a hook command still running after this is killed", AtLeast(100)},
+      {"strata.balancer.scaling.activated", T::kList, "",
+       "standby brokers scaling activated (kept by the controller cluster-wide)"},
+      {"strata.balancer.scaling.draining", T::kList, "",
+       "brokers scaling is draining back to standby (kept by the controller cluster-wide)"},
+      {"strata.balancer.scaling.retired", T::kList, "",
+       "active brokers scaling drained to standby (kept by the controller cluster-wide)"},
       // Remote storage resilience (strata names: Kafka has none for these).
       {"strata.remote.retry.max.attempts", T::kInt, "6",
        "attempts per remote storage call on retriable errors", AtLeast(1)},

@@ -308,3 +308,89 @@ def test_every_broker_publishes_its_load_to_strata_metrics(broker_factory):
     # Produce bytes are the batches as appended: the log holds exactly them.
     assert abs(seen["in"] - log_bytes) <= 0.001 * log_bytes, (seen, log_bytes)
     assert seen["out"] >= 0.999 * log_bytes, (seen, log_bytes)  # read once, from the start
+
+
+SUSTAIN_MS = 6000  # strata.balancer.scale.sustain.ms
+CAPACITY = 100_000  # declared network in and out per broker, bytes/s
+
+
+def test_sustained_load_activates_a_standby_broker_and_low_load_drains_it_back(
+        tmp_path, broker_factory):
+    """Brokers 1-3 active and 4 standby, each declaring 100 kB/s of network in and out.
+    100 kB/s produced at RF 2 is 200 kB/s in: 67 % of the active brokers' capacity, above
+    strata.balancer.scale.out.threshold=0.5 for longer than the sustain time, so broker 4
+    is activated and load moves onto it. With the load stopped, utilization stays below
+    the scale-in threshold, broker 4 (the one scaling brought in) is drained and, holding
+    nothing, goes back to standby; new topics skip it again. The hook command sees each
+    event, and every record produced meanwhile reads back identical."""
+    hook_log = tmp_path / "scale-events"
+    scaling = {**BALANCER,
+               "strata.balancer.scaling.enable": "true",
+               "strata.balancer.scale.out.threshold": "0.5",
+               "strata.balancer.scale.in.threshold": "0.2",
+               "strata.balancer.scale.sustain.ms": str(SUSTAIN_MS),
+               "strata.balancer.scale.hook.command":
+                   f'echo "$STRATA_SCALE_EVENT $STRATA_SCALE_BROKER" >> {hook_log}',
+               "strata.broker.capacity.network.in.bytes.per.sec": str(CAPACITY),
+               "strata.broker.capacity.network.out.bytes.per.sec": str(CAPACITY),
+               "strata.broker.capacity.cpu.cores": "64"}
+    etcd, brokers = start_cluster(tmp_path, broker_factory, nodes=(1, 2, 3, 4), extra=scaling,
+                                  per_node={4: {"strata.broker.standby": "true"}})
+    try:
+        b1 = brokers[0]
+        topic = kit.unique_topic("surge")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 6, 2, config={
+            "remote.storage.enable": "true", "min.insync.replicas": "1"})])[topic].result(30)
+        assert replica_counts(b1, topic, [1, 2, 3, 4])[4] == 0
+        wait_until(lambda: all(len(v) == 2 for v in isr(b1, topic).values()), JOIN_WITHIN,
+                   "the ISRs full", lambda: isr(b1, topic))
+
+        def events():
+            return hook_log.read_text().split("\n")[:-1] if hook_log.exists() else []
+
+        def scaling_status():
+            ctl = controller_of(brokers)
+            return admin_get(ctl, "/v1/balancer")["scaling"] if ctl else None
+        # Load is seen within a window of samples, then must last the sustain time; a
+        # cycle acts on it.
+        surge_within = (3 * METRICS_MS + SUSTAIN_MS + 2 * CYCLE_MS) / 1000 + 30
+        with SteadyLoad(b1.bootstrap, topic, 6, rate=100_000) as load:
+            wait_until(lambda: "scale_out 4" in events(), surge_within,
+                       "standby broker 4 activated", scaling_status)
+            assert scaling_status()["activated"] == [4]
+            wait_until(lambda: replica_counts(b1, topic, [1, 2, 3, 4])[4] > 0, BALANCED_WITHIN,
+                       "load moved onto broker 4",
+                       lambda: (replica_counts(b1, topic, [1, 2, 3, 4]), scaling_status()))
+            ctl = controller_of(brokers)
+            wait_until(lambda: admin_get(ctl, "/v1/balancer")["moves_in_flight"] == 0, 60,
+                       "the moves onto broker 4 done")
+        assert not load.errors, load.errors[:5]
+        # Idle: the window empties within its samples, then the sustain time passes.
+        wait_until(lambda: "scale_in 4" in events(), surge_within + BALANCED_WITHIN,
+                   "broker 4 drained back to standby",
+                   lambda: (events(), scaling_status(), replica_counts(b1, topic, [1, 2, 3, 4])))
+        seen = [e for e in events() if e != "standby_wanted -1"]
+        assert seen == ["scale_out 4", "drain_started 4", "scale_in 4"], events()
+        assert replica_counts(b1, topic, [1, 2, 3, 4])[4] == 0
+        status = scaling_status()
+        assert status["activated"] == [] and status["draining"] == [], status
+        assert status["last_event"]["event"] == "scale_in", status
+        assert "drained" in status["last_event"]["reason"], status
+        # The decision log has the three events with their reasons.
+        got = kit.consume_confluent(b1.bootstrap, "__strata_balancer_log", 1, timeout=60)
+        logged = [json.loads(m.value()) for m in got[0]]
+        logged = [r for r in logged if r["type"] == "scaling" and r["event"] != "standby_wanted"]
+        assert [r["event"] for r in logged] == ["scale_out", "drain_started", "scale_in"], logged
+        assert "network_in" in logged[0]["reason"] and "above" in logged[0]["reason"], logged
+        # Back to standby: new topics are placed on brokers 1-3 only.
+        later = kit.unique_topic("after-scale-in")
+        kit.create_topic(b1.bootstrap, later, 12)
+        assert all(4 not in replicas for _, replicas in leaders(b1, later).values())
+        wait_until(lambda: all(len(v) == 2 for v in isr(b1, topic).values()), JOIN_WITHIN,
+                   "the ISRs full again", lambda: isr(b1, topic))
+        assert_all_read_back(b1, topic, load)
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
