@@ -7,7 +7,9 @@ broker 1), the active controller's balancer moves replicas until bytes in per br
 10 % of the average, then keeps still for ten cycles; every record produced before, during
 and after the moves reads back identical. Paused, it moves nothing though its dry-run plan
 has moves; resumed, it moves. A SIGKILLed broker's replicas are re-placed on the others once
-strata.balancer.broker.failure.timeout.ms passes, with nothing acknowledged lost.
+strata.balancer.broker.failure.timeout.ms passes, with nothing acknowledged lost, and when it
+comes back balancing gives it load again. Sustained load above the scale-out threshold
+activates a standby broker; low load drains it back to standby.
 """
 from __future__ import annotations
 
@@ -245,8 +247,10 @@ def test_a_dead_brokers_replicas_are_re_placed_after_the_timeout(four):
     b1, b2, b3, b4 = four
     topic = kit.unique_topic("heal")
     a = kit.admin(b1.bootstrap)
+    # retention.ms=-1: the records carry 2023 timestamps, which time retention would
+    # delete once a segment rolls.
     a.create_topics([NewTopic(topic, 4, replica_assignment=[[4, 1], [4, 2], [4, 3], [1, 2]],
-                              config={"remote.storage.enable": "true",
+                              config={"remote.storage.enable": "true", "retention.ms": "-1",
                                       "min.insync.replicas": "1"})])[topic].result(timeout=30)
     wait_until(lambda: all(len(v) == 2 for v in isr(b1, topic).values()), JOIN_WITHIN,
                "the ISRs full", lambda: isr(b1, topic))
@@ -265,6 +269,24 @@ def test_a_dead_brokers_replicas_are_re_placed_after_the_timeout(four):
                "the new replicas in the ISR", lambda: isr(b1, topic))
     got = kit.consume_confluent(b1.bootstrap, topic, 4, timeout=120)
     kit.assert_same_records(recs, got)
+    # Broker 4 back, empty-handed: under load, balancing gives it replicas again.
+    b4.start()
+    wait_until(lambda: 4 in [b.id for b in kit.admin(b1.bootstrap).list_topics(
+        timeout=10).brokers.values()], 30, "broker 4 registered again")
+    with SteadyLoad(b1.bootstrap, topic, 4, rate=400_000) as load:
+        wait_until(lambda: replica_counts(b1, topic, [1, 2, 3, 4])[4] > 0, BALANCED_WITHIN,
+                   "replicas back on broker 4",
+                   lambda: (replica_counts(b1, topic, [1, 2, 3, 4]),
+                            admin_get(controller_of(four), "/v1/balancer")["last_plan"]))
+    assert not load.errors, load.errors[:5]
+    wait_until(lambda: all(len(v) == 2 for v in isr(b1, topic).values()), JOIN_WITHIN,
+               "the ISRs full", lambda: isr(b1, topic))
+    got = kit.consume_confluent(b1.bootstrap, topic, 4, timeout=120)
+    for p in range(4):
+        want = [r.value for r in recs if r.partition == p] + load.acked[p]
+        assert [m.value() for m in got[p]] == want, (
+            f"partition {p}: {len(got[p])} read from offset "
+            f"{got[p][0].offset() if got[p] else None}, {len(want)} acknowledged")
 
 
 def test_every_broker_publishes_its_load_to_strata_metrics(broker_factory):
