@@ -71,6 +71,18 @@ std::vector<MoveOutcome> Executor::Execute(
     if (on_outcome) on_outcome(o);
     outcomes.push_back(std::move(o));
   };
+  std::vector<Move> replica_moves;
+  for (const Move& m : moves) {
+    if (m.kind == MoveKind::kReplica) replica_moves.push_back(m);
+  }
+  const bool throttled = options_.throttle_bytes_per_sec > 0 && !replica_moves.empty();
+  // A throttle asked for and not in place: no replica moves (they would
+  // copy at full speed), leadership moves still.
+  std::string throttle_error;
+  if (throttled) {
+    Status st = port.Throttle(replica_moves, options_.throttle_bytes_per_sec);
+    if (!st.ok()) throttle_error = "the replication throttle could not be set: " + st.error().message;
+  }
   while (next < moves.size() || !running.empty()) {
     // Start what the per-broker limits allow, in plan order.
     for (; next < moves.size() && !should_stop(); ++next) {
@@ -81,8 +93,10 @@ std::vector<MoveOutcome> Executor::Execute(
       if (!room) break;
       for (NodeId id : ids) busy[id]++;
       const int64_t now = port.NowMs();
-      Status st =
-          port.Reassign(moves[next].topic, moves[next].partition, moves[next].replicas_after);
+      Status st = !throttle_error.empty() && moves[next].kind == MoveKind::kReplica
+                      ? MakeError(Errc::kUnavailable, throttle_error)
+                      : port.Reassign(moves[next].topic, moves[next].partition,
+                                      moves[next].replicas_after);
       if (!st.ok()) {
         finish(next, MoveOutcome::Result::kSkipped, st.error().message, now);
         continue;
@@ -108,6 +122,7 @@ std::vector<MoveOutcome> Executor::Execute(
       }
     }
   }
+  if (throttled) (void)port.Unthrottle();
   return outcomes;
 }
 

@@ -7,6 +7,13 @@
 // where the plan put it with a preferred election once the replicas are
 // in place (the plan lists the new leader first).
 //
+// With a replication throttle, the replica moves are throttled as
+// kafka-reassign-partitions --throttle does it: the rate on every broker
+// they touch, the moved partitions' replicas in the topics'
+// *.replication.throttled.replicas, set before the first move starts and
+// taken off once the last ends (only what the executor set itself: an
+// operator's own throttles stay as they are).
+//
 // Moves run in waves: at most `per_broker_concurrency` at once touching any
 // one broker. Each must finish within `move_timeout_ms`, or it is cancelled
 // (the original replicas come back) and counted as failed; a failed start
@@ -38,6 +45,10 @@ class ReassignmentPort {
   // The partition as the metadata shows it now; nullopt: gone.
   virtual std::optional<PartitionTopology> State(const std::string& topic, int32_t partition) = 0;
   virtual Status ElectPreferred(const std::string& topic, int32_t partition) = 0;
+  // Throttles the replication of `moves` to `bytes_per_sec` (see above);
+  // Unthrottle takes off what Throttle set.
+  virtual Status Throttle(const std::vector<Move>& moves, int64_t bytes_per_sec) = 0;
+  virtual Status Unthrottle() = 0;
   virtual int64_t NowMs() = 0;
   virtual void Sleep(std::chrono::milliseconds d) = 0;
 };
@@ -45,6 +56,7 @@ class ReassignmentPort {
 struct ExecutorOptions {
   int per_broker_concurrency = 5;
   int64_t move_timeout_ms = 300'000;
+  int64_t throttle_bytes_per_sec = 0;  // 0: replication is not throttled
   std::chrono::milliseconds poll_interval{200};
 };
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 namespace strata::balancer {
@@ -59,6 +60,16 @@ class FakeCluster : public ReassignmentPort {
     log.push_back("elect " + t);
     return Status::Ok();
   }
+  Status Throttle(const std::vector<Move>& moves, int64_t rate) override {
+    if (fail_throttle) return MakeError(Errc::kUnavailable, "etcd down");
+    log.push_back("throttle " + std::to_string(moves.size()) + " at " + std::to_string(rate));
+    return Status::Ok();
+  }
+  Status Unthrottle() override {
+    log.push_back("unthrottle");
+    return Status::Ok();
+  }
+  bool fail_throttle = false;
   int64_t NowMs() override { return now; }
   void Sleep(std::chrono::milliseconds d) override { now += d.count(); }
 };
@@ -123,6 +134,48 @@ TEST(ExecutorTest, StoppingStartsNothingNewAndFinishesWhatRuns) {
   EXPECT_EQ(outcomes.size(), 1u);
   const auto& untouched = c.parts[std::make_pair(std::string("t1"), 0)];
   EXPECT_EQ(untouched.replicas, (std::vector<NodeId>{NodeId(1), NodeId(2)}));
+}
+
+TEST(ExecutorTest, ReplicaMovesAreThrottledFromBeforeTheFirstUntilAfterTheLast) {
+  FakeCluster c;
+  c.parts[{"a", 0}] = {{NodeId(1), NodeId(2)}, NodeId(1), {}, -1};
+  c.parts[{"b", 0}] = {{NodeId(3), NodeId(4)}, NodeId(3), {}, -1};
+  c.parts[{"c", 0}] = {{NodeId(1), NodeId(3)}, NodeId(1), {}, -1};
+  Move lead = ReplicaMove("c", {1, 3}, {3, 1});
+  lead.kind = MoveKind::kLeadership;
+  std::vector<Move> moves = {ReplicaMove("a", {1, 2}, {5, 2}), ReplicaMove("b", {3, 4}, {3, 6}),
+                             lead};
+  ExecutorOptions o;
+  o.throttle_bytes_per_sec = 10 << 20;
+  Executor e(o);
+  auto outcomes = e.Execute(moves, c, [] { return false; }, nullptr, nullptr);
+  ASSERT_EQ(outcomes.size(), 3u);
+  ASSERT_GE(c.log.size(), 3u);
+  EXPECT_EQ(c.log.front(), "throttle 2 at 10485760");  // the replica moves only
+  EXPECT_EQ(c.log.back(), "unthrottle");
+  // Without a throttle configured, none is set.
+  FakeCluster plain;
+  plain.parts = c.parts;
+  Executor(ExecutorOptions{}).Execute(moves, plain, [] { return false; }, nullptr, nullptr);
+  EXPECT_EQ(std::count(plain.log.begin(), plain.log.end(), "unthrottle"), 0);
+}
+
+TEST(ExecutorTest, WhenTheThrottleCannotBeSetOnlyLeadershipMoves) {
+  FakeCluster c;
+  c.fail_throttle = true;
+  c.parts[{"a", 0}] = {{NodeId(1), NodeId(2)}, NodeId(1), {}, -1};
+  c.parts[{"c", 0}] = {{NodeId(1), NodeId(3)}, NodeId(1), {}, -1};
+  Move lead = ReplicaMove("c", {1, 3}, {3, 1});
+  lead.kind = MoveKind::kLeadership;
+  ExecutorOptions o;
+  o.throttle_bytes_per_sec = 1 << 20;
+  auto outcomes = Executor(o).Execute({ReplicaMove("a", {1, 2}, {5, 2}), lead}, c,
+                                      [] { return false; }, nullptr, nullptr);
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_EQ(outcomes[0].result, MoveOutcome::Result::kSkipped);
+  EXPECT_NE(outcomes[0].detail.find("throttle"), std::string::npos) << outcomes[0].detail;
+  EXPECT_EQ(outcomes[1].result, MoveOutcome::Result::kDone) << outcomes[1].detail;
+  EXPECT_EQ(c.parts.at({"a", 0}).replicas, (std::vector<NodeId>{NodeId(1), NodeId(2)}));
 }
 
 }  // namespace

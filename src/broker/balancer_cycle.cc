@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "broker/balancer_service.h"
+#include "broker/balancer_throttle.h"
 #include "broker/log.h"
 #include "broker/scale_hook.h"
 #include "broker/topic_manager.h"
@@ -73,6 +74,10 @@ class BalancerService::Port : public balancer::ReassignmentPort {
     if (!r.ok()) return r.take_error();
     return Status::Ok();
   }
+  Status Throttle(const std::vector<Move>& moves, int64_t bytes_per_sec) override {
+    return throttle_.Set(moves, bytes_per_sec);
+  }
+  Status Unthrottle() override { return throttle_.Clear(); }
   int64_t NowMs() override { return NowWallMs(); }
   void Sleep(std::chrono::milliseconds d) override { std::this_thread::sleep_for(d); }
 
@@ -92,6 +97,7 @@ class BalancerService::Port : public balancer::ReassignmentPort {
 
   cluster::Metadata& metadata_;
   cluster::Controller& controller_;
+  BalancerThrottle throttle_{metadata_};
 };
 
 cluster::ScalingRoles BalancerService::Roles() const {

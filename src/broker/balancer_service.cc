@@ -48,6 +48,8 @@ BalancerOptions BalancerOptions::FromConfig(const config::BrokerConfig& c) {
   o.executor.per_broker_concurrency =
       static_cast<int>(c.GetLong("strata.balancer.execution.concurrency"));
   o.executor.move_timeout_ms = c.GetLong("strata.balancer.move.timeout.ms");
+  o.executor.throttle_bytes_per_sec =
+      c.GetLong("strata.balancer.replication.throttle.bytes.per.sec");
   o.scaling.enabled = c.GetBool("strata.balancer.scaling.enable");
   o.scaling.scale_out_threshold = std::stod(c.Get("strata.balancer.scale.out.threshold"));
   o.scaling.scale_in_threshold = std::stod(c.Get("strata.balancer.scale.in.threshold"));

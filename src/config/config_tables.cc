@@ -334,6 +334,10 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        "hard cap on a broker's local log size, as a share of its declared disk capacity", Ratio()},
       {"strata.balancer.execution.concurrency", T::kInt, "5", "moves in flight at once per broker",
        AtLeast(1)},
+      {"strata.balancer.replication.throttle.bytes.per.sec", T::kLong, "0",
+       "replication throttle of the balancer's moves, set as kafka-reassign-partitions "
+       "--throttle sets one (0: none)",
+       AtLeast(0)},
       {"strata.balancer.move.timeout.ms", T::kLong, "300000",
        "a move not done within this is cancelled (its original replicas come back)", AtLeast(1000)},
       {"strata.balancer.broker.failure.timeout.ms", T::kLong, "60000",

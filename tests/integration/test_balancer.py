@@ -289,6 +289,67 @@ def test_a_dead_brokers_replicas_are_re_placed_after_the_timeout(four):
             f"{got[p][0].offset() if got[p] else None}, {len(want)} acknowledged")
 
 
+THROTTLE = 500_000  # strata.balancer.replication.throttle.bytes.per.sec
+
+
+def test_the_balancers_moves_are_throttled_until_done(tmp_path, broker_factory):
+    """With strata.balancer.replication.throttle.bytes.per.sec, a move sets Kafka's throttle
+    configs as kafka-reassign-partitions --throttle does (the rate on the brokers involved,
+    the partition's replicas in the topic's throttled-replicas lists) while it copies, and
+    takes them off when done. Here a dead broker's replica of a 2 MB partition without
+    remote storage is re-placed: the new replica copies it all, at the throttle."""
+    etcd, brokers = start_cluster(
+        tmp_path, broker_factory, nodes=(1, 2, 3, 4),
+        extra={**BALANCER,
+               "strata.balancer.replication.throttle.bytes.per.sec": str(THROTTLE)})
+    from confluent_kafka.admin import ConfigResource, ResourceType
+    try:
+        b1, b4 = brokers[0], brokers[3]
+        topic = kit.unique_topic("throttled-heal")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 1, replica_assignment=[[4, 1]], config={
+            "retention.ms": "-1", "min.insync.replicas": "1"})])[topic].result(timeout=30)
+        recs = kit.make_records(2000, 1, seed=151, tag="throttled", value_size=2000)
+        kit.produce_confluent(b1.bootstrap, topic, recs)
+        wait_until(lambda: len(isr(b1, topic)[0]) == 2, JOIN_WITHIN, "the ISR full",
+                   lambda: isr(b1, topic))
+        b4.kill9()
+
+        def configs():
+            t = ConfigResource(ResourceType.TOPIC, topic)
+            b = ConfigResource(ResourceType.BROKER, "1")
+            got = a.describe_configs([t, b])
+            tc, bc = got[t].result(timeout=15), got[b].result(timeout=15)
+            return (tc["follower.replication.throttled.replicas"].value or "",
+                    tc["leader.replication.throttled.replicas"].value or "",
+                    bc["leader.replication.throttled.rate"].value)
+        seen = []
+
+        def throttled():
+            seen.append(configs())
+            follower, leader, rate = seen[-1]
+            return follower in ("0:2", "0:3") and leader == "0:4,0:1" and rate == str(THROTTLE)
+        wait_until(throttled, FAILURE_MS / 1000 + 60, "the throttle set for the move",
+                   lambda: (seen[-3:], leaders(b1, topic)), interval=0.2)
+        wait_until(lambda: 4 not in leaders(b1, topic)[0][1] and len(isr(b1, topic)[0]) == 2,
+                   2_200_000 / THROTTLE * 3 + JOIN_WITHIN, "the move done",
+                   lambda: (leaders(b1, topic), isr(b1, topic)))
+        unthrottled = str(2**63 - 1)  # Kafka's default rate: none
+        wait_until(lambda: configs() == ("", "", unthrottled), 30, "the throttle taken off",
+                   lambda: configs())
+        kit.assert_same_records(recs, kit.consume_confluent(b1.bootstrap, topic, 1))
+        # The copy went at the throttle (a second's worth may go at once).
+        size = sum(f.stat().st_size for f in b1.partition_dir(topic, 0).glob("*.log"))
+        [move] = [d for d in admin_get(controller_of(brokers), "/v1/balancer")
+                  ["recent_decisions"] if d.get("topic") == topic]
+        assert move["result"] == "done", move
+        assert move["duration_ms"] >= (size - THROTTLE) / THROTTLE * 1000 * 0.8, (move, size)
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
+
+
 def test_every_broker_publishes_its_load_to_strata_metrics(broker_factory):
     """One broker, samples every second: the produce and consume rates in `__strata_metrics`,
     times their windows, add up to what was produced and read, and the size is the log's."""
