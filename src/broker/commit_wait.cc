@@ -8,10 +8,12 @@ namespace {
 
 bool Committed(const CommitWait& w) { return w.partition->high_watermark() > w.last_offset; }
 
-// A leadership lost meanwhile (a new leader epoch) will never commit here:
-// the caller is told at once, as Kafka completes such requests with
-// NOT_LEADER_OR_FOLLOWER, instead of at the timeout.
+// A leadership lost meanwhile (a new leader epoch, or the replica moved
+// off this broker, whose last record may still name it leader) will never
+// commit here: the caller is told at once, as Kafka completes such
+// requests with NOT_LEADER_OR_FOLLOWER, instead of at the timeout.
 bool Deposed(const CommitWait& w) {
+  if (w.partition->removed()) return true;
   cluster::PartitionRecord now = w.partition->state();
   return now.leader != w.leader || now.leader_epoch != w.leader_epoch;
 }

@@ -57,6 +57,11 @@ class Partition {
   void Apply(const cluster::PartitionRecord& record, int64_t now_ms);
   cluster::NodeId leader() const;
   cluster::LeaderEpoch leader_epoch() const;
+  // The replica left this broker (moved away, or its topic deleted): what
+  // waits on it (an acks=all produce) will never be settled here. The last
+  // record it saw may still name this broker leader.
+  void MarkRemoved() { removed_.store(true); }
+  bool removed() const { return removed_.load(); }
 
   // --- Replication (the leader's side follows Kafka's Partition.scala) ---
   // The offset below which records are committed, and consumers read: on
@@ -117,6 +122,7 @@ class Partition {
   const std::shared_ptr<storage::Log> log_;
   const cluster::NodeId self_;
   PartitionTraffic traffic_;
+  std::atomic<bool> removed_{false};
   mutable std::mutex mu_;
   cluster::PartitionRecord state_;
   std::atomic<int64_t> high_watermark_{0};

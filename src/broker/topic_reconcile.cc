@@ -233,6 +233,7 @@ void TopicManager::RemoveReplica(const std::shared_ptr<Partition>& partition, bo
     std::unique_lock lock(mu_);
     partitions_.erase(tp);
   }
+  partition->MarkRemoved();
   if (partition->leader() == self_) NotifyLeadership(tp, false);
   fetchers_->Stop(tp);
   if (cleaner_) cleaner_->Unregister(tp.ToString());

@@ -1,5 +1,5 @@
 """The autobalancer on four brokers sharing one real etcd (and a remote store, so moves copy
-only active segments).
+only active segments: HDFS for the skewed-load test, a shared directory elsewhere).
 
 What is checked: with produce load skewed onto one broker (every replica of a hot topic on
 broker 1), the active controller's balancer moves replicas until bytes in per broker
@@ -28,6 +28,7 @@ import kit
 from kit import wait_until
 from conftest import free_port
 from test_cluster import leaders, start_cluster
+from test_fast_migration import remote_uri  # noqa: F401 (a fixture)
 from test_replication import JOIN_WITHIN, isr
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's autobalancer")
@@ -160,7 +161,20 @@ def four(tmp_path, broker_factory):
     etcd.stop_all()
 
 
-def test_skewed_load_is_balanced_and_then_left_alone(four):
+@pytest.fixture
+def four_on_hdfs(tmp_path, broker_factory, remote_uri):
+    """Four brokers whose remote storage is a real HDFS (MiniDFSCluster) when its jar is
+    built, as the test command builds it."""
+    extra = {**BALANCER, **({"strata.remote.storage.uri": remote_uri} if remote_uri else {})}
+    etcd, brokers = start_cluster(tmp_path, broker_factory, nodes=(1, 2, 3, 4), extra=extra)
+    yield brokers
+    for b in brokers:
+        b.stop()
+    etcd.stop_all()
+
+
+def test_skewed_load_is_balanced_and_then_left_alone(four_on_hdfs):
+    four = four_on_hdfs
     b1 = four[0]
     topic = skewed_topic(b1, 8)
     before = replica_counts(b1, topic, [1, 2, 3, 4])

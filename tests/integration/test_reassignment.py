@@ -193,3 +193,48 @@ def test_a_throttled_reassignment_copies_at_the_throttle_rate(cluster, tmp_path)
     assert "Clearing broker-level throttles on brokers" in outs[-1], outs[-1]
     assert "Clearing topic-level throttles" in outs[-1], outs[-1]
     kit.assert_same_records(recs, kit.consume_confluent(b2.bootstrap, topic, 1))
+
+
+def test_an_acks_all_produce_waiting_on_a_replica_moved_away_is_answered_at_once(
+        tmp_path, broker_factory):
+    """A leader's acks=all produce waits for its ISR. When a reassignment moves the partition
+    off that broker meanwhile, the request is answered NOT_LEADER_OR_FOLLOWER at once (the
+    producer retries on the new leader), as Kafka completes a delayed produce on a leadership
+    change; it does not hang until its timeout (holding up the producer's other partitions on
+    that connection). Here the follower on broker 2 is SIGSTOPped (a 20 s lease keeps it in
+    the ISR), so a produce to leader 1 waits while the partition moves to broker 3."""
+    import rawkafka
+    from confluent_kafka.admin import NewTopic
+    from test_cluster import start_cluster
+    etcd, brokers = start_cluster(tmp_path, broker_factory,
+                                  extra={"strata.etcd.lease.ttl.ms": "20000"})
+    b1, b2, b3 = brokers
+    try:
+        topic = kit.unique_topic("moved-wait")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 1, replica_assignment=[[1, 2]])])[topic].result(30)
+        wait_until(lambda: isr(b1, topic) == {0: [1, 2]}, JOIN_WITHIN, "ISR [1, 2]",
+                   lambda: isr(b1, topic))
+        batch = rawkafka.record_batch([(None, b"waits for broker 2", [])], kit.BASE_TS)
+        timeout_ms = 60_000
+        b2.proc.send_signal(signal.SIGSTOP)
+        with rawkafka.Conn(b1.bootstrap) as c:
+            c.send(rawkafka.request(0, 8, 7, rawkafka.produce_body(
+                8, topic, 0, batch, acks=-1, timeout_ms=timeout_ms)))
+            sent = time.monotonic()
+            reassign_tool(b3, "--reassignment-json-file", plan(tmp_path, topic, {0: [3]}),
+                          "--execute")
+            wait_until(lambda: leaders(b3, topic)[0] == (3, [3]), JOIN_WITHIN,
+                       "the partition moved to broker 3", lambda: leaders(b3, topic))
+            moved = time.monotonic()
+            _, body = c.recv_frame()
+            answered = time.monotonic()
+        [(_, _, code, _)] = rawkafka.parse_produce_response(8, body)
+        assert code == 6, (code, f"answered {answered - moved:.1f}s after the move, "
+                                 f"{answered - sent:.1f}s after sending")  # NOT_LEADER_OR_FOLLOWER
+        assert isr(b3, topic) == {0: [3]}
+    finally:
+        b2.proc.send_signal(signal.SIGCONT)
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
