@@ -142,11 +142,16 @@ int64_t TopicManager::ContiguityBound(const Partition& p) const {
     return std::numeric_limits<int64_t>::max();  // nothing remote to join up with
   }
   // Offsets below the partition's log start are gone everywhere; up to the
-  // remote end they are in remote storage. The end the last leader saved in
-  // the metadata store counts too: this leader's manifest may not be loaded.
-  int64_t remote_end = remote_->RemoteLogEndOffset(p.tp().ToString());
+  // remote end they are in remote storage. Only the end saved in the
+  // metadata store counts: it names a durable manifest, which a successor
+  // finds. This leader's own uploads are not there until that manifest is
+  // written and the end saved; a replica counted contiguous earlier, and
+  // the old replicas of a move deleted on that basis, would leave offsets
+  // held nowhere if the new leader took over first (it retires uploads the
+  // manifest it finds does not list as finished).
+  int64_t remote_end = -1;
   if (auto saved = store_.GetRemoteLogOffsets(p.topic_id(), p.tp().partition)) {
-    remote_end = std::max(remote_end, saved->end);
+    remote_end = saved->end;
   }
   return std::max(LogStartOffset(p.tp(), *p.log()), remote_end + 1);
 }
