@@ -118,6 +118,38 @@ class SteadyLoad:
         self.thread.join(60)
 
 
+class TailingGroup:
+    """A consumer group member reading `topic` as it is written, until stopped: what it
+    received per partition, and any error librdkafka surfaced that is not retriable."""
+
+    def __init__(self, bootstrap: str, topic: str, group: str):
+        self.got: dict[int, list[bytes]] = {}
+        self.errors: list[str] = []
+        self.stop = threading.Event()
+        self.c = kit.consumer_confluent(bootstrap, {"group.id": group,
+                                                    "enable.auto.commit": True})
+        self.c.subscribe([topic])
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while not self.stop.is_set():
+            for m in self.c.consume(num_messages=500, timeout=0.2):
+                err = m.error()
+                if err is None:
+                    self.got.setdefault(m.partition(), []).append(m.value())
+                elif err.fatal() or not err.retriable():
+                    self.errors.append(str(err))
+        self.c.close()
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(60)
+
+
 def replica_counts(b, topic: str, brokers: list[int]) -> dict[int, int]:
     counts = {n: 0 for n in brokers}
     for _, (_, replicas) in leaders(b, topic).items():
@@ -419,7 +451,9 @@ def test_sustained_load_activates_a_standby_broker_and_low_load_drains_it_back(
     is activated and load moves onto it. With the load stopped, utilization stays below
     the scale-in threshold, broker 4 (the one scaling brought in) is drained and, holding
     nothing, goes back to standby; new topics skip it again. The hook command sees each
-    event, and every record produced meanwhile reads back identical."""
+    event; the producer and a consumer group member reading along see no error that is not
+    retriable, the member reads every acknowledged record in order, and everything reads
+    back identical at the end."""
     hook_log = tmp_path / "scale-events"
     scaling = {**BALANCER,
                "strata.balancer.scaling.enable": "true",
@@ -452,17 +486,25 @@ def test_sustained_load_activates_a_standby_broker_and_low_load_drains_it_back(
         # Load is seen within a window of samples, then must last the sustain time; a
         # cycle acts on it.
         surge_within = (3 * METRICS_MS + SUSTAIN_MS + 2 * CYCLE_MS) / 1000 + 30
-        with SteadyLoad(b1.bootstrap, topic, 6, rate=100_000) as load:
-            wait_until(lambda: "scale_out 4" in events(), surge_within,
-                       "standby broker 4 activated", scaling_status)
-            assert scaling_status()["activated"] == [4]
-            wait_until(lambda: replica_counts(b1, topic, [1, 2, 3, 4])[4] > 0, BALANCED_WITHIN,
-                       "load moved onto broker 4",
-                       lambda: (replica_counts(b1, topic, [1, 2, 3, 4]), scaling_status()))
-            ctl = controller_of(brokers)
-            wait_until(lambda: admin_get(ctl, "/v1/balancer")["moves_in_flight"] == 0, 60,
-                       "the moves onto broker 4 done")
+        with TailingGroup(b1.bootstrap, topic, kit.unique_topic("tail")) as tail:
+            with SteadyLoad(b1.bootstrap, topic, 6, rate=100_000) as load:
+                wait_until(lambda: "scale_out 4" in events(), surge_within,
+                           "standby broker 4 activated", scaling_status)
+                assert scaling_status()["activated"] == [4]
+                wait_until(lambda: replica_counts(b1, topic, [1, 2, 3, 4])[4] > 0,
+                           BALANCED_WITHIN, "load moved onto broker 4",
+                           lambda: (replica_counts(b1, topic, [1, 2, 3, 4]), scaling_status()))
+                ctl = controller_of(brokers)
+                wait_until(lambda: admin_get(ctl, "/v1/balancer")["moves_in_flight"] == 0, 60,
+                           "the moves onto broker 4 done")
+            # Stopped and flushed: the group member read what was acknowledged, in order,
+            # through the moves.
+            wait_until(lambda: all(tail.got.get(p, []) == load.acked[p] for p in range(6)),
+                       60, "the tailing consumer caught up",
+                       lambda: {p: (len(tail.got.get(p, [])), len(load.acked[p]))
+                                for p in range(6)})
         assert not load.errors, load.errors[:5]
+        assert not tail.errors, tail.errors[:5]
         # Idle: the window empties within its samples, then the sustain time passes.
         wait_until(lambda: "scale_in 4" in events(), surge_within + BALANCED_WITHIN,
                    "broker 4 drained back to standby",
