@@ -279,7 +279,10 @@ def markdown(run: dict, raw: str) -> str:
     lines += ["", "Kafka's `--generate` places replicas round-robin without looking at load, "
               "and proposes a new assignment for every partition of the topics; Strata's plan "
               "moves only what takes a broker outside the band (+-10 % of the average) and "
-              "stops once every broker is within half of it.", "", f"Raw data: `{raw}`.", ""]
+              "stops once every broker is within half of it. Leader counts here are over "
+              "these topics only; Strata's leader-count goal balances every partition's "
+              "leadership, internal topics included (`__consumer_offsets` has 50), after the "
+              "network goals.", "", f"Raw data: `{raw}`.", ""]
     return "\n".join(lines)
 
 
