@@ -81,7 +81,8 @@ std::vector<MoveOutcome> Executor::Execute(
   std::string throttle_error;
   if (throttled) {
     Status st = port.Throttle(replica_moves, options_.throttle_bytes_per_sec);
-    if (!st.ok()) throttle_error = "the replication throttle could not be set: " + st.error().message;
+    if (!st.ok())
+      throttle_error = "the replication throttle could not be set: " + st.error().message;
   }
   while (next < moves.size() || !running.empty()) {
     // Start what the per-broker limits allow, in plan order.
@@ -93,10 +94,10 @@ std::vector<MoveOutcome> Executor::Execute(
       if (!room) break;
       for (NodeId id : ids) busy[id]++;
       const int64_t now = port.NowMs();
-      Status st = !throttle_error.empty() && moves[next].kind == MoveKind::kReplica
-                      ? MakeError(Errc::kUnavailable, throttle_error)
-                      : port.Reassign(moves[next].topic, moves[next].partition,
-                                      moves[next].replicas_after);
+      Status st =
+          !throttle_error.empty() && moves[next].kind == MoveKind::kReplica
+              ? MakeError(Errc::kUnavailable, throttle_error)
+              : port.Reassign(moves[next].topic, moves[next].partition, moves[next].replicas_after);
       if (!st.ok()) {
         finish(next, MoveOutcome::Result::kSkipped, st.error().message, now);
         continue;

@@ -148,7 +148,8 @@ TEST(ExecutorTest, ReplicaMovesAreThrottledFromBeforeTheFirstUntilAfterTheLast) 
   ExecutorOptions o;
   o.throttle_bytes_per_sec = 10 << 20;
   Executor e(o);
-  auto outcomes = e.Execute(moves, c, [] { return false; }, nullptr, nullptr);
+  auto outcomes = e.Execute(
+      moves, c, [] { return false; }, nullptr, nullptr);
   ASSERT_EQ(outcomes.size(), 3u);
   ASSERT_GE(c.log.size(), 3u);
   EXPECT_EQ(c.log.front(), "throttle 2 at 10485760");  // the replica moves only
@@ -156,7 +157,9 @@ TEST(ExecutorTest, ReplicaMovesAreThrottledFromBeforeTheFirstUntilAfterTheLast) 
   // Without a throttle configured, none is set.
   FakeCluster plain;
   plain.parts = c.parts;
-  Executor(ExecutorOptions{}).Execute(moves, plain, [] { return false; }, nullptr, nullptr);
+  Executor(ExecutorOptions{})
+      .Execute(
+          moves, plain, [] { return false; }, nullptr, nullptr);
   EXPECT_EQ(std::count(plain.log.begin(), plain.log.end(), "unthrottle"), 0);
 }
 
@@ -169,8 +172,8 @@ TEST(ExecutorTest, WhenTheThrottleCannotBeSetOnlyLeadershipMoves) {
   lead.kind = MoveKind::kLeadership;
   ExecutorOptions o;
   o.throttle_bytes_per_sec = 1 << 20;
-  auto outcomes = Executor(o).Execute({ReplicaMove("a", {1, 2}, {5, 2}), lead}, c,
-                                      [] { return false; }, nullptr, nullptr);
+  auto outcomes = Executor(o).Execute(
+      {ReplicaMove("a", {1, 2}, {5, 2}), lead}, c, [] { return false; }, nullptr, nullptr);
   ASSERT_EQ(outcomes.size(), 2u);
   EXPECT_EQ(outcomes[0].result, MoveOutcome::Result::kSkipped);
   EXPECT_NE(outcomes[0].detail.find("throttle"), std::string::npos) << outcomes[0].detail;

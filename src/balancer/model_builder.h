@@ -27,7 +27,7 @@ struct BrokerTopology {
   NodeId id{-1};
   std::string rack;
   bool registered = true;  // false: known but gone (its lease expired)
-  bool standby = false;   // its role now (ScalingRoles::Effective)
+  bool standby = false;    // its role now (ScalingRoles::Effective)
   bool draining = false;
   bool fenced = false;        // fenced or in controlled shutdown
   int64_t gone_since_ms = 0;  // when it was first seen gone

@@ -25,8 +25,7 @@ constexpr std::array<Dimension, 4> kDimensions{{
      [](const BrokerInfo& b) { return b.capacity.network_out; }},
     {"cpu", [](const ClusterModel& m, int32_t b) { return m.broker(b).cpu_used; },
      [](const BrokerInfo& b) { return b.capacity.cpu; }},
-    {"disk",
-     [](const ClusterModel& m, int32_t b) { return static_cast<double>(m.load(b).disk); },
+    {"disk", [](const ClusterModel& m, int32_t b) { return static_cast<double>(m.load(b).disk); },
      [](const BrokerInfo& b) { return static_cast<double>(b.capacity.disk); }},
 }};
 
@@ -86,7 +85,8 @@ int32_t PickToDrain(const ClusterModel& m, const cluster::ScalingRoles& roles) {
 
 int32_t LargestReplicationFactor(const ClusterModel& m) {
   size_t rf = 0;
-  for (size_t p = 0; p < m.partition_count(); ++p) rf = std::max(rf, m.partition(p).replicas.size());
+  for (size_t p = 0; p < m.partition_count(); ++p)
+    rf = std::max(rf, m.partition(p).replicas.size());
   return static_cast<int32_t>(rf);
 }
 
@@ -169,9 +169,9 @@ ScalingDecision DecideScaling(const ClusterModel& m, const cluster::ScalingRoles
   since(t.below_since_ms, u < o.scale_in_threshold);
   const std::string figures = fmt::format("utilization {} ({})", Percent(u), d.dimension);
   if (t.above_since_ms && now_ms - *t.above_since_ms >= o.sustain_ms) {
-    const std::string why = fmt::format("{} above strata.balancer.scale.out.threshold {} for {} s",
-                                        figures, Percent(o.scale_out_threshold),
-                                        (now_ms - *t.above_since_ms) / 1000);
+    const std::string why =
+        fmt::format("{} above strata.balancer.scale.out.threshold {} for {} s", figures,
+                    Percent(o.scale_out_threshold), (now_ms - *t.above_since_ms) / 1000);
     if (!d.roles.draining.empty()) {
       d.broker = *d.roles.draining.begin();
       d.roles.draining.erase(d.broker);
@@ -206,9 +206,10 @@ ScalingDecision DecideScaling(const ClusterModel& m, const cluster::ScalingRoles
     std::string dim;
     const double after = UtilizationWithout(m, b, &dim);
     if (after >= o.scale_out_threshold) {
-      d.reason = fmt::format("{} below the scale-in threshold, but without broker {} it would be "
-                             "{} ({}), above the scale-out threshold",
-                             figures, m.broker(b).id, Percent(after), dim);
+      d.reason = fmt::format(
+          "{} below the scale-in threshold, but without broker {} it would be "
+          "{} ({}), above the scale-out threshold",
+          figures, m.broker(b).id, Percent(after), dim);
       return d;
     }
     d.broker = m.broker(b).id;

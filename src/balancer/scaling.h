@@ -64,7 +64,6 @@ struct ScalingDecision {
 double Utilization(const ClusterModel& model, std::string* dimension);
 
 ScalingDecision DecideScaling(const ClusterModel& model, const cluster::ScalingRoles& roles,
-                              ScalingTimers& timers, const ScalingOptions& options,
-                              int64_t now_ms);
+                              ScalingTimers& timers, const ScalingOptions& options, int64_t now_ms);
 
 }  // namespace strata::balancer

@@ -246,11 +246,11 @@ void BalancerService::Scale() {
   }
   if (d.event == balancer::ScalingEvent::kNone) return;
   if (!(d.roles == roles)) {
-    Status st = metadata_.UpdateBrokerConfigs(
-        kDefaultBrokerEntity, [&d](std::map<std::string, std::string>& configs) {
-          d.roles.ToConfigs(configs);
-          return Status::Ok();
-        });
+    Status st = metadata_.UpdateBrokerConfigs(kDefaultBrokerEntity,
+                                              [&d](std::map<std::string, std::string>& configs) {
+                                                d.roles.ToConfigs(configs);
+                                                return Status::Ok();
+                                              });
     if (!st.ok()) {
       Log()->warn("balancer: scaling ({}) not recorded: {}", d.reason, st.error().message);
       return;
@@ -258,12 +258,10 @@ void BalancerService::Scale() {
   }
   scale_events_++;
   Log()->info("balancer: scaling: {}: {}", balancer::ScalingEventName(d.event), d.reason);
-  nlohmann::json record = {{"type", "scaling"},
-                           {"event", balancer::ScalingEventName(d.event)},
-                           {"broker", d.broker.value()},
-                           {"utilization", d.utilization},
-                           {"dimension", d.dimension},
-                           {"reason", d.reason}};
+  nlohmann::json record = {
+      {"type", "scaling"},          {"event", balancer::ScalingEventName(d.event)},
+      {"broker", d.broker.value()}, {"utilization", d.utilization},
+      {"dimension", d.dimension},   {"reason", d.reason}};
   {
     std::lock_guard lock(mu_);
     last_scale_event_ = record;

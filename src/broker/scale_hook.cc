@@ -56,7 +56,8 @@ Status RunScaleHook(const std::string& command, const std::map<std::string, std:
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) {
-      return MakeError(Errc::kIoError, fmt::format("waiting for the hook: {}", std::strerror(errno)));
+      return MakeError(Errc::kIoError,
+                       fmt::format("waiting for the hook: {}", std::strerror(errno)));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       ::kill(pid, SIGKILL);

@@ -40,8 +40,7 @@ TEST(ScalingRolesTest, TheEffectiveRoleIsTheRegisteredOneAsScalingChangedIt) {
   EXPECT_EQ(roles.Effective(Registered(3, BrokerState::kActive)), BrokerState::kDraining);
   EXPECT_EQ(roles.Effective(Registered(4, BrokerState::kStandby)), BrokerState::kActive);
   EXPECT_EQ(roles.Effective(Registered(5, BrokerState::kStandby)), BrokerState::kStandby);
-  EXPECT_EQ(roles.Effective(Registered(3, BrokerState::kShuttingDown)),
-            BrokerState::kShuttingDown);
+  EXPECT_EQ(roles.Effective(Registered(3, BrokerState::kShuttingDown)), BrokerState::kShuttingDown);
 }
 
 }  // namespace

@@ -367,8 +367,7 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"strata.balancer.scale.in.threshold", T::kDouble, "0.3",
        "share of declared capacity below which one broker is drained back to standby", Ratio()},
       {"strata.balancer.scale.sustain.ms", T::kLong, "300000",
-       "how long utilization must stay past a threshold before the cluster scales",
-       AtLeast(0)},
+       "how long utilization must stay past a threshold before the cluster scales", AtLeast(0)},
       {"strata.balancer.scale.min.active.brokers", T::kInt, "3",
        "scale-in never leaves fewer active brokers (nor fewer than the largest replication "
        "factor)",

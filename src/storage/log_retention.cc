@@ -46,7 +46,8 @@ Status LogImpl::DeleteRecordsBefore(int64_t offset) {
   }
   if (offset <= log_start_.load()) return Status::Ok();
   STRATA_RETURN_IF_ERROR(MoveLogStartLocked(offset));
-  log::Get("storage")->info("{}: log start offset moved to {} (DeleteRecords or remote retention)", label_, offset);
+  log::Get("storage")->info("{}: log start offset moved to {} (DeleteRecords or remote retention)",
+                            label_, offset);
   STRATA_ASSIGN_OR_RETURN(int deleted, DeleteSegmentsBelowLocked(offset));
   (void)deleted;
   return Status::Ok();
