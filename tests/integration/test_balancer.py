@@ -241,6 +241,28 @@ def test_skewed_load_is_balanced_and_then_left_alone(four_on_hdfs):
                for r in records), records
 
 
+def test_a_new_controller_rebuilds_its_load_window_from_the_topic(four):
+    """The balancer's load window lives on the active controller only. When it stops, the
+    next controller reads `__strata_metrics` from the log start: its window holds the
+    stopped broker's last samples too, which only the topic still has (the 3 live brokers
+    alone give at most 3 x 3 samples)."""
+    window = int(BALANCER["strata.balancer.metrics.window.samples"])
+    first = wait_until(lambda: controller_of(four), 30, "an active controller")
+    wait_until(lambda: admin_get(first, "/v1/balancer")["samples"] == 4 * window,
+               (window + 2) * METRICS_MS / 1000 + 30, "a full window on the controller",
+               lambda: admin_get(first, "/v1/balancer")["samples"])
+    first.stop()
+    rest = [b for b in four if b is not first]
+    second = wait_until(lambda: controller_of(rest), 30, "a new active controller")
+    status = wait_until(
+        lambda: (lambda s: s if s["samples"] > 3 * window else None)(
+            admin_get(second, "/v1/balancer")), 4 * METRICS_MS / 1000 + 15,
+        "the stopped broker's samples in the new controller's window",
+        lambda: admin_get(second, "/v1/balancer"))
+    assert status["last_error"] == "", status
+    assert status["metrics_records_read"] >= 4 * window, status
+
+
 def balance_cli(b, *args: str) -> subprocess.CompletedProcess:
     """`strata balance ARGS --admin <b's admin listener>`."""
     return subprocess.run([os.environ["STRATA_BIN"], "balance", *args, "--admin",
