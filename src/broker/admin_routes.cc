@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/metrics.h"
+#include "broker/admin_cluster.h"
 #include "cluster/controller.h"
 #include "storage/cleaner.h"
 
@@ -251,13 +252,7 @@ void RegisterAdminRoutes(admin::HttpServer& server, BrokerContext& ctx) {
   });
   RegisterBalancerRoutes(server, ctx);
   server.Route("/v1/cluster", [&ctx](const std::string&) {
-    json body{{"cluster_id", ctx.store.cluster_id()},
-              {"node_id", ctx.config.node_id()},
-              {"controller_id", ctx.config.node_id()},
-              {"brokers", json::array({{{"node_id", ctx.config.node_id()},
-                                        {"host", ctx.advertised_host},
-                                        {"port", ctx.advertised_port}}})}};
-    return admin::HttpResponse{200, "application/json", body.dump(2) + "\n"};
+    return admin::HttpResponse{200, "application/json", ClusterJson(ctx).dump(2) + "\n"};
   });
   server.Route("/v1/topics", [&ctx](const std::string&) {
     return admin::HttpResponse{200, "application/json", TopicsJson(ctx).dump(2) + "\n"};

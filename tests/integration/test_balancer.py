@@ -513,6 +513,9 @@ def test_sustained_load_activates_a_standby_broker_and_low_load_drains_it_back(
                 wait_until(lambda: "scale_out 4" in events(), surge_within,
                            "standby broker 4 activated", scaling_status)
                 assert scaling_status()["activated"] == [4]
+                # The admin API's cluster view: registered standby, active by scaling.
+                b4 = {b["node_id"]: b for b in admin_get(b1, "/v1/cluster")["brokers"]}[4]
+                assert (b4["state"], b4["role"]) == ("standby", "active"), b4
                 wait_until(lambda: replica_counts(b1, topic, [1, 2, 3, 4])[4] > 0,
                            BALANCED_WITHIN, "load moved onto broker 4",
                            lambda: (replica_counts(b1, topic, [1, 2, 3, 4]), scaling_status()))
@@ -537,6 +540,10 @@ def test_sustained_load_activates_a_standby_broker_and_low_load_drains_it_back(
         status = scaling_status()
         assert status["activated"] == [] and status["draining"] == [], status
         assert status["last_event"]["event"] == "scale_in", status
+        cluster = {b["node_id"]: b for b in admin_get(b1, "/v1/cluster")["brokers"]}
+        assert (cluster[4]["role"], cluster[4]["replicas"]) == ("standby", 0), cluster[4]
+        assert all(cluster[n]["role"] == "active" and cluster[n]["state"] == "active"
+                   for n in (1, 2, 3)), cluster
         assert "drained" in status["last_event"]["reason"], status
         # The decision log has the three events with their reasons.
         got = kit.consume_confluent(b1.bootstrap, "__strata_balancer_log", 1, timeout=60)

@@ -1,0 +1,18 @@
+#pragma once
+// The admin API's view of the cluster (GET /v1/cluster): its id, the
+// active controller, and every broker known to the metadata store with its
+// listener, rack, registration state, role (as scaling made it), declared
+// capacity, and the replicas and leaderships placed on it. A broker that
+// registered once and is gone now is listed as offline. A single broker
+// with embedded metadata describes itself.
+//
+// Thread-safety: reads the metadata view; any thread.
+#include <nlohmann/json.hpp>
+
+#include "broker/broker_context.h"
+
+namespace strata::broker {
+
+nlohmann::json ClusterJson(const BrokerContext& ctx);
+
+}  // namespace strata::broker
