@@ -11,7 +11,8 @@
 // is the largest a replica reports. A sample split into parts counts once
 // all its parts are in.
 //
-// Thread-safety: none; the balancer's thread owns it.
+// Thread-safety: none; callers serialize every call (the balancer holds its
+// mutex), Load() included: it is const but rebuilds the loads lazily.
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -33,7 +34,7 @@ class LoadWindow {
   // One record of `__strata_metrics` (a whole sample or one of its parts).
   void Add(const MetricsSample& record);
   // Forgets every sample (a new controller term reads the topic again).
-  void Clear() { brokers_.clear(); }
+  void Clear();
 
   // The end time of the broker's last complete sample; 0: none.
   int64_t LastSampleMs(NodeId broker) const;
@@ -46,24 +47,40 @@ class LoadWindow {
 
  private:
   using Key = std::pair<std::string, int32_t>;
+  // One partition's figures in one sample, compact: a window holds a
+  // sample per broker and interval for every replica it reports (millions
+  // at scale), so keys are interned and rates kept as floats.
+  struct Rates {
+    uint32_t key = 0;  // index into keys_
+    float bytes_in = 0, bytes_out = 0, messages_in = 0;
+    int64_t size = 0;
+  };
   struct Sample {
     int64_t timestamp_ms = 0;
     int64_t window_ms = 0;
     BrokerTotals totals;
-    std::map<Key, PartitionSample> partitions;
+    std::vector<Rates> partitions;
   };
   struct BrokerSamples {
     std::deque<Sample> complete;  // oldest first
     Sample pending;               // parts of the newest sample so far
     int32_t pending_parts = 0;
   };
+  uint32_t Intern(const std::string& topic, int32_t partition);
   void Complete(BrokerSamples& b);
-  void Rebuild();
+  // Recomputes loads_ from every broker's samples: once per read after
+  // samples came in, not per sample (a thousand brokers complete a hundred
+  // samples a second).
+  void Rebuild() const;
 
   const int samples_;
   std::map<NodeId, BrokerSamples> brokers_;
-  // What Load() answers, rebuilt when a sample completes.
-  std::map<Key, PartitionLoad> loads_;
+  std::map<Key, uint32_t> key_index_;
+  std::vector<Key> keys_;
+  // What Load() answers, by key index; rebuilt lazily.
+  mutable std::vector<PartitionLoad> loads_;
+  mutable std::vector<bool> reported_;
+  mutable bool dirty_ = false;
 };
 
 }  // namespace strata::balancer
