@@ -9,11 +9,13 @@ namespace strata::balancer {
 
 namespace {
 
-std::vector<NodeId> Touched(const Move& m) {
+// The live brokers a move keeps busy (copying to, from or serving it).
+std::vector<NodeId> Touched(const Move& m, ReassignmentPort& port) {
   std::vector<NodeId> ids = m.replicas_before;
   ids.insert(ids.end(), m.replicas_after.begin(), m.replicas_after.end());
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::erase_if(ids, [&](NodeId id) { return !port.Live(id); });
   return ids;
 }
 
@@ -63,11 +65,14 @@ std::vector<MoveOutcome> Executor::Execute(
     const std::function<void(const MoveOutcome&)>& on_outcome) {
   std::vector<MoveOutcome> outcomes;
   std::map<NodeId, int> busy;
+  // Each move's brokers as counted when it started (liveness may change).
+  std::map<size_t, std::vector<NodeId>> counted;
   std::vector<Running> running;
   size_t next = 0;
   auto finish = [&](size_t i, MoveOutcome::Result result, std::string detail, int64_t started) {
     MoveOutcome o{moves[i], result, std::move(detail), port.NowMs() - started};
-    for (NodeId id : Touched(moves[i])) busy[id]--;
+    for (NodeId id : counted[i]) busy[id]--;
+    counted.erase(i);
     if (on_outcome) on_outcome(o);
     outcomes.push_back(std::move(o));
   };
@@ -87,12 +92,13 @@ std::vector<MoveOutcome> Executor::Execute(
   while (next < moves.size() || !running.empty()) {
     // Start what the per-broker limits allow, in plan order.
     for (; next < moves.size() && !should_stop(); ++next) {
-      const std::vector<NodeId> ids = Touched(moves[next]);
+      std::vector<NodeId> ids = Touched(moves[next], port);
       const bool room = std::all_of(ids.begin(), ids.end(), [&](NodeId id) {
         return busy[id] < options_.per_broker_concurrency;
       });
       if (!room) break;
       for (NodeId id : ids) busy[id]++;
+      counted[next] = std::move(ids);
       const int64_t now = port.NowMs();
       Status st =
           !throttle_error.empty() && moves[next].kind == MoveKind::kReplica

@@ -15,10 +15,11 @@
 // operator's own throttles stay as they are).
 //
 // Moves run in waves: at most `per_broker_concurrency` at once touching any
-// one broker. Each must finish within `move_timeout_ms`, or it is cancelled
-// (the original replicas come back) and counted as failed; a failed start
-// is skipped. Between waves `should_stop` is asked (pause, lost
-// controllership): moves already started finish, nothing new starts.
+// one live broker (a dead broker's replicas, re-placed by self-healing, are
+// all moved off it at the pace of the brokers that take them). Each must finish within
+// `move_timeout_ms`, or it is cancelled (the original replicas come back) and counted as failed; a
+// failed start is skipped. Between waves `should_stop` is asked (pause, lost controllership): moves
+// already started finish, nothing new starts.
 //
 // Thread-safety: one Execute at a time, on the caller's thread, which it
 // blocks until done.
@@ -49,6 +50,9 @@ class ReassignmentPort {
   // Unthrottle takes off what Throttle set.
   virtual Status Throttle(const std::vector<Move>& moves, int64_t bytes_per_sec) = 0;
   virtual Status Unthrottle() = 0;
+  // Whether `id` is registered now. A gone broker copies and serves
+  // nothing, so moves off it do not count against its concurrency.
+  virtual bool Live(NodeId id) = 0;
   virtual int64_t NowMs() = 0;
   virtual void Sleep(std::chrono::milliseconds d) = 0;
 };

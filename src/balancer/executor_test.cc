@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace strata::balancer {
 namespace {
@@ -70,6 +71,8 @@ class FakeCluster : public ReassignmentPort {
     return Status::Ok();
   }
   bool fail_throttle = false;
+  std::set<NodeId> dead;
+  bool Live(NodeId id) override { return dead.count(id) == 0; }
   int64_t NowMs() override { return now; }
   void Sleep(std::chrono::milliseconds d) override { now += d.count(); }
 };
@@ -104,6 +107,25 @@ TEST(ExecutorTest, MovesRunWithinThePerBrokerLimitAndLeadershipFollows) {
     const auto& p = c.parts[{"t" + std::to_string(i), 0}];
     EXPECT_EQ(p.leader, NodeId(3 + i % 2));  // moved by a preferred election
   }
+}
+
+TEST(ExecutorTest, ADeadBrokerDoesNotLimitHowManyOfItsReplicasMoveAtOnce) {
+  FakeCluster c;
+  c.dead.insert(NodeId(1));
+  std::vector<Move> moves;
+  for (int i = 0; i < 8; ++i) {
+    const std::string t = "t" + std::to_string(i);
+    c.parts[{t, 0}] = {{NodeId(1), NodeId(2 + i % 4)}, NodeId(2 + i % 4), {}, -1};
+    // Off dead broker 1, onto one of four others: two per live broker.
+    moves.push_back(ReplicaMove(t, {1, 2 + i % 4}, {2 + i % 4, 2 + (i + 1) % 4}));
+  }
+  Executor e({.per_broker_concurrency = 4, .move_timeout_ms = 10'000});
+  auto outcomes = e.Execute(
+      moves, c, [] { return false; }, [] { return false; }, nullptr);
+  ASSERT_EQ(outcomes.size(), 8u);
+  for (const auto& o : outcomes) EXPECT_EQ(o.result, MoveOutcome::Result::kDone) << o.detail;
+  // Each live broker is in 4 moves: all 8 start at once (broker 1 counted, it would be 4).
+  EXPECT_EQ(c.max_running, 8);
 }
 
 TEST(ExecutorTest, AMoveThatDoesNotFinishIsCancelled) {

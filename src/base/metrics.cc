@@ -74,22 +74,42 @@ Counter& Registry::GetCounter(const std::string& name, const std::string& help,
   return *slot;
 }
 
-void Registry::SetGauge(const std::string& name, const std::string& help, const Labels& labels,
-                        std::function<double()> value) {
+void Registry::SetFunc(const std::string& name, const std::string& help, const char* type,
+                       const Labels& labels, std::function<double()> value) {
   std::lock_guard lock(mu_);
   Family& f = families_[name];
   f.help = help;
-  f.type = "gauge";
+  f.type = type;
   f.gauges[RenderLabels(labels)] = std::move(value);
+}
+
+void Registry::SetFamily(const std::string& name, const std::string& help, const char* type,
+                         std::function<std::vector<std::pair<Labels, double>>()> values) {
+  std::lock_guard lock(mu_);
+  Family& f = families_[name];
+  f.help = help;
+  f.type = type;
+  f.family = std::move(values);
+}
+
+void Registry::SetGauge(const std::string& name, const std::string& help, const Labels& labels,
+                        std::function<double()> value) {
+  SetFunc(name, help, "gauge", labels, std::move(value));
 }
 
 void Registry::SetGaugeFamily(const std::string& name, const std::string& help,
                               std::function<std::vector<std::pair<Labels, double>>()> values) {
-  std::lock_guard lock(mu_);
-  Family& f = families_[name];
-  f.help = help;
-  f.type = "gauge";
-  f.family = std::move(values);
+  SetFamily(name, help, "gauge", std::move(values));
+}
+
+void Registry::SetCounterFunc(const std::string& name, const std::string& help,
+                              const Labels& labels, std::function<double()> value) {
+  SetFunc(name, help, "counter", labels, std::move(value));
+}
+
+void Registry::SetCounterFamily(const std::string& name, const std::string& help,
+                                std::function<std::vector<std::pair<Labels, double>>()> values) {
+  SetFamily(name, help, "counter", std::move(values));
 }
 
 namespace {

@@ -63,6 +63,12 @@ class Registry {
   // A family of gauges produced at scrape time (e.g. one per partition).
   void SetGaugeFamily(const std::string& name, const std::string& help,
                       std::function<std::vector<std::pair<Labels, double>>()> values);
+  // The same for a count another subsystem keeps (it only grows, and its
+  // name ends in _total): rendered as a Prometheus counter.
+  void SetCounterFunc(const std::string& name, const std::string& help, const Labels& labels,
+                      std::function<double()> value);
+  void SetCounterFamily(const std::string& name, const std::string& help,
+                        std::function<std::vector<std::pair<Labels, double>>()> values);
 
   // Returns the histogram for (name, labels), creating it with `bounds` on
   // first use. The reference stays valid for the registry's lifetime.
@@ -72,6 +78,11 @@ class Registry {
   std::string RenderPrometheus() const;
 
  private:
+  void SetFunc(const std::string& name, const std::string& help, const char* type,
+               const Labels& labels, std::function<double()> value);
+  void SetFamily(const std::string& name, const std::string& help, const char* type,
+                 std::function<std::vector<std::pair<Labels, double>>()> values);
+
   struct Family {
     std::string help;
     std::string type;                                          // "counter", "gauge" or "histogram"

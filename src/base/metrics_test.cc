@@ -23,6 +23,24 @@ TEST(MetricsTest, RendersCountersAndGauges) {
             std::string::npos);
 }
 
+TEST(MetricsTest, CountsKeptElsewhereRenderAsCounters) {
+  Registry r;
+  int64_t uploads = 4;
+  r.SetCounterFunc("strata_remote_uploads_total", "Uploads", {}, [&] { return double(uploads); });
+  r.SetCounterFamily("strata_topic_x_total", "Per topic", [] {
+    return std::vector<std::pair<Labels, double>>{{{{"topic", "t"}}, 9}};
+  });
+  uploads = 6;
+  std::string text = r.RenderPrometheus();
+  EXPECT_NE(
+      text.find("# TYPE strata_remote_uploads_total counter\nstrata_remote_uploads_total 6\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# TYPE strata_topic_x_total counter\nstrata_topic_x_total{topic=\"t\"} 9\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(MetricsTest, HistogramBucketsAreCumulativeWithSumAndCount) {
   Registry r;
   Histogram& h =

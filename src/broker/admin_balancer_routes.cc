@@ -29,16 +29,23 @@ void RegisterBalancerGauges(BalancerService& balancer) {
   auto& r = metrics::Global();
   r.SetGauge("strata_balancer_paused", "1 while the balancer is paused", {},
              [b] { return b->paused() ? 1.0 : 0.0; });
-  r.SetGauge("strata_balancer_cycles_total", "balancing cycles run as the active controller", {},
-             [b] { return static_cast<double>(b->cycles()); });
-  r.SetGauge("strata_balancer_moves_done_total", "balancer moves completed", {},
-             [b] { return static_cast<double>(b->moves_done()); });
-  r.SetGauge("strata_balancer_moves_failed_total",
-             "balancer moves that failed, were skipped or were cancelled", {},
-             [b] { return static_cast<double>(b->moves_failed()); });
-  r.SetGauge("strata_balancer_scale_events_total",
-             "scaling events (standby activated or wanted, drains started, called off, done)", {},
-             [b] { return static_cast<double>(b->scale_events()); });
+  r.SetCounterFunc("strata_balancer_cycles_total", "balancing cycles run as the active controller",
+                   {}, [b] { return static_cast<double>(b->cycles()); });
+  r.SetCounterFunc("strata_balancer_moves_done_total", "balancer moves completed", {},
+                   [b] { return static_cast<double>(b->moves_done()); });
+  r.SetCounterFunc("strata_balancer_moves_failed_total",
+                   "balancer moves that failed, were skipped or were cancelled", {},
+                   [b] { return static_cast<double>(b->moves_failed()); });
+  r.SetGauge("strata_balancer_enabled",
+             "1 while the balancer is on (strata.balancer.enable, the dynamic value first)", {},
+             [b] { return b->enabled() ? 1.0 : 0.0; });
+  r.SetGauge("strata_balancer_moves_in_flight", "moves of the current cycle not yet finished", {},
+             [b] { return static_cast<double>(b->moves_in_flight()); });
+  r.SetGauge("strata_balancer_last_plan_seconds", "how long the last cycle took to plan", {},
+             [b] { return b->last_plan_ms() / 1000.0; });
+  r.SetCounterFunc("strata_balancer_scale_events_total",
+                   "scaling events (standby activated or wanted, drains started, called off, done)",
+                   {}, [b] { return static_cast<double>(b->scale_events()); });
 }
 
 void RegisterBalancerRoutes(admin::HttpServer& server, BrokerContext& ctx) {

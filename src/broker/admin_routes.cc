@@ -8,9 +8,11 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_set>
 
 #include "base/metrics.h"
 #include "broker/admin_cluster.h"
+#include "cluster/broker_session.h"
 #include "cluster/controller.h"
 #include "storage/cleaner.h"
 
@@ -151,7 +153,8 @@ class PartitionSnapshot {
 void RegisterBrokerGauges(BrokerContext& ctx) {
   auto& registry = metrics::Global();
   registry.SetGauge("process_resident_memory_bytes", "Resident memory", {}, ProcessRssBytes);
-  registry.SetGauge("process_cpu_seconds_total", "User and system CPU time", {}, ProcessCpuSeconds);
+  registry.SetCounterFunc("process_cpu_seconds_total", "User and system CPU time", {},
+                          ProcessCpuSeconds);
   // The four per-partition families of one scrape share one walk over the
   // topics (rebuilt when older than a second).
   auto partitions = std::make_shared<PartitionSnapshot>();
@@ -193,6 +196,24 @@ void RegisterBrokerGauges(BrokerContext& ctx) {
   registry.SetGauge("strata_under_min_isr_partitions",
                     "Partitions led here whose ISR is below min.insync.replicas", {},
                     replication(&RS::under_min_isr));
+  registry.SetGauge("strata_non_contiguous_partitions",
+                    "Partitions led here with a replica whose local log does not join up with "
+                    "remote storage (it may not join the ISR or lead until uploads cover the gap)",
+                    {}, replication(&RS::non_contiguous));
+  registry.SetGauge("strata_reassigning_partitions",
+                    "Partitions led here that a reassignment is adding replicas to", {}, [&ctx] {
+                      std::unordered_set<TopicPartition, TopicPartitionHash> tps;
+                      for (const auto& c : ctx.topics.ReassignmentCopies()) tps.insert(c.tp);
+                      return static_cast<double>(tps.size());
+                    });
+  registry.SetGauge("strata_reassignment_bytes_left",
+                    "Bytes the replicas being added to partitions led here still have to copy", {},
+                    [&ctx] {
+                      int64_t left = 0;
+                      for (const auto& c : ctx.topics.ReassignmentCopies())
+                        left += std::max<int64_t>(0, c.bytes_total - c.bytes_copied);
+                      return static_cast<double>(left);
+                    });
   registry.SetGauge("strata_followed_partitions", "Partitions this broker follows", {},
                     replication(&RS::followed));
   // Kafka's controller metrics: non-zero only on the active controller.
@@ -243,6 +264,25 @@ void RegisterBrokerGauges(BrokerContext& ctx) {
                           per_partition([](const storage::Log& l) { return l.size_bytes(); }));
   registry.SetGaugeFamily("strata_log_segments", "Local segments",
                           per_partition([](const storage::Log& l) { return l.segment_count(); }));
+}
+
+void RegisterSessionGauges(cluster::BrokerSession& session) {
+  cluster::BrokerSession* s = &session;
+  auto& r = metrics::Global();
+  r.SetGauge("strata_metadata_lease_age_seconds",
+             "time since this broker's etcd lease was last renewed (it is fenced after "
+             "strata.etcd.lease.ttl.ms)",
+             {}, [s] { return static_cast<double>(s->lease_age_ms()) / 1000.0; });
+  r.SetCounterFunc("strata_metadata_lease_renewals_total", "etcd lease renewals", {},
+                   [s] { return static_cast<double>(s->renewals()); });
+  r.SetGauge("strata_metadata_fenced",
+             "1 while this broker cannot renew its lease and acts as neither leader nor "
+             "controller",
+             {}, [s] { return s->fenced() ? 1.0 : 0.0; });
+  r.SetGauge("strata_metadata_watch_lag_seconds",
+             "how long the metadata view has been behind a revision etcd was seen at (0 while "
+             "the watch keeps up)",
+             {}, [s] { return static_cast<double>(s->watch_lag_ms()) / 1000.0; });
 }
 
 void RegisterAdminRoutes(admin::HttpServer& server, BrokerContext& ctx) {

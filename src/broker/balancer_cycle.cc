@@ -78,6 +78,7 @@ class BalancerService::Port : public balancer::ReassignmentPort {
     return throttle_.Set(moves, bytes_per_sec);
   }
   Status Unthrottle() override { return throttle_.Clear(); }
+  bool Live(NodeId id) override { return metadata_.view().Broker(id).has_value(); }
   int64_t NowMs() override { return NowWallMs(); }
   void Sleep(std::chrono::milliseconds d) override { std::this_thread::sleep_for(d); }
 
@@ -184,6 +185,7 @@ void BalancerService::Cycle() {
     planner.cooling = CoolingLocked(now);
     plan = balancer::MakePlan(built.model, planner);
     last_plan_ = balancer::PlanToJson(plan);
+    last_plan_ms_ = plan.plan_ms;
     last_plan_["dead_brokers"] = nlohmann::json::array();
     for (NodeId id : built.dead) last_plan_["dead_brokers"].push_back(id.value());
     last_plan_["note"] = built.note;

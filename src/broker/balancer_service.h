@@ -89,6 +89,9 @@ class BalancerService {
   int64_t moves_done() const { return moves_done_.load(); }
   int64_t moves_failed() const { return moves_failed_.load(); }
   int64_t scale_events() const { return scale_events_.load(); }
+  int64_t moves_in_flight() const { return moves_in_flight_.load(); }
+  // How long the last cycle's planning took (0 before the first).
+  double last_plan_ms() const { return last_plan_ms_.load(); }
   bool paused() const;
   // strata.balancer.enable, dynamic cluster-wide value first.
   bool enabled() const;
@@ -140,6 +143,7 @@ class BalancerService {
   std::atomic<int64_t> moves_failed_{0};
   std::atomic<int64_t> moves_in_flight_{0};
   std::atomic<int64_t> scale_events_{0};
+  std::atomic<double> last_plan_ms_{0};
 
   std::mutex wake_mu_;
   std::condition_variable wake_;

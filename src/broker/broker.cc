@@ -79,6 +79,7 @@ Status Broker::Register() {
   options.registration.capacity = DeclaredCapacity(config_);
   options.ttl = std::chrono::milliseconds(config_.GetLong("strata.etcd.lease.ttl.ms"));
   STRATA_ASSIGN_OR_RETURN(session_, cluster::BrokerSession::Start(*metadata_, std::move(options)));
+  RegisterSessionGauges(*session_);
   if (new_log_dir_epoch_ == 0) {  // new as of this registration: data comes after it
     new_log_dir_epoch_ = session_->epoch().value();
     STRATA_RETURN_IF_ERROR(WriteNewLogDirMarker(config_.log_dir(), new_log_dir_epoch_));

@@ -15,9 +15,9 @@ DiskHighMark::DiskHighMark(DiskHighMarkOptions options, Clock* clock,
   if (!opts_.register_metrics) return;
   auto state = state_;
   auto& reg = metrics::Global();
-  reg.SetGauge("strata_produce_disk_high_mark_rejections_total",
-               "Produce partitions refused because local disk usage is above the high mark", {},
-               [state] { return double(state->rejections.load()); });
+  reg.SetCounterFunc("strata_produce_disk_high_mark_rejections_total",
+                     "Produce partitions refused because local disk usage is above the high mark",
+                     {}, [state] { return double(state->rejections.load()); });
   reg.SetGauge("strata_log_dir_high_mark_exceeded",
                "1 while local disk usage is above the high mark (produce refused)", {},
                [state] { return state->exceeded.load() ? 1.0 : 0.0; });

@@ -32,6 +32,9 @@ metrics::Counter& IsrExpands() {
 }  // namespace
 
 void TopicManager::IsrLoop() {
+  // Exported from the start (at 0), so dashboards and alerts find them.
+  IsrShrinks();
+  IsrExpands();
   const int64_t lag_ms = config_.GetLong("replica.lag.time.max.ms");
   const auto period = std::chrono::milliseconds(std::clamp<int64_t>(lag_ms / 2, 50, 500));
   for (;;) {
@@ -188,6 +191,7 @@ TopicManager::ReplicationStats TopicManager::replication_stats() const {
       continue;
     }
     if (state.isr.size() < state.replicas.size()) out.under_replicated++;
+    if (!state.non_contiguous.empty()) out.non_contiguous++;
     auto info = GetTopicInfo(p->tp().topic);
     if (info && static_cast<int>(state.isr.size()) < info->min_insync_replicas) out.under_min_isr++;
   }

@@ -93,8 +93,8 @@ balancer::MetricsSample LoadReporter::TakeSample() {
   std::map<std::string, Counters> seen;
   for (const auto& p : topics_.LocalPartitions()) {
     PartitionTraffic& t = p->traffic();
-    Counters c{t.bytes_in.load(), t.messages_in.load(), t.bytes_out.load(),
-               t.replication_bytes_in.load(), t.replication_bytes_out.load()};
+    Counters c{t.bytes_in(), t.messages_in(), t.bytes_out(), t.replication_bytes_in(),
+               t.replication_bytes_out()};
     const std::string key = p->tp().ToString();
     Counters before = last_.count(key) ? last_[key] : Counters{};
     seen[key] = c;

@@ -15,6 +15,7 @@ Partition::Partition(TopicPartition tp, std::string topic_id, std::shared_ptr<st
       topic_id_(std::move(topic_id)),
       log_(std::move(log)),
       self_(self),
+      traffic_(tp_.topic),
       state_(std::move(state)) {
   // What was committed when the replica last checkpointed, as far as the
   // log still reaches; the ISR (leading) or the leader (following) moves it.

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/partition_traffic.h"
 #include "broker/replica_selector.h"
 #include "broker/topic_partition.h"
 #include "cluster/records.h"
@@ -25,17 +26,6 @@
 #include "storage/log.h"
 
 namespace strata::broker {
-
-// What one replica carried so far (cumulative, from this process's start):
-// the balancer's load samples are their differences over an interval.
-struct PartitionTraffic {
-  std::atomic<int64_t> bytes_in{0};               // produce batches appended (leader)
-  std::atomic<int64_t> messages_in{0};            // records in them
-  std::atomic<int64_t> bytes_out{0};              // record bytes read by consumers from here
-  std::atomic<int64_t> replication_bytes_in{0};   // appended from the leader (follower)
-  std::atomic<int64_t> replication_bytes_out{0};  // read by followers from here (leader)
-  static void Add(std::atomic<int64_t>& c, int64_t n) { c.fetch_add(n, std::memory_order_relaxed); }
-};
 
 class Partition {
  public:

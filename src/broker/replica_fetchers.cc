@@ -70,7 +70,7 @@ void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition, bool tie
                 },
                 [weak](int64_t bytes) {
                   if (auto p = weak.lock()) {
-                    PartitionTraffic::Add(p->traffic().replication_bytes_in, bytes);
+                    p->traffic().ReplicatedIn(bytes);
                   }
                 }});
   assigned_[tp] = {state.leader, state.leader_epoch.value(), index};

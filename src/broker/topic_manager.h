@@ -125,6 +125,7 @@ class TopicManager {
   struct ReplicationStats {
     int64_t under_replicated = 0;  // led partitions whose ISR lacks a replica
     int64_t under_min_isr = 0;     // led partitions whose ISR is below min.insync.replicas
+    int64_t non_contiguous = 0;    // led partitions with a replica not contiguous with remote
     int64_t followed = 0;          // partitions this broker follows
     int64_t fetched_bytes = 0;     // bytes appended from leaders
     int64_t isr_shrinks = 0;       // ISR changes written that removed a replica

@@ -12,6 +12,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
+int64_t SessionNowMs() {
+  return std::chrono::duration_cast<milliseconds>(Clock::now().time_since_epoch()).count();
+}
+
 std::string Describe(const BrokerRegistration& b) {
   std::string out;
   for (const auto& l : b.listeners)
@@ -90,6 +94,7 @@ Status BrokerSession::RegisterOnce() {
     return MakeError(Errc::kAlreadyExists, "registered");
   }
   lease_ = lease;
+  renewed_at_ms_ = SessionNowMs();
   epoch_ = r->revision;  // the key's create revision
   metadata_.view().WaitForRevision(r->revision, options_.ttl);
   return Status::Ok();
@@ -166,6 +171,7 @@ void BrokerSession::Run() {
       Status st = RegisterOnce();
       if (st.ok()) {
         last_renewed = Clock::now();
+        renewed_at_ms_ = SessionNowMs();
         SetFenced(false, "registered again");
       }
       continue;
@@ -174,6 +180,8 @@ void BrokerSession::Run() {
     if (renewed.ok()) {
       renewals_++;
       last_renewed = Clock::now();
+      renewed_at_ms_ = SessionNowMs();
+      ProbeRevision();
       if (fenced_.load()) SetFenced(false, "the lease outlived the outage");
       continue;
     }
@@ -187,6 +195,33 @@ void BrokerSession::Run() {
                           renewed.error().message + ")");
     }
   }
+}
+
+int64_t BrokerSession::lease_age_ms() const {
+  return std::max<int64_t>(0, SessionNowMs() - renewed_at_ms_.load());
+}
+
+void BrokerSession::ProbeRevision() {
+  auto r = metadata_.kv().Get(key_);
+  if (!r.ok()) return;
+  // The view applies changes in revision order: once it reaches this
+  // revision, it has seen everything the store had at the probe.
+  const Revision seen = metadata_.view().revision();
+  if (seen >= r->revision) {
+    probed_revision_ = 0;
+    return;
+  }
+  // Still behind an earlier probe: the lag keeps counting from that one.
+  const Revision earlier = probed_revision_.load();
+  if (earlier != 0 && seen < earlier) return;
+  probed_at_ms_ = SessionNowMs();
+  probed_revision_ = r->revision;
+}
+
+int64_t BrokerSession::watch_lag_ms() const {
+  const int64_t rev = probed_revision_.load();
+  if (rev == 0 || metadata_.view().revision() >= rev) return 0;
+  return std::max<int64_t>(0, SessionNowMs() - probed_at_ms_.load());
 }
 
 }  // namespace strata::cluster

@@ -66,6 +66,11 @@ class BrokerSession {
   void SetNewLogDirEpoch(int64_t epoch) { new_log_dir_epoch_ = epoch; }
   // Renewals so far (for tests and metrics).
   int64_t renewals() const { return renewals_.load(); }
+  // Milliseconds since the lease was last renewed (or granted).
+  int64_t lease_age_ms() const;
+  // How long the metadata view has been behind a revision the store was
+  // seen at (read after each renewal): 0 while the watch keeps up.
+  int64_t watch_lag_ms() const;
 
  private:
   BrokerSession(Metadata& metadata, BrokerSessionOptions options);
@@ -76,6 +81,8 @@ class BrokerSession {
   Status Register(std::chrono::milliseconds wait_for_predecessor);
   void Run();
   void SetFenced(bool fenced, const std::string& why);
+  // Notes the store's revision now (watch_lag_ms compares the view with it).
+  void ProbeRevision();
 
   Metadata& metadata_;
   const BrokerSessionOptions options_;
@@ -87,6 +94,9 @@ class BrokerSession {
   std::atomic<bool> shutting_down_{false};
   std::atomic<int64_t> new_log_dir_epoch_;  // BrokerRegistration::new_log_dir_epoch
   std::atomic<int64_t> renewals_{0};
+  std::atomic<int64_t> renewed_at_ms_{0};  // steady clock
+  std::atomic<int64_t> probed_revision_{0};
+  std::atomic<int64_t> probed_at_ms_{0};  // steady clock
   std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -426,6 +426,7 @@ Result<Bytes> RemoteLogManager::ReadFromView(Partition& p, int64_t offset, int32
     if (it != p.index_cache.end()) index = it->second;
   }
   reads_.fetch_add(1);
+  const auto started = std::chrono::steady_clock::now();
   if (!index) {
     auto fetched = store().Get(RemoteObjectPath(dir, seg, kRemoteIndexExt));
     if (!fetched.ok()) {
@@ -449,6 +450,8 @@ Result<Bytes> RemoteLogManager::ReadFromView(Partition& p, int64_t offset, int32
     return data;
   }
   read_bytes_.fetch_add(data->size());
+  read_seconds_.Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return data;
 }
 
@@ -462,19 +465,21 @@ void RemoteLogManager::RegisterCacheMetrics() {
   };
   using C = ChunkCacheCounters;
   auto& reg = metrics::Global();
-  reg.SetGauge("strata_remote_cache_hits_total", "Remote chunk reads served without a store Get",
-               {}, gauge([](const C& c) { return c.hits; }));
-  reg.SetGauge("strata_remote_cache_misses_total", "Remote chunk reads fetched from the store", {},
-               gauge([](const C& c) { return c.misses; }));
+  reg.SetCounterFunc("strata_remote_cache_hits_total",
+                     "Remote chunk reads served without a store Get", {},
+                     gauge([](const C& c) { return c.hits; }));
+  reg.SetCounterFunc("strata_remote_cache_misses_total",
+                     "Remote chunk reads fetched from the store", {},
+                     gauge([](const C& c) { return c.misses; }));
   reg.SetGauge("strata_remote_cache_bytes", "Bytes in the on-disk remote chunk cache", {},
                gauge([](const C& c) { return c.current_bytes; }));
-  reg.SetGauge("strata_remote_cache_evictions_total", "Chunks evicted from the remote cache", {},
-               gauge([](const C& c) { return c.evictions; }));
-  reg.SetGauge("strata_remote_cache_readahead_total", "Read-ahead chunk fetches started", {},
-               gauge([](const C& c) { return c.readahead_fetches; }));
-  reg.SetGauge("strata_remote_cache_readahead_failures_total",
-               "Read-ahead chunk fetches that failed", {},
-               gauge([](const C& c) { return c.readahead_failures; }));
+  reg.SetCounterFunc("strata_remote_cache_evictions_total", "Chunks evicted from the remote cache",
+                     {}, gauge([](const C& c) { return c.evictions; }));
+  reg.SetCounterFunc("strata_remote_cache_readahead_total", "Read-ahead chunk fetches started", {},
+                     gauge([](const C& c) { return c.readahead_fetches; }));
+  reg.SetCounterFunc("strata_remote_cache_readahead_failures_total",
+                     "Read-ahead chunk fetches that failed", {},
+                     gauge([](const C& c) { return c.readahead_failures; }));
 }
 
 }  // namespace strata::tiered

@@ -21,6 +21,7 @@
 // partition guards its manifest and queues; the partition map has its own.
 #include <asio/thread_pool.hpp>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/metrics.h"
 #include "base/result.h"
 #include "cluster/metadata_store.h"
 #include "storage/log.h"
@@ -273,6 +275,12 @@ class RemoteLogManager {
   std::atomic<uint64_t> uploads_{0}, upload_failures_{0}, bytes_uploaded_{0};
   std::atomic<uint64_t> manifest_writes_{0}, manifest_write_failures_{0};
   std::atomic<uint64_t> reads_{0}, read_failures_{0}, read_bytes_{0}, expired_{0};
+  // strata_remote_read_seconds: one remote read (index and data), cache
+  // hits included; owned by the process-wide registry.
+  metrics::Histogram& read_seconds_ = metrics::Global().GetHistogram(
+      "strata_remote_read_seconds",
+      "Time to serve one fetch from remote storage (chunk-cache hits included)", {},
+      metrics::LatencyBuckets());
   std::shared_ptr<MetricsHook> metrics_hook_;
   // Declared after layers_: destroyed first, so read-ahead never outlives the store.
   std::unique_ptr<RemoteChunkCache> cache_;

@@ -215,21 +215,21 @@ void RemoteLogManager::RegisterMetrics() {
     };
   };
   using M = RemoteLogManager;
-  reg.SetGauge("strata_remote_uploads_total", "Segments uploaded", {},
-               scalar([](M& m) { return m.counters().uploads; }));
-  reg.SetGauge("strata_remote_upload_failures_total", "Failed upload attempts", {},
-               scalar([](M& m) { return m.counters().upload_failures; }));
-  reg.SetGauge("strata_remote_uploaded_bytes_total", "Segment bytes uploaded", {},
-               scalar([](M& m) { return m.counters().bytes_uploaded; }));
-  reg.SetGauge("strata_remote_manifest_write_failures_total",
-               "Failed manifest writes (retried with backoff)", {},
-               scalar([](M& m) { return m.counters().manifest_write_failures; }));
-  reg.SetGauge("strata_remote_reads_total", "Fetches served from remote storage", {},
-               scalar([](M& m) { return m.counters().remote_reads; }));
-  reg.SetGauge("strata_remote_read_failures_total", "Remote reads that failed", {},
-               scalar([](M& m) { return m.counters().remote_read_failures; }));
-  reg.SetGauge("strata_remote_segments_expired_total", "Remote segments deleted by retention", {},
-               scalar([](M& m) { return m.counters().segments_expired; }));
+  reg.SetCounterFunc("strata_remote_uploads_total", "Segments uploaded", {},
+                     scalar([](M& m) { return m.counters().uploads; }));
+  reg.SetCounterFunc("strata_remote_upload_failures_total", "Failed upload attempts", {},
+                     scalar([](M& m) { return m.counters().upload_failures; }));
+  reg.SetCounterFunc("strata_remote_uploaded_bytes_total", "Segment bytes uploaded", {},
+                     scalar([](M& m) { return m.counters().bytes_uploaded; }));
+  reg.SetCounterFunc("strata_remote_manifest_write_failures_total",
+                     "Failed manifest writes (retried with backoff)", {},
+                     scalar([](M& m) { return m.counters().manifest_write_failures; }));
+  reg.SetCounterFunc("strata_remote_reads_total", "Fetches served from remote storage", {},
+                     scalar([](M& m) { return m.counters().remote_reads; }));
+  reg.SetCounterFunc("strata_remote_read_failures_total", "Remote reads that failed", {},
+                     scalar([](M& m) { return m.counters().remote_read_failures; }));
+  reg.SetCounterFunc("strata_remote_segments_expired_total", "Remote segments deleted by retention",
+                     {}, scalar([](M& m) { return m.counters().segments_expired; }));
   reg.SetGauge("strata_remote_pending_dir_deletions",
                "Remote directories of deleted topics not yet removed", {},
                scalar([](M& m) { return m.pending_dir_count(); }));
@@ -252,9 +252,9 @@ void RemoteLogManager::RegisterMetrics() {
   };
   for (const auto& [name, get] : decorators) {
     auto fn = get;
-    reg.SetGauge(fmt::format("strata_remote_storage_{}_total", name),
-                 "RemoteStorage decorator counter", {},
-                 scalar([fn](M& m) { return fn(m.resilience_counters()); }));
+    reg.SetCounterFunc(fmt::format("strata_remote_storage_{}_total", name),
+                       "RemoteStorage decorator counter", {},
+                       scalar([fn](M& m) { return fn(m.resilience_counters()); }));
   }
 }
 

@@ -1,6 +1,8 @@
 """Strata's admin HTTP API: Prometheus /metrics and the JSON state endpoints (Strata only)."""
 import json
 import re
+import shutil
+import subprocess
 import urllib.request
 
 import pytest
@@ -41,6 +43,10 @@ def test_metrics_and_state_follow_produced_data(broker_factory):
                     text, re.M)
     assert inf and inf[1] == timed[1]
     assert re.search(r"^process_resident_memory_bytes \d", text, re.M)
+    if shutil.which("promtool"):  # test_metrics.py checks a cluster's the same way
+        run = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
+                             capture_output=True, timeout=60)
+        assert run.returncode == 0 and not (run.stdout + run.stderr).strip(), run.stdout
 
     status, body = get(admin_port, "/v1/topics")
     assert status == 200

@@ -98,7 +98,11 @@ def consumer_main(argv: list[str]) -> None:
         emit("OWNED " + ",".join(map(str, sorted(owned))))
 
     def on_revoke(consumer, partitions):
-        commit()
+        # Once SIGTERM came, offsets were committed before unsubscribe() and the drain loop
+        # commits what it reads; a synchronous commit from a revocation that close() raises
+        # can wait forever in librdkafka 2.x (the group is already left), whatever the broker.
+        if not stop.is_set():
+            commit()
         if cooperative:
             owned.difference_update(tp.partition for tp in partitions)
         else:
@@ -132,6 +136,7 @@ def consumer_main(argv: list[str]) -> None:
         if lines:
             out.write("\n".join(lines) + "\n")
             out.flush()
+            commit()
     c.close()
     emit("CLOSED")
 

@@ -238,9 +238,11 @@ void CountSent(BrokerContext& ctx, const FetchResponse& resp, const Fetcher& fet
       if (bytes == 0) continue;
       auto partition = ctx.topics.GetPartition({t.topic, p.partition_index});
       if (!partition) continue;
-      PartitionTraffic& traffic = partition->traffic();
-      PartitionTraffic::Add(fetcher.replica ? traffic.replication_bytes_out : traffic.bytes_out,
-                            bytes);
+      if (fetcher.replica) {
+        partition->traffic().ReplicatedOut(bytes);
+      } else {
+        partition->traffic().Consumed(bytes);
+      }
     }
   }
 }

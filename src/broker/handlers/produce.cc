@@ -128,10 +128,8 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
   out.log_start_offset = appended->log_start_offset;
   Partition& partition = *leader.partition;
   if (!appended->duplicate) {
-    PartitionTraffic::Add(partition.traffic().bytes_in,
-                          static_cast<int64_t>(in.records.view.size()));
-    PartitionTraffic::Add(partition.traffic().messages_in,
-                          appended->last_offset - appended->base_offset + 1);
+    partition.traffic().Produced(static_cast<int64_t>(in.records.view.size()),
+                                 appended->last_offset - appended->base_offset + 1);
   }
   partition.MaybeAdvanceHighWatermark(info->min_insync_replicas);
   if (!appended->duplicate) ctx.notifier.Notify(tp);
