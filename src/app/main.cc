@@ -1,5 +1,6 @@
 // strata: the broker binary. `strata serve --config server.properties
-// [--set key=value ...]` runs one broker until SIGINT/SIGTERM.
+// [--set key=value ...]` runs one broker until SIGINT/SIGTERM; `strata
+// topic|group|cluster|partition|tier|balance ...` are the operator's CLI.
 #include <signal.h>
 #include <sys/resource.h>
 
@@ -8,6 +9,7 @@
 #include <iostream>
 
 #include "app/balance_command.h"
+#include "app/cli.h"
 #include "base/log.h"
 #include "bench/bench.h"
 #include "broker/broker.h"
@@ -121,10 +123,20 @@ int main(int argc, char** argv) {
   bm->add_option("--json", mo.json_out);
 
   strata::app::AddBalanceCommands(app);
+  auto cli_flags = std::make_shared<strata::app::CommonFlags>();
+  strata::app::Commands commands;
+  strata::app::AddTopicCommands(app, cli_flags, commands);
+  strata::app::AddGroupCommands(app, cli_flags, commands);
+  strata::app::AddClusterCommands(app, cli_flags, commands);
+  strata::app::AddPartitionCommands(app, cli_flags, commands);
+  strata::app::AddTierCommands(app, cli_flags, commands);
 
   CLI11_PARSE(app, argc, argv);
   int exit_code = 0;
   if (strata::app::RunBalance(&exit_code)) return exit_code;
+  for (const auto& c : commands) {
+    if (c.app->parsed()) return c.run();
+  }
   if (version->parsed()) {
     std::cout << "strata 0.1.0\n";
     return 0;

@@ -112,5 +112,8 @@ enum class ErrorCode : int16_t {
 };
 
 inline int16_t Code(ErrorCode e) { return static_cast<int16_t>(e); }
+// Kafka's name of an error code (Errors.name(): "TOPIC_ALREADY_EXISTS"), for
+// tools and logs; "UNKNOWN_ERROR_CODE" for a code this build does not know.
+const char* ErrorCodeName(int16_t code);
 
 }  // namespace strata::protocol

@@ -1,0 +1,89 @@
+#include "app/cli.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <iostream>
+
+namespace strata::app {
+
+void AddCommonOptions(CLI::App* sub, CommonFlags& flags, bool bootstrap, bool admin) {
+  if (bootstrap) {
+    sub->add_option("--bootstrap,-b", flags.bootstrap, "a broker's Kafka listener host:port,...")
+        ->capture_default_str();
+  }
+  if (admin) {
+    sub->add_option("--admin", flags.admin, "a broker's admin listener host:port")
+        ->capture_default_str();
+  }
+  sub->add_option("--format", flags.format, "human or json")
+      ->check(CLI::IsMember({"human", "json"}))
+      ->capture_default_str();
+  sub->add_option("--timeout-ms", flags.timeout_ms, "per request")->check(CLI::Range(1, 3600000));
+}
+
+std::unique_ptr<KafkaAdmin> ConnectOrFail(const CommonFlags& flags, int* exit_code) {
+  auto admin = KafkaAdmin::Connect(flags.bootstrap, flags.timeout());
+  if (!admin.ok()) {
+    *exit_code =
+        Fail("cannot reach " + flags.bootstrap + ": " + admin.error().message, kExitUnreachable);
+    return nullptr;
+  }
+  return std::move(*admin);
+}
+
+int Fail(const std::string& what, int code) {
+  std::cerr << "strata: " << what << "\n";
+  return code;
+}
+
+void Table::Print(std::ostream& out) const {
+  std::vector<size_t> width;
+  for (const auto& row : rows_) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  for (const auto& row : rows_) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+}
+
+std::string JoinIds(const std::vector<int32_t>& ids) {
+  std::string out;
+  for (int32_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+  return out;
+}
+
+namespace {
+size_t AppendBody(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+}  // namespace
+
+HttpAnswer AdminHttp(const std::string& method, const std::string& url) {
+  HttpAnswer a;
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) return {0, "curl_easy_init failed"};
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &a.body);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
+  if (method == "POST") curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+  CURLcode rc = curl_easy_perform(curl);
+  if (rc == CURLE_OK) {
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a.status);
+  } else {
+    a.status = 0;
+    a.body = curl_easy_strerror(rc);
+  }
+  curl_easy_cleanup(curl);
+  return a;
+}
+
+}  // namespace strata::app
