@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything Strata's black-box integration tests (tests/integration) need on a
-# fresh Debian 12 machine (run as root): kcat + librdkafka, etcd, promtool, a JDK and Maven, the pinned
+# fresh Debian 12 machine (run as root): kcat + librdkafka, etcd, promtool, chromium, a JDK and Maven, the pinned
 # Python packages, the Java client program and Apache Kafka's CLI/server jars.
 # Idempotent: every step is skipped when its result is already there, so re-runs are fast.
 #
@@ -29,6 +29,7 @@ if [[ "${SKIP_APT:-0}" != "1" ]] && command -v apt-get >/dev/null; then
   need_pkg etcd-server
   need_pkg etcd-client
   command -v promtool >/dev/null || need_pkg prometheus  # test_metrics.py: promtool check metrics
+  command -v chromium >/dev/null || need_pkg chromium    # test_console.py: the console, headless
   command -v ip >/dev/null || need_pkg iproute2  # test_network_partition.py: netns, veth, bridge
   command -v java >/dev/null || need_pkg openjdk-17-jdk-headless
   command -v javac >/dev/null || need_pkg openjdk-17-jdk-headless

@@ -12,6 +12,8 @@
 
 #include "base/metrics.h"
 #include "broker/admin_cluster.h"
+#include "broker/admin_groups.h"
+#include "broker/console.h"
 #include "cluster/broker_session.h"
 #include "cluster/controller.h"
 #include "storage/cleaner.h"
@@ -300,6 +302,15 @@ void RegisterAdminRoutes(admin::HttpServer& server, BrokerContext& ctx) {
   server.Route("/v1/reassignments", [&ctx](const std::string&) {
     return admin::HttpResponse{200, "application/json", ReassignmentsJson(ctx).dump(2) + "\n"};
   });
+  server.Route("/v1/groups", [&ctx](const std::string&) {
+    return admin::HttpResponse{200, "application/json", GroupsJson(ctx).dump(2) + "\n"};
+  });
+  // The web console: one page, from the binary, that reads the routes above.
+  for (const char* path : {"/", "/console"}) {
+    server.Route(path, [](const std::string&) {
+      return admin::HttpResponse{200, "text/html; charset=utf-8", std::string(ConsoleHtml())};
+    });
+  }
 }
 
 }  // namespace strata::broker

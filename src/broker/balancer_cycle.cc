@@ -344,7 +344,21 @@ nlohmann::json BalancerService::StatusJson() const {
   std::lock_guard lock(mu_);
   nlohmann::json decisions = nlohmann::json::array();
   for (const auto& d : decisions_) decisions.push_back(d);
+  // Each broker's latest load sample, as the window holds it (the active
+  // controller's only: others read no samples).
+  nlohmann::json load = nlohmann::json::array();
+  for (const auto& r : metadata_.KnownBrokers()) {
+    auto t = window_.Totals(r.node_id);
+    if (!t) continue;
+    load.push_back({{"node_id", r.node_id.value()},
+                    {"network_in_bytes_per_sec", t->network_in_bytes_per_sec},
+                    {"network_out_bytes_per_sec", t->network_out_bytes_per_sec},
+                    {"cpu_cores_used", t->cpu_cores_used},
+                    {"disk_used_bytes", t->disk_used_bytes},
+                    {"disk_capacity_bytes", t->disk_capacity_bytes}});
+  }
   return {{"enabled", enabled()},
+          {"broker_load", load},
           {"paused", paused()},
           {"active_controller", controller_.active()},
           {"cycles", cycles_.load()},
