@@ -4,8 +4,8 @@ The console is one page served by each broker's admin listener from the binary; 
 admin API and renders it. The test loads it the way an operator's browser does (scripts run,
 fetches go to the broker), and checks every figure it shows against the admin API read at the
 same time: each broker's state, role, replicas and leaders, load samples against declared
-capacity, each tiered topic's partitions, local bytes and offsets not yet uploaded, the
-balancer's state and decisions, and a consumer group's lag.
+capacity, each tiered topic's partitions, local bytes and offsets not yet uploaded, a throttled
+reassignment while it copies, the balancer's state and decisions, and a consumer group's lag.
 Screenshots are kept in tests/integration/artifacts/ (or $STRATA_TEST_ARTIFACTS).
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import TopicPartition
-from confluent_kafka.admin import NewTopic
+from confluent_kafka.admin import ConfigResource, NewTopic
 
 import kit
 from kit import wait_until
@@ -95,6 +95,16 @@ def render(url: str) -> Cells:
     cells = Cells()
     cells.feed(r.stdout)
     return cells
+
+
+def mib(n: int) -> str:
+    """Bytes as the console writes them."""
+    units = ["B", "KiB", "MiB", "GiB"]
+    i, v = 0, float(n)
+    while abs(v) >= 1024 and i < len(units) - 1:
+        v /= 1024
+        i += 1
+    return f"{v:.1f} {units[i]}" if i else f"{n} B"
 
 
 def api(admin: str, path: str):
@@ -183,6 +193,42 @@ def check_console(brokers):
     grow = gpage.rows[("groups", group)]
     assert grow["state"] == groups[group]["state"] == "Empty"
     assert int(grow["lag"]) == groups[group]["total_lag"] == 3000 - 3 * 200
+
+    # A reassignment copying at a throttle, as its leader's console shows it while it runs.
+    moving = kit.unique_topic("console-move")
+    a.create_topics([NewTopic(moving, 1, replica_assignment=[[controller]])])[moving].result(30)
+    kit.wait_for_topic(a, moving, 1)
+    kit.produce_confluent(bs, moving, kit.make_records(2000, 1, seed=6, tag="move",
+                                                       value_size=2000))
+    target = next(int(b.config["node.id"]) for b in brokers if b is not ctl)
+    rate = 200_000  # bytes/s: ~2 MB copies for ~10 s
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry
+    resources = [ConfigResource(ConfigResource.Type.BROKER, str(n), incremental_configs=[
+        ConfigEntry(k, str(rate), incremental_operation=AlterConfigOpType.SET)
+        for k in ("leader.replication.throttled.rate", "follower.replication.throttled.rate")])
+        for n in (controller, target)]
+    resources.append(ConfigResource(ConfigResource.Type.TOPIC, moving, incremental_configs=[
+        ConfigEntry(k, "*", incremental_operation=AlterConfigOpType.SET)
+        for k in ("leader.replication.throttled.replicas",
+                  "follower.replication.throttled.replicas")]))
+    for res in resources:  # one broker resource per call (librdkafka)
+        for f in a.incremental_alter_configs([res]).values():
+            f.result(30)
+    started = subprocess.run([os.environ["STRATA_BIN"], "partition", "move", f"{moving}:0",
+                              "--replicas", f"{controller},{target}", "--no-wait", "-b", bs],
+                             capture_output=True, text=True, timeout=60)
+    assert started.returncode == 0, started.stderr
+
+    def copying():
+        rows = [r for r in api(admin, "/v1/reassignments") if r["topic"] == moving]
+        return rows and 0 < rows[0]["bytes_copied"] < rows[0]["bytes_total"] and rows[0]
+    wait_until(copying, 30, "the copy under way", lambda: api(admin, "/v1/reassignments"))
+    page = render(url)
+    after = [r for r in api(admin, "/v1/reassignments") if r["topic"] == moving]
+    row = page.rows[("reassignments", f"{moving}-0")]
+    assert row["replica"] == str(target) and row["in-isr"] == "no", row
+    assert after, "the reassignment ended before the page was checked"
+    assert row["copied"].endswith(" of " + mib(after[0]["bytes_total"])), row
 
     # The balancer's state and recent decisions, as the controller's console shows them.
     before = api(admin, "/v1/balancer")
