@@ -206,3 +206,30 @@ def test_partition_move_and_tier_status(three):
     assert row["leader"] == md.leader == row["reported_by"]
     human = strata("tier", "status", "--admin", admins).stdout  # every tiered topic
     assert topic in human and "REMOTE-END" in human
+
+
+def test_balance_apply_and_simulate(three):
+    """apply asks the active controller for a cycle now (the status counts it); simulate runs
+    the real planner on a synthetic cluster and reports its figures."""
+    ctl_id = ok_json("cluster", "info", "-b", three[0].bootstrap)["controller_id"]
+    ctl = next(b for b in three if int(b.config["node.id"]) == ctl_id)
+    before = ok_json("balance", "status", "--admin", admin_of(ctl))
+    r = strata("balance", "apply", "--admin", admin_of(ctl))
+    assert r.returncode == 0 and "cycle started" in r.stdout, r.stderr
+    wait_until(lambda: ok_json("balance", "status", "--admin", admin_of(ctl))["cycles"]
+               > before["cycles"], 30, "a cycle run by apply")
+    assert strata("balance", "apply", "--admin", "127.0.0.1:1").returncode == 2
+
+    sim = strata("balance", "simulate", "--brokers", "12", "--partitions", "2000",
+                 "--racks", "3", "--json")
+    assert sim.returncode == 0, sim.stderr
+    report = json.loads(sim.stdout)
+    assert report["brokers"] == 12 and report["partitions"] == 2000 and report["racks"] == 3
+    goals = {g["goal"]: g for g in report["goals"]}
+    assert goals["rack_aware"]["met_after"] and not report["violations"]
+    net = goals["network_in"]
+    assert net["max_after"] <= net["max_before"]
+    ratio = report["network_in_max_over_avg"]
+    assert ratio["after"] == pytest.approx(net["max_after"] / net["average"], rel=1e-3)
+    assert ratio["before"] == pytest.approx(net["max_before"] / net["average"], rel=1e-3)
+    assert ratio["after"] <= ratio["before"]
