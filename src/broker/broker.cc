@@ -21,6 +21,7 @@ Broker::Broker(config::BrokerConfig config, Clock* clock)
 
 Broker::~Broker() {
   Stop();
+  if (admin_thread_.joinable()) admin_thread_.join();  // no handler runs past here
   balancer_.reset();
   deleted_topics_.reset();
   controller_.reset();
@@ -222,6 +223,7 @@ void Broker::Stop() {
   if (balancer_) balancer_->Shutdown();
   if (server_) server_->Stop();
   if (admin_) admin_->Stop();
+  admin_io_.stop();
   work_.reset();
   io_.stop();
   if (network_) network_->Stop();
@@ -355,10 +357,11 @@ Status Broker::StartAdmin() {
     return MakeError(Errc::kInvalidArgument, "strata.admin.listener must be host:port");
   }
   uint16_t port = static_cast<uint16_t>(std::stoi(listener.substr(colon + 1)));
-  admin_ = std::make_unique<admin::HttpServer>(io_, listener.substr(0, colon), port);
+  admin_ = std::make_unique<admin::HttpServer>(admin_io_, listener.substr(0, colon), port);
   RegisterAdminRoutes(*admin_, *context_);
   STRATA_RETURN_IF_ERROR(admin_->Start());
-  Log()->info("admin API on http://{}:{}/ (/metrics, /v1/cluster, /v1/topics, /v1/reassignments)",
+  admin_thread_ = std::thread([this] { admin_io_.run(); });
+  Log()->info("admin API and console on http://{}:{}/ (/metrics, /console, /v1/...)",
               listener.substr(0, colon), admin_->bound_port());
   return Status::Ok();
 }

@@ -75,8 +75,12 @@ class Broker : public net::RequestHandler {
 
   config::BrokerConfig config_;
   Clock* clock_;
-  // Accepting, the admin HTTP server and the group coordinator's timers.
+  // Accepting and the group coordinator's timers.
   asio::io_context io_;
+  // The admin HTTP server, on its own thread: a slow answer (a dry-run plan
+  // of a large cluster, /metrics over many partitions) delays no timer.
+  asio::io_context admin_io_;
+  std::thread admin_thread_;
   // Kafka connections (num.network.threads contexts, one thread each).
   std::unique_ptr<net::IoContextPool> network_;
   // Flushing and retention block on the disk (fsync, unlink); they run here,
