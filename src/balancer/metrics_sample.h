@@ -33,8 +33,11 @@ struct PartitionSample {
 // The broker as a whole over the same window.
 struct BrokerTotals {
   double cpu_cores_used = 0;             // process CPU time / wall time
-  double network_in_bytes_per_sec = 0;   // request bytes received
-  double network_out_bytes_per_sec = 0;  // response bytes sent
+  // Record bytes this broker's replicas took in (produced to its leaders,
+  // copied by its followers) and gave out (to consumers and followers): the
+  // traffic placement moves, without protocol overhead.
+  double network_in_bytes_per_sec = 0;
+  double network_out_bytes_per_sec = 0;
   int64_t disk_used_bytes = 0;           // the log directory's file system, used
   int64_t disk_capacity_bytes = 0;       // its size (or strata.broker.capacity.disk.bytes)
   bool operator==(const BrokerTotals&) const = default;
