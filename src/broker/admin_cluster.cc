@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "broker/balancer_service.h"
 #include "broker/cluster_state.h"
 #include "broker/topic_manager.h"
 #include "cluster/metadata.h"
@@ -63,6 +64,15 @@ json ClusterJson(const BrokerContext& ctx) {
   for (const auto& r : ctx.metadata->KnownBrokers()) {
     if (brokers.count(r.node_id.value()) == 0) {
       brokers[r.node_id.value()] = BrokerJson(r, roles, false);
+    }
+  }
+  if (ctx.balancer != nullptr) {  // the controller's latest load sample of each broker
+    for (const auto& load : ctx.balancer->BrokerLoadJson()) {
+      auto it = brokers.find(load.at("node_id").get<int32_t>());
+      if (it == brokers.end()) continue;
+      json l = load;
+      l.erase("node_id");
+      it->second["load"] = std::move(l);
     }
   }
   int64_t partitions = 0, offline = 0;

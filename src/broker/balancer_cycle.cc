@@ -340,12 +340,14 @@ void BalancerService::Audit(const std::string& key, nlohmann::json record) {
   }
 }
 
-nlohmann::json BalancerService::StatusJson() const {
+nlohmann::json BalancerService::BrokerLoadJson() const {
   std::lock_guard lock(mu_);
-  nlohmann::json decisions = nlohmann::json::array();
-  for (const auto& d : decisions_) decisions.push_back(d);
-  // Each broker's latest load sample, as the window holds it (the active
-  // controller's only: others read no samples).
+  return BrokerLoadLocked();
+}
+
+// Each broker's latest load sample, as the window holds it (the active
+// controller's only: others read no samples).
+nlohmann::json BalancerService::BrokerLoadLocked() const {
   nlohmann::json load = nlohmann::json::array();
   for (const auto& r : metadata_.KnownBrokers()) {
     auto t = window_.Totals(r.node_id);
@@ -357,8 +359,15 @@ nlohmann::json BalancerService::StatusJson() const {
                     {"disk_used_bytes", t->disk_used_bytes},
                     {"disk_capacity_bytes", t->disk_capacity_bytes}});
   }
+  return load;
+}
+
+nlohmann::json BalancerService::StatusJson() const {
+  std::lock_guard lock(mu_);
+  nlohmann::json decisions = nlohmann::json::array();
+  for (const auto& d : decisions_) decisions.push_back(d);
   return {{"enabled", enabled()},
-          {"broker_load", load},
+          {"broker_load", BrokerLoadLocked()},
           {"paused", paused()},
           {"active_controller", controller_.active()},
           {"cycles", cycles_.load()},

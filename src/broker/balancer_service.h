@@ -71,6 +71,9 @@ class BalancerService {
 
   // The admin API: state, last plan, recent decisions, as JSON.
   nlohmann::json StatusJson() const;
+  // [{node_id, network_in/out_bytes_per_sec, cpu_cores_used, disk_*}]: each
+  // broker's latest load sample (empty unless this broker is the controller).
+  nlohmann::json BrokerLoadJson() const;
   // A plan on the current model, not carried out (dry run). It does no
   // I/O: the load is what the balancer's thread last read (every tick).
   nlohmann::json DryRun();
@@ -100,6 +103,7 @@ class BalancerService {
   class Port;  // ReassignmentPort on the metadata and the controller
   void Run();
   void Cycle();
+  nlohmann::json BrokerLoadLocked() const;
   // Reads new samples into the window (a new controller term starts over).
   void ReadLoad();
   // Scaling's decision on the current model: the new roles are written to

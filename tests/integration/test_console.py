@@ -165,6 +165,7 @@ def check_console(brokers):
     for snapshot in (before_cluster, after_cluster):
         assert page._ids["cluster-id"] == snapshot["cluster_id"]
     for b in after_cluster["brokers"]:
+        assert b["load"]["network_in_bytes_per_sec"] >= 0 and b["load"]["disk_capacity_bytes"] > 0
         row = page.rows[("brokers", str(b["node_id"]))]
         assert row["state"] == b["state"] and row["role"] == b["role"]
         assert row["address"] == f"{b['host']}:{b['port']}"
