@@ -10,6 +10,7 @@ restarts; a SIGKILLed controller is replaced and topic creation and deletion go 
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -209,6 +210,14 @@ def test_a_killed_broker_goes_offline_and_comes_back_with_every_record(cluster):
     print(f"partition offline {offline_after:.2f}s after the SIGKILL (lease TTL {TTL_MS} ms)")
     assert offline_after <= TTL_MS / 1000 + 1.0, offline_after
     assert 2 not in [b.id for b in metadata(b1).brokers.values()]
+    # Metadata v12 names the dead broker's replica offline (as `strata topic describe` shows).
+    described = subprocess.run([os.environ["STRATA_BIN"], "topic", "describe", topic, "-b",
+                                b3.bootstrap, "--format", "json"], capture_output=True, text=True,
+                               timeout=60)
+    assert described.returncode == 0, described.stderr
+    offline = {p["partition"]: p["offline_replicas"]
+               for p in json.loads(described.stdout)["partitions"]}
+    assert offline == {p: ([2] if p == mine[0] else []) for p in range(3)}, offline
     # Still known, as fenced (DescribeCluster v2, KIP-1073), to Kafka's own tool.
     from test_kafka_tools import tool
     endpoints = tool("org.apache.kafka.tools.ClusterTool", "list-endpoints",
