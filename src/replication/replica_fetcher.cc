@@ -254,9 +254,11 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch, bool throttled,
   }
   if (response.error_code != 0) {
     Pause(key, leader_epoch,
-          fmt::format("{}: leader answered error code {}", label, response.error_code));
+          fmt::format("{}: leader answered error code {}", label, response.error_code),
+          response.error_code);
     return;
   }
+  ResetQuickRetries(key, leader_epoch);
   if (response.diverging_epoch) {
     // KIP-320: keep what agrees with the leader's epoch history.
     const auto& d = *response.diverging_epoch;
@@ -292,11 +294,41 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch, bool throttled,
   if (p.on_fetched) p.on_fetched(response.high_watermark, response.log_start_offset);
 }
 
-void ReplicaFetcher::Pause(const Key& key, int32_t leader_epoch, const std::string& why) {
+void ReplicaFetcher::ResetQuickRetries(const Key& key, int32_t leader_epoch) {
+  std::lock_guard lock(mu_);
+  auto it = partitions_.find(key);
+  if (it != partitions_.end() && it->second.p.leader_epoch == leader_epoch) {
+    it->second.quick_retries = 0;
+  }
+}
+
+namespace {
+
+// The leader does not know yet what the metadata says of this partition.
+bool LeaderBehindMetadata(int16_t code) {
+  using protocol::ErrorCode;
+  return code == Code(ErrorCode::kNotLeaderOrFollower) ||
+         code == Code(ErrorCode::kUnknownTopicOrPartition) ||
+         code == Code(ErrorCode::kLeaderNotAvailable) ||
+         code == Code(ErrorCode::kReplicaNotAvailable) ||
+         code == Code(ErrorCode::kUnknownLeaderEpoch);
+}
+
+}  // namespace
+
+void ReplicaFetcher::Pause(const Key& key, int32_t leader_epoch, const std::string& why,
+                           int16_t error_code) {
   std::lock_guard lock(mu_);
   auto it = partitions_.find(key);
   if (it == partitions_.end() || it->second.p.leader_epoch != leader_epoch) return;
-  it->second.paused_until = Clock::now() + options_.backoff;
+  Entry& e = it->second;
+  if (LeaderBehindMetadata(error_code) && e.quick_retries < kQuickRetries &&
+      kQuickRetry < options_.backoff) {
+    e.quick_retries++;
+    e.paused_until = Clock::now() + kQuickRetry;
+    return;
+  }
+  e.paused_until = Clock::now() + options_.backoff;
   Log()->warn("{}: {}; retrying in {} ms", name_, why, options_.backoff.count());
 }
 

@@ -102,6 +102,9 @@ class ReplicaFetcher {
     // The log must start where the leader says before fetching: the
     // ListOffsets timestamp to ask with, 0 when it need not.
     int64_t start_at = 0;
+    // Quick retries spent since the last answer that was not an error (see
+    // Pause).
+    int quick_retries = 0;
   };
   using Key = std::pair<std::string, int32_t>;
 
@@ -129,7 +132,16 @@ class ReplicaFetcher {
   // The partitions whose fetches count against the follower throttle; with
   // `holding`, the throttle is exceeded and they are left out of this round.
   std::set<Key> ThrottledPartitions(bool& holding);
-  void Pause(const Key& key, int32_t leader_epoch, const std::string& why);
+  // Holds the partition back for the backoff. An error that says the
+  // leader has not yet learnt of this replica or of its leadership (a new
+  // replica asks before the metadata reaches its leader) is retried after
+  // kQuickRetry instead, kQuickRetries times, without a log line: moves and
+  // new topics then wait a watch delivery, not a whole backoff.
+  void Pause(const Key& key, int32_t leader_epoch, const std::string& why,
+             int16_t error_code = 0);
+  void ResetQuickRetries(const Key& key, int32_t leader_epoch);
+  static constexpr std::chrono::milliseconds kQuickRetry{100};
+  static constexpr int kQuickRetries = 20;
 
   const std::string name_;
   const std::string host_;

@@ -88,7 +88,8 @@ void ReplicaFetcher::ApplyStart(const Key& key, int32_t leader_epoch, int16_t er
   if (error_code != 0 || offset < 0) {
     Pause(key, leader_epoch,
           fmt::format("{}: the leader did not say where to start (error code {})", label,
-                      error_code));
+                      error_code),
+          error_code);
     return;
   }
   const int64_t end = p.log->log_end_offset();
@@ -107,7 +108,10 @@ void ReplicaFetcher::ApplyStart(const Key& key, int32_t leader_epoch, int16_t er
   }
   std::lock_guard lock(mu_);
   auto it = partitions_.find(key);
-  if (it != partitions_.end() && it->second.p.leader_epoch == leader_epoch) it->second.start_at = 0;
+  if (it != partitions_.end() && it->second.p.leader_epoch == leader_epoch) {
+    it->second.start_at = 0;
+    it->second.quick_retries = 0;
+  }
 }
 
 }  // namespace strata::replication
