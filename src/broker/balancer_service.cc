@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -11,6 +12,12 @@
 namespace strata::broker {
 
 namespace {
+
+int64_t WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 using balancer::Move;
 using balancer::MoveOutcome;
@@ -143,6 +150,24 @@ bool BalancerService::ShouldStop() {
   return stopping_ || paused() || !controller_.active();
 }
 
+bool BalancerService::TrackGoneBrokers(int64_t now_ms) {
+  std::set<cluster::NodeId> live;
+  for (const auto& b : metadata_.view().Brokers()) live.insert(b.registration.node_id);
+  const std::vector<cluster::BrokerRegistration> known = metadata_.KnownBrokers();
+  std::lock_guard lock(mu_);
+  bool due = false;
+  for (const auto& r : known) {
+    if (live.count(r.node_id) > 0) {
+      gone_since_ms_.erase(r.node_id);
+      continue;
+    }
+    const int64_t since = gone_since_ms_.try_emplace(r.node_id, now_ms).first->second;
+    const int64_t dead_at = since + options_.failure_timeout_ms;
+    if (dead_at <= now_ms && dead_at > last_cycle_ms_) due = true;
+  }
+  return due;
+}
+
 void BalancerService::Run() {
   // Wakes at least every few seconds: a new controller makes the metrics
   // topic soon after it takes over, whatever the cycle interval.
@@ -167,6 +192,9 @@ void BalancerService::Run() {
         }
       }
       ReadLoad();  // every tick, so status and dry runs see fresh load
+      // A broker just past the failure timeout is healed now, not at the
+      // next cycle.
+      if (TrackGoneBrokers(WallClockMs()) && enabled()) asked = true;
     } else {
       std::lock_guard lock(mu_);
       was_active_ = false;  // the next term reads the topic again

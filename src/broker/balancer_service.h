@@ -103,6 +103,10 @@ class BalancerService {
   class Port;  // ReassignmentPort on the metadata and the controller
   void Run();
   void Cycle();
+  // Notes when each known broker's registration went (every tick, so the
+  // failure timeout runs from then, not from the next cycle); true when one
+  // has been gone past the timeout since the last cycle.
+  bool TrackGoneBrokers(int64_t now_ms);
   nlohmann::json BrokerLoadLocked() const;
   // Reads new samples into the window (a new controller term starts over).
   void ReadLoad();
