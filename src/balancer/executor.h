@@ -58,7 +58,7 @@ class ReassignmentPort {
 };
 
 struct ExecutorOptions {
-  int per_broker_concurrency = 5;
+  int per_broker_concurrency = 20;
   int64_t move_timeout_ms = 300'000;
   int64_t throttle_bytes_per_sec = 0;  // 0: replication is not throttled
   std::chrono::milliseconds poll_interval{200};
