@@ -183,12 +183,20 @@ void BalancerService::Cycle() {
     balancer::BuiltModel built = BuildLocked(now, roles);
     balancer::PlannerOptions planner = options_.planner;
     planner.cooling = CoolingLocked(now);
+    const bool settling = now < settle_until_ms_;
+    if (settling) planner.goals.clear();  // hard goals only
     plan = balancer::MakePlan(built.model, planner);
     last_plan_ = balancer::PlanToJson(plan);
     last_plan_ms_ = plan.plan_ms;
     last_plan_["dead_brokers"] = nlohmann::json::array();
     for (NodeId id : built.dead) last_plan_["dead_brokers"].push_back(id.value());
     last_plan_["note"] = built.note;
+    if (settling) {
+      last_plan_["settling_until_ms"] = settle_until_ms_;
+      if (!built.note.empty()) last_plan_["note"] = built.note + "; ";
+      last_plan_["note"] = last_plan_["note"].get<std::string>() +
+                           "soft goals wait until the load window covers the last moves";
+    }
     last_cycle_ms_ = now;
     if (!built.note.empty()) Log()->warn("balancer: {}", built.note);
     audit = last_plan_;
@@ -218,6 +226,8 @@ void BalancerService::Cycle() {
       },
       [this](const MoveOutcome& o) { Record(o); });
   moves_in_flight_ = 0;
+  std::lock_guard lock(mu_);
+  settle_until_ms_ = NowWallMs() + options_.window_samples * options_.metrics_interval_ms;
 }
 
 void BalancerService::Scale() {

@@ -44,6 +44,7 @@ BalancerOptions BalancerOptions::FromConfig(const config::BrokerConfig& c) {
   o.stale_after_ms = c.GetLong("strata.balancer.metrics.stale.ms");
   o.cooldown_ms = c.GetLong("strata.balancer.partition.cooldown.ms");
   o.window_samples = static_cast<int>(c.GetLong("strata.balancer.metrics.window.samples"));
+  o.metrics_interval_ms = c.GetLong("strata.balancer.metrics.interval.ms");
   o.planner.goals = SplitGoals(c.Get("strata.balancer.goals"));
   o.planner.band = std::stod(c.Get("strata.balancer.balance.deviation"));
   o.planner.network_floor =

@@ -51,6 +51,7 @@ struct BalancerOptions {
   int64_t stale_after_ms = 60'000;
   int64_t cooldown_ms = 600'000;
   int window_samples = 6;
+  int64_t metrics_interval_ms = 10'000;
   balancer::PlannerOptions planner;
   balancer::ExecutorOptions executor;
   balancer::ScalingOptions scaling;
@@ -144,6 +145,9 @@ class BalancerService {
   nlohmann::json scaling_status_ = nlohmann::json::object();
   nlohmann::json last_scale_event_;
   int64_t last_cycle_ms_ = 0;
+  // Until then only hard goals plan: the load window still holds samples
+  // from before the last moves, which would show their sources hot.
+  int64_t settle_until_ms_ = 0;
   bool was_active_ = false;
 
   std::atomic<int64_t> cycles_{0};
