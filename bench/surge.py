@@ -10,7 +10,8 @@ drained back to standby.
    (strata.balancer.scaling.enable=true, the default thresholds 0.8 and 0.3, sustain
    --sustain-ms), load samples every 2 s over a window of 3, a cycle every 5 s, and a hook
    command that records each scale event with its time.
-2. A tiered topic of 12 partitions at RF 2 on brokers 1-3. A producer (acks=all, 1 kB records)
+2. A tiered topic of 12 partitions at RF 2 on brokers 1-3. An idempotent producer (acks=all,
+   1 kB records; retries through leader moves add no duplicates)
    sends --rate bytes/s: at RF 2 that is 2 x rate of network in over 3 x capacity.
 3. Reported from the start of the surge: the scale_out event (the hook ran), and "balanced":
    broker 4 holds replicas, no move is in flight and the controller's plan has no move.
@@ -58,7 +59,7 @@ class Load(threading.Thread):
         super().__init__(daemon=True)
         from confluent_kafka import Producer
         self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                                  "linger.ms": 5, "message.timeout.ms": 120000})
+                                  "enable.idempotence": True, "linger.ms": 5, "message.timeout.ms": 120000})
         self.topic, self.rate = topic, rate
         self.stop_event = threading.Event()
         self.acked = 0
@@ -224,7 +225,7 @@ def main() -> int:
             f.write(md_text)
     print(md_text)
     ok = run["balanced_s"] is not None and run["scale_in_s"] is not None
-    return 0 if ok and run["readable"] >= run["acked"] and not run["producer_errors"] else 1
+    return 0 if ok and run["readable"] == run["acked"] and not run["producer_errors"] else 1
 
 
 if __name__ == "__main__":

@@ -134,8 +134,10 @@ def check_console(brokers):
         "remote.storage.enable": "true", "segment.bytes": "262144", "retention.ms": "-1"})])[
         tiered].result(30)
     kit.wait_for_topic(a, tiered, 3)
+    # Batches below segment.bytes: a larger one is refused (MESSAGE_TOO_LARGE), as by Kafka.
     kit.produce_confluent(bs, tiered, kit.make_records(3000, 3, seed=4, tag="console",
-                                                       value_size=600))
+                                                       value_size=600),
+                          extra={"batch.size": 65536})
     group = kit.unique_topic("console-grp")
     c = kit.consumer_confluent(bs, {"group.id": group})
     c.commit(offsets=[TopicPartition(tiered, p, 200) for p in range(3)], asynchronous=False)
