@@ -37,8 +37,8 @@ std::map<std::string, std::string> ParseLines(const Bytes& data, char separator)
   return out;
 }
 
-Status WriteText(const fs::path& path, const std::string& text) {
-  return Env::Default()->WriteFileAtomic(
+Status WriteText(const fs::path& path, const std::string& text, Env* env = Env::Default()) {
+  return env->WriteFileAtomic(
       path, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
@@ -121,10 +121,10 @@ Status MarkCleanShutdown(const fs::path& log_dir) {
   return WriteText(log_dir / kCleanShutdown, "");
 }
 
-Result<bool> ClaimPartitionDir(const fs::path& dir, const std::string& topic_id) {
+Result<bool> ClaimPartitionDir(const fs::path& dir, const std::string& topic_id, Env* env) {
   const fs::path path = dir / kPartitionMetadata;
   bool emptied = false;
-  auto read = Env::Default()->ReadFile(path);
+  auto read = env->ReadFile(path);
   if (read.ok()) {
     auto props = ParseLines(*read, ':');
     if (props["topic_id"] == topic_id) return false;
@@ -138,8 +138,9 @@ Result<bool> ClaimPartitionDir(const fs::path& dir, const std::string& topic_id)
   } else if (read.error().code != Errc::kNotFound) {
     return read.take_error();
   }
-  STRATA_RETURN_IF_ERROR(Env::Default()->CreateDirs(dir));
-  STRATA_RETURN_IF_ERROR(WriteText(path, fmt::format("version: 0\ntopic_id: {}\n", topic_id)));
+  STRATA_RETURN_IF_ERROR(env->CreateDirs(dir));
+  STRATA_RETURN_IF_ERROR(
+      WriteText(path, fmt::format("version: 0\ntopic_id: {}\n", topic_id), env));
   return emptied;
 }
 

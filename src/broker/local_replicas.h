@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "base/result.h"
 
 namespace strata::broker {
@@ -49,7 +50,8 @@ Status MarkCleanShutdown(const std::filesystem::path& log_dir);
 // Makes `dir` the home of topic `topic_id`'s partition: a directory holding
 // another topic id's data is emptied first (and true returned), a new or
 // unmarked one is marked.
-Result<bool> ClaimPartitionDir(const std::filesystem::path& dir, const std::string& topic_id);
+Result<bool> ClaimPartitionDir(const std::filesystem::path& dir, const std::string& topic_id,
+                               Env* env = Env::Default());
 
 // Partition directories under `log_dir` ("<topic>-<n>" with a segment file)
 // for which `placed_here(topic, partition)` is false.

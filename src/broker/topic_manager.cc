@@ -23,13 +23,14 @@ storage::CleanerConfig CleanerConfigFrom(const config::BrokerConfig& config) {
 }  // namespace
 
 TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata& metadata,
-                           Clock* clock)
+                           Clock* clock, Env* env)
     : config_(config),
       metadata_(metadata),
       store_(metadata),
       self_(config.node_id()),
       cluster_metadata_(config.Get("strata.metadata.backend") == "etcd"),
-      clock_(clock) {
+      clock_(clock),
+      env_(env) {
   if (config_.GetBool("log.cleaner.enable")) {
     cleaner_ = std::make_unique<storage::LogCleaner>(CleanerConfigFrom(config_), clock_);
   }
@@ -127,19 +128,19 @@ void TopicManager::UpdateTiering(const cluster::TopicRecord& topic,
     // local log start from the leader's remote log, which it never changes.
     remote_->AddReader({topic.name, tp.partition, cluster::UuidToBase64(topic.id)},
                        partition->log(), config);
-  } else if (remote_->IsTiered(tp.ToString())) {
-    remote_->RemovePartition(tp.ToString(), /*delete_remote=*/false);
+  } else if (remote_->IsTiered(tp)) {
+    remote_->RemovePartition(tp, /*delete_remote=*/false);
   }
 }
 
 int64_t TopicManager::LogStartOffset(const TopicPartition& tp, const storage::Log& log) const {
   int64_t local = log.log_start_offset();
-  return remote_ ? remote_->LogStartOffset(tp.ToString(), local) : local;
+  return remote_ ? remote_->LogStartOffset(tp, local) : local;
 }
 
 Status TopicManager::Start() {
   STRATA_RETURN_IF_ERROR(StartRemote());
-  auto marks = storage::ReadHighWatermarks(config_.log_dir());
+  auto marks = storage::ReadHighWatermarks(config_.log_dir(), env_);
   if (marks.ok()) {
     checkpointed_marks_ = std::move(*marks);
   } else {
@@ -205,7 +206,7 @@ Status TopicManager::CheckpointHighWatermarks() {
     std::shared_lock lock(mu_);
     for (const auto& [tp, p] : partitions_) marks[{tp.topic, tp.partition}] = p->high_watermark();
   }
-  return storage::WriteHighWatermarks(config_.log_dir(), marks);
+  return storage::WriteHighWatermarks(config_.log_dir(), marks, env_);
 }
 
 int64_t TopicManager::HighWatermark(Partition& partition) const {

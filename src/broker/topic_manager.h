@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/result.h"
 #include "broker/disk_high_mark.h"
 #include "broker/partition.h"
@@ -52,7 +53,10 @@ struct TopicInfo {
 
 class TopicManager {
  public:
-  TopicManager(const config::BrokerConfig& config, cluster::Metadata& metadata, Clock* clock);
+  // Every replica's log, its directory marker and the high-watermark
+  // checkpoint are written through `env` (tests fill the disk with it).
+  TopicManager(const config::BrokerConfig& config, cluster::Metadata& metadata, Clock* clock,
+               Env* env = Env::Default());
   ~TopicManager();
 
   // Opens the replicas placed on this broker (running log recovery), then
@@ -227,6 +231,7 @@ class TopicManager {
   const cluster::NodeId self_;
   const bool cluster_metadata_;  // etcd: leader epochs fence tiering
   Clock* clock_;
+  Env* const env_;
   std::atomic<bool> fenced_{false};
   std::mutex admin_mu_;                     // serialises topic admin and reconciliation
   LeadershipListener leadership_listener_;  // guarded by admin_mu_

@@ -199,7 +199,7 @@ Status TopicManager::OpenReplica(const cluster::TopicRecord& topic, int32_t p,
                                  const cluster::PartitionRecord& state,
                                  const storage::LogConfig& config) {
   TopicPartition tp{topic.name, p};
-  auto claimed = ClaimPartitionDir(PartitionDir(tp), cluster::UuidToBase64(topic.id));
+  auto claimed = ClaimPartitionDir(PartitionDir(tp), cluster::UuidToBase64(topic.id), env_);
   if (!claimed.ok()) {
     return MakeError(claimed.error().code,
                      fmt::format("claiming {}: {}", tp.ToString(), claimed.error().message));
@@ -210,7 +210,7 @@ Status TopicManager::OpenReplica(const cluster::TopicRecord& topic, int32_t p,
         "this broker was down); that data is deleted",
         tp.ToString());
   }
-  auto opened = storage::Log::Open(PartitionDir(tp), config, clock_);
+  auto opened = storage::Log::Open(PartitionDir(tp), config, clock_, env_);
   if (!opened.ok()) {
     return MakeError(opened.error().code,
                      fmt::format("opening log {}: {}", tp.ToString(), opened.error().message));
@@ -220,7 +220,7 @@ Status TopicManager::OpenReplica(const cluster::TopicRecord& topic, int32_t p,
   auto partition = std::make_shared<Partition>(
       tp, cluster::UuidToBase64(topic.id), log, state, self_, clock_->MonotonicMs(),
       mark == checkpointed_marks_.end() ? 0 : mark->second);
-  if (cleaner_) cleaner_->Register(tp.ToString(), log);
+  if (cleaner_) cleaner_->Register(tp, log);
   UpdateTiering(topic, partition, config);
   std::unique_lock lock(mu_);
   partitions_[tp] = std::move(partition);
@@ -236,12 +236,12 @@ void TopicManager::RemoveReplica(const std::shared_ptr<Partition>& partition, bo
   partition->MarkRemoved();
   if (partition->leader() == self_) NotifyLeadership(tp, false);
   fetchers_->Stop(tp);
-  if (cleaner_) cleaner_->Unregister(tp.ToString());
+  if (cleaner_) cleaner_->Unregister(tp);
   if (remote_) {
     // The remote data is the partition's, not this replica's: it goes with
     // the topic, removed once, by the broker that led the partition last.
     bool delete_remote = topic_deleted && partition->leader() == self_;
-    remote_->RemovePartition(tp.ToString(), delete_remote);
+    remote_->RemovePartition(tp, delete_remote);
   }
   Status st = partition->log()->Delete();
   if (!st.ok()) {

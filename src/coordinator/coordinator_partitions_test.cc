@@ -1,7 +1,7 @@
 // A coordinator serves the groups of the offsets partitions it has loaded:
 // unloading one (its leadership moved) answers its waiting members
 // NOT_COORDINATOR and drops its groups; loading it again rebuilds them from
-// the log.
+// the log, and until that is done its groups get COORDINATOR_LOAD_IN_PROGRESS.
 #include <gtest/gtest.h>
 
 #include "coordinator/coordinator_test_util.h"
@@ -56,6 +56,32 @@ TEST_F(CoordinatorTest, UnloadingAPartitionDropsItsGroupsAndLoadingRebuildsThem)
   ASSERT_TRUE(coord_->LoadPartition(p).ok());  // a second load changes nothing
   EXPECT_EQ(Committed(kept, "orders", 0), 77);
   EXPECT_FALSE(coord_->LoadPartition(kPartitions).ok());
+}
+
+TEST_F(CoordinatorTest, AGroupOfAPartitionBeingLoadedIsAnsweredLoadInProgress) {
+  const std::string group = "loading";
+  const int32_t p = PartitionForGroup(group, kPartitions);
+  const std::string elsewhere = GroupIn(p, false, group, kPartitions);
+  ASSERT_EQ(Commit(group, -1, "", "orders", {{0, 42}}).topics[0].partitions[0].error_code, 0);
+  coord_->UnloadPartition(p);
+  ASSERT_EQ(coord_->Serves(group), ErrorCode::kNotCoordinator);
+
+  // What a request for either group would have been told while the
+  // coordinator replays p's log (it asks for the log as it starts).
+  std::vector<ErrorCode> during;
+  std::vector<ErrorCode> others_during;
+  on_log_lookup_ = [&](int32_t looked_up) {
+    if (looked_up != p) return;
+    during.push_back(coord_->Serves(group));
+    others_during.push_back(coord_->Serves(elsewhere));
+  };
+  ASSERT_TRUE(coord_->LoadPartition(p).ok());
+  on_log_lookup_ = nullptr;
+  ASSERT_FALSE(during.empty());
+  EXPECT_EQ(during.back(), ErrorCode::kCoordinatorLoadInProgress);
+  for (ErrorCode e : others_during) EXPECT_EQ(e, ErrorCode::kNone);  // other partitions serve on
+  EXPECT_EQ(coord_->Serves(group), ErrorCode::kNone);
+  EXPECT_EQ(Committed(group, "orders", 0), 42);
 }
 
 }  // namespace

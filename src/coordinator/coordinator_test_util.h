@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -95,7 +96,12 @@ class CoordinatorTest : public ::testing::Test {
 
   std::unique_ptr<GroupCoordinator> Make() {
     auto log = std::make_unique<OffsetsLog>(
-        kPartitions, [this](int32_t p) { return logs_[p]; }, nullptr, &clock_);
+        kPartitions,
+        [this](int32_t p) {
+          if (on_log_lookup_) on_log_lookup_(p);
+          return logs_[p];
+        },
+        nullptr, &clock_);
     auto c = std::make_unique<GroupCoordinator>(config_, std::move(log), &clock_);
     Status st = c->Load();
     EXPECT_TRUE(st.ok()) << st.error().message;
@@ -229,6 +235,9 @@ class CoordinatorTest : public ::testing::Test {
   ManualClock clock_{1'700'000'000'000};
   CoordinatorConfig config_;
   std::vector<std::shared_ptr<storage::Log>> logs_;
+  // Called whenever the coordinator asks for a partition's log (also while
+  // it replays one), so a test can look at the coordinator mid-load.
+  std::function<void(int32_t)> on_log_lookup_;
   std::unique_ptr<GroupCoordinator> coord_;
 };
 

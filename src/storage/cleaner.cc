@@ -47,16 +47,16 @@ void LogCleaner::Stop() {
   for (auto& t : threads) t.join();
 }
 
-void LogCleaner::Register(const std::string& name, std::shared_ptr<Log> log) {
+void LogCleaner::Register(const TopicPartition& tp, std::shared_ptr<Log> log) {
   std::lock_guard lock(mu_);
-  Entry& e = logs_[name];
+  Entry& e = logs_[tp];
   e.log = std::move(log);
   e.uncleanable = false;
 }
 
-void LogCleaner::Unregister(const std::string& name) {
+void LogCleaner::Unregister(const TopicPartition& tp) {
   std::lock_guard lock(mu_);
-  logs_.erase(name);
+  logs_.erase(tp);
 }
 
 void LogCleaner::Wake() {
@@ -86,17 +86,17 @@ void LogCleaner::Run(int id) {
   }
 }
 
-std::optional<std::pair<std::string, std::shared_ptr<Log>>> LogCleaner::GrabFilthiest() {
-  std::vector<std::pair<std::string, std::shared_ptr<Log>>> candidates;
+std::optional<std::pair<TopicPartition, std::shared_ptr<Log>>> LogCleaner::GrabFilthiest() {
+  std::vector<std::pair<TopicPartition, std::shared_ptr<Log>>> candidates;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [name, e] : logs_) {
-      if (!e.in_progress && !e.uncleanable) candidates.emplace_back(name, e.log);
+    for (const auto& [tp, e] : logs_) {
+      if (!e.in_progress && !e.uncleanable) candidates.emplace_back(tp, e.log);
     }
   }
   // Estimates take each log's mutex; do not hold ours meanwhile.
   const int64_t now = clock_->NowMs();
-  const std::pair<std::string, std::shared_ptr<Log>>* best = nullptr;
+  const std::pair<TopicPartition, std::shared_ptr<Log>>* best = nullptr;
   double best_ratio = -1;
   double max_ratio = 0;
   for (const auto& candidate : candidates) {
@@ -127,29 +127,29 @@ bool LogCleaner::CleanFilthiest(OffsetMap& map) {
   return result.ok();
 }
 
-Result<CleaningResult> LogCleaner::CleanNow(const std::string& name, OffsetMap& map) {
+Result<CleaningResult> LogCleaner::CleanNow(const TopicPartition& tp, OffsetMap& map) {
   std::shared_ptr<Log> target;
   {
     std::lock_guard lock(mu_);
-    auto it = logs_.find(name);
-    if (it == logs_.end()) return MakeError(Errc::kNotFound, "no log " + name);
+    auto it = logs_.find(tp);
+    if (it == logs_.end()) return MakeError(Errc::kNotFound, "no log " + tp.ToString());
     if (it->second.in_progress) {
-      return MakeError(Errc::kUnavailable, name + " is being cleaned");
+      return MakeError(Errc::kUnavailable, tp.ToString() + " is being cleaned");
     }
     it->second.in_progress = true;
     target = it->second.log;
   }
-  auto result = RunPass(name, *target, map);
-  DoneCleaning(name, !result.ok() && !Transient(result.error().code));
+  auto result = RunPass(tp, *target, map);
+  DoneCleaning(tp, !result.ok() && !Transient(result.error().code));
   return result;
 }
 
-Result<CleaningResult> LogCleaner::RunPass(const std::string& name, Log& target, OffsetMap& map) {
+Result<CleaningResult> LogCleaner::RunPass(const TopicPartition& tp, Log& target, OffsetMap& map) {
   auto result = target.Clean(map, clock_->NowMs());
   if (!result.ok()) {
     if (!Transient(result.error().code)) {
       errors_.fetch_add(1);
-      log::Get("storage")->error("cleaning {} failed; it is now uncleanable: {}", name,
+      log::Get("storage")->error("cleaning {} failed; it is now uncleanable: {}", tp.ToString(),
                                  result.error().message);
     }
     return result;
@@ -167,9 +167,9 @@ Result<CleaningResult> LogCleaner::RunPass(const std::string& name, Log& target,
   return result;
 }
 
-void LogCleaner::DoneCleaning(const std::string& name, bool failed) {
+void LogCleaner::DoneCleaning(const TopicPartition& tp, bool failed) {
   std::lock_guard lock(mu_);
-  auto it = logs_.find(name);
+  auto it = logs_.find(tp);
   if (it == logs_.end()) return;
   it->second.in_progress = false;
   if (failed) it->second.uncleanable = true;
@@ -189,7 +189,7 @@ CleanerStats LogCleaner::stats() const {
   s.last_clean_duration_ms = last_clean_duration_ms_.load();
   s.max_dirty_ratio = max_dirty_ratio_.load();
   std::lock_guard lock(mu_);
-  for (const auto& [name, e] : logs_) s.uncleanable_logs += e.uncleanable ? 1 : 0;
+  for (const auto& [tp, e] : logs_) s.uncleanable_logs += e.uncleanable ? 1 : 0;
   return s;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // LogCleaner: the background log compaction of a broker (Kafka's LogCleaner
-// and LogCleanerManager). Logs are registered by name; each of
+// and LogCleanerManager). Logs are registered by partition; each of
 // log.cleaner.threads threads repeatedly picks the registered log with
 // cleanup.policy=compact whose dirty ratio is highest among those that
 // reach min.cleanable.dirty.ratio or hold records past
@@ -26,6 +26,7 @@
 
 #include "base/clock.h"
 #include "base/result.h"
+#include "base/topic_partition.h"
 #include "storage/cleaner_offset_map.h"
 #include "storage/log.h"
 
@@ -72,16 +73,16 @@ class LogCleaner {
 
   // Adds (or replaces) a log; logs that are not compacted are simply never
   // chosen, so every log may be registered (topic configs can change).
-  void Register(const std::string& name, std::shared_ptr<Log> log);
-  void Unregister(const std::string& name);
+  void Register(const TopicPartition& tp, std::shared_ptr<Log> log);
+  void Unregister(const TopicPartition& tp);
   // Wakes sleeping threads (e.g. after a topic became compacted).
   void Wake();
 
   // One selection + pass on the calling thread with `map` (what each
   // background thread does in a loop). True when a log was cleaned.
   bool CleanFilthiest(OffsetMap& map);
-  // Cleans `name` now whatever its dirty ratio (tests, tools).
-  Result<CleaningResult> CleanNow(const std::string& name, OffsetMap& map);
+  // Cleans `tp` now whatever its dirty ratio (tests, tools).
+  Result<CleaningResult> CleanNow(const TopicPartition& tp, OffsetMap& map);
 
   CleanerStats stats() const;
 
@@ -94,15 +95,15 @@ class LogCleaner {
 
   void Run(int id);
   // Marks the chosen log in progress; nullopt when nothing is cleanable.
-  std::optional<std::pair<std::string, std::shared_ptr<Log>>> GrabFilthiest();
-  Result<CleaningResult> RunPass(const std::string& name, Log& target, OffsetMap& map);
-  void DoneCleaning(const std::string& name, bool failed);
+  std::optional<std::pair<TopicPartition, std::shared_ptr<Log>>> GrabFilthiest();
+  Result<CleaningResult> RunPass(const TopicPartition& tp, Log& target, OffsetMap& map);
+  void DoneCleaning(const TopicPartition& tp, bool failed);
 
   const CleanerConfig config_;
   Clock* const clock_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
-  std::map<std::string, Entry> logs_;
+  std::map<TopicPartition, Entry> logs_;
   std::vector<std::thread> threads_;
   bool stopping_ = false;
   uint64_t wake_generation_ = 0;

@@ -169,7 +169,7 @@ Result<CleaningResult> LogImpl::RunPass(CleanPass& pass) {
   {
     std::lock_guard lock(mu_);
     if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
-    STRATA_RETURN_IF_ERROR(WriteCleanerCheckpoint(dir_, pass.End()));
+    STRATA_RETURN_IF_ERROR(WriteCleanerCheckpoint(dir_, pass.End(), env_));
     cleaner_checkpoint_.store(pass.End());
   }
   CleaningResult result = pass.counters();
@@ -217,7 +217,7 @@ Result<bool> LogImpl::SwapInCleaned(const SegmentGroup& group, int64_t base) {
   for (const auto& seg : group) {
     STRATA_RETURN_IF_ERROR(RemoveSegmentFiles(dir_, seg->base_offset(), kDeletedSuffix));
   }
-  STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   return true;
 }
 
@@ -227,16 +227,16 @@ Status LogImpl::SwapFilesLocked(const SegmentGroup& group, int64_t base) {
   auto crash = [&](SwapStep step) { return swap_crash_step_ == static_cast<int>(step); };
   if (crash(SwapStep::kCleanedWritten)) return InjectedCrash(0);
   STRATA_RETURN_IF_ERROR(RenameSegmentFiles(dir_, base, kCleanedSuffix, kSwapSuffix));
-  STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   if (crash(SwapStep::kRenamedToSwap)) return InjectedCrash(1);
   for (size_t i = 0; i < group.size(); ++i) {
     STRATA_RETURN_IF_ERROR(RenameSegmentFiles(dir_, group[i]->base_offset(), "", kDeletedSuffix));
     if (i == 0 && crash(SwapStep::kFirstOldDeleted)) return InjectedCrash(2);
   }
-  STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   if (crash(SwapStep::kAllOldDeleted)) return InjectedCrash(3);
   STRATA_RETURN_IF_ERROR(RenameSegmentFiles(dir_, base, kSwapSuffix, ""));
-  STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   if (crash(SwapStep::kSwapLive)) return InjectedCrash(4);
   return Status::Ok();
 }

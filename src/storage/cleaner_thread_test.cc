@@ -58,8 +58,8 @@ TEST_F(CleanerThreadTest, BackgroundThreadCleansOnlyCompactedLogs) {
   const auto other_before = ReadAllRecords(*other);
 
   LogCleaner cleaner({.threads = 1, .backoff_ms = 20, .dedupe_buffer_bytes = 1 << 20}, &clock_);
-  cleaner.Register("compacted-0", compacted);
-  cleaner.Register("plain-0", other);
+  cleaner.Register({"compacted", 0}, compacted);
+  cleaner.Register({"plain", 0}, other);
   cleaner.Start();
   ASSERT_TRUE(WaitFor([&] { return compacted->cleaner_checkpoint() == 20; }));
   // Give the thread another round: the clean log is no longer chosen.
@@ -90,7 +90,7 @@ TEST_F(CleanerThreadTest, TwoThreadsCleanSeveralLogs) {
   for (int p = 0; p < 4; ++p) {
     logs.push_back(OpenShared(root_ / ("t-" + std::to_string(p)), config_));
     Fill(*logs.back(), 8, 3);
-    cleaner.Register("t-" + std::to_string(p), logs.back());
+    cleaner.Register({"t", p}, logs.back());
   }
   cleaner.Start();
   ASSERT_TRUE(WaitFor([&] {
@@ -118,9 +118,9 @@ TEST_F(CleanerThreadTest, CorruptLogBecomesUncleanable) {
   }
   log = OpenShared(dir_, config_);
   LogCleaner cleaner({.threads = 1, .backoff_ms = 10, .dedupe_buffer_bytes = 1 << 20}, &clock_);
-  cleaner.Register("bad-0", log);
+  cleaner.Register({"bad", 0}, log);
   OffsetMap map(1 << 16);
-  auto r = cleaner.CleanNow("bad-0", map);
+  auto r = cleaner.CleanNow({"bad", 0}, map);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Errc::kCorrupt);
   EXPECT_EQ(cleaner.stats().errors, 1);

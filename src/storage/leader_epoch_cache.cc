@@ -71,14 +71,14 @@ Result<std::vector<EpochEntry>> LeaderEpochCache::Parse(std::string_view text) {
   return entries;
 }
 
-std::string LeaderEpochCache::Format() const {
-  std::string out = fmt::format("0\n{}\n", entries_.size());
-  for (const EpochEntry& e : entries_) out += fmt::format("{} {}\n", e.epoch, e.start_offset);
+std::string LeaderEpochCache::Format(const std::vector<EpochEntry>& entries) {
+  std::string out = fmt::format("0\n{}\n", entries.size());
+  for (const EpochEntry& e : entries) out += fmt::format("{} {}\n", e.epoch, e.start_offset);
   return out;
 }
 
-Status LeaderEpochCache::Persist() const {
-  std::string text = Format();
+Status LeaderEpochCache::Persist(const std::vector<EpochEntry>& entries) const {
+  std::string text = Format(entries);
   return env_->WriteFileAtomic(
       path_, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
@@ -90,12 +90,14 @@ Status LeaderEpochCache::Assign(int32_t epoch, int64_t start_offset) {
     if (epoch == last.epoch && start_offset >= last.start_offset) return Status::Ok();
   }
   // Keep the history monotonic, as Kafka's assign does.
-  while (!entries_.empty() &&
-         (entries_.back().epoch >= epoch || entries_.back().start_offset >= start_offset)) {
-    entries_.pop_back();
+  std::vector<EpochEntry> next = entries_;
+  while (!next.empty() && (next.back().epoch >= epoch || next.back().start_offset >= start_offset)) {
+    next.pop_back();
   }
-  entries_.push_back({epoch, start_offset});
-  return Persist();
+  next.push_back({epoch, start_offset});
+  STRATA_RETURN_IF_ERROR(Persist(next));
+  entries_ = std::move(next);
+  return Status::Ok();
 }
 
 Status LeaderEpochCache::TruncateFromEnd(int64_t end_offset) {

@@ -31,7 +31,9 @@ class LeaderEpochCache {
   static Result<LeaderEpochCache> Load(const std::filesystem::path& dir, Env* env = Env::Default());
 
   // Records that `epoch` starts at `start_offset` when it is newer than the
-  // latest epoch (entries never go backwards). Persists on change.
+  // latest epoch (entries never go backwards). Persists on change, and keeps
+  // the change only once it is persisted: an append whose epoch could not be
+  // written (disk full) fails, and its retry writes the epoch again.
   Status Assign(int32_t epoch, int64_t start_offset);
   // Drops entries starting at or after `end_offset` (log truncated there).
   Status TruncateFromEnd(int64_t end_offset);
@@ -48,10 +50,12 @@ class LeaderEpochCache {
   const std::vector<EpochEntry>& entries() const { return entries_; }
 
   static Result<std::vector<EpochEntry>> Parse(std::string_view text);
-  std::string Format() const;
+  std::string Format() const { return Format(entries_); }
+  static std::string Format(const std::vector<EpochEntry>& entries);
 
  private:
-  Status Persist() const;
+  Status Persist() const { return Persist(entries_); }
+  Status Persist(const std::vector<EpochEntry>& entries) const;
 
   std::filesystem::path path_;
   Env* env_ = Env::Default();        // not owned; outlives the cache

@@ -17,6 +17,7 @@
 
 #include "base/bytes.h"
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/file_region.h"
 #include "base/result.h"
 
@@ -157,8 +158,11 @@ class Log {
   // recovery: segments past the last clean shutdown are scanned batch by batch,
   // a torn or corrupt tail is truncated (logged), bad indexes are rebuilt, and
   // producer state is reloaded from the newest snapshot plus the tail.
+  // Checkpoints, snapshots and markers are written through `env` (tests pass
+  // a FaultInjectingEnv to fill the disk).
   static Result<std::unique_ptr<Log>> Open(const std::filesystem::path& dir,
-                                           const LogConfig& config, Clock* clock);
+                                           const LogConfig& config, Clock* clock,
+                                           Env* env = Env::Default());
 
   // Appends one or more validated batches (`batches` holds them back to back;
   // `infos` describes each). Assigns offsets, stamps `leader_epoch`, applies

@@ -10,11 +10,16 @@ namespace strata::storage {
 namespace fs = std::filesystem;
 using protocol::BatchHeader;
 
-LogImpl::LogImpl(fs::path dir, const LogConfig& config, Clock* clock)
-    : dir_(std::move(dir)), label_(dir_.filename().string()), clock_(clock), config_(config) {}
+LogImpl::LogImpl(fs::path dir, const LogConfig& config, Clock* clock, Env* env)
+    : dir_(std::move(dir)),
+      label_(dir_.filename().string()),
+      clock_(clock),
+      env_(env),
+      config_(config) {}
 
-Result<std::unique_ptr<Log>> Log::Open(const fs::path& dir, const LogConfig& config, Clock* clock) {
-  STRATA_ASSIGN_OR_RETURN(auto log, LogImpl::Load(dir, config, clock));
+Result<std::unique_ptr<Log>> Log::Open(const fs::path& dir, const LogConfig& config, Clock* clock,
+                                       Env* env) {
+  STRATA_ASSIGN_OR_RETURN(auto log, LogImpl::Load(dir, config, clock, env));
   return std::unique_ptr<Log>(std::move(log));
 }
 
@@ -164,10 +169,10 @@ Status LogImpl::RollLocked() {
   STRATA_RETURN_IF_ERROR(old.Flush());
   STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, base, config_.segment_index_bytes));
   segments_[base] = std::move(seg);
-  STRATA_RETURN_IF_ERROR(SyncDir(dir_));
-  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, base));
+  STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
+  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, base, env_));
   STRATA_RETURN_IF_ERROR(
-      ProducerStateManager::PruneSnapshots(dir_, log_start_.load(), base, kKeptSnapshots));
+      ProducerStateManager::PruneSnapshots(dir_, log_start_.load(), base, kKeptSnapshots, env_));
   log::Get("storage")->info("{}: rolled new segment at offset {} ({} segments)", label_, base,
                             segments_.size());
   if (roll_listener_) roll_listener_();
@@ -300,11 +305,11 @@ Status LogImpl::Close() {
   STRATA_RETURN_IF_ERROR(active().OnBecomeInactive());
   STRATA_RETURN_IF_ERROR(FlushLocked());
   const int64_t leo = leo_.load();
-  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, leo));
+  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, leo, env_));
   STRATA_RETURN_IF_ERROR(
-      ProducerStateManager::PruneSnapshots(dir_, log_start_.load(), leo, kKeptSnapshots));
+      ProducerStateManager::PruneSnapshots(dir_, log_start_.load(), leo, kKeptSnapshots, env_));
   if (io_failed_) return Status::Ok();  // leave the log to be recovered
-  return WriteCleanShutdownMarker(dir_);
+  return WriteCleanShutdownMarker(dir_, env_);
 }
 
 Status LogImpl::Delete() {

@@ -37,7 +37,7 @@ class LogImpl final : public Log {
   static constexpr size_t kKeptSnapshots = 3;
 
   static Result<std::unique_ptr<LogImpl>> Load(const std::filesystem::path& dir,
-                                               const LogConfig& config, Clock* clock);
+                                               const LogConfig& config, Clock* clock, Env* env);
   // Does not flush or mark a clean shutdown: an un-Closed log is recovered
   // like a crash on the next Open.
   ~LogImpl() override = default;
@@ -100,7 +100,7 @@ class LogImpl final : public Log {
  private:
   using SegmentMap = std::map<int64_t, std::shared_ptr<Segment>>;
 
-  LogImpl(std::filesystem::path dir, const LogConfig& config, Clock* clock);
+  LogImpl(std::filesystem::path dir, const LogConfig& config, Clock* clock, Env* env);
 
   // What Read and ReadRegion return: a span of one segment's .log (empty
   // when there is nothing to read).
@@ -161,6 +161,10 @@ class LogImpl final : public Log {
   const std::filesystem::path dir_;
   const std::string label_;  // dir name, for log lines
   Clock* const clock_;
+  // Every checkpoint, snapshot, marker, removal and directory sync of the log
+  // goes through it; segment data is written through storage::File, whose
+  // descriptor sendfile(2) needs.
+  Env* const env_;
   mutable std::mutex mu_;
   LogConfig config_;
   SegmentMap segments_;

@@ -17,11 +17,11 @@ namespace fs = std::filesystem;
 using protocol::BatchHeader;
 
 Result<std::unique_ptr<LogImpl>> LogImpl::Load(const fs::path& dir, const LogConfig& config,
-                                               Clock* clock) {
+                                               Clock* clock, Env* env) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return MakeError(Errc::kIoError, fmt::format("mkdir {}: {}", dir.string(), ec.message()));
-  std::unique_ptr<LogImpl> log(new LogImpl(dir, config, clock));
+  std::unique_ptr<LogImpl> log(new LogImpl(dir, config, clock, env));
   STRATA_RETURN_IF_ERROR(log->LoadLocked());
   return log;
 }
@@ -33,24 +33,24 @@ Status LogImpl::LoadLocked() {
   STRATA_RETURN_IF_ERROR(CompleteInterruptedSwaps());
   STRATA_RETURN_IF_ERROR(RemoveStrayFiles());
 
-  auto epochs = LeaderEpochCache::Load(dir_);
+  auto epochs = LeaderEpochCache::Load(dir_, env_);
   if (!epochs.ok()) {
     if (epochs.error().code != Errc::kCorrupt) return epochs.take_error();
     // The cache only speeds up OffsetsForLeaderEpoch; start over from the log.
     logger->warn("{}: ignoring leader-epoch-checkpoint: {}", label_, epochs.error().message);
-    STRATA_RETURN_IF_ERROR(RemoveFile(dir_ / kLeaderEpochCheckpoint));
-    epochs = LeaderEpochCache::Load(dir_);
+    STRATA_RETURN_IF_ERROR(env_->RemoveFile(dir_ / kLeaderEpochCheckpoint));
+    epochs = LeaderEpochCache::Load(dir_, env_);
     if (!epochs.ok()) return epochs.take_error();
   }
   epochs_ = std::move(*epochs);
 
-  auto start = ReadLogStartOffset(dir_);
+  auto start = ReadLogStartOffset(dir_, env_);
   if (!start.ok()) {
     if (start.error().code != Errc::kCorrupt) return start.take_error();
     logger->warn("{}: ignoring {}", label_, start.error().message);
   }
   log_start_.store(start.ok() && start->has_value() ? **start : 0);
-  auto gap = ReadOffsetFile(dir_, kProducerStateGapFile);
+  auto gap = ReadOffsetFile(dir_, kProducerStateGapFile, env_);
   if (!gap.ok()) return gap.take_error();
   producer_state_gap_.store(gap->value_or(-1));
   LoadCleanerCheckpoint();
@@ -71,7 +71,7 @@ Status LogImpl::LoadLocked() {
     seg.set_first_append_ms(first && first->max_timestamp >= 0 ? first->max_timestamp : now);
   }
   last_flush_ms_ = now;
-  STRATA_RETURN_IF_ERROR(RemoveCleanShutdownMarker(dir_));
+  STRATA_RETURN_IF_ERROR(RemoveCleanShutdownMarker(dir_, env_));
   logger->info("{}: opened log [{}, {}) in {} segments ({}); {}", label_, log_start_.load(),
                leo_.load(), segments_.size(),
                fresh_ ? "new" : (clean ? "clean shutdown" : "recovered"), producer_load_note_);
@@ -79,7 +79,7 @@ Status LogImpl::LoadLocked() {
 }
 
 void LogImpl::LoadCleanerCheckpoint() {
-  auto checkpoint = ReadCleanerCheckpoint(dir_);
+  auto checkpoint = ReadCleanerCheckpoint(dir_, env_);
   if (!checkpoint.ok()) {
     // Only costs a full re-clean.
     log::Get("storage")->warn("{}: ignoring cleaner checkpoint: {}", label_,
@@ -115,10 +115,10 @@ Status LogImpl::CompleteInterruptedSwaps() {
     }
   }
   if (ec) return MakeError(Errc::kIoError, fmt::format("list {}: {}", dir_.string(), ec.message()));
-  for (const fs::path& path : doomed) STRATA_RETURN_IF_ERROR(RemoveFile(path));
+  for (const fs::path& path : doomed) STRATA_RETURN_IF_ERROR(env_->RemoveFile(path));
   std::sort(swaps.begin(), swaps.end());
   for (int64_t base : swaps) STRATA_RETURN_IF_ERROR(CompleteSwap(base));
-  if (!doomed.empty() || !swaps.empty()) STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  if (!doomed.empty() || !swaps.empty()) STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   return Status::Ok();
 }
 
@@ -165,7 +165,7 @@ Status LogImpl::RemoveStrayFiles() {
         stray = stray || !fs::exists(dir_ / OffsetFileName(*base, kLogSuffix));
       }
     }
-    if (stray) STRATA_RETURN_IF_ERROR(RemoveFile(ent.path()));
+    if (stray) STRATA_RETURN_IF_ERROR(env_->RemoveFile(ent.path()));
   }
   if (ec) return MakeError(Errc::kIoError, fmt::format("list {}: {}", dir_.string(), ec.message()));
   return Status::Ok();
@@ -185,7 +185,7 @@ Status LogImpl::OpenSegments() {
     const int64_t base = log_start_.load();
     STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, base, config_.segment_index_bytes));
     segments_[base] = std::move(seg);
-    STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+    STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   }
   return Status::Ok();
 }
@@ -238,7 +238,7 @@ Status LogImpl::RecoverSegments(bool clean) {
       }
       logger->warn("{}: deleted {} segments after the truncation point (bases {})", label_,
                    dropped.size(), fmt::join(dropped, ","));
-      STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+      STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
     }
     min_offset = seg.next_offset();
   }
@@ -261,12 +261,12 @@ Status LogImpl::FixLogStartAfterLoad() {
     STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, start, config_.segment_index_bytes));
     segments_[start] = std::move(seg);
     leo_.store(start);
-    STRATA_RETURN_IF_ERROR(ProducerStateManager::PruneSnapshots(dir_, start, start, 0));
-    return SyncDir(dir_);
+    STRATA_RETURN_IF_ERROR(ProducerStateManager::PruneSnapshots(dir_, start, start, 0, env_));
+    return env_->SyncDir(dir_);
   }
   if (start < first_base) {
     log_start_.store(first_base);
-    STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, first_base));
+    STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, first_base, env_));
   }
   STRATA_ASSIGN_OR_RETURN(int deleted, DeleteSegmentsBelowLocked(log_start_.load()));
   (void)deleted;
@@ -278,8 +278,8 @@ Status LogImpl::LoadProducerState() {
   const int64_t leo = leo_.load();
   const int64_t start = log_start_.load();
   STRATA_RETURN_IF_ERROR(
-      ProducerStateManager::PruneSnapshots(dir_, 0, leo, std::numeric_limits<size_t>::max()));
-  STRATA_ASSIGN_OR_RETURN(auto snapshot, producers_.LoadNewestSnapshot(dir_, leo));
+      ProducerStateManager::PruneSnapshots(dir_, 0, leo, std::numeric_limits<size_t>::max(), env_));
+  STRATA_ASSIGN_OR_RETURN(auto snapshot, producers_.LoadNewestSnapshot(dir_, leo, env_));
   const int64_t from = snapshot ? std::max(*snapshot, start) : start;
   int64_t replayed = 0;
   auto replay = [&](const BatchHeader& h, uint64_t) {

@@ -123,7 +123,7 @@ Status LogImpl::TruncateTo(int64_t offset) {
     (void)r;
   }
   STRATA_RETURN_IF_ERROR(seg.Flush());
-  STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   const int64_t end = std::max(seg.next_offset(), seg.base_offset());
   leo_.store(end);
   STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(end));
@@ -153,13 +153,13 @@ Status LogImpl::TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch) {
   STRATA_RETURN_IF_ERROR(old.Flush());
   STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, offset, config_.segment_index_bytes));
   segments_[offset] = std::move(seg);
-  STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   leo_.store(offset);
   STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(std::numeric_limits<int64_t>::min()));
   producers_.Clear();
   if (leader_epoch >= 0) {
     STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, offset));
-    STRATA_RETURN_IF_ERROR(WriteOffsetFile(dir_, kProducerStateGapFile, offset));
+    STRATA_RETURN_IF_ERROR(WriteOffsetFile(dir_, kProducerStateGapFile, offset, env_));
     producer_state_gap_.store(offset);
   }
   STRATA_RETURN_IF_ERROR(MoveLogStartLocked(offset));
@@ -184,10 +184,9 @@ Status LogImpl::MergeProducerSnapshot(ByteView snapshot, int64_t snapshot_offset
   STRATA_RETURN_IF_ERROR(older.DecodeSnapshot(snapshot));
   size_t taken = producers_.MergeOlder(older);
   // Durable before the gap goes: a restart loads this snapshot.
-  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, leo_.load()));
-  Env* env = Env::Default();
-  STRATA_RETURN_IF_ERROR(env->RemoveFile(dir_ / kProducerStateGapFile));
-  STRATA_RETURN_IF_ERROR(env->SyncDir(dir_));
+  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, leo_.load(), env_));
+  STRATA_RETURN_IF_ERROR(env_->RemoveFile(dir_ / kProducerStateGapFile));
+  STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   producer_state_gap_.store(-1);
   log::Get("storage")->info(
       "{}: producer state below {} restored from a snapshot at {} ({} producers taken)", label_,

@@ -25,14 +25,14 @@ Result<int> LogImpl::DeleteSegmentsBelowLocked(int64_t offset) {
     STRATA_RETURN_IF_ERROR(DeleteFirstSegmentLocked("below the log start offset"));
     ++deleted;
   }
-  if (deleted > 0) STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+  if (deleted > 0) STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   return deleted;
 }
 
 // Persists a higher log start offset and trims what hangs off it.
 Status LogImpl::MoveLogStartLocked(int64_t offset) {
   if (offset <= log_start_.load()) return Status::Ok();
-  STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, offset));
+  STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, offset, env_));
   log_start_.store(offset);
   STRATA_RETURN_IF_ERROR(epochs_.TruncateFromStart(offset));
   return ProducerStateManager::PruneSnapshots(dir_, offset, leo_.load(), kKeptSnapshots);
@@ -106,7 +106,7 @@ Result<int> LogImpl::EnforceSizeAndTimeLocked(int64_t now) {
     }
   }
   if (deleted > 0) {
-    STRATA_RETURN_IF_ERROR(SyncDir(dir_));
+    STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
     STRATA_RETURN_IF_ERROR(MoveLogStartLocked(segments_.begin()->first));
   }
   return deleted;

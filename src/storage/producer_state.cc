@@ -186,8 +186,8 @@ Status ProducerStateManager::DecodeSnapshot(ByteView data) {
   return Status::Ok();
 }
 
-Status ProducerStateManager::WriteSnapshot(const fs::path& dir, int64_t offset) const {
-  return WriteFileAtomic(dir / OffsetFileName(offset, kSnapshotSuffix), EncodeSnapshot());
+Status ProducerStateManager::WriteSnapshot(const fs::path& dir, int64_t offset, Env* env) const {
+  return env->WriteFileAtomic(dir / OffsetFileName(offset, kSnapshotSuffix), EncodeSnapshot());
 }
 
 std::vector<int64_t> ProducerStateManager::ListSnapshots(const fs::path& dir) {
@@ -203,25 +203,26 @@ std::vector<int64_t> ProducerStateManager::ListSnapshots(const fs::path& dir) {
 }
 
 Result<std::optional<int64_t>> ProducerStateManager::LoadNewestSnapshot(const fs::path& dir,
-                                                                        int64_t max_offset) {
+                                                                        int64_t max_offset,
+                                                                        Env* env) {
   std::vector<int64_t> offsets = ListSnapshots(dir);
   for (auto it = offsets.rbegin(); it != offsets.rend(); ++it) {
     if (*it > max_offset) continue;
     fs::path path = dir / OffsetFileName(*it, kSnapshotSuffix);
-    auto data = ReadWholeFile(path);
+    auto data = env->ReadFile(path);
     if (!data.ok()) return data.take_error();
     Status st = DecodeSnapshot(*data);
     if (st.ok()) return std::optional<int64_t>(*it);
     log::Get("storage")->warn("{}: dropping unreadable producer snapshot {}: {}", dir.string(),
                               path.filename().string(), st.error().message);
-    STRATA_RETURN_IF_ERROR(RemoveFile(path));
+    STRATA_RETURN_IF_ERROR(env->RemoveFile(path));
   }
   producers_.clear();
   return std::optional<int64_t>();
 }
 
 Status ProducerStateManager::PruneSnapshots(const fs::path& dir, int64_t min_offset,
-                                            int64_t max_offset, size_t keep) {
+                                            int64_t max_offset, size_t keep, Env* env) {
   std::vector<int64_t> offsets = ListSnapshots(dir);
   size_t kept = 0;
   for (auto it = offsets.rbegin(); it != offsets.rend(); ++it) {
@@ -230,7 +231,7 @@ Status ProducerStateManager::PruneSnapshots(const fs::path& dir, int64_t min_off
       ++kept;
       continue;
     }
-    STRATA_RETURN_IF_ERROR(RemoveFile(dir / OffsetFileName(*it, kSnapshotSuffix)));
+    STRATA_RETURN_IF_ERROR(env->RemoveFile(dir / OffsetFileName(*it, kSnapshotSuffix)));
   }
   return Status::Ok();
 }

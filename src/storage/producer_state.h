@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/env.h"
 #include "base/result.h"
 #include "protocol/record_batch.h"
 
@@ -78,18 +79,19 @@ class ProducerStateManager {
   void Replay(const ProducerBatch& b);
 
   // Writes <dir>/<offset>.snapshot (tmp + fsync + rename).
-  Status WriteSnapshot(const std::filesystem::path& dir, int64_t offset) const;
+  Status WriteSnapshot(const std::filesystem::path& dir, int64_t offset,
+                       Env* env = Env::Default()) const;
   // Replaces the state with the newest readable snapshot at or below
   // `max_offset`, returning its offset; nullopt (empty state) when none.
   // Unreadable snapshots are deleted with a warning.
   Result<std::optional<int64_t>> LoadNewestSnapshot(const std::filesystem::path& dir,
-                                                    int64_t max_offset);
+                                                    int64_t max_offset, Env* env = Env::Default());
   // Snapshot offsets in `dir`, ascending.
   static std::vector<int64_t> ListSnapshots(const std::filesystem::path& dir);
   // Deletes snapshots above `max_offset`, below `min_offset`, and all but the
   // `keep` newest.
   static Status PruneSnapshots(const std::filesystem::path& dir, int64_t min_offset,
-                               int64_t max_offset, size_t keep);
+                               int64_t max_offset, size_t keep, Env* env = Env::Default());
 
   // Encoding, exposed for tests.
   Bytes EncodeSnapshot() const;

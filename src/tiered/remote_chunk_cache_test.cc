@@ -333,7 +333,7 @@ class RemoteReadCacheTest : public testing::TieredLogTest {
     Bytes out;
     int64_t next = 0;
     while (next <= end) {
-      auto r = m.Read(id_.key(), next, 8192);
+      auto r = m.Read(id_.tp(), next, 8192);
       EXPECT_TRUE(r.ok()) << next;
       if (!r.ok()) break;
       auto hs = storage::testing::Headers(*r);

@@ -58,7 +58,7 @@ bool RemoteLogManager::LoadManifestLocked(Partition& p) {
   if (data.ok()) {
     auto parsed = RemoteManifest::Parse(*data);
     if (!parsed.ok()) {
-      Log()->error("{}: bad remote manifest, tiering paused: {}", p.id.key(),
+      Log()->error("{}: bad remote manifest, tiering paused: {}", p.id.name(),
                    parsed.error().message);
       return false;
     }
@@ -67,7 +67,7 @@ bool RemoteLogManager::LoadManifestLocked(Partition& p) {
     // Missing while the metadata store says segments exist: never start
     // over (that would upload everything again and lose the list).
     if (p.load_failures++ % 50 == 0) {
-      Log()->warn("{}: cannot read remote manifest {}: {}", p.id.key(), ManifestName(writer),
+      Log()->warn("{}: cannot read remote manifest {}: {}", p.id.name(), ManifestName(writer),
                   data.error().message);
     }
     return false;
@@ -89,7 +89,7 @@ bool RemoteLogManager::LoadManifestLocked(Partition& p) {
   if (copied >= 0) p.log->SetRemoteCopiedOffset(copied + 1);
   p.loaded = true;
   PublishOffsetsLocked(p);
-  Log()->info("{}: remote manifest loaded: {} segments, remote offsets [{}, {}]", p.id.key(),
+  Log()->info("{}: remote manifest loaded: {} segments, remote offsets [{}, {}]", p.id.name(),
               p.manifest.segments().size(), p.manifest.remote_log_start_offset(), end);
   return true;
 }
@@ -127,7 +127,7 @@ bool RemoteLogManager::ClaimLocked(Partition& p,
     if (st.ok()) {
       p.delete_floor.store(claimed.log_start);
       p.saved_offsets = claimed;
-      Log()->info("{}: remote log taken over at leader epoch {} (from {})", p.id.key(),
+      Log()->info("{}: remote log taken over at leader epoch {} (from {})", p.id.name(),
                   p.leader_epoch, seen ? seen->leader_epoch : -1);
       return true;
     }
@@ -139,14 +139,14 @@ bool RemoteLogManager::ClaimLocked(Partition& p,
     manifest_write_failures_.fetch_add(1);
   }
   if (p.load_failures++ % 50 == 0) {
-    Log()->warn("{}: taking the remote log over at leader epoch {} (will retry): {}", p.id.key(),
+    Log()->warn("{}: taking the remote log over at leader epoch {} (will retry): {}", p.id.name(),
                 p.leader_epoch, st.ok() ? "" : st.error().message);
   }
   return false;
 }
 
 Status RemoteLogManager::WriteManifestLocked(Partition& p) {
-  if (p.fenced) return MakeError(Errc::kFenced, p.id.key() + ": a newer leader tiers it");
+  if (p.fenced) return MakeError(Errc::kFenced, p.id.name() + ": a newer leader tiers it");
   p.manifest_dirty = true;  // until the Put succeeds
   PublishOffsetsLocked(p);  // reads only
   p.manifest.set_leader_epoch(p.leader_epoch);
@@ -157,7 +157,7 @@ Status RemoteLogManager::WriteManifestLocked(Partition& p) {
     manifest_write_failures_.fetch_add(1);
     p.manifest_dirty = true;
     if (BackOffLocked(p)) {
-      Log()->warn("{}: writing remote manifest failed (will retry): {}", p.id.key(),
+      Log()->warn("{}: writing remote manifest failed (will retry): {}", p.id.name(),
                   st.error().message);
     }
     return st;
@@ -206,7 +206,7 @@ void RemoteLogManager::CommitLocked(Partition& p) {
       e->state = S::kCopyFinished;
       // Deleted by the retention task once this manifest is written.
       if (int n = p.manifest.RetireCoveredBy(*e); n > 0) {
-        Log()->info("{}: remote segment {}-{} replaces {} shorter one(s)", p.id.key(),
+        Log()->info("{}: remote segment {}-{} replaces {} shorter one(s)", p.id.name(),
                     e->base_offset, e->end_offset, n);
       }
       uploads_.fetch_add(1);
@@ -290,7 +290,7 @@ void RemoteLogManager::RunUpload(std::shared_ptr<Partition> p, int64_t base) {
     }
   } else if (st.error().code == Errc::kNotFound) {
     // DeleteRecords removed the local segment first: nothing to tier.
-    Log()->warn("{}: segment {} vanished before upload", p->id.key(), base);
+    Log()->warn("{}: segment {} vanished before upload", p->id.name(), base);
     p->inflight.erase(it);
     std::erase_if(p->manifest.segments(), [&](const RemoteSegment& x) {
       return x.uuid == seg.uuid && x.state == S::kCopyStarted;
@@ -300,7 +300,7 @@ void RemoteLogManager::RunUpload(std::shared_ptr<Partition> p, int64_t base) {
     upload_failures_.fetch_add(1);
     if (BackOffLocked(*p)) {
       Log()->warn("{}: upload of segment {} failed (will retry, {} failures in a row): {}",
-                  p->id.key(), base, p->consecutive_failures, st.error().message);
+                  p->id.name(), base, p->consecutive_failures, st.error().message);
     }
     auto at = std::find_if(p->pending.begin(), p->pending.end(),
                            [&](const storage::SegmentSummary& x) { return x.base_offset > base; });

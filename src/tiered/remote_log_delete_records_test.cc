@@ -130,8 +130,8 @@ TEST_F(RemoteDeleteRecordsTest, DeletesRemoteSegmentsBelowNewStartPromptly) {
 
   // A new start inside segment 3: segments 0-2 go, segment 3 stays (partly readable).
   const int64_t start = rolled[3].base_offset + 2;
-  ASSERT_TRUE(m->DeleteRecordsBefore(id_.key(), start).ok());
-  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), start);  // at once
+  ASSERT_TRUE(m->DeleteRecordsBefore(id_.tp(), start).ok());
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), start);  // at once
   ASSERT_TRUE(WaitForDeleted(3));  // well before the (disabled) retention tick
   EXPECT_EQ(RemoteLogFiles().size(), files_before - 3);
   RemoteManifest manifest = Manifest();
@@ -142,13 +142,13 @@ TEST_F(RemoteDeleteRecordsTest, DeletesRemoteSegmentsBelowNewStartPromptly) {
   }
   EXPECT_EQ(manifest.remote_log_start_offset(), rolled[3].base_offset);
   EXPECT_EQ(m->counters().segments_expired, 3u);
-  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), start);
-  EXPECT_EQ(m->Read(id_.key(), rolled[2].end_offset, 100).error().code, Errc::kNotFound);
-  EXPECT_TRUE(m->Read(id_.key(), start, 100).ok());
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), start);
+  EXPECT_EQ(m->Read(id_.tp(), rolled[2].end_offset, 100).error().code, Errc::kNotFound);
+  EXPECT_TRUE(m->Read(id_.tp(), start, 100).ok());
   // A lower offset later does not move the start back.
-  ASSERT_TRUE(m->DeleteRecordsBefore(id_.key(), 1).ok());
-  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), start);
-  EXPECT_EQ(m->DeleteRecordsBefore("nope-0", 5).error().code, Errc::kNotFound);
+  ASSERT_TRUE(m->DeleteRecordsBefore(id_.tp(), 1).ok());
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), start);
+  EXPECT_EQ(m->DeleteRecordsBefore({"nope", 0}, 5).error().code, Errc::kNotFound);
 }
 
 TEST_F(RemoteDeleteRecordsTest, DeletionFailingWhileStoreIsDownIsFinishedLater) {
@@ -162,8 +162,8 @@ TEST_F(RemoteDeleteRecordsTest, DeletionFailingWhileStoreIsDownIsFinishedLater) 
   down.fail_ratio = 1.0;
   faulty_->SetFault(StorageOp::kDelete, down);
   const int64_t start = rolled[2].end_offset + 1;
-  ASSERT_TRUE(m->DeleteRecordsBefore(id_.key(), start).ok());
-  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), start);
+  ASSERT_TRUE(m->DeleteRecordsBefore(id_.tp(), start).ok());
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), start);
   // The background deletion fails: the first segment is durably
   // DELETE_STARTED but its objects remain.
   for (int i = 0; i < 500 && faulty_->counters().injected_failures == 0; ++i) {
@@ -177,7 +177,7 @@ TEST_F(RemoteDeleteRecordsTest, DeletionFailingWhileStoreIsDownIsFinishedLater) 
   EXPECT_EQ(m->EnforceRetentionOnce(), 3);
   EXPECT_EQ(RemoteLogFiles().size(), rolled.size() - 3);
   EXPECT_EQ(Manifest().remote_log_start_offset(), rolled[3].base_offset);
-  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), start);
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), start);
 }
 
 TEST_F(RemoteDeleteRecordsTest, SlowDeletionDoesNotHoldTheReaderPool) {
@@ -191,7 +191,7 @@ TEST_F(RemoteDeleteRecordsTest, SlowDeletionDoesNotHoldTheReaderPool) {
   slow.delay_ratio = 1.0;
   slow.delay = std::chrono::milliseconds(3000);
   faulty_->SetFault(StorageOp::kDelete, slow);
-  ASSERT_TRUE(m->DeleteRecordsBefore(id_.key(), rolled[2].end_offset + 1).ok());
+  ASSERT_TRUE(m->DeleteRecordsBefore(id_.tp(), rolled[2].end_offset + 1).ok());
   for (int i = 0; i < 500 && faulty_->counters().injected_delays == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -216,19 +216,19 @@ TEST_F(RemoteDeleteRecordsTest, ReadsDoNotWaitForASlowManifestWrite) {
   // DeleteRecords marks segment 0 DELETE_STARTED and writes the manifest,
   // holding the partition's lock across that (slow) Put.
   s->slow = true;
-  ASSERT_TRUE(m->DeleteRecordsBefore(id_.key(), rolled[0].end_offset + 1).ok());
+  ASSERT_TRUE(m->DeleteRecordsBefore(id_.tp(), rolled[0].end_offset + 1).ok());
   for (int i = 0; i < 300 && s->held.load() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_GT(s->held.load(), 0);
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = m->Read(id_.key(), rolled[3].base_offset, 1000);
+  auto r = m->Read(id_.tp(), rolled[3].base_offset, 1000);
   const auto waited = std::chrono::steady_clock::now() - t0;
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(storage::testing::Headers(*r).front().base_offset, rolled[3].base_offset);
   EXPECT_LT(waited, std::chrono::milliseconds(1000));  // the Put holds the lock for 2 s
   // Segment 0 is hidden from reads as soon as its deletion starts.
-  EXPECT_EQ(m->Read(id_.key(), rolled[0].base_offset, 1000).error().code, Errc::kNotFound);
+  EXPECT_EQ(m->Read(id_.tp(), rolled[0].base_offset, 1000).error().code, Errc::kNotFound);
   s->slow = false;
   EXPECT_TRUE(WaitForDeleted(1));
 }
@@ -284,7 +284,7 @@ TEST_F(RemoteDeleteRecordsTest, LaterUploadsWaitForAFailedEarlierOne) {
   }
   ASSERT_GE(m->counters().upload_failures, 2u);
   // Nothing is committed past the missing segment, so local retention keeps it.
-  EXPECT_EQ(m->RemoteLogEndOffset(id_.key()), -1);
+  EXPECT_EQ(m->RemoteLogEndOffset(id_.tp()), -1);
   EXPECT_EQ(m->counters().uploads, 0u);
   ASSERT_TRUE(log_->EnforceRetention().ok());
   EXPECT_EQ(log_->log_start_offset(), 0);

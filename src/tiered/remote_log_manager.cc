@@ -133,7 +133,7 @@ void RemoteLogManager::Register(const RemotePartitionId& id, std::shared_ptr<sto
                                 std::function<int64_t()> committed_end, int32_t leader_epoch,
                                 bool reader) {
   std::lock_guard lock(map_mu_);
-  auto& slot = partitions_[id.key()];
+  auto& slot = partitions_[id.tp()];
   // A reader uploads nothing: its rolls need no scan.
   log->SetRollListener(reader ? std::function<void()>{} : [this] { RequestScan(); });
   if (slot) {
@@ -191,7 +191,7 @@ Status RemoteLogManager::RefreshReadView(Partition& p, bool force) {
   std::optional<cluster::RemoteLogOffsets> saved;
   if (metadata_ != nullptr) saved = metadata_->GetRemoteLogOffsets(p.id.topic_id, p.id.partition);
   if (!saved || saved->end < 0) {
-    return MakeError(Errc::kNotFound, p.id.key() + ": nothing in remote storage yet");
+    return MakeError(Errc::kNotFound, p.id.name() + ": nothing in remote storage yet");
   }
   if (!force) {
     std::lock_guard lock(p.view_mu);
@@ -205,11 +205,11 @@ Status RemoteLogManager::RefreshReadView(Partition& p, bool force) {
   if (!data.ok()) {
     return MakeError(
         data.error().code == Errc::kNotFound ? Errc::kUnavailable : data.error().code,
-        fmt::format("{}: reading remote manifest {}: {}", p.id.key(), name, data.error().message));
+        fmt::format("{}: reading remote manifest {}: {}", p.id.name(), name, data.error().message));
   }
   auto parsed = RemoteManifest::Parse(*data);
   if (!parsed.ok()) {
-    return MakeError(Errc::kUnavailable, fmt::format("{}: bad remote manifest {}: {}", p.id.key(),
+    return MakeError(Errc::kUnavailable, fmt::format("{}: bad remote manifest {}: {}", p.id.name(),
                                                      name, parsed.error().message));
   }
   auto view = std::make_shared<const RemoteManifest>(std::move(parsed).value());
@@ -253,21 +253,21 @@ void RemoteLogManager::SaveOffsetsLocked(Partition& p) {
   } else if (st.error().code == Errc::kFenced) {
     FenceLocked(p, st.error().message);
   } else {
-    Log()->warn("{}: saving remote log offsets: {}", p.id.key(), st.error().message);
+    Log()->warn("{}: saving remote log offsets: {}", p.id.name(), st.error().message);
   }
 }
 
 void RemoteLogManager::FenceLocked(Partition& p, const std::string& why) {
   if (p.fenced) return;
   p.fenced = true;
-  Log()->warn("{}: stopped tiering for leader epoch {}: {}", p.id.key(), p.leader_epoch, why);
+  Log()->warn("{}: stopped tiering for leader epoch {}: {}", p.id.name(), p.leader_epoch, why);
 }
 
-void RemoteLogManager::RemovePartition(const std::string& key, bool delete_remote) {
+void RemoteLogManager::RemovePartition(const TopicPartition& tp, bool delete_remote) {
   std::shared_ptr<Partition> p;
   {
     std::lock_guard lock(map_mu_);
-    auto it = partitions_.find(key);
+    auto it = partitions_.find(tp);
     if (it == partitions_.end()) return;
     p = std::move(it->second);
     partitions_.erase(it);
@@ -332,19 +332,19 @@ size_t RemoteLogManager::pending_dir_count() const {
   return pending_dirs_.size();
 }
 
-bool RemoteLogManager::IsTiered(const std::string& key) const {
-  return FindPartition(key) != nullptr;
+bool RemoteLogManager::IsTiered(const TopicPartition& tp) const {
+  return FindPartition(tp) != nullptr;
 }
 
-bool RemoteLogManager::IsReader(const std::string& key) const {
-  auto p = FindPartition(key);
+bool RemoteLogManager::IsReader(const TopicPartition& tp) const {
+  auto p = FindPartition(tp);
   return p != nullptr && p->reader.load();
 }
 
 std::shared_ptr<RemoteLogManager::Partition> RemoteLogManager::FindPartition(
-    const std::string& key) const {
+    const TopicPartition& tp) const {
   std::lock_guard lock(map_mu_);
-  auto it = partitions_.find(key);
+  auto it = partitions_.find(tp);
   return it == partitions_.end() ? nullptr : it->second;
 }
 
@@ -355,8 +355,8 @@ std::vector<std::shared_ptr<RemoteLogManager::Partition>> RemoteLogManager::Part
   return out;
 }
 
-int64_t RemoteLogManager::LogStartOffset(const std::string& key, int64_t local_start) const {
-  auto p = FindPartition(key);
+int64_t RemoteLogManager::LogStartOffset(const TopicPartition& tp, int64_t local_start) const {
+  auto p = FindPartition(tp);
   if (!p) return local_start;
   int64_t remote = p->remote_start.load();
   int64_t floor = p->delete_floor.load();
@@ -374,19 +374,19 @@ int64_t RemoteLogManager::LogStartOffset(const std::string& key, int64_t local_s
   return std::max(start, floor);  // DeleteRecords inside a remote segment
 }
 
-int64_t RemoteLogManager::RemoteLogEndOffset(const std::string& key) const {
-  auto p = FindPartition(key);
+int64_t RemoteLogManager::RemoteLogEndOffset(const TopicPartition& tp) const {
+  auto p = FindPartition(tp);
   return p ? p->remote_end.load() : -1;
 }
 
-Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int32_t max_bytes) {
-  auto p = FindPartition(key);
-  if (!p) return MakeError(Errc::kNotFound, key + " is not tiered");
+Result<Bytes> RemoteLogManager::Read(const TopicPartition& tp, int64_t offset, int32_t max_bytes) {
+  auto p = FindPartition(tp);
+  if (!p) return MakeError(Errc::kNotFound, tp.ToString() + " is not tiered");
   if (!p->reader.load()) {
     // A new leadership reads its manifest at its first scan: until then a
     // read is retried by the client, not answered out of range.
     if (!p->loaded.load()) {
-      return MakeError(Errc::kUnavailable, key + ": the remote log is being loaded");
+      return MakeError(Errc::kUnavailable, tp.ToString() + ": the remote log is being loaded");
     }
     return ReadFromView(*p, offset, max_bytes);
   }
@@ -403,7 +403,7 @@ Result<Bytes> RemoteLogManager::Read(const std::string& key, int64_t offset, int
 }
 
 Result<Bytes> RemoteLogManager::ReadFromView(Partition& p, int64_t offset, int32_t max_bytes) {
-  const std::string key = p.id.key();
+  const std::string name = p.id.name();
   // Never takes p.mu: uploads, manifest writes and deletions hold it across
   // store calls, and a read must not wait for them (cached chunks are served
   // even while the store hangs).
@@ -412,10 +412,10 @@ Result<Bytes> RemoteLogManager::ReadFromView(Partition& p, int64_t offset, int32
     std::lock_guard lock(p.view_mu);
     view = p.read_view;
   }
-  if (!view) return MakeError(Errc::kUnavailable, key + ": remote manifest not loaded");
+  if (!view) return MakeError(Errc::kUnavailable, name + ": remote manifest not loaded");
   const RemoteSegment* found = view->FindReadable(offset);
   if (found == nullptr) {
-    return MakeError(Errc::kNotFound, fmt::format("{}: no remote segment holds {}", key, offset));
+    return MakeError(Errc::kNotFound, fmt::format("{}: no remote segment holds {}", name, offset));
   }
   const RemoteSegment seg = *found;
   const std::string& dir = p.dir;

@@ -36,6 +36,7 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "base/result.h"
+#include "base/topic_partition.h"
 #include "cluster/metadata_store.h"
 #include "storage/log.h"
 #include "tiered/circuit_breaker.h"
@@ -70,7 +71,8 @@ struct RemotePartitionId {
   std::string topic;
   int32_t partition = 0;
   std::string topic_id;  // base64 text form
-  std::string key() const { return topic + "-" + std::to_string(partition); }
+  TopicPartition tp() const { return {topic, partition}; }
+  std::string name() const { return tp().ToString(); }  // for log lines
 };
 
 // Per-partition numbers for metrics and tests.
@@ -144,7 +146,7 @@ class RemoteLogManager {
   // removed (topic deletion) in the background: the directory is first
   // recorded as pending in the metadata store, and retried every retention
   // interval until the store answers, so an outage leaves no orphans.
-  void RemovePartition(const std::string& key, bool delete_remote);
+  void RemovePartition(const TopicPartition& tp, bool delete_remote);
   // Tries every pending remote directory deletion once; returns how many
   // are still pending.
   size_t DeletePendingDirsOnce();
@@ -154,25 +156,25 @@ class RemoteLogManager {
   // idempotent. Stops at the first failure, which it returns.
   Status DeleteTopicData(const std::string& topic, const std::string& topic_id_base64,
                          int32_t partitions);
-  bool IsTiered(const std::string& key) const;
+  bool IsTiered(const TopicPartition& tp) const;
   // Registered by AddReader (and not taken over since).
-  bool IsReader(const std::string& key) const;
+  bool IsReader(const TopicPartition& tp) const;
 
   // The partition's log start offset: the first remote offset when remote
   // segments exist, else `local_start`.
-  int64_t LogStartOffset(const std::string& key, int64_t local_start) const;
+  int64_t LogStartOffset(const TopicPartition& tp, int64_t local_start) const;
   // Last offset in remote storage (ListOffsets -5); -1 when none.
-  int64_t RemoteLogEndOffset(const std::string& key) const;
+  int64_t RemoteLogEndOffset(const TopicPartition& tp) const;
   // DeleteRecords: the partition's log start becomes at least `offset` at once
   // (LogStartOffset), and remote segments wholly below it are deleted soon on
   // the reader pool (DELETE_STARTED -> objects deleted -> DELETE_FINISHED;
   // retried by the retention task if the store is down). kNotFound if the
   // partition is not tiered.
-  Status DeleteRecordsBefore(const std::string& key, int64_t offset);
+  Status DeleteRecordsBefore(const TopicPartition& tp, int64_t offset);
   // Blocking read of whole batches at `offset` from remote storage. Errors:
   // kNotFound (not tiered / no remote segment holds it), kUnavailable when the
   // store's breaker is open, other store errors.
-  Result<Bytes> Read(const std::string& key, int64_t offset, int32_t max_bytes);
+  Result<Bytes> Read(const TopicPartition& tp, int64_t offset, int32_t max_bytes);
   asio::thread_pool& reader_pool() { return reader_pool_; }
 
   // One round of queueing + dispatching (the scan thread's work); for tests.
@@ -183,9 +185,9 @@ class RemoteLogManager {
   // or `timeout_ms` passes; returns whether all were.
   bool WaitForUploads(int64_t timeout_ms);
 
-  RemotePartitionStats PartitionStats(const std::string& key) const;
+  RemotePartitionStats PartitionStats(const TopicPartition& tp) const;
   // The partitions this broker tiers (readers left out: they upload nothing).
-  std::vector<std::pair<std::string, RemotePartitionStats>> AllPartitionStats() const;
+  std::vector<std::pair<TopicPartition, RemotePartitionStats>> AllPartitionStats() const;
   RemoteLogCounters counters() const;
   BreakerState breaker_state() const;
   ResilienceCounters resilience_counters() const;
@@ -196,7 +198,7 @@ class RemoteLogManager {
  private:
   struct Partition;
   struct Inflight;
-  std::shared_ptr<Partition> FindPartition(const std::string& key) const;
+  std::shared_ptr<Partition> FindPartition(const TopicPartition& tp) const;
   void Register(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                 const storage::LogConfig& config, std::function<int64_t()> committed_end,
                 int32_t leader_epoch, bool reader);
@@ -254,7 +256,7 @@ class RemoteLogManager {
   Clock* clock_;
 
   mutable std::mutex map_mu_;
-  std::map<std::string, std::shared_ptr<Partition>> partitions_;
+  std::map<TopicPartition, std::shared_ptr<Partition>> partitions_;
 
   // Copier pool: a plain queue of upload jobs.
   std::mutex pool_mu_;

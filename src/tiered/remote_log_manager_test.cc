@@ -106,7 +106,7 @@ TEST_F(RemoteLogManagerTest, EverySegmentUploadedExactlyOnceDespiteFailedPuts) {
     EXPECT_EQ(ReadFile(fs::path(remote_.path()) / RemoteObjectPath(dir_, s, kRemoteIndexExt)),
               ReadFile(local_index));
   }
-  EXPECT_EQ(m->RemoteLogEndOffset(id_.key()), rolled.back().end_offset);
+  EXPECT_EQ(m->RemoteLogEndOffset(id_.tp()), rolled.back().end_offset);
 }
 
 TEST_F(RemoteLogManagerTest, RestartNeverReuploadsAndLocalRetentionWaitsForUploads) {
@@ -135,7 +135,7 @@ TEST_F(RemoteLogManagerTest, RestartNeverReuploadsAndLocalRetentionWaitsForUploa
   ASSERT_TRUE(log_->EnforceRetention().ok());
   EXPECT_TRUE(log_->RolledSegments().empty());
   EXPECT_EQ(log_->log_start_offset(), now_rolled.back().end_offset + 1);  // local log start
-  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), 0);
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), 0);
 }
 
 TEST_F(RemoteLogManagerTest, ReadsServeWholeBatchesAtExactOffsets) {
@@ -153,7 +153,7 @@ TEST_F(RemoteLogManagerTest, ReadsServeWholeBatchesAtExactOffsets) {
   const int64_t remote_end = rolled.back().end_offset;
   // Offset by offset with a tiny max_bytes: exactly the batch holding it.
   for (int64_t off = 0; off <= remote_end; ++off) {
-    auto r = m->Read(id_.key(), off, 1);
+    auto r = m->Read(id_.tp(), off, 1);
     ASSERT_TRUE(r.ok()) << off << ": " << r.error().message;
     auto hs = Headers(*r);
     ASSERT_EQ(hs.size(), 1u);
@@ -163,7 +163,7 @@ TEST_F(RemoteLogManagerTest, ReadsServeWholeBatchesAtExactOffsets) {
   Bytes consumed;
   int64_t next = 0;
   while (next <= remote_end) {
-    auto r = m->Read(id_.key(), next, 3000);
+    auto r = m->Read(id_.tp(), next, 3000);
     ASSERT_TRUE(r.ok()) << r.error().message;
     auto hs = Headers(*r);
     ASSERT_FALSE(hs.empty());
@@ -172,7 +172,7 @@ TEST_F(RemoteLogManagerTest, ReadsServeWholeBatchesAtExactOffsets) {
     consumed.insert(consumed.end(), r->begin(), r->end());
   }
   EXPECT_EQ(consumed, local);
-  EXPECT_EQ(m->Read(id_.key(), remote_end + 1, 100).error().code, Errc::kNotFound);
+  EXPECT_EQ(m->Read(id_.tp(), remote_end + 1, 100).error().code, Errc::kNotFound);
 }
 
 TEST_F(RemoteLogManagerTest, RetentionExpiresRemoteSegmentsAndMovesLogStart) {
@@ -195,9 +195,9 @@ TEST_F(RemoteLogManagerTest, RetentionExpiresRemoteSegmentsAndMovesLogStart) {
                            ? RemoteSegmentState::kDeleteFinished
                            : RemoteSegmentState::kCopyFinished);
   }
-  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()),
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()),
             rolled[size_t(expired)].base_offset);
-  EXPECT_EQ(m->Read(id_.key(), 0, 100).error().code, Errc::kNotFound);
+  EXPECT_EQ(m->Read(id_.tp(), 0, 100).error().code, Errc::kNotFound);
   // Total kept (remote + local) is within one segment of retention.bytes.
   EXPECT_LT(manifest.remote_bytes() + log_->size_bytes() - rolled[size_t(expired)].size,
             config_.retention_bytes);
@@ -214,7 +214,7 @@ TEST_F(RemoteLogManagerTest, ReadFailsWithRetriableErrorWhenStoreIsDown) {
   FaultSpec down;
   down.fail_ratio = 1.0;
   faulty_->SetFault(StorageOp::kGet, down);
-  auto r = m->Read(id_.key(), 0, 100);
+  auto r = m->Read(id_.tp(), 0, 100);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(IsRetriable(r.error().code));
   EXPECT_EQ(m->counters().remote_read_failures, 1u);
@@ -233,7 +233,7 @@ TEST_F(RemoteLogManagerTest, OutageKeepsLocalSegmentsAndUploadsResumeInOrder) {
   EXPECT_EQ(log_->RolledSegments().size(), rolled.size());  // nothing un-uploaded deleted
   EXPECT_EQ(log_->log_start_offset(), 0);
   EXPECT_EQ(m->counters().uploads, 0u);
-  EXPECT_GT(m->PartitionStats(id_.key()).lag_segments, 0);
+  EXPECT_GT(m->PartitionStats(id_.tp()).lag_segments, 0);
   // Produce and local reads go on.
   ASSERT_TRUE(AppendOne(*log_, BatchOptions{}).ok());
   ASSERT_TRUE(log_->Read(0, 1000, log_->log_end_offset(), true).ok());
@@ -247,7 +247,7 @@ TEST_F(RemoteLogManagerTest, OutageKeepsLocalSegmentsAndUploadsResumeInOrder) {
     EXPECT_EQ(manifest.segments()[i].base_offset, now_rolled[i].base_offset);
     EXPECT_EQ(manifest.segments()[i].state, RemoteSegmentState::kCopyFinished);
   }
-  EXPECT_EQ(m->PartitionStats(id_.key()).lag_segments, 0);
+  EXPECT_EQ(m->PartitionStats(id_.tp()).lag_segments, 0);
   ASSERT_TRUE(log_->EnforceRetention().ok());
   EXPECT_TRUE(log_->RolledSegments().empty());
 }
@@ -306,7 +306,7 @@ TEST_F(RemoteLogManagerTest, ANewLeaderWithOtherSegmentBoundariesLeavesNoGap) {
   const int64_t end = Manifest().remote_log_end_offset();
   EXPECT_EQ(end, log_->RolledSegments().back().end_offset);
   for (int64_t off = 0; off <= end; off += 5) {  // batches of 5 records
-    auto r = m->Read(id_.key(), off, 1);
+    auto r = m->Read(id_.tp(), off, 1);
     ASSERT_TRUE(r.ok()) << off << ": " << r.error().message;
     EXPECT_EQ(Headers(*r).front().base_offset, off);
   }

@@ -56,7 +56,7 @@ TEST_F(RemoteLogMetadataTest, OffsetsOutliveARestartWhileTheStoreIsDown) {
     m->Start();
     ASSERT_TRUE(m->WaitForUploads(30000));
     m->Stop();
-    remote_end = m->RemoteLogEndOffset(id_.key());
+    remote_end = m->RemoteLogEndOffset(id_.tp());
     ASSERT_GT(remote_end, 0);
   }
   auto saved = metadata_->GetRemoteLogOffsets(id_.topic_id, 0);
@@ -71,10 +71,10 @@ TEST_F(RemoteLogMetadataTest, OffsetsOutliveARestartWhileTheStoreIsDown) {
   auto m = MakeManager({StorageOp::kGet});
   m->Start();
   m->ScanOnce();
-  EXPECT_FALSE(m->PartitionStats(id_.key()).manifest_loaded);
-  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), 0);
-  EXPECT_EQ(m->RemoteLogEndOffset(id_.key()), remote_end);
-  auto read = m->Read(id_.key(), 0, 1 << 20);
+  EXPECT_FALSE(m->PartitionStats(id_.tp()).manifest_loaded);
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), 0);
+  EXPECT_EQ(m->RemoteLogEndOffset(id_.tp()), remote_end);
+  auto read = m->Read(id_.tp(), 0, 1 << 20);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.error().code, Errc::kUnavailable);  // retriable, not "out of range"
   m->Stop();
@@ -90,7 +90,7 @@ TEST_F(RemoteLogMetadataTest, DeletedTopicDirIsRemovedOnceTheStoreAnswers) {
   ASSERT_TRUE(fs::exists(fs::path(remote_.path()) / dir_));
   {
     auto m = MakeManager({StorageOp::kDelete});
-    m->RemovePartition(id_.key(), /*delete_remote=*/true);
+    m->RemovePartition(id_.tp(), /*delete_remote=*/true);
     EXPECT_EQ(m->DeletePendingDirsOnce(), 1u);
     EXPECT_EQ(metadata_->PendingRemoteDeletions(), std::vector<std::string>{dir_});
     m->Stop();
@@ -118,7 +118,7 @@ TEST_F(RemoteLogMetadataTest, RollWakesTheUploadScan) {
   m.AddPartition(id_, log_, config_);
   m.Start();  // the first scan uploads what is already rolled
   ASSERT_TRUE(m.WaitForUploads(30000));
-  const int64_t before = m.RemoteLogEndOffset(id_.key());
+  const int64_t before = m.RemoteLogEndOffset(id_.tp());
   for (int i = 0; i < 20; ++i) {
     storage::testing::BatchOptions b;
     b.records = 5;
@@ -128,11 +128,11 @@ TEST_F(RemoteLogMetadataTest, RollWakesTheUploadScan) {
   const int64_t rolled_end = log_->RolledSegments().back().end_offset;
   ASSERT_GT(rolled_end, before);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (m.RemoteLogEndOffset(id_.key()) < rolled_end &&
+  while (m.RemoteLogEndOffset(id_.tp()) < rolled_end &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  EXPECT_EQ(m.RemoteLogEndOffset(id_.key()), rolled_end);
+  EXPECT_EQ(m.RemoteLogEndOffset(id_.tp()), rolled_end);
   m.Stop();
 }
 
@@ -145,7 +145,7 @@ TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOld
   old_leader->AddPartition(id_, log_, config_, {}, /*leader_epoch=*/0);
   old_leader->Start();
   ASSERT_TRUE(old_leader->WaitForUploads(30000));
-  const int64_t old_end = old_leader->RemoteLogEndOffset(id_.key());
+  const int64_t old_end = old_leader->RemoteLogEndOffset(id_.tp());
   ASSERT_GT(old_end, 0);
   EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0)->leader_epoch, 0);
   EXPECT_FALSE(fs::exists(remote_dir() / ManifestName(-1)));
@@ -191,7 +191,7 @@ TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOld
   EXPECT_EQ(RemoteLogFiles(), listed);  // the replaced ones are gone
   EXPECT_LT(listed.size(), old_objects);
   for (int64_t off = 0; off <= saved->end; off += 5) {
-    auto r = new_leader->Read(id_.key(), off, 1);
+    auto r = new_leader->Read(id_.tp(), off, 1);
     ASSERT_TRUE(r.ok()) << off << ": " << r.error().message;
     EXPECT_EQ(storage::testing::Headers(*r).front().base_offset, off);
   }
@@ -235,8 +235,8 @@ TEST_F(RemoteLogMetadataTest, AnAbandonedUploadIsDeletedWithoutMovingTheLogStart
   EXPECT_EQ(log_->log_start_offset(), 0);
   m->Start();
   ASSERT_TRUE(m->WaitForUploads(30000));
-  EXPECT_EQ(m->LogStartOffset(id_.key(), log_->log_start_offset()), 0);
-  auto r = m->Read(id_.key(), 0, 1);
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), 0);
+  auto r = m->Read(id_.tp(), 0, 1);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(storage::testing::Headers(*r).front().base_offset, 0);
   m->Stop();
@@ -271,19 +271,19 @@ TEST_F(RemoteLogMetadataTest, AReaderServesTheLeadersRemoteLogAndChangesNothing)
   auto reader = MakeManager({}, /*add_partition=*/false);
   reader->AddReader(id_, copy, config_);
   reader->Start();
-  EXPECT_TRUE(reader->IsReader(id_.key()));
-  EXPECT_EQ(reader->LogStartOffset(id_.key(), copy->log_start_offset()), 0);
-  EXPECT_FALSE(reader->PartitionStats(id_.key()).manifest_loaded);
+  EXPECT_TRUE(reader->IsReader(id_.tp()));
+  EXPECT_EQ(reader->LogStartOffset(id_.tp(), copy->log_start_offset()), 0);
+  EXPECT_FALSE(reader->PartitionStats(id_.tp()).manifest_loaded);
   EXPECT_TRUE(reader->AllPartitionStats().empty());  // it tiers nothing
   const std::set<std::string> objects = RemoteObjects(remote_dir());
   for (int64_t off = 0; off < copy->log_start_offset(); off += 5) {
-    auto got = reader->Read(id_.key(), off, 1);
+    auto got = reader->Read(id_.tp(), off, 1);
     ASSERT_TRUE(got.ok()) << off << ": " << got.error().message;
-    auto want = leader->Read(id_.key(), off, 1);
+    auto want = leader->Read(id_.tp(), off, 1);
     ASSERT_TRUE(want.ok());
     EXPECT_EQ(*got, *want) << off;
   }
-  EXPECT_TRUE(reader->PartitionStats(id_.key()).manifest_loaded);
+  EXPECT_TRUE(reader->PartitionStats(id_.tp()).manifest_loaded);
   reader->ScanOnce();
   EXPECT_EQ(reader->EnforceRetentionOnce(), 0);
   EXPECT_TRUE(reader->WaitForUploads(0));
@@ -296,16 +296,16 @@ TEST_F(RemoteLogMetadataTest, AReaderServesTheLeadersRemoteLogAndChangesNothing)
   ASSERT_TRUE(leader->WaitForUploads(30000));
   const auto later = metadata_->GetRemoteLogOffsets(id_.topic_id, 0);
   ASSERT_TRUE(later && later->end > saved->end);
-  auto fresh = reader->Read(id_.key(), later->end, 1);
+  auto fresh = reader->Read(id_.tp(), later->end, 1);
   ASSERT_TRUE(fresh.ok()) << fresh.error().message;
   EXPECT_LE(storage::testing::Headers(*fresh).front().base_offset, later->end);
   reader->ScanOnce();
-  EXPECT_EQ(reader->RemoteLogEndOffset(id_.key()), later->end);
+  EXPECT_EQ(reader->RemoteLogEndOffset(id_.tp()), later->end);
 
   // Registered as the next leader, it takes the remote log over.
   leader->Stop();
   reader->AddPartition(id_, copy, config_, {}, /*leader_epoch=*/3);
-  EXPECT_FALSE(reader->IsReader(id_.key()));
+  EXPECT_FALSE(reader->IsReader(id_.tp()));
   reader->ScanOnce();
   EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0)->leader_epoch, 3);
   EXPECT_TRUE(fs::exists(remote_dir() / ManifestName(3)));
@@ -323,7 +323,7 @@ TEST_F(RemoteLogMetadataTest, AReaderLoadsTheManifestAgainWhenASegmentWasReplace
   leader->Stop();
   auto reader = MakeManager({}, /*add_partition=*/false);
   reader->AddReader(id_, log_, config_);
-  ASSERT_TRUE(reader->Read(id_.key(), 0, 1).ok());  // loads the view
+  ASSERT_TRUE(reader->Read(id_.tp(), 0, 1).ok());  // loads the view
 
   // The last segment (not read yet: no index cached) under a new uuid, the
   // old objects gone.
@@ -344,12 +344,12 @@ TEST_F(RemoteLogMetadataTest, AReaderLoadsTheManifestAgainWhenASegmentWasReplace
   std::ofstream(remote_dir() / ManifestName(2), std::ios::binary)
       .write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
 
-  auto got = reader->Read(id_.key(), offset, 1);
+  auto got = reader->Read(id_.tp(), offset, 1);
   ASSERT_TRUE(got.ok()) << got.error().message;
   EXPECT_EQ(storage::testing::Headers(*got).front().base_offset, offset);
   auto fresh = MakeManager({}, /*add_partition=*/false);
   fresh->AddReader(id_, log_, config_);
-  auto want = fresh->Read(id_.key(), offset, 1);
+  auto want = fresh->Read(id_.tp(), offset, 1);
   ASSERT_TRUE(want.ok()) << want.error().message;
   EXPECT_EQ(*got, *want);
   reader->Stop();

@@ -18,9 +18,9 @@ namespace {
 using S = RemoteSegmentState;
 }  // namespace
 
-Status RemoteLogManager::DeleteRecordsBefore(const std::string& key, int64_t offset) {
-  auto p = FindPartition(key);
-  if (!p) return MakeError(Errc::kNotFound, key + " is not tiered");
+Status RemoteLogManager::DeleteRecordsBefore(const TopicPartition& tp, int64_t offset) {
+  auto p = FindPartition(tp);
+  if (!p) return MakeError(Errc::kNotFound, tp.ToString() + " is not tiered");
   int64_t prev = p->delete_floor.load();
   while (offset > prev && !p->delete_floor.compare_exchange_weak(prev, offset)) {
   }
@@ -45,13 +45,13 @@ bool RemoteLogManager::DeleteSegmentLocked(Partition& p, RemoteSegment& seg) {
   }
   Status st = DeleteRemoteSegment(store(), p.dir, seg);
   if (!st.ok()) {
-    Log()->warn("{}: deleting remote segment {} failed (will retry): {}", p.id.key(),
+    Log()->warn("{}: deleting remote segment {} failed (will retry): {}", p.id.name(),
                 seg.base_offset, st.error().message);
     return false;
   }
   seg.state = S::kDeleteFinished;
   if (!seg.replaced) expired_.fetch_add(1);
-  Log()->info("{}: remote segment {}-{} deleted ({})", p.id.key(), seg.base_offset, seg.end_offset,
+  Log()->info("{}: remote segment {}-{} deleted ({})", p.id.name(), seg.base_offset, seg.end_offset,
               seg.replaced ? "replaced" : "expired");
   return true;
 }
@@ -112,16 +112,16 @@ int RemoteLogManager::ExpirePartition(Partition& p) {
     int64_t target = std::min(start, p.log->log_end_offset());
     if (target > p.log->log_start_offset()) {
       Status st = p.log->DeleteRecordsBefore(target);
-      if (!st.ok()) Log()->warn("{}: moving log start: {}", p.id.key(), st.error().message);
+      if (!st.ok()) Log()->warn("{}: moving log start: {}", p.id.name(), st.error().message);
     }
   }
   PublishOffsetsLocked(p);  // saves a moved DeleteRecords floor too
   return expired;
 }
 
-RemotePartitionStats RemoteLogManager::PartitionStats(const std::string& key) const {
+RemotePartitionStats RemoteLogManager::PartitionStats(const TopicPartition& tp) const {
   RemotePartitionStats st;
-  auto p = FindPartition(key);
+  auto p = FindPartition(tp);
   if (!p) return st;
   if (p->reader) {
     // What the leader saved, and whether a read loaded its manifest yet.
@@ -150,11 +150,11 @@ RemotePartitionStats RemoteLogManager::PartitionStats(const std::string& key) co
   return st;
 }
 
-std::vector<std::pair<std::string, RemotePartitionStats>> RemoteLogManager::AllPartitionStats()
+std::vector<std::pair<TopicPartition, RemotePartitionStats>> RemoteLogManager::AllPartitionStats()
     const {
-  std::vector<std::pair<std::string, RemotePartitionStats>> out;
+  std::vector<std::pair<TopicPartition, RemotePartitionStats>> out;
   for (const auto& p : Partitions()) {
-    if (!p->reader) out.emplace_back(p->id.key(), PartitionStats(p->id.key()));
+    if (!p->reader) out.emplace_back(p->id.tp(), PartitionStats(p->id.tp()));
   }
   return out;
 }
@@ -190,8 +190,8 @@ void RemoteLogManager::RegisterMetrics() {
       Values out;
       std::lock_guard lock(hook->mu);
       if (!hook->rlm) return out;
-      for (const auto& [key, st] : hook->rlm->AllPartitionStats()) {
-        out.push_back({{{"partition", key}}, double(field(st))});
+      for (const auto& [tp, st] : hook->rlm->AllPartitionStats()) {
+        out.push_back({{{"partition", tp.ToString()}}, double(field(st))});
       }
       return out;
     };

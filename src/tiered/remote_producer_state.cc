@@ -23,21 +23,21 @@ void RemoteLogManager::RestoreProducerStateLocked(Partition& p) {
       Log()->warn(
           "{}: the remote segment {}-{} has no producer snapshot: producers that wrote "
           "only below offset {} stay unknown here",
-          p.id.key(), seg->base_offset, seg->end_offset, gap);
+          p.id.name(), seg->base_offset, seg->end_offset, gap);
     }
     return;
   }
   auto data = store().Get(RemoteObjectPath(p.dir, *seg, kRemoteSnapshotExt));
   if (!data.ok()) {
     if (p.load_failures++ % 20 == 0) {
-      Log()->warn("{}: reading the producer snapshot of remote segment {}-{}: {}", p.id.key(),
+      Log()->warn("{}: reading the producer snapshot of remote segment {}-{}: {}", p.id.name(),
                   seg->base_offset, seg->end_offset, data.error().message);
     }
     return;
   }
   Status merged = p.log->MergeProducerSnapshot(*data, seg->end_offset + 1);
   if (!merged.ok()) {
-    Log()->warn("{}: restoring producer state below {}: {}", p.id.key(), gap,
+    Log()->warn("{}: restoring producer state below {}: {}", p.id.name(), gap,
                 merged.error().message);
   }
 }

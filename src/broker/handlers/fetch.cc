@@ -12,6 +12,7 @@
 
 #include <asio/experimental/as_tuple.hpp>
 #include <chrono>
+#include <optional>
 
 #include "base/metrics.h"
 #include "broker/error_mapping.h"
@@ -34,7 +35,7 @@ using protocol::FetchResponse;
 struct RemoteRead {
   size_t topic_index = 0;
   size_t partition_index = 0;
-  std::string key;
+  std::optional<TopicPartition> tp;  // set when the read goes to remote storage
   int64_t offset = 0;
   int32_t max_bytes = 0;
   int64_t readable_end = 0;  // the read stops below it (a follower's high watermark)
@@ -209,7 +210,7 @@ int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher&
   if (throttled && ctx.topics.leader_throttle().Exceeded()) return readable;
   int32_t max_bytes = std::max(std::min(in.partition_max_bytes, budget), 0);
   if (in.fetch_offset < log->log_start_offset() && ctx.topics.remote() != nullptr) {
-    remote->key = tp.ToString();
+    remote->tp = tp;
     remote->offset = in.fetch_offset;
     remote->max_bytes = max_bytes;
     remote->readable_end = readable;
@@ -269,7 +270,7 @@ FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, const Fetcher
       bool as_follower = false;
       end_offsets.push_back(ReadPartition(ctx, read, fetcher, partition, tally.bytes == 0, budget,
                                           out, &r, as_follower));
-      const bool remote_read = !r.key.empty();
+      const bool remote_read = r.tp.has_value();
       if (remote_read) {
         r.topic_index = resp.responses.size() - 1;
         r.partition_index = out_topic.partitions.size() - 1;
@@ -320,9 +321,9 @@ asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
   pending->results.resize(reads.size(), Bytes{});
   pending->timer.expires_at(asio::steady_timer::time_point::max());
   for (size_t i = 0; i < reads.size(); ++i) {
-    asio::post(rlm->reader_pool(), [rlm, pending, executor, i, key = reads[i].key,
+    asio::post(rlm->reader_pool(), [rlm, pending, executor, i, tp = *reads[i].tp,
                                     offset = reads[i].offset, max = reads[i].max_bytes] {
-      pending->results[i] = rlm->Read(key, offset, max);
+      pending->results[i] = rlm->Read(tp, offset, max);
       asio::post(executor, [pending] {
         if (--pending->left == 0) pending->timer.cancel();
       });

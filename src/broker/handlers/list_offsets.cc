@@ -83,7 +83,7 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
     case kLatestTiered: {
       auto* remote = ctx.topics.remote();
       TopicPartition tp{topic, in.partition_index};
-      out.offset = remote ? remote->RemoteLogEndOffset(tp.ToString()) : -1;  // -1: none tiered
+      out.offset = remote ? remote->RemoteLogEndOffset(tp) : -1;  // -1: none tiered
       break;
     }
     case kMaxTimestamp: {

@@ -62,8 +62,8 @@ HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request) {
       // are deleted in the background.
       TopicPartition tp{topic.name, p.partition_index};
       tiered::RemoteLogManager* remote = ctx.topics.remote();
-      if (st.ok() && remote != nullptr && remote->IsTiered(tp.ToString())) {
-        st = remote->DeleteRecordsBefore(tp.ToString(), offset);
+      if (st.ok() && remote != nullptr && remote->IsTiered(tp)) {
+        st = remote->DeleteRecordsBefore(tp, offset);
       }
       if (!st.ok()) out.error_code = Code(GenericErrorCode(st.error().code));
       out.low_watermark = ctx.topics.LogStartOffset(tp, *log);
