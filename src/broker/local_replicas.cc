@@ -38,8 +38,8 @@ std::map<std::string, std::string> ParseLines(const Bytes& data, char separator)
 }
 
 Status WriteText(const fs::path& path, const std::string& text, Env* env = Env::Default()) {
-  return env->WriteFileAtomic(
-      path, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  return env->WriteFileAtomic(path,
+                              ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
 }  // namespace
@@ -139,8 +139,7 @@ Result<bool> ClaimPartitionDir(const fs::path& dir, const std::string& topic_id,
     return read.take_error();
   }
   STRATA_RETURN_IF_ERROR(env->CreateDirs(dir));
-  STRATA_RETURN_IF_ERROR(
-      WriteText(path, fmt::format("version: 0\ntopic_id: {}\n", topic_id), env));
+  STRATA_RETURN_IF_ERROR(WriteText(path, fmt::format("version: 0\ntopic_id: {}\n", topic_id), env));
   return emptied;
 }
 

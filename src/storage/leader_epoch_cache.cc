@@ -91,7 +91,8 @@ Status LeaderEpochCache::Assign(int32_t epoch, int64_t start_offset) {
   }
   // Keep the history monotonic, as Kafka's assign does.
   std::vector<EpochEntry> next = entries_;
-  while (!next.empty() && (next.back().epoch >= epoch || next.back().start_offset >= start_offset)) {
+  while (!next.empty() &&
+         (next.back().epoch >= epoch || next.back().start_offset >= start_offset)) {
     next.pop_back();
   }
   next.push_back({epoch, start_offset});

@@ -78,7 +78,10 @@ TEST_F(LogDiskFullTest, ARollWhoseProducerSnapshotCannotBeWrittenLosesNothing) {
   const int64_t pid = 7;
   int32_t seq = 0;
   auto produce = [&] {
-    BatchOptions o{.records = 2, .value_bytes = 100, .producer_id = pid, .producer_epoch = 0,
+    BatchOptions o{.records = 2,
+                   .value_bytes = 100,
+                   .producer_id = pid,
+                   .producer_epoch = 0,
                    .base_sequence = seq};
     auto r = AppendOne(*log, o, 0);
     if (r.ok()) seq += 2;
@@ -108,7 +111,10 @@ TEST_F(LogDiskFullTest, ARollWhoseProducerSnapshotCannotBeWrittenLosesNothing) {
   for (const auto& [base, epoch] : Batches(*reopened)) bases.push_back(base);
   EXPECT_EQ(bases, acknowledged);
   // Producer state survived: the last batch sent again is a duplicate.
-  BatchOptions again{.records = 2, .value_bytes = 100, .producer_id = pid, .producer_epoch = 0,
+  BatchOptions again{.records = 2,
+                     .value_bytes = 100,
+                     .producer_id = pid,
+                     .producer_epoch = 0,
                      .base_sequence = seq - 2};
   auto dup = AppendOne(*reopened, again, 0);
   ASSERT_TRUE(dup.ok()) << dup.error().message;
