@@ -176,7 +176,7 @@ def main() -> int:
         cluster.stop()
     out = BENCH / "results" / f"heal-{ts}.json"
     out.write_text(json.dumps(run, indent=2) + "\n")
-    conc = args.execution_concurrency or "the default (20)"
+    conc = args.execution_concurrency or "the default (50)"
     md_text = (
         f"\n## Self-healing: broker with {run['replicas_on_killed_broker']} of "
         f"{args.partitions} RF 2 partitions SIGKILLed ({started:%Y-%m-%d %H:%M} UTC)\n\n"

@@ -332,7 +332,7 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        "hard cap on replicas per broker", AtLeast(1)},
       {"strata.balancer.disk.cap.ratio", T::kDouble, "0.8",
        "hard cap on a broker's local log size, as a share of its declared disk capacity", Ratio()},
-      {"strata.balancer.execution.concurrency", T::kInt, "20",
+      {"strata.balancer.execution.concurrency", T::kInt, "50",
        "moves in flight at once per live broker", AtLeast(1)},
       {"strata.balancer.replication.throttle.bytes.per.sec", T::kLong, "0",
        "replication throttle of the balancer's moves, set as kafka-reassign-partitions "
