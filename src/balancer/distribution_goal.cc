@@ -264,7 +264,7 @@ Band ComputeBand(const PlanContext& ctx, const Metric& metric) {
 
 void BalanceDistribution(PlanContext& ctx, const Metric& metric) {
   const Band band = ComputeBand(ctx, metric);
-  const bool below_floor = metric.network && band.average < ctx.options().network_floor;
+  const bool below_floor = band.average < ctx.TrafficFloor(metric);
   if (ctx.active().size() >= 2 && !below_floor) {
     DistributionPass pass(ctx, metric, band);
     // A broker outside the band triggers the goal; once triggered, every

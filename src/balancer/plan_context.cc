@@ -12,6 +12,10 @@ namespace strata::balancer {
 
 namespace {
 
+// Where brokers declare a capacity, the traffic floor is at most this share
+// of it.
+constexpr double kFloorCapacityShare = 0.1;
+
 // How far v is outside a goal's target (half its band): what a later
 // goal's move may not increase, so the balance an earlier goal reached
 // holds to the end of the plan.
@@ -21,18 +25,21 @@ double Distance(const Band& band, double v) {
 
 const Metric kMetrics[] = {
     {kGoalNetworkIn, [](const BrokerLoad& l) { return l.network_in; },
-     [](const PartitionInfo& p, bool) { return p.load.bytes_in; }, nullptr, true},
+     [](const PartitionInfo& p, bool) { return p.load.bytes_in; }, nullptr, true,
+     [](const BrokerCapacity& c) { return c.network_in; }},
     {kGoalNetworkOut, [](const BrokerLoad& l) { return l.network_out; },
      [](const PartitionInfo& p, bool leader) {
        return leader ? ClusterModel::LeaderNetworkOut(p) : 0.0;
      },
-     [](const PartitionInfo& p) { return ClusterModel::LeaderNetworkOut(p); }, true},
+     [](const PartitionInfo& p) { return ClusterModel::LeaderNetworkOut(p); }, true,
+     [](const BrokerCapacity& c) { return c.network_out; }},
     {kGoalLeaderCount, [](const BrokerLoad& l) { return static_cast<double>(l.leaders); },
      [](const PartitionInfo&, bool leader) { return leader ? 1.0 : 0.0; },
      [](const PartitionInfo&) { return 1.0; }, false},
     {kGoalLeaderBytesIn, [](const BrokerLoad& l) { return l.leader_bytes_in; },
      [](const PartitionInfo& p, bool leader) { return leader ? p.load.bytes_in : 0.0; },
-     [](const PartitionInfo& p) { return p.load.bytes_in; }, true},
+     [](const PartitionInfo& p) { return p.load.bytes_in; }, true,
+     [](const BrokerCapacity& c) { return c.network_in; }},
 };
 
 }  // namespace
@@ -52,6 +59,19 @@ double MoveShare(const Metric& metric, const PartitionInfo& p, MoveKind kind, No
 std::string FormatFigure(const Metric& metric, double value) {
   if (!metric.network) return fmt::format("{:.0f}", value);
   return fmt::format("{:.2f} MB/s", value / 1e6);
+}
+
+double PlanContext::TrafficFloor(const Metric& metric) const {
+  if (!metric.network) return 0;
+  double floor = options_.network_floor;
+  if (metric.capacity == nullptr || active_.empty()) return floor;
+  double sum = 0;
+  for (int32_t b : active_) {
+    const double c = metric.capacity(model_.broker(b).capacity);
+    if (c <= 0) return floor;  // a broker without a declared capacity
+    sum += c;
+  }
+  return std::min(floor, kFloorCapacityShare * sum / static_cast<double>(active_.size()));
 }
 
 PlanContext::PlanContext(ClusterModel& model, const PlannerOptions& options)

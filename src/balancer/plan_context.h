@@ -24,6 +24,8 @@ struct Metric {
   // What moving p's leadership takes; null when leadership does not count.
   double (*leader_share)(const PartitionInfo& p);
   bool network;  // the traffic floor applies
+  // The declared capacity the figure is measured against (null: none).
+  double (*capacity)(const BrokerCapacity&) = nullptr;
 };
 // The metric of a distribution goal by name; null for others.
 const Metric* FindMetric(const std::string& goal);
@@ -48,6 +50,11 @@ class PlanContext {
 
   // The brokers soft goals balance (and moves may go to): the active ones.
   const std::vector<int32_t>& active() const { return active_; }
+  // The per-broker average below which a network goal moves nothing: the
+  // configured floor, or a tenth of the active brokers' declared capacity
+  // when that is lower (0.75 MB/s on brokers that declare 1 MB/s is not
+  // trivial traffic); 0 for goals the floor does not apply to.
+  double TrafficFloor(const Metric& metric) const;
   bool IsActive(int32_t b) const;
   // Neither frozen nor cooling down. A partition may move more than once
   // in a cycle (the plan merges its moves into one reassignment).

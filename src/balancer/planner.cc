@@ -24,7 +24,7 @@ void Measure(const PlanContext& ctx, const Metric& metric, double* max, double* 
     first = false;
     if (v > band.hi || v < band.lo) *met = false;
   }
-  if (metric.network && band.average < ctx.options().network_floor) *met = true;
+  if (band.average < ctx.TrafficFloor(metric)) *met = true;
 }
 
 // Replicas that break a hard goal now (for the summary).

@@ -102,6 +102,44 @@ TEST(PlannerTest, NothingMovesBelowTheTrafficFloor) {
   EXPECT_TRUE(MakePlan(m, o).moves.empty());
 }
 
+// Brokers 1-3 hold 12 partitions at RF 2 taking 1.5 MB/s (1 MB/s in per
+// broker, 0.75 MB/s on average over 4: below the default 1 MiB/s floor);
+// broker 4 holds nothing, as a standby just activated.
+ClusterModel ThreeLoadedAndOneEmpty(double declared_capacity) {
+  ClusterModel m;
+  for (int32_t id = 1; id <= 4; ++id) {
+    BrokerInfo b;
+    b.id = NodeId(id);
+    b.capacity.network_in = b.capacity.network_out = declared_capacity;
+    m.AddBroker(b);
+  }
+  for (int32_t p = 0; p < 12; ++p) {
+    PartitionInfo info;
+    info.topic = "surge";
+    info.partition = p;
+    info.replicas = {NodeId(1 + p % 3), NodeId(1 + (p + 1) % 3)};
+    info.leader = info.replicas[0];
+    info.isr = info.replicas;
+    info.load.bytes_in = 125000;
+    m.AddPartition(info);
+  }
+  return m;
+}
+
+TEST(PlannerTest, TheTrafficFloorIsATenthOfTheDeclaredCapacityWhenThatIsLower) {
+  PlannerOptions o;  // the default floor, 1 MiB/s
+  o.goals = {kGoalNetworkIn};
+  ClusterModel undeclared = ThreeLoadedAndOneEmpty(0);
+  EXPECT_TRUE(MakePlan(undeclared, o).moves.empty());  // 0.75 MB/s: below the floor
+
+  ClusterModel declared = ThreeLoadedAndOneEmpty(1e6);  // 75 % of what they can take
+  Plan plan = MakePlan(declared, o);
+  ASSERT_FALSE(plan.moves.empty());
+  for (const Move& move : plan.moves) {
+    EXPECT_EQ(move.to, NodeId(4)) << move.topic << "-" << move.partition << ": " << move.reason;
+  }
+}
+
 TEST(PlannerTest, TheMoveCapBoundsACycle) {
   ClusterModel m = Synthetic(30, 3000, "zipf:1.1");
   PlannerOptions o = Unlimited();
