@@ -51,9 +51,11 @@ REJOIN_TIMEOUT_S = 180
 LATENCY_MAX_BYTES = 2_000_000_000
 
 MODES = {
-    "full": dict(records=1_000_000, warmup=300_000, latency_s=30, kills=10, probe_rate=500,
+    "full": dict(records=1_000_000, warmup=300_000, latency_s=30, latency_warmup_s=10, kills=10,
+                 probe_rate=500,
                  steady_s=5, corpus_lines=20_000, idle_s=10),
-    "quick": dict(records=200_000, warmup=50_000, latency_s=8, kills=3, probe_rate=500,
+    "quick": dict(records=200_000, warmup=50_000, latency_s=8, latency_warmup_s=3, kills=3,
+                  probe_rate=500,
                   steady_s=3, corpus_lines=5_000, idle_s=5),
 }
 
@@ -98,8 +100,9 @@ class Throughput:
             for comp in COMPRESSIONS:
                 rate, basis = self._rate(system, comp)
                 seconds = min(self.plan["latency_s"], LATENCY_MAX_BYTES / RECORD_SIZE / rate)
+                warmup = int(rate * self.plan["latency_warmup_s"])
                 self._workload(system, cluster, samplers, "latency", comp,
-                               max(int(rate * seconds), 1), rate, basis)
+                               max(int(rate * seconds), 1) + warmup, rate, basis, warmup)
         finally:
             for s in samplers.values():
                 s.close()
@@ -133,7 +136,9 @@ class Throughput:
         return max(int(own / 2), 1), f"half of {system}'s own unthrottled rate (no Kafka figure)"
 
     def _workload(self, system, cluster, samplers, kind: str, comp: str, records: int,
-                  rate: int, basis: str = "") -> None:
+                  rate: int, basis: str = "", warmup: int = 0) -> None:
+        """warmup: records sent first and left out of the "steady" percentiles (the client's
+        JVM compiles its code then; both systems' first second has a tail of hundreds of ms)."""
         topic = f"{kind}-{comp}"
         boot = cluster.live_bootstrap()
         kadmin.create_topic(boot, topic, PARTITIONS, replication_factor=RF, configs=TOPIC_CONFIGS)
@@ -144,7 +149,7 @@ class Throughput:
         for s in samplers.values():
             s.begin()
         r = self.gen.produce(cluster.bootstrap, topic, records, "all", comp, rate,
-                             f"{system}-{topic}", payload_file=self.payload)
+                             f"{system}-{topic}", payload_file=self.payload, warmup_records=warmup)
         r["processes"] = {name: s.end() for name, s in samplers.items()}
         cluster.check_alive(label)
         if kind == "warmup":
@@ -159,6 +164,9 @@ class Throughput:
                 p["cpu_s_per_gb"] = round(p["broker_cpu_s"] / gb, 3)
             if rate:
                 r["reached_rate"] = r["records_per_s"] >= REACHED * rate
+                if "steady" in r:
+                    r["steady"]["reached_rate"] = r["steady"]["records_per_s"] >= REACHED * rate
+                    r["reached_rate"] = r["reached_rate"] and r["steady"]["reached_rate"]
             brokers_cpu = sum(p["broker_cpu_s"] for n, p in r["processes"].items()
                               if n.startswith("broker"))
             log(f"  -> {r['records_per_s']:,.0f} records/s, {r['mb_per_s']:.1f} MB/s, p50 "
@@ -166,6 +174,10 @@ class Throughput:
                 f"{brokers_cpu / gb:.2f} CPU s/GB; RSS "
                 + ", ".join(f"{n} {p['peak_rss_mib']:.0f}" for n, p in r["processes"].items())
                 + " MiB")
+            if "steady" in r:
+                s = r["steady"]
+                log(f"     after the {warmup:,}-record warm-up: {s['records_per_s']:,.0f} records/s, "
+                    f"p50 {s['p50_ms']:.0f} p99 {s['p99_ms']:.0f} p99.9 {s['p999_ms']:.0f} ms")
         else:
             log(f"  -> FAILED: {str(r.get('error'))[:400]}")
         self.results.append(r)
@@ -359,6 +371,28 @@ def _cell(s, k, digits=1) -> str:
     return text
 
 
+def _throughput_row(name: str, sr: dict | None, kr: dict | None, rate: int) -> str:
+    """One table row, Strata / Kafka; a fixed-rate row either system did not hold is void."""
+    void = ""
+    if rate:
+        short = [f"{x} achieved {r['records_per_s'] / rate:.0%} of the rate"
+                 for x, r in (("Strata", sr), ("Kafka", kr))
+                 if r and r.get("ok") and r["records_per_s"] < REACHED * rate]
+        if short:
+            void = "void: " + ", ".join(short)
+
+    def g(r, key):
+        return r.get(key) if r and r.get("ok") else None
+    cells = []
+    for key, d in (("mb_per_s", 1), ("records_per_s", 0), ("p50_ms", 0), ("p99_ms", 0),
+                   ("p999_ms", 0)):
+        if void and key.startswith("p"):
+            cells.append(f"{_fmt(g(sr, key), d)} / {_fmt(g(kr, key), d)} ({void})")
+        else:
+            cells.append(_cell(g(sr, key), g(kr, key), d))
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
 def _find(results, system, kind, comp):
     for r in results:
         if r["system"] == system and r["kind"] == kind and r["compression"] == comp:
@@ -488,10 +522,15 @@ def markdown(run: dict) -> str:
         f"`strata bench produce` was not used: it sends one buffer repeated and has no payload "
         f"option (its options are registered in src/app/main.cc). Bootstrap: all 3 brokers. "
         f"Unthrottled runs: {cfg['records']:,} records ({cfg['records'] * RECORD_SIZE / 1e9:.2f} GB) "
-        f"each; fixed-rate runs: {cfg['latency_s']} s at half of Kafka's unthrottled rate for "
+        f"each; fixed-rate runs: {cfg.get('latency_warmup_s', 0)} s of warm-up then "
+        f"{cfg['latency_s']} s at half of Kafka's unthrottled rate for "
         f"the same compression, *void* when either system achieved less than "
         f"{REACHED:.0%} of the rate. The page cache is dropped before every workload. Each cell: "
-        f"**Strata / Kafka (Strata÷Kafka)**; ProducerPerformance reports whole milliseconds.",
+        f"**Strata / Kafka (Strata÷Kafka)**; ProducerPerformance reports whole milliseconds. "
+        f"The producing tool is {cfg.get('load_generator', 'kafka-tools')}'s, whose "
+        f"`--warmup-records` (KIP-1052) gives the percentiles of the records sent after the "
+        f"warm-up as well as of the whole run: a fresh client JVM sends its first second's "
+        f"records with a tail of hundreds of milliseconds against either system.",
         "",
         "| workload | MB/s | records/s | p50 ms | p99 ms | p99.9 ms |",
         "|---|---|---|---|---|---|",
@@ -500,26 +539,17 @@ def markdown(run: dict) -> str:
         for comp in COMPRESSIONS:
             sr, kr = _find(res, "strata", kind, comp), _find(res, "kafka", kind, comp)
             rate = (sr or kr or {}).get("rate", 0)
-            name = (f"acks=all {comp}, unthrottled" if kind == "produce"
-                    else f"acks=all {comp} at {rate:,} records/s")
-            void = ""
-            if kind == "latency":
-                short = [f"{x} achieved {r['records_per_s'] / rate:.0%} of the rate"
-                         for x, r in (("Strata", sr), ("Kafka", kr))
-                         if r and r.get("ok") and not r.get("reached_rate")]
-                if short:
-                    void = "void: " + ", ".join(short)
-
-            def g(r, key):
-                return r.get(key) if r and r.get("ok") else None
-            cells = []
-            for key, d in (("mb_per_s", 1), ("records_per_s", 0), ("p50_ms", 0), ("p99_ms", 0),
-                           ("p999_ms", 0)):
-                if void and key.startswith("p"):
-                    cells.append(f"{_fmt(g(sr, key), d)} / {_fmt(g(kr, key), d)} ({void})")
-                else:
-                    cells.append(_cell(g(sr, key), g(kr, key), d))
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            if kind == "produce":
+                lines.append(_throughput_row(f"acks=all {comp}, unthrottled", sr, kr, rate))
+                continue
+            name = f"acks=all {comp} at {rate:,} records/s"
+            if (sr or {}).get("steady") or (kr or {}).get("steady"):
+                lines.append(_throughput_row(
+                    f"{name}, after a {cfg['latency_warmup_s']} s warm-up",
+                    (sr or {}).get("steady") and {**sr, **sr["steady"]},
+                    (kr or {}).get("steady") and {**kr, **kr["steady"]}, rate))
+                name += ", whole run (warm-up included)"
+            lines.append(_throughput_row(name, sr, kr, rate))
 
     lines += [
         "",
@@ -663,7 +693,11 @@ def main() -> int:
     corpus_info = corpus.write(payload, plan["corpus_lines"], RECORD_SIZE)
     log4j = workdir / "tools-log4j2.properties"
     log4j.write_text(brokers.LOG4J2)
-    gen = loadgen.KafkaPerf(workdir / "logs", RECORD_SIZE, kafka_lib, log4j)
+    perf_lib = env.find_perf_lib()
+    if perf_lib is None:
+        log("Kafka 4.2's ProducerPerformance not found (run bench/setup.sh)")
+        return 2
+    gen = loadgen.KafkaPerf(workdir / "logs", RECORD_SIZE, kafka_lib, log4j, perf_lib)
     import confluent_kafka
     out_json = BENCH / "results" / f"replication-{ts}.json"
     run = {"kind": "replication", "mode": mode, "command": command,
@@ -674,6 +708,7 @@ def main() -> int:
                       "strata_bin": str(strata_bin), "strata_lease_ttl_ms": lease_ttl_default(),
                       "confluent_kafka_version": _first(confluent_kafka.version()),
                       "librdkafka_client_version": _first(confluent_kafka.libversion()),
+                      "load_generator": next(perf_lib.glob("kafka-tools-*.jar")).stem,
                       **env.versions(kafka_lib, strata_bin)},
            "machine": limits.machine(workdir), "loadavg_start": limits.loadavg(),
            "clusters": {}, "results": [], "idle": {}, "failover": [], "errors": [],

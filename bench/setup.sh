@@ -2,7 +2,8 @@
 # Installs what bench/run.py needs, idempotently (each step is skipped when its result is
 # already there): Debian packages (JDK, Maven, build deps), matplotlib from
 # bench/requirements.txt, Apache Kafka's jars (reusing tests/integration/kafka-tools/target/lib
-# when present, else Maven into bench/.deps/kafka-lib), and a release build of Strata.
+# when present, else Maven into bench/.deps/kafka-lib), Kafka 4.2's ProducerPerformance into
+# bench/.deps/perf-lib, and a release build of Strata.
 #
 # Environment:
 #   PYTHON       interpreter run.py runs with (default python3)
@@ -69,6 +70,17 @@ else
   rm -rf "$BENCH/.deps/kafka-lib"
   mvn -q -B -f "$BENCH/kafka/pom.xml" package
   touch "$BENCH/.deps/kafka-lib"
+fi
+
+# Kafka 4.2's ProducerPerformance (its --warmup-records), the producing side of bench/replication.sh.
+if compgen -G "$BENCH/.deps/perf-lib/kafka-tools-*.jar" >/dev/null \
+    && [[ "$BENCH/.deps/perf-lib" -nt "$BENCH/perf-tools/pom.xml" ]]; then
+  log "ProducerPerformance: bench/.deps/perf-lib"
+else
+  log "mvn package bench/perf-tools/pom.xml -> bench/.deps/perf-lib"
+  rm -rf "$BENCH/.deps/perf-lib"
+  mvn -q -B -f "$BENCH/perf-tools/pom.xml" package
+  touch "$BENCH/.deps/perf-lib"
 fi
 
 # ---- Strata ------------------------------------------------------------------------

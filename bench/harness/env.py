@@ -26,6 +26,13 @@ def find_kafka_lib(explicit: str | None) -> Path | None:
     return None
 
 
+def find_perf_lib() -> Path | None:
+    """Kafka 4.2's ProducerPerformance (bench/perf-tools -> bench/.deps/perf-lib), whose
+    --warmup-records leaves the first records out of the steady-state percentiles."""
+    lib = BENCH / ".deps/perf-lib"
+    return lib if list(lib.glob("kafka-tools-4.[2-9]*.jar")) else None
+
+
 def versions(kafka_lib: Path | None, strata_bin: Path) -> dict:
     kv = "?"
     if kafka_lib:

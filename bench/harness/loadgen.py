@@ -26,19 +26,33 @@ TOOL_JVM = ["-Xmx512M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
 PRODUCER_PERF_RE = re.compile(
     r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
     r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th")
+# ProducerPerformance >= 4.2 with --warmup-records (KIP-1052) adds this line after the summary.
+STEADY_STATE_RE = re.compile(
+    r"(\d+) steady state records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg "
+    r"latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, "
+    r"(\d+) ms 99\.9th")
 
 
-def parse_producer_performance(output: str) -> dict:
-    """Parses ProducerPerformance's final summary line (the one with percentiles)."""
-    matches = PRODUCER_PERF_RE.findall(output)
-    if not matches:
-        raise ValueError("no ProducerPerformance summary line in output")
-    n, rps, _mib_s, avg, mx, p50, p95, p99, p999 = matches[-1]
+def _summary(fields: tuple) -> dict:
+    n, rps, _mib_s, avg, mx, p50, p95, p99, p999 = fields
     return {"records": int(n), "records_per_s": float(rps),
             "seconds": round(int(n) / float(rps), 3) if float(rps) > 0 else 0.0,
             "avg_ms": float(avg),
             "max_ms": float(mx), "p50_ms": float(p50), "p95_ms": float(p95),
             "p99_ms": float(p99), "p999_ms": float(p999)}
+
+
+def parse_producer_performance(output: str) -> dict:
+    """Parses ProducerPerformance's final summary line (the one with percentiles), and with a
+    warm-up the steady-state line after it, kept under "steady"."""
+    matches = PRODUCER_PERF_RE.findall(output)
+    if not matches:
+        raise ValueError("no ProducerPerformance summary line in output")
+    result = _summary(matches[-1])
+    steady = STEADY_STATE_RE.findall(output)
+    if steady:
+        result["steady"] = _summary(steady[-1])
+    return result
 
 
 def parse_consumer_performance(output: str) -> dict:
@@ -79,6 +93,8 @@ def _failed(cmd: list[str], rc: int, output: str, error: str) -> dict:
 
 def _finish(result: dict, record_size: int, expected: int) -> dict:
     result["mb_per_s"] = round(result["records_per_s"] * record_size / 1e6, 2)
+    if "steady" in result:
+        result["steady"]["mb_per_s"] = round(result["steady"]["records_per_s"] * record_size / 1e6, 2)
     if result.get("records", 0) < expected:
         result["ok"] = False
         result.setdefault("error", f"only {result.get('records', 0)} of {expected} records")
@@ -144,30 +160,41 @@ class StrataBench(LoadGenerator):
 
 
 class KafkaPerf(LoadGenerator):
-    """Kafka's ProducerPerformance / ConsumerPerformance with the Java client's defaults."""
+    """Kafka's ProducerPerformance / ConsumerPerformance with the Java client's defaults.
+    perf_lib: another Kafka's tool jars to produce with (bench/perf-tools: 4.2's, which can
+    leave a warm-up out of the percentiles); the consumer tool stays on lib_dir."""
 
     name = "kafka-perf"
 
-    def __init__(self, logdir: Path, record_size: int, lib_dir: Path, log4j: Path):
+    def __init__(self, logdir: Path, record_size: int, lib_dir: Path, log4j: Path,
+                 perf_lib: Path | None = None):
         super().__init__(logdir, record_size)
         self.lib_dir = lib_dir
+        self.perf_lib = perf_lib
         self.log4j = log4j
 
-    def _java(self, main: str, *args: str) -> list[str]:
+    def _java(self, main: str, *args: str, lib: Path | None = None) -> list[str]:
         return ["java", *TOOL_JVM, f"-Dlog4j2.configurationFile={self.log4j}",
-                "-cp", f"{self.lib_dir}/*", main, *args]
+                "-cp", f"{lib or self.lib_dir}/*", main, *args]
 
     def produce(self, bootstrap: str, topic: str, records: int, acks: str, compression: str,
-                rate: int, log_name: str, payload_file: Path | None = None) -> dict:
+                rate: int, log_name: str, payload_file: Path | None = None,
+                warmup_records: int = 0) -> dict:
         """payload_file: records drawn at random from its lines (ProducerPerformance's
-        --payload-file; each line should be record_size bytes) instead of one random buffer."""
+        --payload-file; each line should be record_size bytes) instead of one random buffer.
+        warmup_records: the first records, left out of the "steady" figures (needs perf_lib)."""
         payload = (["--payload-file", str(payload_file)] if payload_file
                    else ["--record-size", str(self.record_size)])
+        warmup = []
+        if warmup_records > 0:
+            if self.perf_lib is None:
+                raise ValueError("a warm-up needs ProducerPerformance >= 4.2 (bench/perf-tools)")
+            warmup = ["--warmup-records", str(warmup_records)]
         cmd = self._java("org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
-                         "--num-records", str(records), *payload,
+                         "--num-records", str(records), *payload, *warmup,
                          "--throughput", str(rate if rate > 0 else -1), "--producer-props",
                          f"bootstrap.servers={bootstrap}", f"acks={acks}",
-                         f"compression.type={compression}")
+                         f"compression.type={compression}", lib=self.perf_lib)
         rc, out = self._run(cmd, log_name, self._timeout(records, rate))
         return self._parse(cmd, rc, out, records, parse_producer_performance)
 

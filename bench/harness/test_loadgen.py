@@ -10,6 +10,16 @@ PRODUCER_OUT = """\
 250000 records sent, 35683.7 records/sec (34.85 MB/sec), 646.65 ms avg latency, 2094.00 ms max latency, 511 ms 50th, 1551 ms 95th, 1920 ms 99th, 2043 ms 99.9th.
 """
 
+# Kafka 4.2.1's ProducerPerformance with --warmup-records 111740 (a Strata run, 2026-12-04).
+PRODUCER_WARMUP_OUT = """\
+Warmup first 111740 records. Steady state results will print after the complete test summary.
+55837 records sent, 11167.4 records/sec (10.91 MB/sec), 19.0 ms avg latency, 464.0 ms max latency.
+In steady state.
+55838 records sent, 11165.4 records/sec (10.90 MB/sec), 2.2 ms avg latency, 11.0 ms max latency.
+446960 records sent, 11163.394775 records/sec (10.90 MB/sec), 4.78 ms avg latency, 464.00 ms max latency, 2 ms 50th, 7 ms 95th, 115 ms 99th, 161 ms 99.9th.
+335220 steady state records sent, 11152.067600 records/sec (10.89 MB/sec), 2.82 ms avg latency, 23.00 ms max latency, 2 ms 50th, 7 ms 95th, 9 ms 99th, 14 ms 99.9th.
+"""
+
 CONSUMER_OUT = """\
 start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
 2026-11-29 10:55:20:022, 2026-11-29 10:55:25:415, 244.1406, 45.2699, 250000, 46356.3879, 3486, 1907, 128.0234, 131095.9622
@@ -28,6 +38,16 @@ def test_producer_performance_uses_final_line():
     assert r["records_per_s"] == 35683.7
     assert (r["p50_ms"], r["p95_ms"], r["p99_ms"], r["p999_ms"]) == (511, 1551, 1920, 2043)
     assert r["avg_ms"] == 646.65 and r["max_ms"] == 2094.0
+
+
+def test_producer_performance_keeps_the_steady_state_after_a_warmup():
+    r = loadgen.parse_producer_performance(PRODUCER_WARMUP_OUT)
+    assert r["records"] == 446960 and r["p99_ms"] == 115
+    s = r["steady"]
+    assert s["records"] == 335220 and s["records_per_s"] == 11152.0676
+    assert (s["p50_ms"], s["p95_ms"], s["p99_ms"], s["p999_ms"]) == (2, 7, 9, 14)
+    assert s["max_ms"] == 23.0
+    assert "steady" not in loadgen.parse_producer_performance(PRODUCER_OUT)
 
 
 def test_producer_performance_without_summary_is_an_error():
