@@ -708,7 +708,7 @@ def main() -> int:
                       "strata_bin": str(strata_bin), "strata_lease_ttl_ms": lease_ttl_default(),
                       "confluent_kafka_version": _first(confluent_kafka.version()),
                       "librdkafka_client_version": _first(confluent_kafka.libversion()),
-                      "load_generator": next(perf_lib.glob("kafka-tools-*.jar")).stem,
+                      "load_generator": next(perf_lib.glob("kafka-tools-[0-9]*.jar")).stem,
                       **env.versions(kafka_lib, strata_bin)},
            "machine": limits.machine(workdir), "loadavg_start": limits.loadavg(),
            "clusters": {}, "results": [], "idle": {}, "failover": [], "errors": [],
