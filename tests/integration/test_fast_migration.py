@@ -2,7 +2,7 @@
 
 What is checked:
 - a partition with 500 MiB of history in 8 MiB segments (STRATA_MIGRATION_HISTORY_MIB) in remote
-  storage (HDFS via MiniDFSCluster when built, else the file:// store) moved to a new broker with kafka-reassign-partitions: the new replica's log
+  storage moved to a new broker with kafka-reassign-partitions: the new replica's log
   starts at the leader's log end (the leader rolled its active segment when the replica asked),
   so the bytes it copied are at most one segment; it joins the ISR, the old replica is removed,
   and a consumer from offset 0, served by the new replica as leader, reads every record
@@ -12,7 +12,15 @@ What is checked:
   ISR although caught up, and is not elected when every other replica dies, not even with
   unclean election on (the controller says why in its log); once the leader comes back with
   uploads working, the gap closes, the flag goes and it joins the ISR; nothing acknowledged is
-  lost.
+  lost;
+- without the roll (strata.replica.sync.roll.enable=false) a moved replica starts at the
+  leader's active segment and copies at most that segment;
+- a follower that was down while the leader deleted locally what it lacks (uploaded) is
+  answered OFFSET_MOVED_TO_TIERED_STORAGE and starts over at the sync point, joins the ISR, and
+  leads with every record readable;
+- a broker whose disk was wiped rebuilds every replica from active segments; a new leader
+  started at the active segment reports remote storage's log start.
+Remote storage is HDFS (one MiniDFSCluster per module, a directory per test).
 """
 from __future__ import annotations
 
@@ -91,22 +99,43 @@ def produce_history(b, topic: str, n: int, seed: int, segment: int = SEGMENT) ->
     return recs
 
 
-@pytest.fixture
-def remote_uri(tmp_path):
-    """HDFS when the MiniHdfs jar is built (the test command builds it), else file://."""
+@pytest.fixture(scope="module")
+def hdfs(tmp_path_factory):
+    """One MiniDFSCluster for the module (the test command builds its jar)."""
     if not (HDFS_DIR / "target" / "strata-minihdfs.jar").exists():
-        yield None
-        return
-    hdfs = MiniHdfs(tmp_path / "hdfs")
-    hdfs.start(format=True)
-    yield hdfs.webhdfs_uri("/strata")
-    hdfs.stop()
+        pytest.fail("tests/hdfs/target/strata-minihdfs.jar is missing: run "
+                    "scripts/install-test-deps.sh (these tests run against real HDFS)")
+    cluster = MiniHdfs(tmp_path_factory.mktemp("hdfs"))
+    cluster.start(format=True)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def remote_uri(hdfs, request):
+    """A WebHDFS root of the test's own in the module's MiniDFSCluster."""
+    return hdfs.webhdfs_uri(f"/strata/{request.node.name}")
+
+
+def hdfs_extra(remote_uri: str, **more: str) -> dict[str, str]:
+    return {"strata.remote.storage.uri": remote_uri, **more}
 
 
 def test_a_moved_replica_copies_only_the_active_segment(tmp_path, broker_factory, remote_uri):
-    extra = {"log.retention.check.interval.ms": "300"}
-    if remote_uri:
-        extra["strata.remote.storage.uri"] = remote_uri
+    move_a_tiered_partition(tmp_path, broker_factory, remote_uri, HISTORY_MIB, roll=True)
+
+
+def test_without_the_roll_a_moved_replica_copies_at_most_one_segment(
+        tmp_path, broker_factory, remote_uri):
+    """strata.replica.sync.roll.enable=false: the new replica starts at the base of the
+    leader's active segment, so it copies that segment's records and nothing older."""
+    move_a_tiered_partition(tmp_path, broker_factory, remote_uri, 64, roll=False)
+
+
+def move_a_tiered_partition(tmp_path, broker_factory, remote_uri: str, history_mib: int,
+                            roll: bool) -> None:
+    extra = hdfs_extra(remote_uri, **{"log.retention.check.interval.ms": "300",
+                                      "strata.replica.sync.roll.enable": str(roll).lower()})
     etcd, brokers = start_cluster(tmp_path, broker_factory, nodes=(1, 2, 3, 4), extra=extra)
     try:
         b1, b2, b3, b4 = brokers
@@ -117,8 +146,8 @@ def test_a_moved_replica_copies_only_the_active_segment(tmp_path, broker_factory
                "local.retention.bytes": str(4 * HISTORY_SEGMENT)}))])[topic].result(timeout=30)
         wait_until(lambda: isr(b1, topic) == {0: [1, 2]}, JOIN_WITHIN, "ISR [1, 2]",
                    lambda: isr(b1, topic))
-        # About HISTORY_MIB of history (records average 950 bytes).
-        recs = produce_history(b1, topic, HISTORY_MIB * 1100, seed=81, segment=HISTORY_SEGMENT)
+        # About history_mib of history (records average 950 bytes).
+        recs = produce_history(b1, topic, history_mib * 1100, seed=81, segment=HISTORY_SEGMENT)
         # An idempotent producer's last batches before the move, at the end of the history.
         assert produce_idempotent(b1, topic, 0) == (0, recs[-1].offset + 1)
         assert produce_idempotent(b1, topic, 2) == (0, recs[-1].offset + 3)
@@ -126,6 +155,7 @@ def test_a_moved_replica_copies_only_the_active_segment(tmp_path, broker_factory
         wait_until(lambda: saved_remote_end(b1, topic) >= log_end - 2 * HISTORY_SEGMENT // 900,
                    UPLOAD_WITHIN, "the history uploaded", lambda: saved_remote_end(b1, topic))
 
+        leader_active_base = local_logs(b1, topic)[-1]
         out = reassign_tool(b2, "--reassignment-json-file", plan(tmp_path, topic, {0: [4, 2]}),
                             "--execute")
         assert "Successfully started partition reassignment" in out, out
@@ -133,21 +163,28 @@ def test_a_moved_replica_copies_only_the_active_segment(tmp_path, broker_factory
                    UPLOAD_WITHIN, "the move done, broker 4 leading",
                    lambda: (leaders(b2, topic), isr(b2, topic), partition_state(b4, topic)))
 
-        # Broker 4 started its log where the leader's ended: it copied nothing of the history.
+        # With the roll broker 4 started its log where the leader's ended and copied nothing of
+        # the history; without it, at the base of the leader's active segment.
         starts = local_logs(b4, topic)
-        assert starts[0] == log_end, f"broker 4's segments start at {starts}, the log ended at {log_end}"
+        active_base = leader_active_base
+        want = log_end if roll else active_base
+        assert starts[0] == want, f"broker 4's segments start at {starts}, expected {want}"
         copied = local_bytes(b4, topic)
-        print(f"moved a partition of {log_end} records (about {HISTORY_MIB} MiB); the new "
-              f"replica copied {copied} bytes")
-        assert copied <= 1 << 20, f"broker 4 copied {copied} bytes"  # with roll: nearly nothing
+        print(f"moved a partition of {log_end} records (about {history_mib} MiB, roll {roll}); "
+              f"the new replica copied {copied} bytes")
+        if roll:
+            assert copied <= 1 << 20, f"broker 4 copied {copied} bytes"  # nearly nothing
+        else:
+            assert copied <= HISTORY_SEGMENT + (1 << 20), f"broker 4 copied {copied} bytes"
         assert "starts at offset" in b4.log_text(), "broker 4 never logged its log start"
         wait_until(lambda: not b1.partition_dir(topic, 0).exists(), JOIN_WITHIN,
                    "the removed replica's data deleted on broker 1")
 
-        # Broker 4 got the producer state below its log start from remote storage: a retry of
-        # the producer's last batch from before the move is a duplicate, answered with its
-        # original offset, not written again.
-        wait_until(lambda: "producer state below" in b4.log_text(), UPLOAD_WITHIN,
+        # Broker 4 got the producer state below its log start from remote storage (with the
+        # roll: the idempotent batches are all below it): a retry of the producer's last batch
+        # from before the move is a duplicate, answered with its original offset, not written
+        # again.
+        wait_until(lambda: not roll or "producer state below" in b4.log_text(), UPLOAD_WITHIN,
                    "broker 4 restoring producer state from the remote snapshot",
                    lambda: [line for line in b4.log_text().splitlines()
                             if topic in line and ("[tiered]" in line or "[storage]" in line
@@ -170,10 +207,12 @@ def test_a_moved_replica_copies_only_the_active_segment(tmp_path, broker_factory
         etcd.stop_all()
 
 
-def test_a_replica_with_a_gap_to_remote_storage_never_joins_or_leads(tmp_path, broker_factory):
+def test_a_replica_with_a_gap_to_remote_storage_never_joins_or_leads(
+        tmp_path, broker_factory, remote_uri):
     # Broker 1's uploads all fail (the fault seam), so the remote log stays empty.
     etcd, brokers = start_cluster(
-        tmp_path, broker_factory, per_node={1: {"strata.remote.fault.put.fail.ratio": "1"}})
+        tmp_path, broker_factory, extra=hdfs_extra(remote_uri),
+        per_node={1: {"strata.remote.fault.put.fail.ratio": "1"}})
     try:
         b1, b2, b3 = brokers
         topic = kit.unique_topic("gap")
@@ -227,13 +266,14 @@ def test_a_replica_with_a_gap_to_remote_storage_never_joins_or_leads(tmp_path, b
         etcd.stop_all()
 
 
-def test_a_broker_back_with_an_empty_disk_copies_only_active_segments(tmp_path, broker_factory):
+def test_a_broker_back_with_an_empty_disk_copies_only_active_segments(
+        tmp_path, broker_factory, remote_uri):
     """The seed's machine replacement: broker 3's disk is wiped while it is down; it comes back
     with the same node id and rebuilds every replica from its leader's active segment, with no
     operator step."""
     import shutil
-    etcd, brokers = start_cluster(tmp_path, broker_factory,
-                                  extra={"leader.imbalance.check.interval.seconds": "1"})
+    etcd, brokers = start_cluster(tmp_path, broker_factory, extra=hdfs_extra(
+        remote_uri, **{"leader.imbalance.check.interval.seconds": "1"}))
     try:
         b1, b2, b3 = brokers
         topic = kit.unique_topic("replace")
@@ -271,6 +311,55 @@ def test_a_broker_back_with_an_empty_disk_copies_only_active_segments(tmp_path, 
         etcd.stop_all()
 
 
+def test_a_follower_left_below_the_leaders_local_log_starts_over_from_remote_storage(
+        tmp_path, broker_factory, remote_uri):
+    """Broker 2 is down while the leader writes, uploads and deletes locally what broker 2
+    lacks. Back, its fetch is answered OFFSET_MOVED_TO_TIERED_STORAGE (as Kafka 4.x answers a
+    tiered follower): it starts its log over at the leader's sync point instead of copying the
+    history, joins the ISR, and when the leader dies serves every record from offset 0."""
+    etcd, brokers = start_cluster(tmp_path, broker_factory, extra=hdfs_extra(
+        remote_uri, **{"log.retention.check.interval.ms": "300"}))
+    try:
+        b1, b2, b3 = brokers
+        topic = kit.unique_topic("behind")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 1, replica_assignment=[[1, 2]], config=topic_config(
+            **{"local.retention.bytes": str(2 * SEGMENT)}))])[topic].result(timeout=30)
+        wait_until(lambda: isr(b1, topic) == {0: [1, 2]}, JOIN_WITHIN, "ISR [1, 2]",
+                   lambda: isr(b1, topic))
+        first = produce_history(b1, topic, 500, seed=85)
+        wait_until(lambda: partition_state(b2, topic)["log_end_offset"] == first[-1].offset + 1,
+                   JOIN_WITHIN, "broker 2 caught up", lambda: partition_state(b2, topic))
+        b2.stop()
+        behind = first[-1].offset + 1  # broker 2's log end
+        wait_until(lambda: isr(b1, topic) == {0: [1]}, OFFLINE_WITHIN, "ISR [1]",
+                   lambda: isr(b1, topic))
+        rest = produce_history(b1, topic, 8000, seed=86)  # about 8 segments
+        # Uploaded, and deleted locally on the leader past broker 2's log end.
+        wait_until(lambda: local_logs(b1, topic)[0] > behind, UPLOAD_WITHIN,
+                   f"broker 1's local log starting above {behind}",
+                   lambda: (local_logs(b1, topic), saved_remote_end(b1, topic)))
+        leader_start = local_logs(b1, topic)[0]
+
+        b2.start()
+        wait_until(lambda: isr(b1, topic) == {0: [1, 2]}, UPLOAD_WITHIN, "broker 2 back in the ISR",
+                   lambda: (isr(b1, topic), partition_state(b1, topic)))
+        assert "below the leader's local log" in b2.log_text()
+        starts = local_logs(b2, topic)
+        assert starts[0] >= leader_start, f"broker 2's log starts {starts}, leader's {leader_start}"
+        assert local_bytes(b2, topic) <= 2 * SEGMENT, local_bytes(b2, topic)
+
+        b1.kill9()
+        wait_until(lambda: leaders(b2, topic)[0][0] == 2, OFFLINE_WITHIN, "broker 2 leading",
+                   lambda: leaders(b2, topic))
+        got = kit.consume_confluent(b2.bootstrap, topic, 1, timeout=120)
+        kit.assert_same_records(first + rest, got)
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
+
+
 def earliest_offset(b, topic: str, partition: int) -> int:
     """ListOffsets EARLIEST (-2) straight to broker `b` -> offset (-1 on an error)."""
     from confluent_kafka import Consumer, TopicPartition
@@ -283,13 +372,14 @@ def earliest_offset(b, topic: str, partition: int) -> int:
 
 
 def test_a_new_leader_that_started_at_the_active_segment_reports_the_remote_log_start(
-        tmp_path, broker_factory):
+        tmp_path, broker_factory, remote_uri):
     """Right after a move makes the new replica leader (its log starting where the old
     leader's ended), the log start it reports is remote storage's, not its own: a consumer
     starting from the earliest offset skips nothing, even before the new leader has read the
     remote manifest (broker 3 scans its remote log only every 20 s here)."""
     etcd, brokers = start_cluster(
-        tmp_path, broker_factory, per_node={3: {"remote.log.manager.task.interval.ms": "20000"}})
+        tmp_path, broker_factory, extra=hdfs_extra(remote_uri),
+        per_node={3: {"remote.log.manager.task.interval.ms": "20000"}})
     try:
         b1, b2, b3 = brokers
         topic = kit.unique_topic("start")
