@@ -132,6 +132,22 @@ class MiniHdfs:
         assert secs >= 0, "HdfsDigest printed no TOTAL line"
         return files, secs
 
+    def list_files(self, directory: str) -> list[str]:
+        """Paths of every file under `directory` (recursive), by WebHDFS LISTSTATUS: names only,
+        so files being replaced meanwhile do not matter (digest reads them)."""
+        import json
+        out: list[str] = []
+        url = f"http://127.0.0.1:{self.http_port}/webhdfs/v1{directory}?op=LISTSTATUS&user.name=strata"
+        with urllib.request.urlopen(url, timeout=30) as r:
+            entries = json.load(r)["FileStatuses"]["FileStatus"]
+        for e in entries:
+            path = f"{directory.rstrip('/')}/{e['pathSuffix']}"
+            if e["type"] == "DIRECTORY":
+                out += self.list_files(path)
+            else:
+                out.append(path)
+        return out
+
     def cat(self, path: str) -> bytes:
         """The bytes of one file, read over hdfs:// RPC."""
         return self._java_client("--cat", path)

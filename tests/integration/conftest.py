@@ -252,6 +252,30 @@ def _make_broker(tmp_root: Path, config=None, set_args=None, **where) -> Broker:
     return b
 
 
+HDFS_DIR = Path(__file__).resolve().parents[1] / "hdfs"
+
+
+@pytest.fixture(scope="module")
+def hdfs(tmp_path_factory):
+    """One MiniDFSCluster (tests/hdfs) shared by the tests of a module; required: the test
+    command builds its jar."""
+    if not (HDFS_DIR / "target" / "strata-minihdfs.jar").exists():
+        pytest.fail("tests/hdfs/target/strata-minihdfs.jar is missing: run "
+                    "scripts/install-test-deps.sh (these tests run against real HDFS)")
+    sys.path.insert(0, str(HDFS_DIR))
+    from hdfs_fixture import MiniHdfs
+    cluster = MiniHdfs(tmp_path_factory.mktemp("hdfs"))
+    cluster.start(format=True)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def remote_uri(hdfs, request):
+    """A WebHDFS root of the test's own (/strata/<test name>) in the module's MiniDFSCluster."""
+    return hdfs.webhdfs_uri(f"/strata/{request.node.name}")
+
+
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
     """A broker with default config shared by the tests of one module (use fresh topics)."""

@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import NewTopic
@@ -41,10 +39,6 @@ from test_cluster import OFFLINE_WITHIN, leaders, start_cluster
 from test_reassignment import plan, reassign_tool
 from test_replication import JOIN_WITHIN, isr
 from test_tiered_cluster import by_id, local_logs, saved_remote_end
-
-HDFS_DIR = Path(__file__).resolve().parents[1] / "hdfs"
-sys.path.insert(0, str(HDFS_DIR))
-from hdfs_fixture import MiniHdfs  # noqa: E402
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
 
@@ -97,24 +91,6 @@ def produce_history(b, topic: str, n: int, seed: int, segment: int = SEGMENT) ->
     kit.produce_confluent(b.bootstrap, topic, recs,
                           extra={"batch.size": min(segment // 4, 1 << 20)})
     return recs
-
-
-@pytest.fixture(scope="module")
-def hdfs(tmp_path_factory):
-    """One MiniDFSCluster for the module (the test command builds its jar)."""
-    if not (HDFS_DIR / "target" / "strata-minihdfs.jar").exists():
-        pytest.fail("tests/hdfs/target/strata-minihdfs.jar is missing: run "
-                    "scripts/install-test-deps.sh (these tests run against real HDFS)")
-    cluster = MiniHdfs(tmp_path_factory.mktemp("hdfs"))
-    cluster.start(format=True)
-    yield cluster
-    cluster.stop()
-
-
-@pytest.fixture
-def remote_uri(hdfs, request):
-    """A WebHDFS root of the test's own in the module's MiniDFSCluster."""
-    return hdfs.webhdfs_uri(f"/strata/{request.node.name}")
 
 
 def hdfs_extra(remote_uri: str, **more: str) -> dict[str, str]:

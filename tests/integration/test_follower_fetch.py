@@ -8,8 +8,9 @@ then read every acknowledged record, identical, from that follower (its
 strata_follower_fetch_* counters, the leader's strata_preferred_read_replica_total); a follower
 answers as Kafka's: records up to its own high watermark, preferred_read_replica -1,
 NOT_LEADER_OR_FOLLOWER below Fetch v11, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH against its
-leader epoch, OFFSET_OUT_OF_RANGE past its log end; on a tiered topic the follower serves the
-offsets below its local log start from the leader's remote log and writes nothing there.
+leader epoch, OFFSET_OUT_OF_RANGE past its log end; on a tiered topic (remote storage on HDFS)
+the follower serves the offsets below its local log start from the leader's remote log and
+writes nothing there.
 """
 from __future__ import annotations
 
@@ -35,13 +36,28 @@ FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
 
 
+def start_racks(tmp_path, broker_factory, **more: str):
+    """Brokers 1, 2, 3 in racks r1, r2, r3 (brokers[n - 1] is node n)."""
+    return start_cluster(
+        tmp_path, broker_factory, extra={"replica.selector.class": RACK_AWARE,
+                                         "log.retention.check.interval.ms": "300", **more},
+        per_node={n: {"broker.rack": f"r{n}"} for n in (1, 2, 3)})
+
+
 @pytest.fixture
 def racks(tmp_path, broker_factory):
-    """Brokers 1, 2, 3 in racks r1, r2, r3 (brokers[n - 1] is node n)."""
-    etcd, brokers = start_cluster(
-        tmp_path, broker_factory, extra={"replica.selector.class": RACK_AWARE,
-                                         "log.retention.check.interval.ms": "300"},
-        per_node={n: {"broker.rack": f"r{n}"} for n in (1, 2, 3)})
+    etcd, brokers = start_racks(tmp_path, broker_factory)
+    yield brokers
+    for b in brokers:
+        b.stop()
+    etcd.stop_all()
+
+
+@pytest.fixture
+def racks_on_hdfs(tmp_path, broker_factory, remote_uri):
+    """The same, with remote storage on HDFS."""
+    etcd, brokers = start_racks(tmp_path, broker_factory,
+                                **{"strata.remote.storage.uri": remote_uri})
     yield brokers
     for b in brokers:
         b.stop()
@@ -194,8 +210,8 @@ def test_a_follower_answers_consumer_fetches_as_kafka_does(racks):
     assert got["error"] == 0 and got["records"], got
 
 
-def test_a_tiered_follower_serves_old_offsets_from_remote_storage(racks, tmp_path):
-    b1, b2, b3 = racks
+def test_a_tiered_follower_serves_old_offsets_from_remote_storage(racks_on_hdfs, hdfs, request):
+    b1, b2, b3 = racks_on_hdfs
     topic = kit.unique_topic("ffr-tiered")
     segment = 32 * 1024
     create_led_by_1(b1, topic, 1, {"remote.storage.enable": "true",
@@ -208,7 +224,6 @@ def test_a_tiered_follower_serves_old_offsets_from_remote_storage(racks, tmp_pat
     wait_until(lambda: replica_state(b2, topic)["log_start_offset"] > 1000, 90,
                "broker 2's local log trimmed below the remote end",
                lambda: replica_state(b2, topic))
-    remote = tmp_path / "remote"
     before = counters(b2)
 
     got = kit.consume_confluent(b1.bootstrap, topic, 1, extra={"client.rack": "r2"})
@@ -218,7 +233,8 @@ def test_a_tiered_follower_serves_old_offsets_from_remote_storage(racks, tmp_pat
     assert after["strata_follower_fetch_bytes_total"] > before["strata_follower_fetch_bytes_total"]
     # The follower wrote nothing remote: every manifest is the leader's (its epoch's).
     epoch = replica_state(b1, topic)["leader_epoch"]
-    manifests = {p.name for p in remote.rglob("manifest*.json")}
+    names = {p.rsplit("/", 1)[-1] for p in hdfs.list_files(f"/strata/{request.node.name}")}
+    manifests = {n for n in names if n.startswith("manifest") and n.endswith(".json")}
     assert manifests == {f"manifest-{epoch}.json"}, manifests
     for follower in (b2, b3):
         m = prometheus(follower)
