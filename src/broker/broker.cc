@@ -171,9 +171,9 @@ Status Broker::Start() {
   STRATA_ASSIGN_OR_RETURN(ReplicaSelectorKind selector,
                           ParseReplicaSelector(config_.Get("replica.selector.class")));
   topics_ = std::make_unique<TopicManager>(config_, *metadata_, clock_);
-  // Consumers long-polling a follower (KIP-392) wake when its mark moves.
-  topics_->SetFollowerHighWatermarkListener(
-      [this](const TopicPartition& tp) { notifier_.Notify(tp); });
+  // Consumers long-polling a follower (KIP-392) wake when its mark moves,
+  // acks=all produces when their leadership goes.
+  topics_->SetWakeListener([this](const TopicPartition& tp) { notifier_.Notify(tp); });
   STRATA_RETURN_IF_ERROR(topics_->Start());
   producer_ids_ = std::make_unique<ProducerIdAllocator>(*store_);
   context_ = std::make_unique<BrokerContext>(

@@ -27,16 +27,16 @@ asio::awaitable<std::vector<CommitOutcome>> AwaitCommitted(BrokerContext& ctx,
   std::vector<TopicPartition> partitions;
   for (const auto& w : waits) partitions.push_back(w.partition->tp());
   auto settled = [](const CommitWait& w) { return Committed(w) || Deposed(w); };
-  // Leadership changes do not wake the notifier: looked at every 100 ms.
-  constexpr auto kLeadershipCheck = std::chrono::milliseconds(100);
+  // The notifier wakes this on a new high watermark and on a change of
+  // leadership or the replica's removal (TopicManager's wake listener).
   // (Most coordinator writes on one broker are committed already.)
   while (!std::all_of(waits.begin(), waits.end(), settled)) {
     auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
     bool all = std::all_of(waits.begin(), waits.end(), settled);
     auto now = std::chrono::steady_clock::now();
     if (!all && now < deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-      co_await ctx.notifier.Wait(waiter, std::min(left, kLeadershipCheck));
+      co_await ctx.notifier.Wait(
+          waiter, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
     }
     ctx.notifier.Unregister(waiter);
     if (std::chrono::steady_clock::now() >= deadline) break;

@@ -30,7 +30,8 @@ enum class CommitOutcome {
 };
 
 // Waits until every append is committed or deposed, or `timeout`; one
-// outcome per append, in order.
+// outcome per append, in order. Woken through ctx.notifier, which must be
+// told of high watermark and leadership changes of the partitions.
 asio::awaitable<std::vector<CommitOutcome>> AwaitCommitted(BrokerContext& ctx,
                                                            const std::vector<CommitWait>& waits,
                                                            std::chrono::milliseconds timeout);

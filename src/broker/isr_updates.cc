@@ -120,6 +120,7 @@ int TopicManager::UpdateIsrs() {
                       : fmt::format("remote log reaches offset {}", bound - 1));
     }
     p->Apply(*written, now);
+    AdvanceHighWatermark(*p);
     changes++;
     if (written->isr.size() < state.isr.size() ||
         std::any_of(state.isr.begin(), state.isr.end(), [&](cluster::NodeId r) {

@@ -48,9 +48,7 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
   fetchers_ = std::make_unique<ReplicaFetchers>(
       config_, metadata_.view(), self_, follower_throttle_,
       [peers = peers_.get()](cluster::NodeId leader) { peers->Suspect(leader); },
-      [this](const TopicPartition& tp) {
-        if (follower_hw_listener_) follower_hw_listener_(tp);
-      });
+      [this](const TopicPartition& tp) { Wake(tp); });
 }
 
 int64_t TopicManager::TotalLogBytes() const {
@@ -207,6 +205,13 @@ Status TopicManager::CheckpointHighWatermarks() {
     for (const auto& [tp, p] : partitions_) marks[{tp.topic, tp.partition}] = p->high_watermark();
   }
   return storage::WriteHighWatermarks(config_.log_dir(), marks, env_);
+}
+
+void TopicManager::AdvanceHighWatermark(Partition& partition) const {
+  auto info = GetTopicInfo(partition.tp().topic);
+  if (partition.MaybeAdvanceHighWatermark(info ? info->min_insync_replicas : 1)) {
+    Wake(partition.tp());
+  }
 }
 
 int64_t TopicManager::HighWatermark(Partition& partition) const {

@@ -99,10 +99,14 @@ class TopicManager {
   // (KIP-392): see CheckReplica.
   LeaderLookup ReplicaPartition(const TopicPartition& tp, int32_t current_leader_epoch) const;
   cluster::NodeId self() const { return self_; }
-  // Told whenever a follower's high watermark moves (from the replica fetch
-  // threads), so consumers long-polling a follower wake up. Set before Start.
-  void SetFollowerHighWatermarkListener(std::function<void(const TopicPartition&)> listener) {
-    follower_hw_listener_ = std::move(listener);
+  // Told whenever something a request may be waiting on changes for a
+  // partition: a follower's high watermark moved (from the replica fetch
+  // threads: consumers long-polling a follower wake up), or its leader or
+  // leader epoch changed, or the replica was removed (from the reconciling
+  // thread: an acks=all produce waiting there learns it is deposed). Set
+  // before Start.
+  void SetWakeListener(std::function<void(const TopicPartition&)> listener) {
+    wake_listener_ = std::move(listener);
   }
   // Told when this broker starts or stops leading a partition it hosts
   // (opened as leader, leader changed, replica removed while leading), from
@@ -235,7 +239,14 @@ class TopicManager {
   std::atomic<bool> fenced_{false};
   std::mutex admin_mu_;                     // serialises topic admin and reconciliation
   LeadershipListener leadership_listener_;  // guarded by admin_mu_
-  std::function<void(const TopicPartition&)> follower_hw_listener_;  // set before Start
+  std::function<void(const TopicPartition&)> wake_listener_;  // set before Start
+  // After an ISR change of a led partition: a smaller ISR may let the high
+  // watermark move with no fetch or produce to move it (Kafka completes its
+  // delayed produces then too), so the waiters are woken.
+  void AdvanceHighWatermark(Partition& partition) const;
+  void Wake(const TopicPartition& tp) const {
+    if (wake_listener_) wake_listener_(tp);
+  }
   mutable std::shared_mutex mu_;
   std::unordered_map<TopicPartition, std::shared_ptr<Partition>, TopicPartitionHash> partitions_;
   std::unordered_map<std::string, std::shared_ptr<const TopicInfo>> infos_;

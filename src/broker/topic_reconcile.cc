@@ -172,6 +172,8 @@ Status TopicManager::ReconcileLocked() {
       bool led = open->leader() == self_;
       cluster::LeaderEpoch epoch = open->leader_epoch();
       open->Apply(want.state, clock_->MonotonicMs());
+      if (led && (open->leader() != self_ || epoch != open->leader_epoch())) Wake(tp);
+      if (open->leader() == self_) AdvanceHighWatermark(*open);  // the ISR may have shrunk
       if (led != (open->leader() == self_)) {
         Log()->info("{}: leader {} at epoch {}", tp.ToString(), open->leader().value(),
                     open->leader_epoch().value());
@@ -234,6 +236,7 @@ void TopicManager::RemoveReplica(const std::shared_ptr<Partition>& partition, bo
     partitions_.erase(tp);
   }
   partition->MarkRemoved();
+  Wake(tp);
   if (partition->leader() == self_) NotifyLeadership(tp, false);
   fetchers_->Stop(tp);
   if (cleaner_) cleaner_->Unregister(tp);

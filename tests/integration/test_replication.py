@@ -193,6 +193,46 @@ def test_stalled_followers_leave_the_isr_and_min_insync_replicas_guards_acks_all
     etcd.stop_all()
 
 
+def test_an_acks_all_produce_waiting_on_a_follower_that_stalls_completes_when_the_isr_shrinks(
+        tmp_path, broker_factory):
+    """An acks=all produce waits for the ISR. When its follower stalls, the ISR shrinks to the
+    leader alone (min.insync.replicas=1), and the high watermark, now the leader's own log end,
+    passes the record: the produce is answered then, as Kafka completes delayed produces after
+    an ISR change, not at its timeout (nothing else fetches or produces here to move the mark)."""
+    etcd, brokers = start_cluster(tmp_path, broker_factory,
+                                  extra={"replica.lag.time.max.ms": str(LAG_MS)})
+    b1, b2, b3 = brokers
+    stopped = False
+    try:
+        topic = kit.unique_topic("shrink-wait")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 1, replica_assignment=[[1, 2]],
+                                  config={"min.insync.replicas": "1"})])[topic].result(timeout=30)
+        wait_until(lambda: isr(b1, topic) == {0: [1, 2]}, JOIN_WITHIN, "ISR [1, 2]",
+                   lambda: isr(b1, topic))
+        timeout_ms = 60_000
+        batch = rawkafka.record_batch([(None, b"waits for the ISR", [])], kit.BASE_TS)
+        os.kill(b2.proc.pid, signal.SIGSTOP)
+        stopped = True
+        with rawkafka.Conn(b1.bootstrap, timeout=timeout_ms / 1000 + 10) as c:
+            c.send(rawkafka.request(0, 8, 7, rawkafka.produce_body(
+                8, topic, 0, batch, acks=-1, timeout_ms=timeout_ms)))
+            sent = time.monotonic()
+            _, body = c.recv_frame()
+            answered = time.monotonic() - sent
+        [(_, _, code, base)] = rawkafka.parse_produce_response(8, body)
+        assert isr(b1, topic) == {0: [1]}
+        assert (code, base) == (0, 0), (code, base, f"answered after {answered:.1f} s")
+        # At the shrink (replica.lag.time.max.ms or the lease), far from the request's timeout.
+        assert answered < timeout_ms / 2000, f"answered after {answered:.1f} s"
+    finally:
+        if stopped:
+            os.kill(b2.proc.pid, signal.SIGCONT)
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
+
+
 def describe_tool(b, topic: str, *flags: str) -> str:
     """kafka-topics --describe of `topic` (with `flags`, e.g. --under-replicated-partitions)."""
     import subprocess
