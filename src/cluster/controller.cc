@@ -55,53 +55,34 @@ void LogOffline(const std::string& topic, int32_t partition, const PartitionReco
 }  // namespace
 
 Controller::Controller(Metadata& metadata, ControllerElection& election, ControllerOptions options)
-    : metadata_(metadata), election_(election), options_(std::move(options)) {
-  const std::string brokers = metadata.keys().BrokersPrefix();
-  const std::string partitions = metadata.keys().PartitionsPrefix();
-  const std::string controller = metadata.keys().Controller();
-  subscription_ = metadata.view().Subscribe(
-      [this, brokers, partitions, controller](const std::vector<std::string>& keys, bool reloaded) {
-        bool relevant = reloaded;
-        for (const auto& k : keys) {
-          relevant =
-              relevant || k.starts_with(brokers) || k.starts_with(partitions) || k == controller;
-        }
-        if (!relevant) return;
-        std::lock_guard lock(mu_);
-        dirty_ = true;
-        wake_.notify_one();
-      });
+    : metadata_(metadata),
+      election_(election),
+      options_(std::move(options)),
+      signal_(metadata.view(), {metadata.keys().BrokersPrefix(), metadata.keys().PartitionsPrefix(),
+                                metadata.keys().Controller()}) {
   thread_ = std::thread([this] { Run(); });
 }
 
 Controller::~Controller() {
-  metadata_.view().Unsubscribe(subscription_);
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-    wake_.notify_one();
-  }
+  signal_.Stop();
   thread_.join();
 }
 
 void Controller::Run() {
+  using Clock = ViewChangeSignal::Clock;
   for (;;) {
-    bool dirty = false;
-    {
-      std::unique_lock lock(mu_);
-      // The election can flip without a view change (the session is fenced
-      // locally): look at it every half second, but pass over the
-      // partitions only on a change or a new term, not on every tick.
-      wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return dirty_ || stopping_; });
-      if (stopping_) return;
-      dirty = std::exchange(dirty_, false);
-    }
+    // The election can flip without a view change (the session is fenced
+    // locally): look at it every half second, but pass over the partitions
+    // only on a change or a new term, not on every tick.
+    auto woken = signal_.WaitUntil(Clock::now() + std::chrono::milliseconds(500));
+    if (woken.stopping) return;
+    bool dirty = woken.changed;
     bool active = election_.active();
     if (!active) {
       was_active_ = false;
       continue;
     }
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = Clock::now();
     if (!was_active_) {
       known_epochs_.clear();  // a new term: nothing known of earlier epochs
       was_active_ = true;
@@ -119,9 +100,8 @@ void Controller::Run() {
     if (!written) {
       // A record changed under us (or the store is down): decide again on
       // fresh state, after a pause so a persistent failure does not spin.
-      std::unique_lock lock(mu_);
-      wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopping_; });
-      dirty_ = true;
+      if (signal_.PauseUntil(Clock::now() + std::chrono::milliseconds(200))) return;
+      signal_.MarkChanged();
     }
   }
 }

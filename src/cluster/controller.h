@@ -14,7 +14,6 @@
 // Thread-safety: one thread of its own; constructed and destroyed by the
 // broker.
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -27,6 +26,7 @@
 #include "cluster/controller_election.h"
 #include "cluster/metadata.h"
 #include "cluster/partition_leadership.h"
+#include "cluster/view_change_signal.h"
 
 namespace strata::cluster {
 
@@ -103,11 +103,7 @@ class Controller {
   std::map<NodeId, BrokerEpoch> known_epochs_;
   bool was_active_ = false;
   std::chrono::steady_clock::time_point next_balance_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool dirty_ = true;
-  bool stopping_ = false;
-  int subscription_ = 0;
+  ViewChangeSignal signal_;  // broker registrations, partitions, the controller key
   std::thread thread_;
 };
 

@@ -10,14 +10,14 @@
 //
 // Thread-safety: one thread of its own, so a slow remote store holds up
 // nothing else; constructed and destroyed by the broker.
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "cluster/controller_election.h"
 #include "cluster/metadata.h"
+#include "cluster/view_change_signal.h"
 
 namespace strata::cluster {
 
@@ -45,11 +45,7 @@ class DeletedTopicCleaner {
   RemoteDataDeleter delete_remote_data_;
   std::chrono::milliseconds retry_interval_;
   std::atomic<int64_t> cleaned_{0};
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool dirty_ = true;
-  bool stopping_ = false;
-  int subscription_ = 0;
+  ViewChangeSignal signal_;  // deleted-topic records and the controller key
   std::thread thread_;
 };
 
