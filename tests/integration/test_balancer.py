@@ -28,7 +28,6 @@ import kit
 from kit import wait_until
 from conftest import free_port
 from test_cluster import leaders, start_cluster
-from test_fast_migration import remote_uri  # noqa: F401 (a fixture)
 from test_replication import JOIN_WITHIN, isr
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's autobalancer")
@@ -195,9 +194,9 @@ def four(tmp_path, broker_factory):
 
 @pytest.fixture
 def four_on_hdfs(tmp_path, broker_factory, remote_uri):
-    """Four brokers whose remote storage is a real HDFS (MiniDFSCluster) when its jar is
-    built, as the test command builds it."""
-    extra = {**BALANCER, **({"strata.remote.storage.uri": remote_uri} if remote_uri else {})}
+    """Four brokers whose remote storage is a real HDFS (MiniDFSCluster, conftest's
+    `remote_uri`)."""
+    extra = {**BALANCER, "strata.remote.storage.uri": remote_uri}
     etcd, brokers = start_cluster(tmp_path, broker_factory, nodes=(1, 2, 3, 4), extra=extra)
     yield brokers
     for b in brokers:
