@@ -20,16 +20,23 @@ def _ephemeral_low() -> int:
 
 _LOW = 10000
 _HIGH = max(_LOW + 1000, _ephemeral_low())
+# Handed out by this process: a port is free until its taker binds it, so two calls before
+# that (a broker's admin port, then its listener port) could otherwise get the same one.
+_handed_out: set[int] = set()
 
 
 def free_port() -> int:
-    """A port nobody listens on now, outside the ephemeral range."""
+    """A port nobody listens on now, outside the ephemeral range, never handed out before by
+    this process."""
     for _ in range(200):
         port = random.randrange(_LOW, _HIGH)
+        if port in _handed_out:
+            continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
+            _handed_out.add(port)
             return port
     raise RuntimeError(f"no free port in [{_LOW}, {_HIGH})")
