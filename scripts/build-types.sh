@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Compiles every product source file (not the tests or tools, to keep the
-# test command's time) on its own (no unity batches, so a file that misses an
+# Compiles product source files (not the tests or tools, to keep the test
+# command's time) each on its own (no unity batches, so a file that misses an
 # include fails here) in a standard CMake build type that scripts/test.sh does
 # not otherwise build: MinSizeRel by default, or the types given as arguments
-# (RelWithDebInfo MinSizeRel). Release is build/ and Debug is build-asan/.
+# (RelWithDebInfo MinSizeRel). By default only the subsystems that the test
+# command's ThreadSanitizer build (scripts/build.sh tsan, also one file per
+# compiler run) does not compile: config, admin, balancer, broker;
+# STRATA_TYPES_MODULES=all compiles every subsystem. Release is build/ and Debug is build-asan/.
 # Optimisation levels differ between them, and so do GCC's warnings, which
 # -Werror turns into errors: this is how the test command catches a type that
 # does not build. -Os is the level furthest from the others (-O3, -O0); -O2
@@ -24,9 +27,14 @@ for type in "${types[@]}"; do
   # The object files of our own sources only: the generated etcd stubs are
   # built with the same fixed flags (-O1, no warnings) in every type, so
   # build/ has already compiled exactly them.
+  modules=${STRATA_TYPES_MODULES:-config admin balancer broker}
+  [[ $modules == all ]] &&
+    modules="base protocol config storage tiered cluster net replication admin coordinator balancer broker"
+  pattern=$(echo $modules | sed 's/ /\\|/g')
   mapfile -t objects < <(ninja -C "$dir" -t targets all |
-    sed -n 's#^\(CMakeFiles/strata_\(base\|protocol\|config\|storage\|tiered\|cluster\|net\|admin\|coordinator\|broker\)\.dir/src/[^:]*\.o\):.*#\1#p')
+    sed -n "s#^\\(CMakeFiles/strata_\\($pattern\\)\\.dir/src/[^:]*\\.o\\):.*#\\1#p")
   ((${#objects[@]} > 50)) || { echo "found only ${#objects[@]} object targets in $dir"; exit 1; }
+  echo "$type: compiling ${#objects[@]} files of: $modules"
   ninja -C "$dir" -j "$(nproc)" "${objects[@]}" > "$dir.log" 2>&1 ||
     { tail -50 "$dir.log"; echo "$type build FAILED"; exit 1; }
 done

@@ -9,7 +9,8 @@ namespace strata::app {
 
 void AddCommonOptions(CLI::App* sub, CommonFlags& flags, bool bootstrap, bool admin) {
   if (bootstrap) {
-    sub->add_option("--bootstrap,-b", flags.bootstrap, "a broker's Kafka listener host:port,...")
+    sub->add_option("--bootstrap-server,--bootstrap,-b", flags.bootstrap,
+                    "a broker's Kafka listener host:port,... (as Kafka's tools spell it)")
         ->capture_default_str();
   }
   if (admin) {

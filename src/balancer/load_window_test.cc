@@ -107,5 +107,32 @@ TEST(ModelBuilderTest, StatusesFromRegistrationFreshnessAndFailureTimeout) {
   EXPECT_NE(too_many.note.find("max.failed.brokers"), std::string::npos);
 }
 
+// A broker that left by a clean shutdown (a rolling restart) is waited for
+// the shutdown grace, one that vanished for the failure timeout.
+TEST(ModelBuilderTest, ABrokerThatLeftCleanlyGetsTheShutdownGrace) {
+  LoadWindow w;
+  for (int32_t b : {1, 2}) w.Add(Sample(b, 100'000, {}));
+  std::vector<BrokerTopology> brokers = {
+      {NodeId(1), "", true, false, false, false, 0, {}},
+      {NodeId(2), "", true, false, false, false, 0, {}},
+      {NodeId(3), "", false, false, false, false, 30'000, {}, /*left_cleanly=*/true},
+  };
+  ModelOptions o;
+  o.now_ms = 100'000;  // gone 70 s
+  o.failure_timeout_ms = 60'000;
+  o.shutdown_grace_ms = 120'000;
+  EXPECT_TRUE(BuildModel(brokers, {}, w, o).dead.empty());
+  o.now_ms = 150'000;  // gone 120 s
+  EXPECT_EQ(BuildModel(brokers, {}, w, o).dead, std::vector<NodeId>{NodeId(3)});
+  // Vanished, the same broker is dead after the failure timeout.
+  brokers[2].left_cleanly = false;
+  o.now_ms = 100'000;
+  EXPECT_EQ(BuildModel(brokers, {}, w, o).dead, std::vector<NodeId>{NodeId(3)});
+  // A grace shorter than the failure timeout never shortens the wait.
+  brokers[2].left_cleanly = true;
+  o.shutdown_grace_ms = 1'000;
+  EXPECT_EQ(FailureTimeoutOf(brokers[2], o), 60'000);
+}
+
 }  // namespace
 }  // namespace strata::balancer

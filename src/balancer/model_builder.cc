@@ -19,6 +19,11 @@ BrokerStatus StatusOf(const BrokerTopology& b, const LoadWindow& load, const Mod
 
 }  // namespace
 
+int64_t FailureTimeoutOf(const BrokerTopology& b, const ModelOptions& options) {
+  return b.left_cleanly ? std::max(options.failure_timeout_ms, options.shutdown_grace_ms)
+                        : options.failure_timeout_ms;
+}
+
 BuiltModel BuildModel(const std::vector<BrokerTopology>& brokers,
                       const std::vector<PartitionTopology>& partitions, const LoadWindow& load,
                       const ModelOptions& options) {
@@ -30,7 +35,7 @@ BuiltModel BuildModel(const std::vector<BrokerTopology>& brokers,
   for (const BrokerTopology& b : sorted) {
     if (b.registered) continue;
     out.gone.push_back(b.id);
-    if (options.now_ms - b.gone_since_ms >= options.failure_timeout_ms) overdue.push_back(b.id);
+    if (options.now_ms - b.gone_since_ms >= FailureTimeoutOf(b, options)) overdue.push_back(b.id);
   }
   if (static_cast<int32_t>(overdue.size()) > options.max_failed_brokers) {
     out.note = fmt::format(

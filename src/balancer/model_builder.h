@@ -8,7 +8,7 @@
 //     as the broker's role says (cluster::ScalingRoles::Effective: its
 //     registration as scaling changed it);
 //   - fenced, in controlled shutdown, or gone for less than the failure
-//     timeout: stale;
+//     timeout (the longer shutdown grace for one that left cleanly): stale;
 //   - gone for longer: dead (its replicas are re-placed), but only while at
 //     most max_failed_brokers are; past that nobody is declared dead and the
 //     model says why (too many failures at once is no time to move data).
@@ -32,6 +32,7 @@ struct BrokerTopology {
   bool fenced = false;        // fenced or in controlled shutdown
   int64_t gone_since_ms = 0;  // when it was first seen gone
   BrokerCapacity capacity;
+  bool left_cleanly = false;  // gone by a clean shutdown: expected back
 };
 
 struct PartitionTopology {
@@ -47,8 +48,14 @@ struct ModelOptions {
   int64_t now_ms = 0;
   int64_t stale_after_ms = 60'000;
   int64_t failure_timeout_ms = 60'000;
+  // Instead of failure_timeout_ms for a broker that left by a clean
+  // shutdown (a rolling restart), when longer.
+  int64_t shutdown_grace_ms = 600'000;
   int32_t max_failed_brokers = 1;
 };
+
+// How long `b` may be gone before it is declared dead.
+int64_t FailureTimeoutOf(const BrokerTopology& b, const ModelOptions& options);
 
 struct BuiltModel {
   ClusterModel model;

@@ -39,6 +39,10 @@ void RegisterBalancerGauges(BalancerService& balancer) {
   r.SetGauge("strata_balancer_enabled",
              "1 while the balancer is on (strata.balancer.enable, the dynamic value first)", {},
              [b] { return b->enabled() ? 1.0 : 0.0; });
+  r.SetGauge("strata_balancer_self_healing_enabled",
+             "1 while dead brokers' replicas are re-placed (strata.balancer.self.healing.enable, "
+             "the dynamic value first)",
+             {}, [b] { return b->self_healing() ? 1.0 : 0.0; });
   r.SetGauge("strata_balancer_moves_in_flight", "moves of the current cycle not yet finished", {},
              [b] { return static_cast<double>(b->moves_in_flight()); });
   r.SetGauge("strata_balancer_last_plan_seconds", "how long the last cycle took to plan", {},

@@ -122,7 +122,8 @@ balancer::BuiltModel BalancerService::BuildLocked(int64_t now_ms,
   for (const auto& r : metadata_.KnownBrokers()) {
     if (live.count(r.node_id) > 0) continue;
     const int64_t since = gone_since_ms_.try_emplace(r.node_id, now_ms).first->second;
-    brokers.push_back({r.node_id, r.rack, false, false, false, true, since, CapacityOf(r)});
+    brokers.push_back(
+        {r.node_id, r.rack, false, false, false, true, since, CapacityOf(r), r.left_cleanly});
   }
   std::vector<balancer::PartitionTopology> partitions;
   for (const auto& t : view.Topics()) {
@@ -131,12 +132,17 @@ balancer::BuiltModel BalancerService::BuildLocked(int64_t now_ms,
                             cluster::Reassigning(p.record)});
     }
   }
+  return balancer::BuildModel(brokers, partitions, window_, ModelOptionsAt(now_ms));
+}
+
+balancer::ModelOptions BalancerService::ModelOptionsAt(int64_t now_ms) const {
   balancer::ModelOptions o;
   o.now_ms = now_ms;
   o.stale_after_ms = options_.stale_after_ms;
   o.failure_timeout_ms = options_.failure_timeout_ms;
+  o.shutdown_grace_ms = options_.shutdown_grace_ms;
   o.max_failed_brokers = options_.max_failed_brokers;
-  return balancer::BuildModel(brokers, partitions, window_, o);
+  return o;
 }
 
 std::set<std::pair<std::string, int32_t>> BalancerService::CoolingLocked(int64_t now_ms) const {
@@ -166,14 +172,14 @@ void BalancerService::ReadLoad() {
   last_error_ = read.ok() ? "" : read.error().message;
 }
 
-void BalancerService::Cycle() {
+void BalancerService::Cycle(bool balance) {
   if (!controller_.active()) {
     std::lock_guard lock(mu_);
     was_active_ = false;
     return;
   }
   ReadLoad();
-  Scale();
+  if (balance) Scale();
   balancer::Plan plan;
   nlohmann::json audit;
   const cluster::ScalingRoles roles = Roles();
@@ -181,17 +187,27 @@ void BalancerService::Cycle() {
     std::lock_guard lock(mu_);
     const int64_t now = NowWallMs();
     balancer::BuiltModel built = BuildLocked(now, roles);
+    // Self-healing alone moves nothing while every broker is alive.
+    if (!balance && built.dead.empty()) {
+      last_cycle_ms_ = now;
+      if (!built.note.empty()) Log()->warn("balancer: {}", built.note);
+      return;
+    }
     balancer::PlannerOptions planner = options_.planner;
     planner.cooling = CoolingLocked(now);
     const bool settling = now < settle_until_ms_;
-    if (settling) planner.goals.clear();  // hard goals only
+    if (settling || !balance) planner.goals.clear();  // hard goals only
     plan = balancer::MakePlan(built.model, planner);
     last_plan_ = balancer::PlanToJson(plan);
     last_plan_ms_ = plan.plan_ms;
     last_plan_["dead_brokers"] = nlohmann::json::array();
     for (NodeId id : built.dead) last_plan_["dead_brokers"].push_back(id.value());
     last_plan_["note"] = built.note;
-    if (settling) {
+    if (!balance) {
+      last_plan_["note"] = built.note.empty() ? built.note : built.note + "; ";
+      last_plan_["note"] = last_plan_["note"].get<std::string>() +
+                           "self-healing only (strata.balancer.enable=false): hard goals";
+    } else if (settling) {
       last_plan_["settling_until_ms"] = settle_until_ms_;
       if (!built.note.empty()) last_plan_["note"] = built.note + "; ";
       last_plan_["note"] = last_plan_["note"].get<std::string>() +
@@ -377,6 +393,7 @@ nlohmann::json BalancerService::StatusJson() const {
   nlohmann::json decisions = nlohmann::json::array();
   for (const auto& d : decisions_) decisions.push_back(d);
   return {{"enabled", enabled()},
+          {"self_healing", self_healing()},
           {"broker_load", BrokerLoadLocked()},
           {"paused", paused()},
           {"active_controller", controller_.active()},

@@ -38,8 +38,10 @@ std::vector<std::string> SplitGoals(const std::string& text) {
 BalancerOptions BalancerOptions::FromConfig(const config::BrokerConfig& c) {
   BalancerOptions o;
   o.enabled = c.GetBool("strata.balancer.enable");
+  o.self_healing = c.GetBool("strata.balancer.self.healing.enable");
   o.cycle_interval = std::chrono::milliseconds(c.GetLong("strata.balancer.cycle.interval.ms"));
   o.failure_timeout_ms = c.GetLong("strata.balancer.broker.failure.timeout.ms");
+  o.shutdown_grace_ms = c.GetLong("strata.balancer.broker.shutdown.grace.ms");
   o.max_failed_brokers = static_cast<int32_t>(c.GetLong("strata.balancer.max.failed.brokers"));
   o.stale_after_ms = c.GetLong("strata.balancer.metrics.stale.ms");
   o.cooldown_ms = c.GetLong("strata.balancer.partition.cooldown.ms");
@@ -118,6 +120,10 @@ bool BalancerService::enabled() const {
   return DynamicFlag(metadata_, "strata.balancer.enable", options_.enabled);
 }
 
+bool BalancerService::self_healing() const {
+  return DynamicFlag(metadata_, "strata.balancer.self.healing.enable", options_.self_healing);
+}
+
 Status BalancerService::Pause() {
   STRATA_RETURN_IF_ERROR(
       metadata_.UpdateBrokerConfigs(kClusterDefault, [](std::map<std::string, std::string>& c) {
@@ -163,7 +169,9 @@ bool BalancerService::TrackGoneBrokers(int64_t now_ms) {
       continue;
     }
     const int64_t since = gone_since_ms_.try_emplace(r.node_id, now_ms).first->second;
-    const int64_t dead_at = since + options_.failure_timeout_ms;
+    balancer::BrokerTopology gone;
+    gone.left_cleanly = r.left_cleanly;
+    const int64_t dead_at = since + balancer::FailureTimeoutOf(gone, ModelOptionsAt(now_ms));
     if (dead_at <= now_ms && dead_at > last_cycle_ms_) due = true;
   }
   return due;
@@ -177,6 +185,7 @@ void BalancerService::Run() {
   auto next_cycle = std::chrono::steady_clock::now() + options_.cycle_interval;
   for (;;) {
     bool asked = false;
+    bool heal_due = false;
     {
       std::unique_lock lock(wake_mu_);
       wake_.wait_for(lock, tick, [this] { return stopping_ || run_now_; });
@@ -195,16 +204,21 @@ void BalancerService::Run() {
       ReadLoad();  // every tick, so status and dry runs see fresh load
       // A broker just past the failure timeout is healed now, not at the
       // next cycle.
-      if (TrackGoneBrokers(WallClockMs()) && enabled()) asked = true;
+      heal_due = TrackGoneBrokers(WallClockMs()) && (enabled() || self_healing());
     } else {
       std::lock_guard lock(mu_);
       was_active_ = false;  // the next term reads the topic again
     }
     const auto now = std::chrono::steady_clock::now();
-    if (!asked && now < next_cycle) continue;
+    if (!asked && !heal_due && now < next_cycle) continue;
     next_cycle = now + options_.cycle_interval;
-    // An operator's apply runs a cycle even when periodic ones are off.
-    if (enabled() || asked) Cycle();
+    // An operator's apply runs a whole cycle even when periodic ones are
+    // off; with balancing off, self-healing runs a hard-goals cycle.
+    if (enabled() || asked) {
+      Cycle(/*balance=*/true);
+    } else if (self_healing()) {
+      Cycle(/*balance=*/false);
+    }
   }
 }
 

@@ -6,8 +6,12 @@
 // ClusterModel from the metadata view and the window, plans on it
 // (balancer/planner.h) and, unless paused, carries the plan out as
 // reassignments (balancer/executor.h). Brokers gone longer than
-// strata.balancer.broker.failure.timeout.ms are declared dead and their
-// replicas re-placed (self-healing). With strata.balancer.scaling.enable,
+// strata.balancer.broker.failure.timeout.ms (strata.balancer.broker.
+// shutdown.grace.ms for one that left by a clean shutdown) are declared dead
+// and their replicas re-placed (self-healing,
+// strata.balancer.self.healing.enable): with the balancer off and healing
+// on, a cycle runs only while a broker is dead, and plans with the hard
+// goals alone. With strata.balancer.scaling.enable,
 // sustained high or low utilization activates a standby broker or drains
 // one back to standby (balancer/scaling.h) before planning, so the same
 // cycle's plan fills or empties it. Every decision is logged with its
@@ -44,9 +48,11 @@
 namespace strata::broker {
 
 struct BalancerOptions {
-  bool enabled = false;
+  bool enabled = true;
+  bool self_healing = true;
   std::chrono::milliseconds cycle_interval{60'000};
   int64_t failure_timeout_ms = 60'000;
+  int64_t shutdown_grace_ms = 600'000;
   int32_t max_failed_brokers = 1;
   int64_t stale_after_ms = 60'000;
   int64_t cooldown_ms = 600'000;
@@ -99,11 +105,15 @@ class BalancerService {
   bool paused() const;
   // strata.balancer.enable, dynamic cluster-wide value first.
   bool enabled() const;
+  // strata.balancer.self.healing.enable, dynamic cluster-wide value first.
+  bool self_healing() const;
 
  private:
   class Port;  // ReassignmentPort on the metadata and the controller
   void Run();
-  void Cycle();
+  // A cycle; with `balance` false (self-healing only) it plans with the
+  // hard goals alone and only while a broker is dead, and does not scale.
+  void Cycle(bool balance);
   // Notes when each known broker's registration went (every tick, so the
   // failure timeout runs from then, not from the next cycle); true when one
   // has been gone past the timeout since the last cycle.
@@ -115,6 +125,8 @@ class BalancerService {
   // the cluster configs, logged, audited and passed to the hook command.
   void Scale();
   void RunHook(const balancer::ScalingDecision& d);
+  // The model's options at `now_ms` (the timeouts from the config).
+  balancer::ModelOptions ModelOptionsAt(int64_t now_ms) const;
   // The model of now, under mu_, with the brokers' roles as `roles` has them.
   balancer::BuiltModel BuildLocked(int64_t now_ms, const cluster::ScalingRoles& roles);
   cluster::ScalingRoles Roles() const;

@@ -49,9 +49,25 @@ BrokerSession::~BrokerSession() {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   if (LeaseId lease = lease_.load()) {
+    RecordCleanLeave();
     Status st = metadata_.kv().RevokeLease(lease);
     if (!st.ok())
       Log()->warn("revoking broker lease: {} (it expires by itself)", st.error().message);
+  }
+}
+
+void BrokerSession::RecordCleanLeave() {
+  // Only while the registration is still ours: a successor with the same
+  // node id that registered meanwhile must not be marked as gone.
+  BrokerRegistration known = Registration();
+  known.left_cleanly = true;
+  KvCompare ours = KvCompare::CreatedAt(key_, epoch_.load());
+  KvOp put =
+      KvOp::Put(metadata_.keys().KnownBroker(options_.registration.node_id), EncodeBroker(known));
+  auto r = metadata_.kv().Txn(std::span(&ours, 1), std::span(&put, 1));
+  if (!r.ok()) {
+    Log()->warn("recording a clean leave: {} (the balancer will treat this broker as vanished)",
+                r.error().message);
   }
 }
 

@@ -42,7 +42,9 @@ class BrokerSession {
  public:
   static Result<std::unique_ptr<BrokerSession>> Start(Metadata& metadata,
                                                       BrokerSessionOptions options);
-  // Revokes the lease: the registration goes at once (a clean shutdown).
+  // A clean shutdown: marks the known-broker record left_cleanly (the
+  // balancer gives a broker expected back a longer grace), then revokes
+  // the lease, so the registration goes at once.
   ~BrokerSession();
 
   BrokerEpoch epoch() const { return BrokerEpoch(epoch_.load()); }
@@ -78,6 +80,7 @@ class BrokerSession {
   // registration of the node id is live.
   Status RegisterOnce();
   BrokerRegistration Registration() const;
+  void RecordCleanLeave();
   Status Register(std::chrono::milliseconds wait_for_predecessor);
   void Run();
   void SetFenced(bool fenced, const std::string& why);

@@ -57,8 +57,19 @@ TEST_P(BrokerSessionTest, RegistersWithAGrowingEpochAndLeavesOnShutdown) {
     EXPECT_FALSE(s->fenced());
   }
   ASSERT_TRUE(Eventually([&] { return !md_->view().Broker(NodeId(1)); }, 3s));  // revoked
+  // The known-broker record says it left cleanly (a rolling restart gets a
+  // longer grace from the balancer than a broker that vanished) ...
+  auto known = [&] {
+    for (const auto& r : md_->KnownBrokers())
+      if (r.node_id == NodeId(1)) return r;
+    return BrokerRegistration{};
+  };
+  ASSERT_TRUE(Eventually([&] { return known().left_cleanly; }, 3s));
+  EXPECT_EQ(known().listeners[0].port, 9092);
   auto again = BrokerSession::Start(*md_, Options(1, 9092)).value();
   EXPECT_GT(again->epoch(), first);
+  // ... until it registers again.
+  ASSERT_TRUE(Eventually([&] { return !known().left_cleanly && known().node_id == NodeId(1); }));
 }
 
 TEST_P(BrokerSessionTest, ControlledShutdownKeepsTheEpochAndChangesOnlyTheState) {

@@ -159,11 +159,29 @@ TEST(PartitionLeadership, AReplicaNotContiguousWithRemoteStorageIsNeverElected) 
   auto none = ElectLeader(elr, Live({2}), None(), false, {.min_insync_replicas = 2});
   ASSERT_TRUE(none);
   EXPECT_EQ(none->leader, kNoNode);
-  // Preferred election of a gapped first replica is refused.
-  PartitionRecord preferred = Record({2, 1}, {1}, 1, 3);
+  // Preferred election of a gapped first replica is refused, even were it
+  // listed in the ISR (it never should be): contiguity alone decides here,
+  // as the same record without the gap shows.
+  PartitionRecord preferred = Record({2, 1}, {1, 2}, 1, 3);
+  EXPECT_EQ(ElectRequested(ElectionType::kPreferred, preferred, Live({1, 2})).outcome,
+            ElectionOutcome::kElected);
   preferred.non_contiguous = {NodeId(2)};
   EXPECT_EQ(ElectRequested(ElectionType::kPreferred, preferred, Live({1, 2})).outcome,
             ElectionOutcome::kPreferredNotAvailable);
+  // Nor does the automatic preferred-leader rebalance pick it.
+  const PartitionRecord* one[] = {&preferred};
+  EXPECT_TRUE(PartitionsToRebalance(one, Live({1, 2}), 0).empty());
+  // An unclean election, by the operator or the controller, passes over a
+  // gapped ISR member too.
+  PartitionRecord gapped_isr = Record({2, 3}, {2, 3}, 1, 3);
+  gapped_isr.leader = kNoNode;
+  gapped_isr.non_contiguous = {NodeId(2)};
+  auto unclean = ElectRequested(ElectionType::kUnclean, gapped_isr, Live({2, 3}));
+  ASSERT_EQ(unclean.outcome, ElectionOutcome::kElected);
+  EXPECT_EQ(unclean.record.leader, NodeId(3));
+  auto controller = ElectLeader(gapped_isr, Live({2, 3}), None(), /*allow_unclean=*/true);
+  ASSERT_TRUE(controller);
+  EXPECT_EQ(controller->leader, NodeId(3));
 }
 
 TEST(PartitionLeadership, RebalanceOnlyBrokersAboveTheImbalancePercentage) {

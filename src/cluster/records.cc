@@ -59,6 +59,7 @@ std::string EncodeBroker(const BrokerRegistration& b) {
       {"state", BrokerStateName(b.state)}, {"capacity", b.capacity}, {"incarnation", b.incarnation},
       {"clean_shutdown", b.clean_shutdown}};
   if (b.new_log_dir_epoch >= 0) doc["new_log_dir_epoch"] = b.new_log_dir_epoch;
+  if (b.left_cleanly) doc["left_cleanly"] = true;
   return doc.dump();
 }
 
@@ -99,6 +100,7 @@ Result<BrokerRegistration> DecodeBroker(const std::string& value) {
         b.incarnation = Field<std::string>(doc, "incarnation", "");
         b.clean_shutdown = Field<bool>(doc, "clean_shutdown", true);
         b.new_log_dir_epoch = Field<int64_t>(doc, "new_log_dir_epoch", -1);
+        b.left_cleanly = Field<bool>(doc, "left_cleanly", false);
         return b;
       });
 }

@@ -56,6 +56,11 @@ struct BrokerRegistration {
   // epoch which count on its replicas count on data it does not have
   // (Controller::ForgetLostReplicas). Kept until no such record is left.
   int64_t new_log_dir_epoch = -1;
+  // On the known-broker record only: the broker left by a clean shutdown
+  // (it revoked its own lease) and is expected back, as in a rolling
+  // restart; the balancer waits longer before re-placing its replicas than
+  // for one that vanished. A new registration clears it.
+  bool left_cleanly = false;
   bool operator==(const BrokerRegistration&) const = default;
 };
 // The (store) revision below which partition records may count on data the

@@ -35,6 +35,7 @@ BrokerRegistration FullBroker() {
   b.incarnation = "5f0c2a9e";
   b.clean_shutdown = false;
   b.new_log_dir_epoch = 17;
+  b.left_cleanly = true;
   return b;
 }
 
@@ -57,6 +58,7 @@ TEST(BrokerRecord, RoundTripsEveryField) {
   EXPECT_EQ(d->incarnation, "5f0c2a9e");
   EXPECT_FALSE(d->clean_shutdown);
   EXPECT_EQ(d->new_log_dir_epoch, 17);
+  EXPECT_TRUE(d->left_cleanly);
   EXPECT_EQ(*d, b);
 }
 
@@ -96,6 +98,7 @@ TEST(BrokerRecord, OptionalFieldsDefault) {
   EXPECT_TRUE(d->capacity.empty());
   EXPECT_EQ(d->incarnation, "");
   EXPECT_TRUE(d->clean_shutdown);
+  EXPECT_FALSE(d->left_cleanly);  // a vanished broker is the cautious reading
   EXPECT_EQ(d->new_log_dir_epoch, -1);
 }
 

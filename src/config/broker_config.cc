@@ -106,6 +106,7 @@ bool BrokerConfig::IsDynamic(const std::string& name) {
 
 bool BrokerConfig::IsDynamicBrokerOnly(const std::string& name) {
   return name == "strata.balancer.enable" || name == "strata.balancer.paused" ||
+         name == "strata.balancer.self.healing.enable" ||
          name == "strata.balancer.scaling.activated" ||
          name == "strata.balancer.scaling.draining" || name == "strata.balancer.scaling.retired" ||
          name == "leader.replication.throttled.rate" ||

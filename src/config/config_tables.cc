@@ -305,10 +305,14 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"strata.broker.capacity.cpu.cores", T::kLong, "0",
        "declared CPU cores, for the balancer (0: the cores this process may use)", AtLeast(0)},
       // The autobalancer (docs/balancer.md), run by the active controller.
-      {"strata.balancer.enable", T::kBoolean, "false",
+      {"strata.balancer.enable", T::kBoolean, "true",
        "plan and carry out moves every strata.balancer.cycle.interval.ms (an operator's "
        "apply runs a cycle either way); dynamic, cluster-wide with kafka-configs "
        "--entity-default"},
+      {"strata.balancer.self.healing.enable", T::kBoolean, "true",
+       "re-place the replicas of a broker gone past its failure timeout, also while "
+       "strata.balancer.enable is false (then with the hard goals only); dynamic, "
+       "cluster-wide with kafka-configs --entity-default"},
       {"strata.balancer.paused", T::kBoolean, "false",
        "no moves are carried out (plans are still made); set cluster-wide by the admin API's "
        "pause and resume, or with kafka-configs --entity-type brokers --entity-default"},
@@ -341,7 +345,13 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"strata.balancer.move.timeout.ms", T::kLong, "300000",
        "a move not done within this is cancelled (its original replicas come back)", AtLeast(1000)},
       {"strata.balancer.broker.failure.timeout.ms", T::kLong, "60000",
-       "a broker gone this long is declared dead and its replicas re-placed", AtLeast(0)},
+       "a broker that vanished (its lease expired or was revoked by the liveness probe) and "
+       "stayed gone this long is declared dead and its replicas re-placed",
+       AtLeast(0)},
+      {"strata.balancer.broker.shutdown.grace.ms", T::kLong, "600000",
+       "the same for a broker that left by a clean shutdown and is expected back (a rolling "
+       "restart); the longer of the two applies",
+       AtLeast(0)},
       {"strata.balancer.max.failed.brokers", T::kInt, "1",
        "with more brokers gone past the failure timeout, none is re-placed", AtLeast(0)},
       {"strata.balancer.metrics.interval.ms", T::kLong, "10000",

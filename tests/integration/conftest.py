@@ -214,11 +214,16 @@ class Broker:
         return rc
 
     def kill9(self) -> None:
-        if self.proc is None:
-            return
-        self.proc.kill()
-        self.proc.wait()
+        """SIGKILL a running broker. One that had already exited (a crash, a sanitizer
+        report) fails the test here: the kill would otherwise hide that it died by itself."""
+        assert self.proc is not None, f"{self.workdir.name}: kill9 of a broker that is not started"
+        rc = self.proc.poll()
+        if rc is None:
+            self.proc.kill()
+            self.proc.wait()
         self._reap()
+        assert rc is None, (f"{self.workdir.name}: had already exited with {rc} before kill9:\n"
+                            f"{self.log_tail()}")
 
     def restart(self) -> None:
         self.stop()

@@ -92,7 +92,7 @@ def test_topic_commands(three):
 
 
 def test_group_commands(three):
-    bs = ["-b", three[0].bootstrap]
+    bs = ["--bootstrap-server", three[0].bootstrap]  # Kafka's tools' spelling, beside -b
     topic = kit.unique_topic("cli-g")
     kit.create_topic(three[0].bootstrap, topic, 2)
     recs = kit.make_records(100, 2, seed=5, tag="cli")
