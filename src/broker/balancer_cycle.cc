@@ -3,6 +3,8 @@
 // decisions it keeps for the admin API.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "broker/balancer_service.h"
 #include "broker/balancer_throttle.h"
 #include "broker/log.h"
@@ -190,6 +192,7 @@ void BalancerService::Cycle(bool balance) {
     // Self-healing alone moves nothing while every broker is alive.
     if (!balance && built.dead.empty()) {
       last_cycle_ms_ = now;
+      heal_unfinished_ = false;
       if (!built.note.empty()) Log()->warn("balancer: {}", built.note);
       return;
     }
@@ -214,6 +217,11 @@ void BalancerService::Cycle(bool balance) {
                            "soft goals wait until the load window covers the last moves";
     }
     last_cycle_ms_ = now;
+    heal_unfinished_ =
+        !built.dead.empty() &&
+        std::any_of(plan.violations.begin(), plan.violations.end(), [](const std::string& v) {
+          return v.rfind(balancer::kGoalLiveBrokers, 0) == 0;
+        });
     if (!built.note.empty()) Log()->warn("balancer: {}", built.note);
     audit = last_plan_;
   }

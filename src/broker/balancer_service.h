@@ -116,7 +116,8 @@ class BalancerService {
   void Cycle(bool balance);
   // Notes when each known broker's registration went (every tick, so the
   // failure timeout runs from then, not from the next cycle); true when one
-  // has been gone past the timeout since the last cycle.
+  // has been gone past the timeout since the last cycle, or an unfinished
+  // heal is due a retry.
   bool TrackGoneBrokers(int64_t now_ms);
   nlohmann::json BrokerLoadLocked() const;
   // Reads new samples into the window (a new controller term starts over).
@@ -157,6 +158,11 @@ class BalancerService {
   nlohmann::json scaling_status_ = nlohmann::json::object();
   nlohmann::json last_scale_event_;
   int64_t last_cycle_ms_ = 0;
+  // The last cycle left replicas on a dead broker with nowhere to go (no
+  // broker with load samples yet, say): retried every kHealRetryMs, not at
+  // the next cycle.
+  bool heal_unfinished_ = false;
+  static constexpr int64_t kHealRetryMs = 5'000;
   // Until then only hard goals plan: the load window still holds samples
   // from before the last moves, which would show their sources hot.
   int64_t settle_until_ms_ = 0;

@@ -50,7 +50,8 @@ def tiered_topic(b, name: str) -> str:
     active segment); the ISRs full when it returns."""
     topic = kit.unique_topic(name)
     # retention.ms=-1: the records carry 2023 timestamps, which time retention would delete.
-    kit.admin(b.bootstrap).create_topics([NewTopic(
+    a = kit.admin(b.bootstrap)  # held: a destroyed client fails its pending futures
+    a.create_topics([NewTopic(
         topic, 4, replica_assignment=[[4, 1], [4, 2], [4, 3], [1, 4]],
         config={"remote.storage.enable": "true", "retention.ms": "-1",
                 "min.insync.replicas": "1"})])[topic].result(timeout=30)
@@ -117,7 +118,7 @@ def test_a_cleanly_stopped_broker_gets_the_shutdown_grace(four):
     wait_until(lambda: 4 not in metadata(b1).brokers, 10, "broker 4 unregistered")
     # Well past the failure timeout (plus ticks), well before the grace: nothing moves.
     still_placed(b1, topic, 4, stopped_at + FAILURE_MS / 1000 + 3 * TICK_S)
-    plan = admin_get(controller_of(four[:3]), "/v1/balancer")["last_plan"]
+    plan = admin_get(controller_of(four[:3]), "/v1/balancer")["last_plan"] or {}
     assert 4 not in plan.get("dead_brokers", []), plan
     # Not back within the grace: then it is re-placed.
     wait_until(lambda: healed(b1, topic, 4), GRACE_MS / 1000 + HEAL_WITHIN,
@@ -141,5 +142,5 @@ def test_the_switches_are_dynamic_and_healing_runs_without_balancing(four):
     set_cluster_config(b1, **{"strata.balancer.self.healing.enable": "true"})
     wait_until(lambda: healed(b1, topic, 4), HEAL_WITHIN, "broker 4's replicas re-placed",
                lambda: (leaders(b1, topic), isr(b1, topic)))
-    plan = admin_get(controller_of(four[:3]), "/v1/balancer")["last_plan"]
+    plan = admin_get(controller_of(four[:3]), "/v1/balancer")["last_plan"] or {}
     assert "self-healing only" in plan.get("note", ""), plan
