@@ -5,8 +5,8 @@ balancer re-places them on the others once strata.balancer.broker.failure.timeou
     bench/heal.sh [--partitions 1000] [--failure-timeout-ms 60000]
                   [--execution-concurrency N] [--no-record]
 
-1. etcd and 4 Strata brokers with the balancer on and its defaults otherwise (10 s load
-   samples, 60 s cycles are not waited for: a broker's death wakes the controller).
+1. etcd and 4 Strata brokers with the balancer's defaults (on; 10 s load samples; 60 s cycles
+   are not waited for: a broker's death past the timeout wakes the controller).
 2. --partitions partitions at RF 2 in topics of 100, tiered (file:// remote store), every
    even partition with a replica on broker 4 (half the partitions; a quarter led by it), one
    record in each; waits until every ISR is full and the controller has a load sample of
@@ -82,7 +82,6 @@ def main() -> int:
     cluster = brokers.StrataCluster(workdir, strata_bin, 4)
     for b in cluster.nodes:
         b.config.update({"strata.admin.listener": f"127.0.0.1:{brokers.free_port()}",
-                         "strata.balancer.enable": "true",
                          "strata.balancer.broker.failure.timeout.ms": str(args.failure_timeout_ms),
                          "remote.log.storage.system.enable": "true",
                          "strata.remote.storage.uri": f"file://{remote}"})

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The long versions of tests whose short versions run in scripts/test.sh, by
 # hand (not in CI): the tiered-storage test over HDFS with 200 MiB of log
-# instead of 64 (STRATA_HDFS_BIG_MIB), and the nemesis test with 100 rounds of
-# broker kills and restarts instead of 10 (STRATA_NEMESIS_ROUNDS). Builds the
-# release broker if needed.
+# instead of 64 (STRATA_HDFS_BIG_MIB), the nemesis test with 100 rounds of
+# broker kills and restarts instead of 10 (STRATA_NEMESIS_ROUNDS), and the mixed
+# nemesis (SIGKILL, SIGSTOP past the lease, network partitions, etcd member
+# loss, full disks; needs root) with 100 rounds instead of 10
+# (STRATA_MIXED_NEMESIS_ROUNDS; STRATA_NEMESIS_SEED replays a schedule). Builds
+# the release broker if needed.
 # Usage: scripts/soak.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,3 +15,5 @@ STRATA_BIN="$(pwd)/build/strata" STRATA_HDFS_BIG_MIB=200 python3 -m pytest -q -s
   tests/integration/test_tiered_hdfs.py -k big_log
 STRATA_BIN="$(pwd)/build/strata" STRATA_NEMESIS_ROUNDS=100 python3 -m pytest -q -s \
   tests/integration/test_nemesis.py
+STRATA_BIN="$(pwd)/build/strata" STRATA_MIXED_NEMESIS_ROUNDS=100 python3 -m pytest -q -s \
+  tests/integration/test_nemesis_mixed.py

@@ -47,7 +47,7 @@ scripts/build.sh tsan
 
 step "unit tests (tsan)"
 # halt_on_error: the first report fails the test binary, with both stacks.
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan \
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(pwd)/scripts/tsan.supp" ctest --test-dir build-tsan \
   --output-on-failure -R '^(cluster|replication|net|coordinator|tiered)_unit$'
 
 step "HDFS tests (WebHDFS against MiniDFSCluster, asan+ubsan)"

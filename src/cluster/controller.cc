@@ -90,38 +90,47 @@ void Controller::Run() {
       dirty = true;
       next_balance_ = now + options_.leader_imbalance_check_interval;
     }
+    // The pass over changes first: a broker back with an empty disk is
+    // forgotten by it before any preferred election could count on it.
+    if (dirty) {
+      bool written = ElectLeaders();
+      passes_++;
+      if (!written) {
+        // A record changed under us (or the store is down): decide again on
+        // fresh state, after a pause so a persistent failure does not spin.
+        if (signal_.PauseUntil(Clock::now() + std::chrono::milliseconds(200))) return;
+        signal_.MarkChanged();
+        continue;
+      }
+    }
     if (options_.auto_leader_rebalance && now >= next_balance_) {
       next_balance_ = now + options_.leader_imbalance_check_interval;
       BalanceLeaders();
     }
-    if (!dirty) continue;
-    bool written = ElectLeaders();
-    passes_++;
-    if (!written) {
-      // A record changed under us (or the store is down): decide again on
-      // fresh state, after a pause so a persistent failure does not spin.
-      if (signal_.PauseUntil(Clock::now() + std::chrono::milliseconds(200))) return;
-      signal_.MarkChanged();
-    }
   }
+}
+
+std::map<NodeId, Revision> Controller::NewLogDirs() const {
+  std::map<NodeId, Revision> new_dirs;
+  for (const auto& b : metadata_.view().Brokers()) {
+    const Revision lost_before = LostDataBefore(b.registration, b.epoch);
+    if (lost_before > 0 && EligibleForLeadership(b.registration.state))
+      new_dirs[b.registration.node_id] = lost_before;
+  }
+  return new_dirs;
 }
 
 bool Controller::ElectLeaders() {
   MetadataView& view = metadata_.view();
   std::map<NodeId, BrokerEpoch> epochs;
   std::set<NodeId> crashed;  // registered after an unclean shutdown
-  // Brokers whose log directory was new, with the revision records must be
-  // newer than to know it.
-  std::map<NodeId, Revision> new_dirs;
   for (const auto& b : view.Brokers()) {
     // A broker in controlled shutdown counts as gone: it leaves ISRs and
     // leaderships while it still serves, so its stop interrupts nothing.
     if (EligibleForLeadership(b.registration.state)) epochs[b.registration.node_id] = b.epoch;
     if (!b.registration.clean_shutdown) crashed.insert(b.registration.node_id);
-    const Revision lost_before = LostDataBefore(b.registration, b.epoch);
-    if (lost_before > 0 && EligibleForLeadership(b.registration.state))
-      new_dirs[b.registration.node_id] = lost_before;
   }
+  const std::map<NodeId, Revision> new_dirs = NewLogDirs();
   auto live = [&](NodeId id) { return epochs.contains(id); };
   auto restarted = [&](NodeId id) {
     auto known = known_epochs_.find(id);

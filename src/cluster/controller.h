@@ -80,6 +80,9 @@ class Controller {
   void Run();
   // One pass over every partition; true when all its writes went through.
   bool ElectLeaders();
+  // Registered brokers whose log directory was new, with the revision
+  // (LostDataBefore) below which partition records count on data they lack.
+  std::map<NodeId, Revision> NewLogDirs() const;
   // ForgetLostReplica for each broker in `new_dirs` (whose log directory
   // was new, with LostDataBefore) that `entry`, written before then, counts
   // on; applied to `record`. True when it changed.

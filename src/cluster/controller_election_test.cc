@@ -32,7 +32,7 @@ class ControllerElectionTest : public ::testing::TestWithParam<std::string> {
     nodes_.clear();
     backend_.reset();
   }
-  Node& Add(int id) {
+  Node& Add(int id, int64_t new_log_dir_epoch = -1) {
     Node n;
     MetadataOptions o;
     o.local_node = NodeId(id);
@@ -42,6 +42,7 @@ class ControllerElectionTest : public ::testing::TestWithParam<std::string> {
     so.registration.node_id = NodeId(id);
     so.registration.listeners = {{"PLAINTEXT", "127.0.0.1", 9000 + id}};
     so.ttl = 2000ms;
+    so.registration.new_log_dir_epoch = new_log_dir_epoch;
     n.session = BrokerSession::Start(*n.md, so).value();
     n.election = ControllerElection::Start(*n.md, *n.session, nullptr);
     nodes_.push_back(std::move(n));
@@ -234,6 +235,43 @@ std::string PutPartition(Metadata& md, KvStore& kv, const std::string& topic, Pa
   Revision r = kv.Txn({}, std::span(&put, 1)).value().revision;
   md.view().WaitForRevision(r, 5s);
   return id;
+}
+
+// A broker back with an empty log directory, asked for as preferred leader
+// in the moment it registers, before or after the controller's own pass
+// saw it: the record still lists it as the only ISR member, but it lost
+// what that counted on, so it is never elected and the record marks it.
+TEST_P(ControllerElectionTest, APreferredElectionNeverPicksABrokerBackWithAnEmptyDisk) {
+  Add(1);
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+  // Not a Node&: Add grows nodes_. The objects themselves stay put.
+  Metadata& md = *nodes_[0].md;
+  ControllerElection& election = *nodes_[0].election;
+  auto created = md.CreateTopic(
+      {.name = "wiped", .partitions = 1, .configs = {{"remote.storage.enable", "true"}}});
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  const std::string id = UuidToBase64(created->id);
+  PartitionRecord rec;  // broker 2, the last in-sync replica, died: offline
+  rec.replicas = {NodeId(2), NodeId(1)};
+  rec.isr = {NodeId(2)};
+  rec.leader = kNoNode;
+  rec.leader_epoch = LeaderEpoch(3);
+  KvOp put = KvOp::Put(md.keys().Partition(id, 0), EncodePartition(rec));
+  ASSERT_TRUE(kv_->Txn({}, std::span(&put, 1)).ok());
+  Controller controller(md, election, {});
+  Add(2, /*new_log_dir_epoch=*/0);  // back, with an empty disk
+  for (int i = 0; i < 20; ++i) {
+    auto r = controller.RunElections(ElectionType::kPreferred,
+                                     std::vector<ElectionTarget>{{"wiped", 0}});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_NE((*r)[0].outcome, ElectionOutcome::kElected);
+    EXPECT_NE(md.view().Partition(id, 0)->record.leader, NodeId(2));
+  }
+  ASSERT_TRUE(Eventually([&] {
+    const auto now = md.view().Partition(id, 0)->record;
+    return now.non_contiguous == std::vector<NodeId>{NodeId(2)};
+  }));
+  EXPECT_EQ(md.view().Partition(id, 0)->record.leader, kNoNode);
 }
 
 // Controlled shutdown as the controller runs it: a broker whose registration

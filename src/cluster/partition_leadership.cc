@@ -41,7 +41,9 @@ void UpdateEligibleLeaders(const PartitionRecord& before, PartitionRecord& after
   for (NodeId id : after.replicas) {  // in replica order
     bool was = Has(before.elr, id) || Has(before.isr, id);
     bool lost = rules.lost_unflushed && rules.lost_unflushed(id);
-    if (was && !lost && !Has(after.isr, id)) elr.push_back(id);
+    // A replica with a gap to remote storage (a broker back with an empty
+    // disk stays listed in a one-member ISR) has no claim to the records.
+    if (was && !lost && !Has(after.isr, id) && RemoteContiguous(after, id)) elr.push_back(id);
   }
   after.elr = std::move(elr);
 }
@@ -168,7 +170,8 @@ RequestedElection ElectRequested(ElectionType type, const PartitionRecord& curre
     // From the ELR: the others (and the old ISR) stay eligible.
     out.elr.clear();
     for (NodeId id : current.replicas) {
-      if (id != next && (Has(current.elr, id) || in_isr(id))) out.elr.push_back(id);
+      if (id != next && (Has(current.elr, id) || in_isr(id)) && RemoteContiguous(current, id))
+        out.elr.push_back(id);
     }
   } else if (!in_isr(next)) {  // unclean: nobody else is known to be complete
     out.elr.clear();

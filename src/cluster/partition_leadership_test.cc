@@ -184,6 +184,23 @@ TEST(PartitionLeadership, AReplicaNotContiguousWithRemoteStorageIsNeverElected) 
   EXPECT_EQ(controller->leader, NodeId(3));
 }
 
+// A broker back with an empty disk stays listed in a one-member ISR (it
+// is marked, not removed); when an eligible leader replica takes over, the
+// gapped one must not become an eligible leader in turn.
+TEST(PartitionLeadership, AReplicaNotContiguousWithRemoteStorageNeverJoinsTheElr) {
+  PartitionRecord r = Record({2, 3}, {2}, -1, 3);
+  r.elr = {NodeId(3)};
+  r.non_contiguous = {NodeId(2)};
+  auto by_controller = ElectLeader(r, Live({2, 3}), None(), false, {.min_insync_replicas = 2});
+  ASSERT_TRUE(by_controller);
+  EXPECT_EQ(by_controller->leader, NodeId(3));
+  EXPECT_TRUE(by_controller->elr.empty());
+  auto asked = ElectRequested(ElectionType::kUnclean, r, Live({2, 3}));
+  ASSERT_EQ(asked.outcome, ElectionOutcome::kElected);
+  EXPECT_EQ(asked.record.leader, NodeId(3));
+  EXPECT_TRUE(asked.record.elr.empty());
+}
+
 TEST(PartitionLeadership, RebalanceOnlyBrokersAboveTheImbalancePercentage) {
   std::vector<PartitionRecord> records;
   // Broker 1 prefers 10 partitions and leads 7 of them: 30 % imbalance.

@@ -1,6 +1,9 @@
 // Controller::RunElections: the leader elections an operator asks for
 // (ElectLeaders), decided by ElectRequested and written like the
 // controller's own: under the election fence and the record's mod revision.
+// A broker back with an empty log directory is forgotten first, as the
+// controller's pass does (ForgetLostReplicas), so no election asked for in
+// the moment it registers counts on data it lost.
 #include <fmt/format.h>
 
 #include <set>
@@ -22,6 +25,7 @@ Result<std::vector<ElectionResult>> Controller::RunElections(
   MetadataView& view = metadata_.view();
   const std::set<NodeId> live = view.BrokersEligibleForLeadership();
   auto is_live = [&](NodeId id) { return live.contains(id); };
+  const std::map<NodeId, Revision> new_dirs = NewLogDirs();
 
   std::vector<ElectionTarget> targets;
   if (wanted) {
@@ -44,10 +48,18 @@ Result<std::vector<ElectionResult>> Controller::RunElections(
       result.unknown = true;
       continue;
     }
+    const bool tiered = RemoteStorageEnabled(topic->record);
     for (int attempt = 0; attempt < kElectionAttempts; ++attempt) {
-      RequestedElection decided = ElectRequested(type, entry->record, is_live);
+      PartitionRecord base = entry->record;
+      const bool forgot =
+          ForgetLostReplicas(target.topic, target.partition, *entry, new_dirs, tiered, base);
+      RequestedElection decided = ElectRequested(type, base, is_live);
       result.outcome = decided.outcome;
-      if (decided.outcome != ElectionOutcome::kElected) break;
+      if (decided.outcome != ElectionOutcome::kElected) {
+        if (!forgot) break;
+        decided.record = base;  // no election, but what was forgotten is written
+        decided.record.partition_epoch = PartitionEpoch(base.partition_epoch.value() + 1);
+      }
       const std::string key = metadata_.keys().Partition(id, target.partition);
       KvCompare compares[] = {election_.Fence(),
                               KvCompare::ModRevisionIs(key, entry->mod_revision)};
@@ -56,6 +68,7 @@ Result<std::vector<ElectionResult>> Controller::RunElections(
       if (!r.ok()) return r.take_error();
       if (r->succeeded) {
         view.WaitForRevision(r->revision, std::chrono::seconds(5));
+        if (decided.outcome != ElectionOutcome::kElected) break;
         ++leader_changes_;
         ControllerLog()->info("{}-{}: leader {} at epoch {} ({} election asked for)", target.topic,
                               target.partition, decided.record.leader.value(),

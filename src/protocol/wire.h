@@ -129,7 +129,7 @@ class WireReader {
         continue;
       }
       const size_t end = pos_ + size;
-      field.emplace();
+      field = T{};  // not emplace(): clang 14 rejects it for a nested struct
       each(*this, *field);
       if (ok() && pos_ != end) fail("tagged field " + std::to_string(tag) + " has the wrong size");
     }
@@ -148,10 +148,10 @@ class WireReader {
       if (!need(size)) return;
       const size_t end = pos_ + size;
       if (t == tag1) {
-        field1.emplace();
+        field1 = T1{};
         each1(*this, *field1);
       } else if (t == tag2) {
-        field2.emplace();
+        field2 = T2{};
         each2(*this, *field2);
       } else {
         pos_ += size;

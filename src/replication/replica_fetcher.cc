@@ -2,6 +2,7 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
+#include <asio/experimental/as_tuple.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
@@ -71,7 +72,11 @@ ReplicaFetcher::ReplicaFetcher(std::string name, std::string host, uint16_t port
 
 ReplicaFetcher::~ReplicaFetcher() {
   stopping_ = true;
-  asio::post(io_, [this] { client_->Close(); });
+  // The loop may be waiting out a backoff: cut it short.
+  asio::post(io_, [this] {
+    client_->Close();
+    backoff_timer_.cancel();
+  });
   thread_.join();
   client_.reset();
 }
@@ -98,7 +103,6 @@ size_t ReplicaFetcher::partitions() const {
 }
 
 asio::awaitable<void> ReplicaFetcher::Run() {
-  asio::steady_timer timer(io_);
   while (!stopping_) {
     bool reached = co_await FetchOnce();
     if (stopping_) break;
@@ -112,8 +116,9 @@ asio::awaitable<void> ReplicaFetcher::Run() {
     if (!reached || idle) {
       // Unreachable leader, or nothing to fetch: wait before trying again
       // (Add does not wake the loop; the pause bounds the delay).
-      timer.expires_after(reached ? std::chrono::milliseconds(50) : options_.backoff);
-      co_await timer.async_wait(asio::use_awaitable);
+      backoff_timer_.expires_after(reached ? std::chrono::milliseconds(50) : options_.backoff);
+      // A cancel (the destructor) ends the wait early; no error to handle.
+      co_await backoff_timer_.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
     }
   }
 }
@@ -280,11 +285,24 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch, bool throttled,
     Pause(key, leader_epoch, label + ": " + infos.error().message);
     return;
   }
+  // Where the log started before it had to start lower (-1: it did not).
+  int64_t start_again = -1;
+  if (!infos->empty() &&
+      !StartAtStraddlingBatch(key, leader_epoch, p, response.records.view, start_again)) {
+    return;
+  }
   if (!infos->empty()) {
     auto appended = p.log->AppendAsFollower(response.records.view.subspan(0, used), *infos);
     if (!appended.ok()) {
       Pause(key, leader_epoch, label + ": appending: " + appended.error().message);
       return;
+    }
+    // Its records below that start were deleted on the leader: not served here either.
+    if (start_again >= 0) {
+      Status st = p.log->DeleteRecordsBefore(start_again);
+      if (!st.ok())
+        Log()->warn("{}: {}: log start back to {}: {}", name_, label, start_again,
+                    st.error().message);
     }
     bytes_fetched_ += static_cast<int64_t>(used);
     if (p.on_appended) p.on_appended(static_cast<int64_t>(used));
@@ -292,6 +310,30 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch, bool throttled,
     FetchedBytes().Add(static_cast<int64_t>(used));
   }
   if (p.on_fetched) p.on_fetched(response.high_watermark, response.log_start_offset);
+}
+
+bool ReplicaFetcher::StartAtStraddlingBatch(const Key& key, int32_t leader_epoch,
+                                            const FollowedPartition& p, ByteView fetched,
+                                            int64_t& start_again) {
+  const int64_t end = p.log->log_end_offset();
+  if (p.log->log_start_offset() != end) return true;  // only an empty log
+  auto first = protocol::ParseBatchHeader(fetched);
+  if (!first.ok() || first->base_offset >= end) return true;
+  // The leader's log start is inside this batch (DeleteRecords), and the
+  // leader sends batches whole: as Kafka's follower does, start the empty
+  // log at the batch's base so it can take it (the log start goes back up
+  // once it has).
+  Status st = p.log->TruncateFullyAndStartAt(first->base_offset);
+  if (!st.ok()) {
+    Pause(key, leader_epoch,
+          fmt::format("{}-{}: starting at the batch at {}: {}", key.first, key.second,
+                      first->base_offset, st.error().message));
+    return false;
+  }
+  Log()->info("{}: {}-{} starts at {}, the base of the batch holding its start {}", name_,
+              key.first, key.second, first->base_offset, end);
+  start_again = end;
+  return true;
 }
 
 void ReplicaFetcher::ResetQuickRetries(const Key& key, int32_t leader_epoch) {

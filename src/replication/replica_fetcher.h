@@ -20,6 +20,7 @@
 // Thread-safety: Add/Remove/partitions from any thread; the loop runs on a
 // thread of its own.
 #include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -137,9 +138,14 @@ class ReplicaFetcher {
   // replica asks before the metadata reaches its leader) is retried after
   // kQuickRetry instead, kQuickRetries times, without a log line: moves and
   // new topics then wait a watch delivery, not a whole backoff.
-  void Pause(const Key& key, int32_t leader_epoch, const std::string& why,
-             int16_t error_code = 0);
+  void Pause(const Key& key, int32_t leader_epoch, const std::string& why, int16_t error_code = 0);
   void ResetQuickRetries(const Key& key, int32_t leader_epoch);
+  // An empty log whose end is inside the first fetched batch (the leader's
+  // log start fell inside it) starts again at the batch's base, and
+  // `start_again` is set to its old start; false when that failed (the
+  // partition is paused).
+  bool StartAtStraddlingBatch(const Key& key, int32_t leader_epoch, const FollowedPartition& p,
+                              ByteView fetched, int64_t& start_again);
   static constexpr std::chrono::milliseconds kQuickRetry{100};
   static constexpr int kQuickRetries = 20;
 
@@ -148,6 +154,7 @@ class ReplicaFetcher {
   const uint16_t port_;
   const FetcherOptions options_;
   asio::io_context io_;
+  asio::steady_timer backoff_timer_{io_};  // Run's wait between rounds
   std::unique_ptr<net::Client> client_;
   mutable std::mutex mu_;
   std::map<Key, Entry> partitions_;

@@ -269,8 +269,11 @@ class TestLeader : public net::RequestHandler {
       out.error_code = Code(ErrorCode::kOffsetMovedToTieredStorage);
     } else if (in.fetch_offset < end) {
       auto read = log.Read(in.fetch_offset, in.partition_max_bytes, end, /*min_one_batch=*/true);
-      if (read.ok()) out.records.Own(std::move(read->records));
-      if (!read.ok()) out.error_code = Code(ErrorCode::kUnknownServerError);
+      if (read.ok()) {
+        out.records.Own(std::move(read->records));
+      } else {
+        out.error_code = Code(ErrorCode::kUnknownServerError);
+      }
     }
   }
 
@@ -308,14 +311,17 @@ class TestLeader : public net::RequestHandler {
       return;
     }
     out.error_code = Fenced(it->second.epoch, in.current_leader_epoch);
+    if (out.error_code != 0) return;
     const storage::Log& log = *it->second.log;
     if (in.timestamp == kActiveSegmentBase) {
       out.offset = log.active_segment_base_offset();
     } else if (in.timestamp == kEarliestLocal) {
       out.offset = log.log_start_offset();
-    } else if (out.error_code == 0) {
-      out.error_code = Code(ErrorCode::kInvalidRequest);
+    } else {
+      out.error_code = Code(ErrorCode::kInvalidRequest);  // a replica asks nothing else
+      return;
     }
+    out.timestamp = -1;
     out.leader_epoch = EpochAt(log, out.offset);
   }
 

@@ -190,8 +190,10 @@ class Log {
   virtual Status TruncateTo(int64_t offset) = 0;
   // Empties the log and starts it at `offset`, above its end: a follower
   // whose whole log is below the leader's log start (Kafka's
-  // truncateFullyAndStartAt). Leader epochs and producer state go with the
-  // records; the follower learns them again from what it fetches. With
+  // truncateFullyAndStartAt). An empty log may also start lower: the
+  // leader's log start fell inside a batch (DeleteRecords), and a follower
+  // that started there must take the whole batch, from its base offset. Leader epochs and producer
+  // state go with the records; the follower learns them again from what it fetches. With
   // `leader_epoch` >= 0 the epoch history starts with that epoch at
   // `offset` (the epoch of the leader's records there), so this replica can
   // tell a follower whose history reaches `offset` that it agrees.

@@ -140,6 +140,9 @@ class LogImpl final : public Log {
   Status FlushLocked();
   Status MaybeFlushLocked(int64_t records, int64_t now);
 
+  // log_replica.cc: TruncateFullyAndStartAt of an empty log at an offset
+  // below its end (the batch fetched next brings its epoch).
+  Status RestartEmptyLowerLocked(int64_t offset);
   // log_retention.cc
   Result<int> DeleteSegmentsBelowLocked(int64_t offset);
   Status DeleteFirstSegmentLocked(const char* reason);

@@ -140,6 +140,7 @@ Status LogImpl::TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch) {
   if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
   const int64_t old_start = log_start_.load();
   const int64_t old_end = leo_.load();
+  if (old_start == old_end && offset < old_end) return RestartEmptyLowerLocked(offset);
   if (offset <= old_end) {
     return MakeError(Errc::kInvalidArgument,
                      fmt::format("{}: a full truncation starts above the log end {}, not at {}",
@@ -167,6 +168,26 @@ Status LogImpl::TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch) {
   if (cleaner_checkpoint_.load() < offset) cleaner_checkpoint_.store(offset);
   log::Get("storage")->info("{}: emptied ({} segments, offsets {}..{}) to start at {}", label_,
                             deleted, old_start, old_end, offset);
+  return Status::Ok();
+}
+
+Status LogImpl::RestartEmptyLowerLocked(int64_t offset) {
+  // Nothing to keep: the segments go first; a crash before the new one is
+  // made leaves no segment, which a load makes again at the log start.
+  const int64_t old_start = log_start_.load();
+  while (!segments_.empty()) {
+    STRATA_RETURN_IF_ERROR(DeleteFirstSegmentLocked("an empty log starts lower"));
+  }
+  STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, offset, config_.segment_index_bytes));
+  segments_[offset] = std::move(seg);
+  STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, offset, env_));
+  STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
+  log_start_.store(offset);
+  leo_.store(offset);
+  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(std::numeric_limits<int64_t>::min()));
+  producers_.Clear();
+  if (cleaner_checkpoint_.load() > offset) cleaner_checkpoint_.store(offset);
+  log::Get("storage")->info("{}: empty at {}, started again at {}", label_, old_start, offset);
   return Status::Ok();
 }
 

@@ -1,7 +1,8 @@
 // The follower's side of Log: AppendAsFollower keeps the leader's bytes,
 // offsets and epochs and rebuilds producer state from them; TruncateTo cuts
 // a tail at a batch boundary with epochs, producer state and a reopen
-// following; TruncateFullyAndStartAt starts an emptied log above its end.
+// following; TruncateFullyAndStartAt starts an emptied log above its end,
+// or an empty one lower.
 #include <gtest/gtest.h>
 
 #include "storage/file.h"
@@ -196,6 +197,36 @@ TEST_F(LogReplicaTest, AFullTruncationStartsTheLogAboveItsEnd) {
   follower = OpenLog(dir_);
   EXPECT_EQ(follower->log_start_offset(), start);
   EXPECT_EQ(ReadRange(*follower, start), before);
+}
+
+// The leader's log start inside a batch (DeleteRecords): an empty follower
+// started there starts again at the batch's base to take the batch whole,
+// and its log start goes back up, as it is after a reopen.
+TEST_F(LogReplicaTest, AnEmptyLogStartsLowerToTakeABatchHoldingItsStart) {
+  auto leader = OpenLog(root_ / "leader-0");
+  auto follower = OpenLog(dir_);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(AppendOne(*leader, {.records = 5}, 1).ok());  // 0-14
+  ASSERT_TRUE(leader->DeleteRecordsBefore(7).ok());  // inside the batch 5-9
+  ASSERT_TRUE(follower->TruncateFullyAndStartAt(7).ok());
+  ASSERT_TRUE(AppendOne(*follower, {.records = 1}, 1).ok());
+  // Not empty: never lower.
+  EXPECT_EQ(follower->TruncateFullyAndStartAt(5).error().code, Errc::kInvalidArgument);
+  ASSERT_TRUE(follower->TruncateTo(7).ok());
+  ASSERT_EQ(follower->log_end_offset(), follower->log_start_offset());
+
+  ASSERT_TRUE(follower->TruncateFullyAndStartAt(5).ok());
+  EXPECT_EQ(follower->log_start_offset(), 5);
+  EXPECT_EQ(follower->log_end_offset(), 5);
+  EXPECT_EQ(follower->segment_count(), 1);
+  ASSERT_TRUE(Replicate(*follower, ReadRange(*leader, 7)).ok());  // from the batch at 5
+  ASSERT_TRUE(follower->DeleteRecordsBefore(7).ok());
+  EXPECT_EQ(follower->log_start_offset(), 7);
+  EXPECT_EQ(follower->log_end_offset(), 15);
+  EXPECT_EQ(ReadRange(*follower, 7), ReadRange(*leader, 7));
+  ASSERT_TRUE(follower->Close().ok());
+  follower = OpenLog(dir_);
+  EXPECT_EQ(follower->log_start_offset(), 7);
+  EXPECT_EQ(ReadRange(*follower, 7), ReadRange(*leader, 7));
 }
 
 // A replica that starts at a leader's active segment is told the epoch of

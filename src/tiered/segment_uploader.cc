@@ -81,9 +81,9 @@ Status UploadSegment(RemoteStorage& store, const std::string& dir,
   puts.emplace_back(RemoteObjectPath(dir, *seg, kRemoteEpochsExt),
                     PutSource::Memory(epochs_bytes));
   std::vector<std::future<Status>> pending;
-  for (const auto& [path, source] : puts) {
-    pending.push_back(std::async(std::launch::async, [&store, &path, &source, &opts] {
-      return store.Put(path, source, opts);
+  for (const auto& put : puts) {
+    pending.push_back(std::async(std::launch::async, [&store, &put, &opts] {
+      return store.Put(put.first, put.second, opts);
     }));
   }
   Status result = store.Put(RemoteObjectPath(dir, *seg, kRemoteLogExt),

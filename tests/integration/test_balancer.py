@@ -77,18 +77,35 @@ def controller_of(brokers):
 
 class SteadyLoad:
     """Produces `rate` bytes/s spread evenly over `partitions` of `topic` until stopped,
-    keeping every acknowledged value per partition."""
+    keeping every value sent and every acknowledged value per partition.
+
+    Leaving the `with` block (without an exception) flushes the producer and checks the run
+    itself: every value sent got its delivery report, none failed, at least one was
+    acknowledged, and per partition the acknowledged values are the values sent, in order (an
+    idempotent producer retries without loss, duplicates or reordering). A load that never got
+    an acknowledgement would otherwise pass every comparison with what was read back."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, rate: int):
         self.topic, self.partitions, self.rate = topic, partitions, rate
+        self.sent: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
         self.acked: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
         self.errors: list[str] = []
+        self.failure: BaseException | None = None  # what ended the producing thread early
+        self.undelivered = -1  # left in the producer's queue after the final flush
         self.stop = threading.Event()
         self.p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 20,
                            "enable.idempotence": True})
         self.thread = threading.Thread(target=self.run, daemon=True)
 
     def run(self):
+        try:
+            self.produce_until_stopped()
+        except BaseException as e:  # noqa: BLE001 (reported by the check on exit)
+            self.failure = e
+        finally:
+            self.undelivered = self.p.flush(30)
+
+    def produce_until_stopped(self):
         n, size, tick = 0, 1000, 0.05
         per_tick = max(1, int(self.rate * tick / size))
         while not self.stop.is_set():
@@ -103,18 +120,36 @@ class SteadyLoad:
                     else:
                         self.acked[part].append(value)
                 self.p.produce(self.topic, value, partition=part, on_delivery=done)
+                self.sent[part].append(value)
                 n += 1
             self.p.poll(0)
             time.sleep(max(0.0, tick - (time.time() - t0)))
-        self.p.flush(30)
 
     def __enter__(self):
         self.thread.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
         self.stop.set()
         self.thread.join(60)
+        if exc_type is None:  # an assertion failing inside the block is the one to report
+            self.check()
+
+    def check(self) -> None:
+        sent = sum(len(v) for v in self.sent.values())
+        acked = sum(len(v) for v in self.acked.values())
+        summary = (f"load on {self.topic}: {sent} sent, {acked} acknowledged, "
+                   f"{len(self.errors)} failed, {self.undelivered} undelivered after the flush")
+        print(summary)
+        assert not self.thread.is_alive(), f"the producing thread still running; {summary}"
+        assert self.failure is None, f"the producing thread failed: {self.failure!r}; {summary}"
+        assert self.undelivered == 0, summary
+        assert not self.errors, f"{summary}; first errors: {self.errors[:5]}"
+        assert acked > 0, summary
+        for p in range(self.partitions):
+            assert self.acked[p] == self.sent[p], (
+                f"partition {p}: {len(self.sent[p])} sent, {len(self.acked[p])} acknowledged, "
+                f"not the same values in the same order; {summary}")
 
 
 class TailingGroup:

@@ -195,6 +195,14 @@ def test_a_throttled_reassignment_copies_at_the_throttle_rate(cluster, tmp_path)
     kit.assert_same_records(recs, kit.consume_confluent(b2.bootstrap, topic, 1))
 
 
+# Configs of the moved-produce test: broker 2's lease (while it lives, broker 2 stays in the
+# ISR though SIGSTOPped), replica.lag.time.max.ms (the other way broker 2 would leave the ISR:
+# no fetch for that long) and the produce's own timeout.
+MOVED_LEASE_MS = 20_000
+MOVED_LAG_MS = 30_000
+MOVED_PRODUCE_TIMEOUT_MS = 60_000
+
+
 def test_an_acks_all_produce_waiting_on_a_replica_moved_away_is_answered_at_once(
         tmp_path, broker_factory):
     """A leader's acks=all produce waits for its ISR. When a reassignment moves the partition
@@ -202,13 +210,21 @@ def test_an_acks_all_produce_waiting_on_a_replica_moved_away_is_answered_at_once
     producer retries on the new leader), as Kafka completes a delayed produce on a leadership
     change; it does not hang until its timeout (holding up the producer's other partitions on
     that connection). Here the follower on broker 2 is SIGSTOPped (a 20 s lease keeps it in
-    the ISR), so a produce to leader 1 waits while the partition moves to broker 3."""
+    the ISR), so a produce to leader 1 waits while the partition moves to broker 3.
+
+    "At once" is bounded by the configs: nothing but the move may answer it, so the answer
+    must come before anything else could have: the produce's timeout, or broker 2 leaving the
+    ISR (its lease expiring, or replica.lag.time.max.ms without a fetch), each counted from the
+    SIGSTOP. An answer at the timeout, or one after broker 2 left the ISR, fails the test."""
     import rawkafka
     from confluent_kafka.admin import NewTopic
     from test_cluster import start_cluster
-    etcd, brokers = start_cluster(tmp_path, broker_factory,
-                                  extra={"strata.etcd.lease.ttl.ms": "20000"})
+    etcd, brokers = start_cluster(tmp_path, broker_factory, extra={
+        "strata.etcd.lease.ttl.ms": str(MOVED_LEASE_MS),
+        "replica.lag.time.max.ms": str(MOVED_LAG_MS)})
     b1, b2, b3 = brokers
+    # The first of the other ways the produce could be answered, after the SIGSTOP.
+    bound_s = min(MOVED_PRODUCE_TIMEOUT_MS, MOVED_LEASE_MS, MOVED_LAG_MS) / 1000
     try:
         topic = kit.unique_topic("moved-wait")
         a = kit.admin(b1.bootstrap)
@@ -216,22 +232,34 @@ def test_an_acks_all_produce_waiting_on_a_replica_moved_away_is_answered_at_once
         wait_until(lambda: isr(b1, topic) == {0: [1, 2]}, JOIN_WITHIN, "ISR [1, 2]",
                    lambda: isr(b1, topic))
         batch = rawkafka.record_batch([(None, b"waits for broker 2", [])], kit.BASE_TS)
-        timeout_ms = 60_000
+        stopped = time.monotonic()
         b2.proc.send_signal(signal.SIGSTOP)
         with rawkafka.Conn(b1.bootstrap) as c:
             c.send(rawkafka.request(0, 8, 7, rawkafka.produce_body(
-                8, topic, 0, batch, acks=-1, timeout_ms=timeout_ms)))
+                8, topic, 0, batch, acks=-1, timeout_ms=MOVED_PRODUCE_TIMEOUT_MS)))
             sent = time.monotonic()
             reassign_tool(b3, "--reassignment-json-file", plan(tmp_path, topic, {0: [3]}),
                           "--execute")
             wait_until(lambda: leaders(b3, topic)[0] == (3, [3]), JOIN_WITHIN,
                        "the partition moved to broker 3", lambda: leaders(b3, topic))
             moved = time.monotonic()
-            _, body = c.recv_frame()
+            # Waits no longer than the bound: past it, something else could have answered.
+            c.sock.settimeout(max(0.001, stopped + bound_s - moved))
+            try:
+                _, body = c.recv_frame()
+            except TimeoutError:
+                raise AssertionError(
+                    f"no answer {time.monotonic() - moved:.1f}s after the move "
+                    f"({time.monotonic() - stopped:.1f}s after the SIGSTOP, bound {bound_s}s)"
+                ) from None
             answered = time.monotonic()
         [(_, _, code, _)] = rawkafka.parse_produce_response(8, body)
-        assert code == 6, (code, f"answered {answered - moved:.1f}s after the move, "
-                                 f"{answered - sent:.1f}s after sending")  # NOT_LEADER_OR_FOLLOWER
+        timing = (f"answered {answered - moved:.2f}s after the move was seen, "
+                  f"{answered - sent:.1f}s after sending, {answered - stopped:.1f}s after the "
+                  f"SIGSTOP (bound {bound_s}s)")
+        print(timing)
+        assert code == 6, (code, timing)  # NOT_LEADER_OR_FOLLOWER
+        assert answered - stopped < bound_s, timing
         assert isr(b3, topic) == {0: [3]}
     finally:
         b2.proc.send_signal(signal.SIGCONT)

@@ -5,6 +5,8 @@
 // (docs/replication.md, "Active-segment sync").
 #include "protocol/messages/list_offsets.h"
 
+#include <algorithm>
+
 #include "broker/handlers/handlers.h"
 #include "protocol/error_code.h"
 
@@ -38,8 +40,12 @@ int32_t EpochAt(const storage::Log& log, int64_t offset) {
 // The sync point of a new replica: the leader first rolls a non-empty
 // active segment (strata.replica.sync.roll.enable), so the replica starts
 // at the log end and copies nothing while the rolled segment is uploaded.
+// Only segments wholly below the high watermark are uploaded, so a replica
+// starts no higher than the first segment that is not: the high watermark
+// may be waiting for this very replica (an ISR below min.insync.replicas),
+// and a start above it would leave a gap that nothing ever fills.
 void ActiveSegmentBase(BrokerContext& ctx, const std::string& topic, storage::Log& log,
-                       ListOffsetsResponse::Partition& out) {
+                       int64_t high_watermark, ListOffsetsResponse::Partition& out) {
   auto info = ctx.topics.GetTopicInfo(topic);
   if (!info || !info->log_config.remote_storage_enable) {
     out.error_code = Code(ErrorCode::kInvalidRequest);  // only tiered partitions sync
@@ -53,6 +59,11 @@ void ActiveSegmentBase(BrokerContext& ctx, const std::string& topic, storage::Lo
     }
   }
   out.offset = log.active_segment_base_offset();
+  for (const storage::SegmentSummary& s : log.RolledSegments()) {
+    if (s.end_offset < high_watermark) continue;  // wholly below it: uploaded in time
+    out.offset = std::min(out.offset, s.base_offset);
+    break;
+  }
   out.leader_epoch = EpochAt(log, out.offset);
 }
 void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsRequest::Partition& in,
@@ -94,7 +105,7 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
     }
     case kActiveSegmentBase:
       if (from_replica) {
-        ActiveSegmentBase(ctx, topic, *log, out);
+        ActiveSegmentBase(ctx, topic, *log, ctx.topics.HighWatermark(*leader.partition), out);
         break;
       }
       [[fallthrough]];
