@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Migration benchmark: how long, and how many bytes, moving one partition to another broker
-takes, Strata (full copy and three tiered modes) against Apache Kafka 4.x (3-node KRaft), in the
-same run on the same data.
+takes, Strata (full copy and three tiered modes) against Apache Kafka (3-node KRaft, the version
+of bench/kafka/pom.xml) with tiered storage (KIP-405 + KIP-1023) and without it, in the same run
+on the same data.
 
-    bench/migration.sh [--sizes 200,1024] [--modes kafka,strata-full,...]
+    bench/migration.sh [--sizes 200,1024] [--modes kafka-tiered,kafka,strata-full,...]
 
 For each size (MiB) and each mode, on a fresh 3-broker cluster (data under
 bench/.work/migration-<ts>/<size>-<mode>/, deleted after):
@@ -12,17 +13,23 @@ bench/.work/migration-<ts>/<size>-<mode>/, deleted after):
    local.retention.bytes = 2 segments;
 2. `size` MiB of incompressible 1 KiB records produced (confluent-kafka, acks=all, 1 MB
    batches; not measured); the tiered modes then wait for steady state: the remote log end
-   within one segment of the log end and broker 1's local log down to its local retention;
+   within one segment of the log end and broker 1's local log down to its local retention
+   (kafka-tiered: every rolled segment of broker 1 in the remote store, the history from
+   offset 0 there, the local log down to its retention; a Kafka topic that does not tier
+   fails the run);
 3. sync + page-cache drop, then Kafka's own kafka-reassign-partitions (ReassignPartitionsCommand
    --execute) moves the partition from [1] to [2]; t0 is taken just before the tool starts;
 4. Metadata is polled every 0.1 s until the partition's replicas == [2] and ISR == [2] (t1);
    seconds = t1 - t0; bytes copied = the .log files in broker 2's move-0 directory at t1.
 
-Modes: kafka (no tiered storage: Kafka ships no RemoteStorageManager, so a full copy),
+Modes: kafka-tiered (Kafka with KIP-405 tiered storage, Kafka's LocalTieredStorage on a shared
+directory as the RemoteStorageManager, and KIP-1023's follower.fetch.last.tiered.offset.enable:
+what a Kafka operator would compare against), kafka (no tiered storage: a full copy),
 strata-full (no remote storage: full copy), strata-local (tiered, `strata.replica.sync.enable=
-false`: Kafka 4.1's KIP-405 follower, copies the leader's local-retention window), strata-active
-(tiered, `strata.replica.sync.roll.enable=false`: starts at the leader's active segment base),
-strata-roll (tiered, defaults: the leader rolls when asked, the new replica copies ~nothing).
+false`: a KIP-405 follower without KIP-1023, copies the leader's local-retention window),
+strata-active (tiered, `strata.replica.sync.roll.enable=false`: starts at the leader's active
+segment base), strata-roll (tiered, defaults: the leader rolls when asked, the new replica copies
+~nothing).
 
 Writes bench/results/migration-<ts>.json and .md and appends the section to bench/RESULTS.md
 (not with --no-record). See bench/README.md ("Migration").
@@ -46,15 +53,16 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from harness import brokers, env, limits, procs  # noqa: E402
+from harness import brokers, env, kafka_tiered, limits, procs  # noqa: E402
 
 TOPIC = "move"
 RECORD_SIZE = 1024
 SOURCE, TARGET = 1, 2
 POLL_S = 0.1
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
-MODES = ["kafka", "strata-full", "strata-local", "strata-active", "strata-roll"]
-TIERED = {"strata-local", "strata-active", "strata-roll"}
+MODES = ["kafka-tiered", "kafka", "strata-full", "strata-local", "strata-active", "strata-roll"]
+KAFKA_MODES = {"kafka-tiered", "kafka"}
+TIERED = {"kafka-tiered", "strata-local", "strata-active", "strata-roll"}
 # Broker configs of each Strata mode on top of the cluster's (brokers.StrataCluster).
 MODE_BROKER_CONFIG = {
     "strata-full": {},
@@ -63,10 +71,15 @@ MODE_BROKER_CONFIG = {
     "strata-roll": {},
 }
 MODE_TEXT = {
+    "kafka-tiered": "Apache Kafka with tiered storage (KIP-405: Kafka's LocalTieredStorage as the "
+                    "RemoteStorageManager on the shared directory, "
+                    "TopicBasedRemoteLogMetadataManager) "
+                    "and `follower.fetch.last.tiered.offset.enable=true` (KIP-1023: the new "
+                    "replica starts at the leader's earliest offset not yet uploaded)",
     "kafka": "Apache Kafka, no tiered storage: full copy",
     "strata-full": "Strata, no remote storage: full copy",
-    "strata-local": "Strata tiered, `strata.replica.sync.enable=false` (Kafka 4.1's follower: "
-                    "copies the leader's local log)",
+    "strata-local": "Strata tiered, `strata.replica.sync.enable=false` (a KIP-405 follower "
+                    "without KIP-1023: copies the leader's local log)",
     "strata-active": "Strata tiered, `strata.replica.sync.roll.enable=false` (starts at the "
                      "leader's active segment)",
     "strata-roll": "Strata tiered, defaults (the leader rolls; the new replica starts at its "
@@ -107,17 +120,21 @@ class Run:
     """One size × mode on a fresh cluster."""
 
     def __init__(self, size_mib: int, mode: str, args, workdir: Path, kafka_lib: Path,
-                 strata_bin: Path, log4j: Path):
+                 strata_bin: Path, log4j: Path, rsm_lib: Path | None = None):
         self.size_mib, self.mode, self.args = size_mib, mode, args
         self.workdir = workdir / f"{size_mib}-{mode}"
         self.kafka_lib, self.log4j = kafka_lib, log4j
         self.segment = args.segment_mib << 20
         self.remote = self.workdir / "remote"
         self.tiered = mode in TIERED
+        self.kafka = mode in KAFKA_MODES
         self.admin = None
         self.log_end = -1
-        if mode == "kafka":
+        if self.kafka:
             self.cluster: brokers.Cluster = brokers.KafkaCluster(self.workdir, kafka_lib, 3)
+            if self.tiered:
+                for b in self.cluster.nodes:
+                    b.config.update(kafka_tiered.broker_config(self.remote, rsm_lib))
         else:
             self.cluster = brokers.StrataCluster(self.workdir, strata_bin, 3)
             for b in self.cluster.nodes:
@@ -157,13 +174,13 @@ class Run:
         self.produce()
         r["produce_s"] = round(time.monotonic() - t, 1)
         if self.tiered:
-            self.wait_steady()
+            (self.wait_steady_kafka if self.kafka else self.wait_steady)()
         b1, b2 = self.cluster.node(SOURCE), self.cluster.node(TARGET)
         r["log_end_offset"] = self.log_end
         r["source_log_bytes"], bases = dir_log_bytes(b1.data_dir)
         r["source_segments"] = len(bases)
         r["source_local_log_start"] = bases[0] if bases else None
-        if self.mode != "kafka":
+        if not self.kafka:
             p = strata_partition(b1)
             r["source_partition_before"] = p
             if p and "remote_log_end_offset" in p:
@@ -172,7 +189,7 @@ class Run:
         env.drop_page_cache(log)
         self.move(b2)
         self.cluster.check_alive("the move")
-        if self.mode != "kafka":
+        if not self.kafka:
             try:
                 r["target_partition_after"] = strata_partition(b2)
             except OSError as e:
@@ -266,6 +283,39 @@ class Run:
         log(f"{self.size_mib} MiB {self.mode}: steady after {self.r['steady_wait_s']} s: log end "
             f"{p['log_end_offset']}, remote end {p['remote_log_end_offset']}, local log start "
             f"{p['log_start_offset']}, {p['size_bytes'] / 2**20:.1f} MiB local")
+
+    def wait_steady_kafka(self) -> None:
+        """kafka-tiered: the same steady state, read from the remote store's directory and
+        broker 1's log dir: every rolled segment of broker 1 uploaded (so the remote log end is
+        within one segment of the log end), the history from offset 0 in the store, and broker
+        1's local log down to its local retention. Kafka uploads nothing, or keeps it all
+        locally, when tiered storage is not in effect: the wait then times out and the run
+        fails, so a kafka-tiered row is never a full copy in disguise. The local retention
+        matters to Kafka: the new replica fetches from offset 0, and only when the leader
+        answers that offset 0 is no longer local does KIP-1023 start it at the leader's
+        earliest offset not yet uploaded; before that it copies the leader's local log."""
+        b1 = self.cluster.node(SOURCE)
+        limit = (LOCAL_RETENTION_SEGMENTS + 1) * self.segment
+        last: dict = {}
+
+        def steady() -> bool:
+            remote = kafka_tiered.remote_segments(self.remote, TOPIC).get(0, {})
+            st = kafka_tiered.tiering_state(b1.data_dir / f"{TOPIC}-0", remote)
+            last["st"] = st
+            return (st["remote_segments"] > 0 and st["remote_first_start"] == 0
+                    and not st["rolled_not_uploaded"] and st["local_bytes"] <= limit)
+        t = time.monotonic()
+        timeout = 300 + self.size_mib / 5
+        self.wait(steady, timeout, "Kafka's tiered storage to hold every rolled segment and the "
+                  "local log at its retention", lambda: last.get("st"), interval=0.5)
+        self.r["steady_wait_s"] = round(time.monotonic() - t, 1)
+        st = last["st"]
+        self.r["kafka_tiering_before"] = st
+        log(f"{self.size_mib} MiB {self.mode}: steady after {self.r['steady_wait_s']} s: "
+            f"{st['remote_segments']} segments ({st['remote_bytes'] / 2**20:.1f} MiB) in the "
+            f"remote store from offset {st['remote_first_start']} to {st['remote_last_start']}; "
+            f"broker 1 keeps {st['local_segments']} ({st['local_bytes'] / 2**20:.1f} MiB) from "
+            f"offset {st['local_log_start']}, active segment at {st['active_base']}")
 
     def move(self, b2: brokers.Broker) -> None:
         r = self.r
@@ -371,7 +421,9 @@ def markdown(run: dict) -> str:
     dd = run.get("disk_write") or {}
     lines = [
         f"## {ts[:10]} {ts[11:16]} UTC — Migration: moving one partition to another broker, "
-        f"Strata vs Apache Kafka {cfg['kafka_version']} (`{run['command']}`)",
+        f"Strata vs Apache Kafka {cfg['kafka_version']}"
+        + (" with tiered storage (KIP-405, KIP-1023) and without" if "kafka-tiered" in cfg["modes"]
+           else " without tiered storage") + f" (`{run['command']}`)",
         "",
         f"Command: `{run['command']}`, Strata {cfg['strata_version']}, `{cfg['strata_bin']}`. "
         f"Whole run: {run['elapsed_s'] / 60:.1f} min.",
@@ -390,8 +442,10 @@ def markdown(run: dict) -> str:
         f"-Xmx1g; Strata: etcd + 3 brokers), all on 127.0.0.1. Topic `{TOPIC}`: 1 partition on "
         f"broker 1 only (RF 1), segment.bytes {seg} MiB, retention.ms -1; tiered modes add "
         f"remote.storage.enable=true, local.retention.bytes {LOCAL_RETENTION_SEGMENTS * seg} MiB "
-        f"(2 segments), a file:// remote store shared by the brokers, "
-        f"remote.log.manager.task.interval.ms 500. Filled with incompressible {RECORD_SIZE} B "
+        f"(2 segments), a remote store on a local directory shared by the brokers (Strata: "
+        f"file://; Kafka: LocalTieredStorage's rsm.config.dir), "
+        f"remote.log.manager.task.interval.ms 500, log.retention.check.interval.ms 1000. "
+        f"Filled with incompressible {RECORD_SIZE} B "
         f"records (acks=all); tiered modes then wait until the remote log end is within one "
         f"segment of the log end and broker 1's local log is down to its retention. Page cache "
         f"synced and dropped, then `kafka-reassign-partitions --execute` (Kafka's "
@@ -400,31 +454,43 @@ def markdown(run: dict) -> str:
         f"{POLL_S} s) with replicas [2] and ISR [2]; **tool s** = the tool's own run time (a JVM "
         f"start, included in seconds); **s after the tool** = seconds minus tool s (negative "
         f"when the move was done before the JVM exited); **MiB copied** = the .log files of "
-        f"broker 2's replica at that moment. Strata÷Kafka compares seconds with Kafka's in the same run.",
+        f"broker 2's replica at that moment. **÷ Kafka tiered** and **÷ Kafka full copy** "
+        f"compare a mode's seconds with those of `kafka-tiered` (Kafka with tiered storage: "
+        f"what a Kafka operator would compare against) and of `kafka` (no tiered storage) in "
+        f"the same run.",
         "",
         "Modes: " + "; ".join(f"`{k}`: {v}" for k, v in MODE_TEXT.items() if k in cfg["modes"])
         + ".",
     ]
     for size in cfg["sizes"]:
-        k = get.get((size, "kafka"))
-        ks = k.get("seconds") if k and k.get("ok") else None
+        def secs(mode):
+            k = get.get((size, mode))
+            return k.get("seconds") if k and k.get("ok") else None
+        kt, kf = secs("kafka-tiered"), secs("kafka")
+
+        def ratio(x, ks):
+            return f"{x / ks:.2f}" if x is not None and ks else "n/a"
         lines += ["", f"### {size} MiB", "",
-                  "| mode | seconds | tool s | s after the tool | MiB copied | Strata÷Kafka | "
-                  "log end offset | broker 1 .log MiB before | new replica's log start |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| mode | seconds | tool s | s after the tool | MiB copied | ÷ Kafka tiered | "
+                  "÷ Kafka full copy | log end offset | broker 1 .log MiB before | broker 1 "
+                  "local log start before | new replica's log start |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for mode in cfg["modes"]:
             x = get.get((size, mode))
             if not x:
                 continue
             if not x.get("ok"):
-                lines.append(f"| {mode} | failed: {str(x.get('error'))[:160]} | | | | | | | |")
+                lines.append(f"| {mode} | failed: {str(x.get('error'))[:160]} |"
+                             + " |" * 10)
                 continue
-            ratio = "" if mode == "kafka" else (
-                f"{x['seconds'] / ks:.2f}" if ks else "n/a")
+            r_t = "" if mode == "kafka-tiered" else ratio(x["seconds"], kt)
+            r_f = "" if mode == "kafka" else ratio(x["seconds"], kf)
             lines.append(
                 f"| {mode} | {x['seconds']:.2f} | {x['tool_s']:.2f} | {x['after_tool_s']:.2f} | "
-                f"{x['bytes_copied'] / 2**20:.2f} | {ratio} | {x['log_end_offset']:,} | "
-                f"{x['source_log_bytes'] / 2**20:.1f} | {_fmt(x.get('target_log_start'), 0)} |")
+                f"{x['bytes_copied'] / 2**20:.2f} | {r_t} | {r_f} | {x['log_end_offset']:,} | "
+                f"{x['source_log_bytes'] / 2**20:.1f} | "
+                f"{_fmt(x.get('source_local_log_start'), 0)} | "
+                f"{_fmt(x.get('target_log_start'), 0)} |")
     if len(cfg["sizes"]) > 1:
         lines += ["", "### Time independent of history", "",
                   "Per size: seconds (of which after the tool's JVM exited), MiB copied. The "
@@ -439,7 +505,8 @@ def markdown(run: dict) -> str:
                              f"{x['bytes_copied'] / 2**20:.1f} MiB"
                              if x and x.get("ok") else "n/a")
             lines.append(f"| {mode} | " + " | ".join(cells) + " |")
-    lines += ["", "Caveats: the remote store is a local directory (file://) on the same disk, "
+    lines += ["", "Caveats: the remote store is a local directory (Strata: file://; Kafka: "
+              "LocalTieredStorage's directory) on the same disk, "
               "so an upload is a local file copy, not a network transfer; brokers talk over "
               "loopback on one machine, so a full copy is bound by the disk and the 2 shared "
               "cores, not by a network; the tool's JVM start (about a second or more here) is in "
@@ -477,8 +544,12 @@ def main() -> int:
     ts = started.strftime("%Y%m%dT%H%M%SZ")
     workdir = Path(args.workdir) if args.workdir else BENCH / ".work" / f"migration-{ts}"
     strata_bin = Path(args.strata_bin).resolve()
-    kafka_lib = env.find_kafka_lib(args.kafka_lib)
-    if any(m != "kafka" for m in modes):
+    kafka_lib = env.find_kafka_lib(args.kafka_lib, log)
+    rsm_lib = env.find_rsm_lib()
+    if "kafka-tiered" in modes and rsm_lib is None:
+        log("Kafka's LocalTieredStorage not found in bench/.deps/kafka-rsm (run bench/setup.sh)")
+        return 2
+    if any(m not in KAFKA_MODES for m in modes):
         if not strata_bin.exists():
             log(f"no Strata binary at {strata_bin}")
             return 2
@@ -516,7 +587,7 @@ def main() -> int:
     # Every Strata run uses this copy: a rebuild of build/strata during the run changes nothing.
     run_bin = workdir / "strata"
     bin_sha256 = None
-    if any(m != "kafka" for m in modes):
+    if any(m not in KAFKA_MODES for m in modes):
         shutil.copy2(strata_bin, run_bin)
         bin_sha256 = hashlib.sha256(run_bin.read_bytes()).hexdigest()
     import confluent_kafka
@@ -530,6 +601,8 @@ def main() -> int:
                       "mode_broker_config": MODE_BROKER_CONFIG, "poll_s": POLL_S,
                       "strata_bin": str(strata_bin), "strata_bin_sha256": bin_sha256,
                       "kafka_lib": str(kafka_lib),
+                      "kafka_rsm": (sorted(p.name for p in rsm_lib.glob("*.jar"))
+                                    if rsm_lib and "kafka-tiered" in modes else None),
                       "confluent_kafka_version": confluent_kafka.version()[0],
                       "librdkafka_client_version": confluent_kafka.libversion()[0],
                       **env.versions(kafka_lib, strata_bin)},
@@ -544,7 +617,7 @@ def main() -> int:
     try:
         for size in sizes:
             for mode in modes:
-                one = Run(size, mode, args, workdir, kafka_lib, run_bin, log4j)
+                one = Run(size, mode, args, workdir, kafka_lib, run_bin, log4j, rsm_lib)
                 try:
                     one.execute()
                 except Exception as e:  # noqa: BLE001 (recorded; the next run goes on)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Migration benchmark: how long, and how many bytes, moving one partition to another broker takes
-# (kafka-reassign-partitions from broker 1 to broker 2), Apache Kafka 4.x (3-node KRaft, full copy)
-# against Strata (full copy, and three tiered modes) in the same run on the same data. Installs
+# (kafka-reassign-partitions from broker 1 to broker 2), Apache Kafka (bench/kafka/pom.xml's
+# version, 3-node KRaft; with tiered storage + KIP-1023, and without: a full copy) against Strata
+# (full copy, and three tiered modes) in the same run on the same data. Installs
 # what it needs (bench/setup.sh, plus etcd and confluent-kafka from scripts/install-test-deps.sh
 # when missing), then runs bench/migration.py.
-# Usage: bench/migration.sh [--sizes 200,1024] [--modes ...] [migration.py options, see --help]
+# Usage: bench/migration.sh [--sizes 200,1024] [--modes ...] [--no-record] [migration.py options, see --help]
 # An existing Strata binary is used as is (--strata-bin, $STRATA_BIN, or build/strata); only
 # when there is none does bench/setup.sh build one. --kafka-lib / $KAFKA_LIB: Kafka's jars.
 set -euo pipefail

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Machine replacement benchmark (the seed's scenario): a broker holding every replica of a
 many-partition topic is replaced by an empty one with the same node id; how long until every
-replica is back in the ISR, and how many bytes the new broker copied. Apache Kafka 4.x (3-node
-KRaft, full copy) against Strata (tiered, defaults) in the same run on the same data.
+replica is back in the ISR, and how many bytes the new broker copied. Apache Kafka (3-node
+KRaft, the version of bench/kafka/pom.xml) with tiered storage (KIP-405 + KIP-1023) and without
+it (a full copy) against Strata (tiered, defaults) in the same run on the same data.
 
-    bench/replace.sh [--partitions 100] [--total-mib 10240] [--modes kafka,strata-roll]
+    bench/replace.sh [--partitions 100] [--total-mib 10240] [--modes kafka-tiered,kafka,strata-roll]
 
 For each mode, on a fresh 3-broker cluster (data under bench/.work/replace-<ts>/<mode>/):
 1. topic `replace`, --partitions partitions at RF 3 (every broker holds every partition;
@@ -13,14 +14,18 @@ For each mode, on a fresh 3-broker cluster (data under bench/.work/replace-<ts>/
    local.retention.bytes = 2 segments;
 2. --total-mib MiB of 1 KiB records produced by `strata bench produce` (librdkafka, acks=all,
    no compression), spread over the partitions by librdkafka's partitioner; the tiered modes
-   then wait until every partition's remote log end is within one segment of its log end;
+   then wait until every partition's remote log end is within one segment of its log end
+   (kafka-tiered: every rolled segment of each partition's leader in the remote store, the
+   history from offset 0 there; a Kafka topic that does not tier fails the run);
 3. broker 3 is stopped (SIGTERM), its data directory deleted (Kafka's is formatted again with
    the cluster id: `kafka-storage format`, the operator's step), page cache synced and dropped,
    and it is started again with the same node id; t0 is taken just before the start;
 4. Metadata (from broker 1) is polled every 0.2 s until broker 3 is in the ISR of every
    partition (t1); seconds = t1 - t0; bytes copied = the topic's .log files on broker 3 at t1.
 
-Modes: kafka; strata-full (no remote storage: full copy); strata-active
+Modes: kafka-tiered (KIP-405 with Kafka's LocalTieredStorage on a shared directory, and
+KIP-1023's follower.fetch.last.tiered.offset.enable=true); kafka (no tiered storage: full
+copy); strata-full (no remote storage: full copy); strata-active
 (`strata.replica.sync.roll.enable=false`); strata-roll (defaults).
 
 Writes bench/results/replace-<ts>.json and .md and appends the section to bench/RESULTS.md
@@ -43,17 +48,23 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from harness import brokers, env, kadmin, limits, procs  # noqa: E402
+from harness import brokers, env, kadmin, kafka_tiered, limits, procs  # noqa: E402
 
 TOPIC = "replace"
 RECORD_SIZE = 1024
 REPLACED = 3
 POLL_S = 0.2
-MODES = ["kafka", "strata-full", "strata-active", "strata-roll"]
-TIERED = {"strata-active", "strata-roll"}
+MODES = ["kafka-tiered", "kafka", "strata-full", "strata-active", "strata-roll"]
+KAFKA_MODES = {"kafka-tiered", "kafka"}
+TIERED = {"kafka-tiered", "strata-active", "strata-roll"}
 MODE_BROKER_CONFIG = {"strata-full": {}, "strata-active":
                       {"strata.replica.sync.roll.enable": "false"}, "strata-roll": {}}
 MODE_TEXT = {
+    "kafka-tiered": "Apache Kafka with tiered storage (KIP-405: Kafka's LocalTieredStorage as the "
+                    "RemoteStorageManager on the shared directory, "
+                    "TopicBasedRemoteLogMetadataManager) "
+                    "and `follower.fetch.last.tiered.offset.enable=true` (KIP-1023: each new "
+                    "replica starts at its leader's earliest offset not yet uploaded)",
     "kafka": "Apache Kafka, no tiered storage: full copy",
     "strata-full": "Strata, no remote storage: full copy",
     "strata-active": "Strata tiered, `strata.replica.sync.roll.enable=false` (each replica "
@@ -82,15 +93,20 @@ def topic_log_bytes(data_dir: Path) -> tuple[int, int]:
 class Run:
     """One mode on a fresh cluster."""
 
-    def __init__(self, mode: str, args, workdir: Path, kafka_lib: Path, strata_bin: Path):
+    def __init__(self, mode: str, args, workdir: Path, kafka_lib: Path, strata_bin: Path,
+                 rsm_lib: Path | None = None):
         self.mode, self.args = mode, args
         self.workdir = workdir / mode
         self.segment = args.segment_mib << 20
         self.remote = self.workdir / "remote"
         self.tiered = mode in TIERED
         self.strata_bin = strata_bin
-        if mode == "kafka":
+        self.kafka = mode in KAFKA_MODES
+        if self.kafka:
             self.cluster: brokers.Cluster = brokers.KafkaCluster(self.workdir, kafka_lib, 3)
+            if self.tiered:
+                for b in self.cluster.nodes:
+                    b.config.update(kafka_tiered.broker_config(self.remote, rsm_lib))
         else:
             self.cluster = brokers.StrataCluster(self.workdir, strata_bin, 3)
             for b in self.cluster.nodes:
@@ -132,7 +148,7 @@ class Run:
         self.produce()
         r["produce_s"] = round(time.monotonic() - t, 1)
         if self.tiered:
-            self.wait_uploaded()
+            (self.wait_uploaded_kafka if self.kafka else self.wait_uploaded)()
         b3 = self.cluster.node(REPLACED)
         r["replaced_log_bytes_before"], r["replaced_segments_before"] = topic_log_bytes(
             b3.data_dir)
@@ -163,9 +179,15 @@ class Run:
                     return t["partitions"]
         return []
 
+    def local_limit(self) -> int:
+        """A leader's local log once local retention has run: local.retention.bytes (whole
+        segments) plus the active segment."""
+        return (LOCAL_RETENTION_SEGMENTS + 1) * self.segment
+
     def wait_uploaded(self) -> None:
         """Tiered modes: on its leader, every partition's remote log end within one segment of
-        its log end (the state a tiered partition is in most of the time)."""
+        its log end and its local log down to its local retention (the state a tiered partition
+        is in most of the time)."""
         per_segment = self.segment // RECORD_SIZE
         behind: dict = {}
 
@@ -176,13 +198,68 @@ class Run:
                     if p["leader"] != b.node_id:
                         continue
                     lag = p["log_end_offset"] - 1 - p.get("remote_log_end_offset", -1)
-                    if lag > per_segment:
-                        behind[p["partition"]] = lag
+                    local = sum(kafka_tiered.local_segments(
+                        b.data_dir / f"{TOPIC}-{p['partition']}").values())
+                    if lag > per_segment or local > self.local_limit():
+                        behind[p["partition"]] = {"remote lag": lag, "local bytes": local}
             return not behind
         t = time.monotonic()
         self.wait(uploaded, 600 + self.args.total_mib / 5, "uploads within a segment of the "
-                  "log end", lambda: dict(list(behind.items())[:10]), interval=1.0)
+                  "log end and the leaders' local logs at their retention",
+                  lambda: dict(list(behind.items())[:10]), interval=1.0)
         self.r["upload_wait_s"] = round(time.monotonic() - t, 1)
+
+    def wait_uploaded_kafka(self) -> None:
+        """kafka-tiered: the same state, read from the remote store's directory and each
+        leader's log dir: every rolled segment of every partition's leader uploaded (so each
+        remote log end is within one segment of its log end), each partition's history from
+        offset 0 in the store, and each leader's local log down to its local retention. The
+        last matters to Kafka: a new follower fetches from offset 0, and only when its leader
+        answers that offset 0 is no longer local does KIP-1023 start it at the leader's earliest
+        offset not yet uploaded; while the leader still holds offset 0 the follower copies the
+        leader's local log. A topic that does not tier times out here and fails the run."""
+        n = self.args.partitions
+        behind: dict = {}
+        last: dict = {}
+
+        def uploaded() -> bool:
+            behind.clear()
+            md = kadmin.metadata(self.cluster.node(1).bootstrap, [TOPIC])["partitions"][TOPIC]
+            remote = kafka_tiered.remote_segments(self.remote, TOPIC)
+            states = {}
+            for p in range(n):
+                leader = md[p]["leader"]
+                if leader < 1:
+                    behind[p] = "no leader"
+                    continue
+                st = kafka_tiered.tiering_state(
+                    self.cluster.node(leader).data_dir / f"{TOPIC}-{p}", remote.get(p, {}))
+                states[p] = st
+                if st["rolled_not_uploaded"] or (st["local_segments"] > 1
+                                                 and st["remote_first_start"] != 0):
+                    behind[p] = st["rolled_not_uploaded"][:3] or "offset 0 not in the store"
+                elif st["local_bytes"] > self.local_limit():
+                    behind[p] = f"{st['local_bytes']} B local"
+            last["states"] = states
+            return not behind
+        t = time.monotonic()
+        self.wait(uploaded, 600 + self.args.total_mib / 5, "Kafka's tiered storage to hold "
+                  "every rolled segment and the leaders' local logs at their retention",
+                  lambda: dict(list(behind.items())[:10]), interval=1.0)
+        self.r["upload_wait_s"] = round(time.monotonic() - t, 1)
+        states = last["states"].values()
+        self.r["kafka_tiering_before"] = {
+            "remote_segments": sum(s["remote_segments"] for s in states),
+            "remote_bytes": sum(s["remote_bytes"] for s in states),
+            "leaders_local_bytes": sum(s["local_bytes"] for s in states),
+            "partitions_with_remote_segments": sum(1 for s in states if s["remote_segments"])}
+        tb = self.r["kafka_tiering_before"]
+        if not tb["remote_segments"]:
+            raise RuntimeError("kafka-tiered: no segment reached the remote store (is --total-mib "
+                               "more than a segment per partition?)")
+        log(f"{self.mode}: uploads caught up after {self.r['upload_wait_s']} s: "
+            f"{tb['remote_segments']} segments ({tb['remote_bytes'] / 2**20:.0f} MiB) in the "
+            f"remote store, from {tb['partitions_with_remote_segments']} of {n} partitions")
 
     def in_isr(self, node: int) -> list[int]:
         md = kadmin.metadata(self.cluster.node(1).bootstrap, [TOPIC])
@@ -223,8 +300,37 @@ class Run:
         r["seconds"] = round(t1 - t0, 2)
         r["ready_s"] = round(t_ready - t0, 2) if t_ready else None
         r["bytes_copied"], r["segments_copied"] = topic_log_bytes(b3.data_dir)
+        self.replica_starts(b3)
         log(f"{self.mode}: broker {REPLACED} in every ISR {r['seconds']:.1f} s after its start "
-            f"(serving after {r['ready_s']} s); copied {r['bytes_copied'] / 2**20:.1f} MiB")
+            f"(serving after {r['ready_s']} s); copied {r['bytes_copied'] / 2**20:.1f} MiB; "
+            f"{r['replicas_from_leader_active_segment']} of {n} new replicas started at their "
+            f"leader's active segment or later")
+
+    def replica_starts(self, b3: brokers.Broker) -> None:
+        """Where each new replica's log starts on broker 3, against its leader's local segments
+        (both from the log dirs, right after the ISRs were full): shows per partition whether
+        the replica skipped the tiered history (Strata's modes, Kafka's KIP-1023) or copied the
+        leader's local log."""
+        try:
+            md = kadmin.metadata(self.cluster.node(1).bootstrap, [TOPIC])["partitions"][TOPIC]
+        except Exception as e:  # noqa: BLE001 (recorded, not a failure of the run)
+            self.r["replica_starts_error"] = str(e)
+            md = {}
+        out = {}
+        for p in range(self.args.partitions):
+            mine = kafka_tiered.local_segments(b3.data_dir / f"{TOPIC}-{p}")
+            leader = md.get(p, {}).get("leader", -1)
+            theirs = (kafka_tiered.local_segments(
+                self.cluster.node(leader).data_dir / f"{TOPIC}-{p}") if leader > 0 else {})
+            out[p] = {"replica_log_start": min(mine) if mine else None,
+                      "replica_segments": len(mine), "leader": leader,
+                      "leader_local_log_start": min(theirs) if theirs else None,
+                      "leader_active_base": max(theirs) if theirs else None}
+        self.r["replica_starts"] = out
+        self.r["replicas_from_leader_active_segment"] = sum(
+            1 for x in out.values() if x["replica_log_start"] is not None
+            and x["leader_active_base"] is not None
+            and x["replica_log_start"] >= x["leader_active_base"])
 
     def wait(self, cond, timeout: float, what: str, detail=None, interval: float = 0.2) -> None:
         deadline = time.monotonic() + timeout
@@ -254,12 +360,20 @@ def markdown(run: dict) -> str:
     cfg, m, other = run["config"], run["machine"], run["other_load"]
     ts = run["started_utc"]
     get = {x["mode"]: x for x in run["results"]}
-    k = get.get("kafka")
-    ks = k.get("seconds") if k and k.get("ok") else None
+
+    def secs(mode):
+        k = get.get(mode)
+        return k.get("seconds") if k and k.get("ok") else None
+    kt, kf = secs("kafka-tiered"), secs("kafka")
+
+    def ratio(x, ks):
+        return f"{x / ks:.3f}" if x is not None and ks else "n/a"
     lines = [
         f"## {ts[:10]} {ts[11:16]} UTC — Machine replacement: a broker with {cfg['partitions']} "
         f"partitions ({cfg['total_mib'] / 1024:.1f} GiB) replaced by an empty one, Strata vs "
-        f"Apache Kafka {cfg['kafka_version']}",
+        f"Apache Kafka {cfg['kafka_version']}"
+        + (" with tiered storage (KIP-405, KIP-1023) and without" if "kafka-tiered" in cfg["modes"]
+           else " without tiered storage"),
         "",
         f"Command: `{run['command']}`, Strata {cfg['strata_version']}. Whole run: "
         f"{run['elapsed_s'] / 60:.1f} min. Machine: {m['cpu_model']}, {m['cores']} cores, "
@@ -270,34 +384,45 @@ def markdown(run: dict) -> str:
         f"Strata: etcd + 3 brokers). Topic `{TOPIC}`: {cfg['partitions']} partitions at RF 3 "
         f"(broker 3 holds every one), segment.bytes {cfg['segment_mib']} MiB, "
         f"{cfg['total_mib']} MiB of {RECORD_SIZE} B records (acks=all); tiered modes: "
-        f"local.retention.bytes {LOCAL_RETENTION_SEGMENTS} segments, a file:// remote store, "
-        f"uploads caught up to within a segment before the replacement. Broker 3 is stopped, "
+        f"local.retention.bytes {LOCAL_RETENTION_SEGMENTS} segments, a remote store on a local "
+        f"directory shared by the brokers (Strata: file://; Kafka: LocalTieredStorage's), "
+        f"uploads caught up to within a segment and the leaders' local logs down to their "
+        f"retention before the replacement. Broker 3 is stopped, "
         f"its data directory deleted (Kafka's formatted again), the page cache dropped, and it "
         f"is started with the same node id. **seconds** = from its start to the first Metadata "
         f"(polled every {POLL_S} s) with broker 3 in every ISR; **serving after** = when it "
-        f"answered Metadata; **MiB copied** = the topic's .log files on broker 3 then.",
+        f"answered Metadata; **MiB copied** = the topic's .log files on broker 3 then; "
+        f"**replicas from the leader's active segment** = new replicas whose log starts at their leader's active "
+        f"segment or later (the tiered history skipped). "
+        f"**÷ Kafka tiered** and **÷ Kafka full copy** compare a mode's seconds with those of "
+        f"`kafka-tiered` (Kafka with tiered storage: what a Kafka operator would compare "
+        f"against) and of `kafka` (no tiered storage) in the same run.",
         "",
-        "| mode | seconds | serving after s | MiB copied | segment files | Strata÷Kafka | "
-        "broker 3 held before (MiB) | produce s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| mode | seconds | serving after s | MiB copied | segment files | replicas from the "
+        "leader's active segment | ÷ Kafka tiered | ÷ Kafka full copy | broker 3 held before "
+        "(MiB) | produce s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for mode in cfg["modes"]:
         x = get.get(mode)
         if not x:
             continue
         if not x.get("ok"):
-            lines.append(f"| {mode} | failed: {str(x.get('error'))[:160]} | | | | | | |")
+            lines.append(f"| {mode} | failed: {str(x.get('error'))[:160]} |" + " |" * 9)
             continue
-        ratio = "" if mode == "kafka" else (f"{x['seconds'] / ks:.3f}" if ks else "n/a")
+        r_t = "" if mode == "kafka-tiered" else ratio(x["seconds"], kt)
+        r_f = "" if mode == "kafka" else ratio(x["seconds"], kf)
         lines.append(
             f"| {mode} | {x['seconds']:.2f} | {x['ready_s']} | {x['bytes_copied'] / 2**20:.1f} | "
-            f"{x['segments_copied']} | {ratio} | {x['replaced_log_bytes_before'] / 2**20:.0f} | "
-            f"{x['produce_s']} |")
+            f"{x['segments_copied']} | {x.get('replicas_from_leader_active_segment', 'n/a')} "
+            f"of {cfg['partitions']} | {r_t} | {r_f} | "
+            f"{x['replaced_log_bytes_before'] / 2**20:.0f} | {x['produce_s']} |")
     lines += ["", "Modes: " + "; ".join(f"`{k}`: {v}" for k, v in MODE_TEXT.items()
                                        if k in cfg["modes"]) + ".",
               "", "Caveats: one machine, loopback, 2 shared cores: a full copy is bound by the "
               "disk and the CPU, not a network; the remote store is a local directory; Kafka's "
-              "figure includes its JVM start and KRaft catch-up.",
+              "figures include its JVM start and KRaft catch-up (kafka-tiered: and its remote "
+              "log metadata manager reading __remote_log_metadata).",
               "", f"Raw data: `{run['files']['json']}`.", ""]
     return "\n".join(lines)
 
@@ -306,7 +431,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--total-mib", type=int, default=10240, help="history in all (default 10 GiB)")
-    ap.add_argument("--modes", default="kafka,strata-roll", help=f"of {MODES}")
+    ap.add_argument("--modes", default="kafka-tiered,kafka,strata-roll",
+                    help=f"comma-separated, of {MODES} (default kafka-tiered,kafka,strata-roll)")
     ap.add_argument("--segment-mib", type=int, default=8)
     ap.add_argument("--strata-bin", default=str(REPO / "build/strata"))
     ap.add_argument("--kafka-lib")
@@ -320,10 +446,14 @@ def main() -> int:
     started = datetime.datetime.now(datetime.timezone.utc)
     ts = started.strftime("%Y%m%dT%H%M%SZ")
     workdir = Path(args.workdir) if args.workdir else BENCH / ".work" / f"replace-{ts}"
-    kafka_lib = env.find_kafka_lib(args.kafka_lib)
+    kafka_lib = env.find_kafka_lib(args.kafka_lib, log)
+    rsm_lib = env.find_rsm_lib()
     strata_bin = Path(args.strata_bin).resolve()
     if kafka_lib is None or not strata_bin.exists() or not shutil.which("etcd"):
         log("needs Kafka's jars (bench/setup.sh), build/strata and etcd")
+        return 2
+    if "kafka-tiered" in modes and rsm_lib is None:
+        log("Kafka's LocalTieredStorage not found in bench/.deps/kafka-rsm (run bench/setup.sh)")
         return 2
 
     def on_term(signum, _frame):
@@ -343,8 +473,10 @@ def main() -> int:
            "started_utc": started.strftime("%Y-%m-%d %H:%M:%S"),
            "config": {"partitions": args.partitions, "total_mib": args.total_mib, "modes": modes,
                       "segment_mib": args.segment_mib, "record_size": RECORD_SIZE,
-                      "mode_broker_config": MODE_BROKER_CONFIG, **env.versions(kafka_lib,
-                                                                             strata_bin)},
+                      "mode_broker_config": MODE_BROKER_CONFIG,
+                      "kafka_rsm": (sorted(p.name for p in rsm_lib.glob("*.jar"))
+                                    if rsm_lib and "kafka-tiered" in modes else None),
+                      **env.versions(kafka_lib, strata_bin)},
            "machine": limits.machine(workdir), "results": [],
            "files": {"json": str(out_json.relative_to(REPO))}}
     log(f"{command}; work dir {workdir}; load average {limits.loadavg()}")
@@ -352,7 +484,7 @@ def main() -> int:
     t_start = time.time()
     try:
         for mode in modes:
-            one = Run(mode, args, workdir, kafka_lib, run_bin)
+            one = Run(mode, args, workdir, kafka_lib, run_bin, rsm_lib)
             try:
                 one.execute()
             except Exception as e:  # noqa: BLE001 (recorded; the next mode goes on)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Machine replacement benchmark: a broker holding every replica of a 100-partition topic is
 # replaced by an empty one with the same node id; seconds until it is back in every ISR and bytes
-# copied, Apache Kafka 4.x (3-node KRaft, full copy) against Strata in the same run. Installs
+# copied, Apache Kafka (bench/kafka/pom.xml's version, 3-node KRaft; with tiered storage +
+# KIP-1023, and without: a full copy) against Strata in the same run. Installs
 # what it needs (bench/setup.sh, plus etcd and confluent-kafka from scripts/install-test-deps.sh
 # when missing), then runs bench/replace.py.
 # Usage: bench/replace.sh [--partitions 100] [--total-mib 10240] [--modes ...] [replace.py options, see --help]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Replication benchmark: a 3-broker Strata cluster (one etcd + 3 brokers) and a 3-node Apache
-Kafka 4.x KRaft cluster, one after the other in the same run, both at RF=3 with
-min.insync.replicas=2 on the topics and their own defaults otherwise.
+Kafka KRaft cluster (the version of bench/kafka/pom.xml), one after the other in the same run,
+both at RF=3 with min.insync.replicas=2 on the topics and their own defaults otherwise.
 
     bench/replication.sh [--quick]       (installs what is needed, then runs this)
 
@@ -15,7 +15,13 @@ deleted after):
    1-partition RF=3 topic; the partition leader is SIGKILLed --kills times; failover time = the
    first acknowledgement of a record sent after the kill minus the kill. The killed broker is
    restarted and must be back in the ISR before the next kill. Afterwards the partition is read
-   back and every acknowledged record checked (lost, misplaced, duplicated).
+   back and every acknowledged record checked (lost, misplaced, duplicated); a lost or
+   misplaced acknowledged record, or a read-back that could not check them all, fails the run
+   (exit 1). Runs of it (--failover-variants): `defaults`, each system with its own defaults;
+   `tuned`, both tuned to the same detection time (--detection-ms, default Strata's lease TTL):
+   Kafka's broker.session.timeout.ms = it, broker.heartbeat.interval.ms = a third of it,
+   against Strata's strata.etcd.lease.ttl.ms = it (renewed every third of it) with the liveness
+   probe (strata.broker.liveness.probe.enable) on, and again with it off.
 Appends a section to bench/RESULTS.md and writes bench/results/replication-<ts>.json.
 See bench/README.md ("Replication benchmark").
 """
@@ -64,10 +70,42 @@ def log(msg: str) -> None:
     print(f"[replication {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def make_cluster(system: str, workdir: Path, kafka_lib: Path, strata_bin: Path) -> brokers.Cluster:
-    if system == "kafka":
-        return brokers.KafkaCluster(workdir, kafka_lib, RF)
-    return brokers.StrataCluster(workdir, strata_bin, RF)
+FAILOVER_VARIANTS = ["defaults", "tuned"]
+
+
+def failover_runs(variants: list[str], systems: list[str], detection_ms: int) -> list[dict]:
+    """The failover runs, in order: per variant, Kafka first. `settings` go on every broker of
+    the run's cluster (on top of the system's defaults)."""
+    runs = []
+    if "defaults" in variants:
+        runs += [
+            {"system": "kafka", "variant": "defaults", "label": "Kafka, defaults",
+             "settings": {}},
+            {"system": "strata", "variant": "defaults", "label": "Strata, defaults",
+             "settings": {}}]
+    if "tuned" in variants:
+        t = str(detection_ms)
+        runs += [
+            {"system": "kafka", "variant": "tuned", "label": f"Kafka, detection {t} ms",
+             "settings": {"broker.session.timeout.ms": t,
+                          "broker.heartbeat.interval.ms": str(detection_ms // 3)}},
+            {"system": "strata", "variant": "tuned", "label": f"Strata, detection {t} ms, probe on",
+             "settings": {"strata.etcd.lease.ttl.ms": t,
+                          "strata.broker.liveness.probe.enable": "true"}},
+            {"system": "strata", "variant": "tuned-noprobe",
+             "label": f"Strata, detection {t} ms, probe off",
+             "settings": {"strata.etcd.lease.ttl.ms": t,
+                          "strata.broker.liveness.probe.enable": "false"}}]
+    return [r for r in runs if r["system"] in systems]
+
+
+def make_cluster(system: str, workdir: Path, kafka_lib: Path, strata_bin: Path,
+                 settings: dict[str, str] | None = None) -> brokers.Cluster:
+    c: brokers.Cluster = (brokers.KafkaCluster(workdir, kafka_lib, RF) if system == "kafka"
+                          else brokers.StrataCluster(workdir, strata_bin, RF))
+    for b in c.nodes:
+        b.config.update(settings or {})
+    return c
 
 
 def log_bytes(cluster: brokers.Cluster, topic: str) -> dict[str, int]:
@@ -254,29 +292,35 @@ def wait_isr(cluster: brokers.Cluster, topic: str, node: int, timeout: float) ->
     return None
 
 
-def failover(system: str, cluster: brokers.Cluster, plan: dict, workdir: Path) -> dict:
-    """Phase 2 against one fresh cluster: SIGKILL the partition leader plan["kills"] times."""
+def failover(spec: dict, cluster: brokers.Cluster, plan: dict, workdir: Path) -> dict:
+    """Phase 2 against one fresh cluster: SIGKILL the partition leader plan["kills"] times.
+    spec: one of failover_runs(). A lost or misplaced acknowledged record, or a read-back that
+    could not check every acknowledged record, is an error of the run (it then exits 1)."""
     topic = "failover"
-    out = {"system": system, "kills": [], "errors": []}
+    system = spec["system"]
+    name = f"{system}-{spec['variant']}"
+    out = {**spec, "kills": [], "errors": []}
     env.drop_page_cache(log)
-    log(f"{system}: starting a fresh {RF}-node cluster for failover")
+    log(f"{spec['label']}: starting a fresh {RF}-node cluster for failover"
+        + (f" ({', '.join(f'{k}={v}' for k, v in spec['settings'].items())})"
+           if spec["settings"] else ""))
     cluster.start()
     probe = None
     try:
         boot = cluster.live_bootstrap()
         kadmin.create_topic(boot, topic, 1, replication_factor=RF, configs=TOPIC_CONFIGS)
         kadmin.wait_full_isr(boot, topic, 1, RF, 60)
-        acks = workdir / f"{system}-acks.txt"
+        acks = workdir / f"{name}-acks.txt"
         cmd = [sys.executable, str(BENCH / "harness" / "ackprobe.py"), "produce", "--bootstrap",
                cluster.bootstrap, "--topic", topic, "--rate", str(plan["probe_rate"]),
                "--out", str(acks)]
         out["probe_command"] = cmd
-        probe = procs.spawn(cmd, workdir / "logs" / f"{system}-ackprobe.log")
+        probe = procs.spawn(cmd, workdir / "logs" / f"{name}-ackprobe.log")
         tail = AckTail(acks)
         if not tail.wait_acks_after(0, 200, 60):
             raise RuntimeError(f"{system}: the probe got no acknowledgements: {tail.errors[:3]}")
         for k in range(plan["kills"]):
-            out["kills"].append(one_kill(system, cluster, topic, tail, plan, k))
+            out["kills"].append(one_kill(spec["label"], cluster, topic, tail, plan, k))
             if out["kills"][-1].get("aborted"):
                 out["errors"].append(out["kills"][-1]["aborted"])
                 break
@@ -284,29 +328,49 @@ def failover(system: str, cluster: brokers.Cluster, plan: dict, workdir: Path) -
         probe = None
         tail.poll()
         out["probe_errors"] = tail.errors[:20]
-        verify_json = workdir / f"{system}-verify.json"
+        verify_json = workdir / f"{name}-verify.json"
         rc, text = procs.run_logged(
             [sys.executable, str(BENCH / "harness" / "ackprobe.py"), "verify", "--bootstrap",
              cluster.live_bootstrap(), "--topic", topic, "--acks", str(acks),
-             "--out", str(verify_json)], workdir / "logs" / f"{system}-verify.log", 400)
+             "--out", str(verify_json)], workdir / "logs" / f"{name}-verify.log", 400)
         try:
             out["verify"] = json.loads(verify_json.read_text())
         except (OSError, ValueError):
             out["verify"] = {"ok": False, "error": f"verify exit {rc}: {text[-800:]}"}
         v = out["verify"]
-        log(f"{system}: read back: {v.get('acknowledged')} acknowledged, {v.get('read')} read, "
-            f"lost {v.get('lost')}, misplaced {v.get('misplaced')}, duplicated "
+        log(f"{spec['label']}: read back: {v.get('acknowledged')} acknowledged, {v.get('read')} "
+            f"read, lost {v.get('lost')}, misplaced {v.get('misplaced')}, duplicated "
             f"{v.get('duplicated')}, delivery errors {v.get('delivery_errors')}")
+        loss = acked_loss(v)
+        if loss:
+            out["errors"].append(loss)
+            out["lost_acknowledged"] = True
+            log(f"{spec['label']}: FAILED: {loss}")
     except (RuntimeError, kadmin.KafkaError, OSError) as e:
         out["errors"].append(str(e))
-        log(f"{system}: failover phase ABORTED: {e}")
+        log(f"{spec['label']}: failover phase ABORTED: {e}")
     finally:
         if probe is not None:
             procs.stop(probe, grace=30)
-        log(f"{system}: stopping")
+        log(f"{spec['label']}: stopping")
         cluster.stop()
         cluster.wipe()
     return out
+
+
+def acked_loss(v: dict) -> str | None:
+    """Why the read-back shows (or cannot rule out) a lost acknowledged record, else None."""
+    if "error" in v or "lost" not in v:
+        return (f"the read-back could not check the acknowledged records: "
+                f"{str(v.get('error'))[:300]}")
+    if v["lost"] or v["misplaced"]:
+        return (f"LOST ACKNOWLEDGED RECORDS: {v['lost']} of {v['acknowledged']:,} acknowledged "
+                f"records not read back (first: {v.get('first_lost')}), {v['misplaced']} read at "
+                f"another offset than acknowledged (first: {v.get('first_misplaced')})")
+    if not v.get("complete_read"):
+        return (f"the read-back stopped before the high watermark {v.get('high_watermark')} "
+                f"({v.get('read')} records read): acknowledged records not all checked")
+    return None
 
 
 def one_kill(system: str, cluster: brokers.Cluster, topic: str, tail: AckTail, plan: dict,
@@ -418,8 +482,8 @@ def failover_stats(f: dict | None) -> dict:
 
 def markdown(run: dict) -> str:
     cfg, m, res = run["config"], run["machine"], run["results"]
-    fo = {f["system"]: f for f in run["failover"]}
-    st = {s: failover_stats(fo.get(s)) for s in SYSTEMS}
+    fo = run["failover"]
+    lost = [f for f in fo if f.get("lost_acknowledged")]
     ts = run["started_utc"]
     other = run["other_load"]
     shared = other["mean_cores"] >= 0.2 or any(
@@ -428,6 +492,9 @@ def markdown(run: dict) -> str:
         f"## {ts[:10]} {ts[11:16]} UTC — Replication: 3-broker Strata vs 3-node Apache Kafka "
         f"{cfg['kafka_version']}, RF=3, acks=all (`{run['command']}`)",
         "",
+        *([f"**FAILED: acknowledged records were lost or could not be checked in "
+            f"{', '.join(f['label'] for f in lost)}** (see the failover table).", ""]
+          if lost else []),
         f"Command: `{run['command']}` (mode {run['mode']}), Strata {cfg['strata_version']}, "
         f"`{cfg['strata_bin']}`. Whole run: {run['elapsed_s'] / 60:.1f} min.",
         "",
@@ -445,10 +512,12 @@ def markdown(run: dict) -> str:
         f"- Apache Kafka {cfg['kafka_version']}: 3 KRaft nodes, each `process.roles=broker,"
         "controller` (combined), static `controller.quorum.voters`, storage formatted with one "
         "shared cluster id; JVM -Xmx1g -Xms1g G1 each; internal topics at Kafka's default RF 3; "
-        "defaults otherwise (`broker.session.timeout.ms` 9 s).",
+        "defaults otherwise (`broker.session.timeout.ms` 9 s, `broker.heartbeat.interval.ms` "
+        "2 s) except in the tuned failover run.",
         "- Strata: one etcd (Debian's, scripts/cluster.sh's flags) + 3 brokers with "
         "`strata.metadata.backend=etcd`; defaults otherwise (`strata.etcd.lease.ttl.ms` "
-        f"{cfg['strata_lease_ttl_ms']} ms).",
+        f"{cfg['strata_lease_ttl_ms']} ms, renewed every third of it; "
+        "`strata.broker.liveness.probe.enable` true) except in the tuned failover runs.",
         f"- Topics: RF {RF}, `min.insync.replicas=2`; 1 GiB segments, no per-message fsync "
         "(both defaults).",
         "",
@@ -462,40 +531,61 @@ def markdown(run: dict) -> str:
         "records in flight at the kill are retried by the producer and acknowledged at about the "
         "same time). The killed broker is then restarted on its data and must be back in the ISR "
         "(Metadata) and acknowledgements flowing before the next kill. After the last kill the "
-        "partition is read back from the start and every acknowledged record checked.",
+        "partition is read back from the start and every acknowledged record checked: a lost "
+        "or misplaced acknowledged record fails the benchmark run.",
         "",
-        "| figure | Strata | Kafka | Strata÷Kafka |",
-        "|---|---|---|---|",
+        "Runs, each on a fresh cluster:"
+        + (" **defaults**, each system as it ships (Kafka fences a broker after "
+           "`broker.session.timeout.ms` 9 s without a heartbeat; Strata's followers notice the "
+           "failed fetches and the liveness probe revokes the dead broker's lease once its port "
+           "refuses connections, else the lease expires after its TTL);"
+           if "defaults" in cfg.get("failover_variants", ["defaults"]) else "")
+        + (f" **tuned**, both set to the same detection time, {cfg.get('detection_ms', '?')} ms: "
+           "Kafka's `broker.session.timeout.ms` = it and `broker.heartbeat.interval.ms` = a "
+           "third of it, against Strata's `strata.etcd.lease.ttl.ms` = it (renewed every third "
+           "of it) with the liveness probe on and, in another run, off (lease expiry only): "
+           "these rows compare the mechanisms rather than the shipped settings."
+           if "tuned" in cfg.get("failover_variants", []) else "")
+        + " Strata÷Kafka = failover p50 against the Kafka run with the same settings.",
+        "",
+        "| run | settings | failover p50 s | max s | min s | Strata÷Kafka p50 | restart to "
+        "back in the ISR p50 / max s | kills with a failover | acknowledged records read back |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    s, k = st.get("strata", {}), st.get("kafka", {})
-    for key, name in (("p50", "failover p50, s"), ("max", "failover max, s"), ("min", "failover min, s"),
-                      ("rejoin_p50", "restart to back in the ISR, p50, s"),
-                      ("rejoin_max", "restart to back in the ISR, max, s")):
-        lines.append(f"| {name} | {_fmt(s.get(key), 2)} | {_fmt(k.get(key), 2)} | "
-                     f"{_ratio(s.get(key), k.get(key))} |")
-    lines.append(f"| kills with a failover / kills | {s.get('completed', 'n/a')} / {s.get('n', 'n/a')} | "
-                 f"{k.get('completed', 'n/a')} / {k.get('n', 'n/a')} | |")
+    kafka_p50 = {f["variant"]: failover_stats(f)["p50"] for f in fo if f["system"] == "kafka"}
 
-    def check(system):
-        f = fo.get(system)
-        if not f or "verify" not in f:
+    def check(f):
+        v = f.get("verify")
+        if not v:
             return "n/a"
-        v = f["verify"]
         if "error" in v:
-            return "verify failed"
-        return (f"{v['acknowledged']:,} acked, {v['read']:,} read; lost {v['lost']}, misplaced "
+            return "**verify failed**"
+        text = (f"{v['acknowledged']:,} acked, {v['read']:,} read; lost {v['lost']}, misplaced "
                 f"{v['misplaced']}, duplicated {v['duplicated']}, delivery errors "
                 f"{v['delivery_errors']}")
-    lines.append(f"| acknowledged records read back | {check('strata')} | {check('kafka')} | |")
+        return f"**{text}**" if f.get("lost_acknowledged") else text
+    for f in fo:
+        st = failover_stats(f)
+        settings = (", ".join(f"`{k}={v}`" for k, v in f["settings"].items())
+                    or "defaults")
+        ratio = ("" if f["system"] == "kafka" else
+                 _ratio(st.get("p50"), kafka_p50.get("tuned" if f["variant"].startswith("tuned")
+                                                     else f["variant"])))
+        lines.append(
+            f"| {f['label']} | {settings} | {_fmt(st.get('p50'), 2)} | {_fmt(st.get('max'), 2)} | "
+            f"{_fmt(st.get('min'), 2)} | {ratio} | {_fmt(st.get('rejoin_p50'), 1)} / "
+            f"{_fmt(st.get('rejoin_max'), 1)} | {st.get('completed', 'n/a')} / "
+            f"{st.get('n', 'n/a')} | {check(f)} |")
     lines += ["", "Each kill (victim → new leader; `*` = the victim was also the active controller: "
               "Strata's etcd-elected controller, Kafka's KRaft quorum leader): failover s; restart "
               "to back in the ISR s.", "",
-              "| kill | Strata | Kafka |", "|---|---|---|"]
-    n = max((len(fo[x]["kills"]) for x in fo), default=0)
+              "| kill | " + " | ".join(f["label"] for f in fo) + " |",
+              "|---|" + "---|" * len(fo)]
+    n = max((len(f["kills"]) for f in fo), default=0)
     for i in range(n):
         cells = []
-        for system in ("strata", "kafka"):
-            ks = fo.get(system, {}).get("kills", [])
+        for f in fo:
+            ks = f["kills"]
             if i >= len(ks):
                 cells.append("n/a")
                 continue
@@ -505,9 +595,9 @@ def markdown(run: dict) -> str:
             cells.append(f"{x['victim']}{star} → {x.get('new_leader')}: "
                          f"{_fmt(x.get('failover_s'), 2)}; {_fmt(x.get('restart_to_isr_s'), 1)}{note}")
         lines.append(f"| {i + 1} | " + " | ".join(cells) + " |")
-    for system in SYSTEMS:
-        for e in fo.get(system, {}).get("errors", []):
-            lines.append(f"\n**{system} failover phase: {e}**")
+    for f in fo:
+        for e in f.get("errors", []):
+            lines.append(f"\n**{f['label']} failover run: {e}**")
 
     lines += [
         "",
@@ -636,11 +726,19 @@ def _first(v):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true",
-                    help="3 kills, 0.2 GB and 8 s workloads (~10 min; full ~18-25 min)")
+                    help="3 kills per failover run, 0.2 GB and 8 s workloads (~15 min; full "
+                         "~30-40 min)")
     ap.add_argument("--systems", help="comma-separated subset of kafka,strata")
-    ap.add_argument("--kills", type=int, help="leader kills per system (overrides the mode)")
+    ap.add_argument("--kills", type=int, help="leader kills per failover run (overrides the mode)")
     ap.add_argument("--records", type=int, help="records per unthrottled workload (overrides the mode)")
     ap.add_argument("--phases", default="throughput,failover", help="subset of throughput,failover")
+    ap.add_argument("--failover-variants", default=",".join(FAILOVER_VARIANTS),
+                    help="failover runs: defaults (each system's own) and/or tuned (both at "
+                         "--detection-ms; Strata with its liveness probe on and off); default both")
+    ap.add_argument("--detection-ms", type=int,
+                    help="the tuned runs' detection time: Kafka's broker.session.timeout.ms "
+                         "(heartbeat a third of it) and Strata's strata.etcd.lease.ttl.ms; whole "
+                         "seconds, at least 2000 (default: Strata's default lease TTL)")
     ap.add_argument("--strata-bin", default=os.environ.get("STRATA_BIN", str(REPO / "build/strata")))
     ap.add_argument("--kafka-lib", help="directory with Apache Kafka's jars")
     ap.add_argument("--workdir", help="where data dirs and logs go (default bench/.work/replication-<ts>)")
@@ -655,11 +753,20 @@ def main() -> int:
         plan["records"] = args.records
     systems = [s for s in SYSTEMS if s in (args.systems or ",".join(SYSTEMS)).split(",")]
     phases = args.phases.split(",")
+    variants = [v for v in args.failover_variants.split(",") if v]
+    if set(variants) - set(FAILOVER_VARIANTS):
+        log(f"--failover-variants: of {FAILOVER_VARIANTS}")
+        return 2
+    default_ttl = lease_ttl_default()
+    detection_ms = args.detection_ms or (int(default_ttl) if default_ttl.isdigit() else 3000)
+    if detection_ms < 2000 or detection_ms % 1000:
+        log("--detection-ms: whole seconds, at least 2000 (strata.etcd.lease.ttl.ms's bounds)")
+        return 2
     started = datetime.datetime.now(datetime.timezone.utc)
     ts = started.strftime("%Y%m%dT%H%M%SZ")
     workdir = Path(args.workdir) if args.workdir else BENCH / ".work" / f"replication-{ts}"
     strata_bin = Path(args.strata_bin).resolve()
-    kafka_lib = env.find_kafka_lib(args.kafka_lib)
+    kafka_lib = env.find_kafka_lib(args.kafka_lib, log)
     if not strata_bin.exists():
         log(f"no Strata binary at {strata_bin}")
         return 2
@@ -681,6 +788,10 @@ def main() -> int:
                                    ("records", args.records)) if v is not None)
     if args.phases != "throughput,failover":
         command += f" --phases {args.phases}"
+    if variants != FAILOVER_VARIANTS and "failover" in phases:
+        command += f" --failover-variants {','.join(variants)}"
+    if args.detection_ms:
+        command += f" --detection-ms {args.detection_ms}"
     workdir.mkdir(parents=True, exist_ok=True)
     need = 3 * RF * (2 * plan["records"] + plan["warmup"]) * RECORD_SIZE * 1.2 + (4 << 30)
     if shutil.disk_usage(workdir).free < need:
@@ -693,11 +804,17 @@ def main() -> int:
     corpus_info = corpus.write(payload, plan["corpus_lines"], RECORD_SIZE)
     log4j = workdir / "tools-log4j2.properties"
     log4j.write_text(brokers.LOG4J2)
-    perf_lib = env.find_perf_lib()
-    if perf_lib is None:
-        log("Kafka 4.2's ProducerPerformance not found (run bench/setup.sh)")
+    # The producing tool is the same Kafka's ProducerPerformance, whose --warmup-records
+    # (KIP-1052, Kafka 4.2 on) leaves the client JVM's first records out of the steady figures.
+    kv = env.versions(kafka_lib, strata_bin)["kafka_version"]
+    try:
+        has_warmup = tuple(int(x) for x in kv.split(".")[:2]) >= (4, 2)
+    except ValueError:
+        has_warmup = False
+    if not has_warmup:
+        log(f"Kafka {kv}'s ProducerPerformance has no --warmup-records (needs 4.2 or later)")
         return 2
-    gen = loadgen.KafkaPerf(workdir / "logs", RECORD_SIZE, kafka_lib, log4j, perf_lib)
+    gen = loadgen.KafkaPerf(workdir / "logs", RECORD_SIZE, kafka_lib, log4j, kafka_lib)
     import confluent_kafka
     out_json = BENCH / "results" / f"replication-{ts}.json"
     run = {"kind": "replication", "mode": mode, "command": command,
@@ -705,20 +822,20 @@ def main() -> int:
            "config": {**plan, "partitions": PARTITIONS, "record_size": RECORD_SIZE, "rf": RF,
                       "topic_configs": TOPIC_CONFIGS, "compressions": COMPRESSIONS,
                       "reached_share": REACHED, "corpus": corpus_info,
-                      "strata_bin": str(strata_bin), "strata_lease_ttl_ms": lease_ttl_default(),
+                      "strata_bin": str(strata_bin), "strata_lease_ttl_ms": default_ttl,
+                      "failover_variants": variants, "detection_ms": detection_ms,
                       "confluent_kafka_version": _first(confluent_kafka.version()),
                       "librdkafka_client_version": _first(confluent_kafka.libversion()),
-                      "load_generator": next(perf_lib.glob("kafka-tools-[0-9]*.jar")).stem,
+                      "load_generator": next(kafka_lib.glob("kafka-tools-[0-9]*.jar")).stem,
                       **env.versions(kafka_lib, strata_bin)},
            "machine": limits.machine(workdir), "loadavg_start": limits.loadavg(),
            "clusters": {}, "results": [], "idle": {}, "failover": [], "errors": [],
            "files": {"json": str(out_json.relative_to(REPO))}}
     throughput = Throughput(plan, gen, payload, run["results"], run["idle"])
     try:
-        for system in systems:
-            sysdir = workdir / system
-            if "throughput" in phases:
-                c = make_cluster(system, sysdir / "throughput", kafka_lib, strata_bin)
+        if "throughput" in phases:
+            for system in systems:
+                c = make_cluster(system, workdir / system / "throughput", kafka_lib, strata_bin)
                 run["clusters"][system] = {"config": c.config}
                 try:
                     throughput.run(system, c)
@@ -726,10 +843,13 @@ def main() -> int:
                     run["errors"].append(f"{system} throughput: {e}")
                     log(f"{system}: throughput phase ABORTED: {e}")
                 run["clusters"][system]["commands"] = c.commands
-            if "failover" in phases:
-                c = make_cluster(system, sysdir / "failover", kafka_lib, strata_bin)
-                run["clusters"].setdefault(system, {"config": c.config})
-                run["failover"].append(failover(system, c, plan, workdir))
+        if "failover" in phases:
+            for spec in failover_runs(variants, systems, detection_ms):
+                system, name = spec["system"], f"failover-{spec['variant']}"
+                c = make_cluster(system, workdir / system / name, kafka_lib, strata_bin,
+                                 spec["settings"])
+                run["clusters"].setdefault(system, {})[name] = {"config": c.config}
+                run["failover"].append(failover(spec, c, plan, workdir))
     finally:
         procs.kill_all()
     run["elapsed_s"] = round(time.time() - t0, 1)
@@ -748,6 +868,11 @@ def main() -> int:
     log(f"done in {run['elapsed_s'] / 60:.1f} min; JSON {out_json}; logs in {workdir}")
     failed = run["errors"] + [e for f in run["failover"] for e in f["errors"]] + [
         r["kind"] for r in run["results"] if not r.get("ok")]
+    for f in run["failover"]:
+        if f.get("lost_acknowledged"):
+            log(f"FAILED: {f['label']}: {next(e for e in f['errors'] if 'acknowledged' in e)}")
+    if failed:
+        log(f"FAILED: {len(failed)} error(s); exit 1")
     return 1 if failed else 0
 
 

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what bench/run.py needs, idempotently (each step is skipped when its result is
 # already there): Debian packages (JDK, Maven, build deps), matplotlib from
-# bench/requirements.txt, Apache Kafka's jars (reusing tests/integration/kafka-tools/target/lib
-# when present, else Maven into bench/.deps/kafka-lib), Kafka 4.2's ProducerPerformance into
-# bench/.deps/perf-lib, and a release build of Strata.
+# bench/requirements.txt, Apache Kafka's jars at bench/kafka/pom.xml's version (Maven into
+# bench/.deps/kafka-lib, with Kafka's LocalTieredStorage into bench/.deps/kafka-rsm for the
+# tiered Kafka rows), and a release build of Strata.
 #
 # Environment:
 #   PYTHON       interpreter run.py runs with (default python3)
 #   STRATA_BIN   use this Strata binary and skip the build
+#   KAFKA_LIB    use these Kafka jars (any version; the benchmarks name it) and fetch none
 #   SKIP_APT=1   do not touch apt
 set -euo pipefail
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -58,29 +59,23 @@ else
 fi
 
 # ---- Apache Kafka jars -------------------------------------------------------------
-has_kafka() { compgen -G "$1/kafka_2.13-*.jar" >/dev/null && compgen -G "$1/kafka-tools-*.jar" >/dev/null; }
-if [[ -n "${KAFKA_LIB:-}" ]] && has_kafka "$KAFKA_LIB"; then
-  log "Kafka jars: $KAFKA_LIB"
-elif has_kafka "$ROOT/tests/integration/kafka-tools/target/lib"; then
-  log "Kafka jars: reusing tests/integration/kafka-tools/target/lib"
-elif has_kafka "$BENCH/.deps/kafka-lib" && [[ "$BENCH/.deps/kafka-lib" -nt "$BENCH/kafka/pom.xml" ]]; then
-  log "Kafka jars: bench/.deps/kafka-lib"
+# One version for every benchmark's Kafka peer, brokers and tools alike: bench/kafka/pom.xml's
+# kafka.version (the integration tests pin their own, so their jars are not reused).
+KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$BENCH/kafka/pom.xml" | head -1)"
+has_kafka() {
+  [[ -f "$1/kafka_2.13-$KAFKA_VERSION.jar" && -f "$1/kafka-tools-$KAFKA_VERSION.jar" ]]
+}
+if [[ -n "${KAFKA_LIB:-}" ]]; then
+  log "Kafka jars: $KAFKA_LIB (as given)"
+elif has_kafka "$BENCH/.deps/kafka-lib" && [[ "$BENCH/.deps/kafka-lib" -nt "$BENCH/kafka/pom.xml" ]] \
+    && compgen -G "$BENCH/.deps/kafka-rsm/kafka-storage-*-test.jar" >/dev/null \
+    && [[ -d "$BENCH/.deps/kafka-rsm/classes" ]]; then
+  log "Kafka $KAFKA_VERSION jars: bench/.deps/kafka-lib (RemoteStorageManager: bench/.deps/kafka-rsm)"
 else
-  log "mvn package bench/kafka/pom.xml -> bench/.deps/kafka-lib"
-  rm -rf "$BENCH/.deps/kafka-lib"
+  log "mvn package bench/kafka/pom.xml -> bench/.deps/kafka-lib, bench/.deps/kafka-rsm (Kafka $KAFKA_VERSION)"
+  rm -rf "$BENCH/.deps/kafka-lib" "$BENCH/.deps/kafka-rsm" "$BENCH/.deps/perf-lib"
   mvn -q -B -f "$BENCH/kafka/pom.xml" package
   touch "$BENCH/.deps/kafka-lib"
-fi
-
-# Kafka 4.2's ProducerPerformance (its --warmup-records), the producing side of bench/replication.sh.
-if compgen -G "$BENCH/.deps/perf-lib/kafka-tools-*.jar" >/dev/null \
-    && [[ "$BENCH/.deps/perf-lib" -nt "$BENCH/perf-tools/pom.xml" ]]; then
-  log "ProducerPerformance: bench/.deps/perf-lib"
-else
-  log "mvn package bench/perf-tools/pom.xml -> bench/.deps/perf-lib"
-  rm -rf "$BENCH/.deps/perf-lib"
-  mvn -q -B -f "$BENCH/perf-tools/pom.xml" package
-  touch "$BENCH/.deps/perf-lib"
 fi
 
 # ---- Strata ------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Starting and stopping the two systems under test, each on a fresh data dir:
-Strata (`strata serve --set ...`) and Apache Kafka 4.x as one KRaft combined node
-(broker+controller, node.id=1, its own controller port, storage formatted --standalone).
+Strata (`strata serve --set ...`) and Apache Kafka (bench/kafka/pom.xml's version) as one KRaft
+combined node (broker+controller, node.id=1, its own controller port, storage formatted
+--standalone).
 
 Both get the same segment size (1 GiB, the default of both), PLAINTEXT on 127.0.0.1 and no
 per-message fsync (the defaults); everything else is each system's own default.

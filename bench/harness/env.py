@@ -1,6 +1,7 @@
-"""What both benchmark scripts (run.py, replication.py) need from their surroundings: Kafka's
-jars, the versions under test, the checked-out commit (read from .git, no git commands), and
-page-cache control between workloads.
+"""What the benchmark scripts (run.py, replication.py, migration.py, replace.py, ...) need from
+their surroundings: Kafka's jars (one version for every benchmark, bench/kafka/pom.xml's), the
+RemoteStorageManager of the tiered Kafka rows, the versions under test, the checked-out commit
+(read from .git, no git commands), and page-cache control between workloads.
 """
 from __future__ import annotations
 
@@ -14,23 +15,56 @@ from typing import Callable
 
 BENCH = Path(__file__).resolve().parent.parent
 REPO = BENCH.parent
+KAFKA_POM = BENCH / "kafka" / "pom.xml"
 
 
-def find_kafka_lib(explicit: str | None) -> Path | None:
-    """Kafka's jars: --kafka-lib, $KAFKA_LIB, the integration tests' copy, or bench/.deps."""
-    candidates = [explicit, os.environ.get("KAFKA_LIB"),
-                  REPO / "tests/integration/kafka-tools/target/lib", BENCH / ".deps/kafka-lib"]
-    for c in candidates:
-        if c and list(Path(c).glob("kafka_2.13-*.jar")) and list(Path(c).glob("kafka-tools-*.jar")):
+def _pom_property(name: str) -> str:
+    m = re.search(rf"<{re.escape(name)}>([^<]+)</{re.escape(name)}>", KAFKA_POM.read_text())
+    if not m:
+        raise RuntimeError(f"{KAFKA_POM}: no <{name}>")
+    return m.group(1).strip()
+
+
+def kafka_version() -> str:
+    """The Apache Kafka version every benchmark runs as its peer (brokers and tools): the one
+    place it is named is bench/kafka/pom.xml's kafka.version."""
+    return _pom_property("kafka.version")
+
+
+def _lib_version(lib: Path) -> str | None:
+    jars = list(lib.glob("kafka_2.13-*.jar"))
+    if not jars or not list(lib.glob("kafka-tools-*.jar")):
+        return None
+    m = re.match(r"kafka_2\.13-(.+)\.jar", jars[0].name)
+    return m.group(1) if m else "?"
+
+
+def find_kafka_lib(explicit: str | None, log: Callable[[str], None] = print) -> Path | None:
+    """Kafka's jars: --kafka-lib or $KAFKA_LIB as given (any version, said in the log when it
+    is not kafka_version()), else bench/.deps/kafka-lib if it holds kafka_version() (bench/setup.sh
+    puts it there; the integration tests' copy pins its own version and is not used)."""
+    want = kafka_version()
+    for c in (explicit, os.environ.get("KAFKA_LIB")):
+        if c:
+            v = _lib_version(Path(c))
+            if v is None:
+                log(f"no Kafka jars in {c}")
+                return None
+            if v != want:
+                log(f"note: {c} holds Kafka {v}, not {want} (bench/kafka/pom.xml): the "
+                    f"figures compare against Kafka {v}")
             return Path(c)
-    return None
+    lib = BENCH / ".deps/kafka-lib"
+    return lib if _lib_version(lib) == want else None
 
 
-def find_perf_lib() -> Path | None:
-    """Kafka 4.2's ProducerPerformance (bench/perf-tools -> bench/.deps/perf-lib), whose
-    --warmup-records leaves the first records out of the steady-state percentiles."""
-    lib = BENCH / ".deps/perf-lib"
-    return lib if list(lib.glob("kafka-tools-4.[2-9]*.jar")) else None
+def find_rsm_lib() -> Path | None:
+    """The RemoteStorageManager the tiered Kafka rows load through
+    remote.log.storage.manager.class.path (bench/kafka/pom.xml -> bench/.deps/kafka-rsm):
+    Kafka's LocalTieredStorage from its kafka-storage test artifact."""
+    lib = BENCH / ".deps/kafka-rsm"
+    return lib if (list(lib.glob("kafka-storage-*-test.jar"))
+                   and list(lib.glob("classes/org/apache/kafka/common/utils/LogContext*.class"))) else None
 
 
 def versions(kafka_lib: Path | None, strata_bin: Path) -> dict:

@@ -161,8 +161,9 @@ class StrataBench(LoadGenerator):
 
 class KafkaPerf(LoadGenerator):
     """Kafka's ProducerPerformance / ConsumerPerformance with the Java client's defaults.
-    perf_lib: another Kafka's tool jars to produce with (bench/perf-tools: 4.2's, which can
-    leave a warm-up out of the percentiles); the consumer tool stays on lib_dir."""
+    perf_lib: the tool jars to produce with when a warm-up is left out of the percentiles
+    (ProducerPerformance's --warmup-records, Kafka 4.2 on; bench/replication.py passes lib_dir,
+    bench/kafka/pom.xml's Kafka); the consumer tool stays on lib_dir."""
 
     name = "kafka-perf"
 
@@ -188,7 +189,7 @@ class KafkaPerf(LoadGenerator):
         warmup = []
         if warmup_records > 0:
             if self.perf_lib is None:
-                raise ValueError("a warm-up needs ProducerPerformance >= 4.2 (bench/perf-tools)")
+                raise ValueError("a warm-up needs ProducerPerformance >= 4.2 (perf_lib)")
             warmup = ["--warmup-records", str(warmup_records)]
         cmd = self._java("org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
                          "--num-records", str(records), *payload, *warmup,
