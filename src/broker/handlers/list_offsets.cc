@@ -40,12 +40,14 @@ int32_t EpochAt(const storage::Log& log, int64_t offset) {
 // The sync point of a new replica: the leader first rolls a non-empty
 // active segment (strata.replica.sync.roll.enable), so the replica starts
 // at the log end and copies nothing while the rolled segment is uploaded.
-// Only segments wholly below the high watermark are uploaded, so a replica
-// starts no higher than the first segment that is not: the high watermark
-// may be waiting for this very replica (an ISR below min.insync.replicas),
-// and a start above it would leave a gap that nothing ever fills.
+// Only segments wholly below the high watermark are uploaded. While the ISR
+// is below min.insync.replicas the high watermark waits for a replica to
+// join, maybe this one: it then starts no higher than the first segment not
+// wholly below the high watermark, as a start above it would leave a gap
+// that nothing would ever fill. (Otherwise the high watermark reaches the
+// log end as the ISR fetches, and the rolled segments go up.)
 void ActiveSegmentBase(BrokerContext& ctx, const std::string& topic, storage::Log& log,
-                       int64_t high_watermark, ListOffsetsResponse::Partition& out) {
+                       Partition& leader, ListOffsetsResponse::Partition& out) {
   auto info = ctx.topics.GetTopicInfo(topic);
   if (!info || !info->log_config.remote_storage_enable) {
     out.error_code = Code(ErrorCode::kInvalidRequest);  // only tiered partitions sync
@@ -59,10 +61,14 @@ void ActiveSegmentBase(BrokerContext& ctx, const std::string& topic, storage::Lo
     }
   }
   out.offset = log.active_segment_base_offset();
-  for (const storage::SegmentSummary& s : log.RolledSegments()) {
-    if (s.end_offset < high_watermark) continue;  // wholly below it: uploaded in time
-    out.offset = std::min(out.offset, s.base_offset);
-    break;
+  const auto isr = static_cast<int32_t>(leader.state().isr.size());
+  if (isr < info->min_insync_replicas) {
+    const int64_t high_watermark = ctx.topics.HighWatermark(leader);
+    for (const storage::SegmentSummary& s : log.RolledSegments()) {
+      if (s.end_offset < high_watermark) continue;  // wholly below it: uploaded in time
+      out.offset = std::min(out.offset, s.base_offset);
+      break;
+    }
   }
   out.leader_epoch = EpochAt(log, out.offset);
 }
@@ -105,7 +111,7 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
     }
     case kActiveSegmentBase:
       if (from_replica) {
-        ActiveSegmentBase(ctx, topic, *log, ctx.topics.HighWatermark(*leader.partition), out);
+        ActiveSegmentBase(ctx, topic, *log, *leader.partition, out);
         break;
       }
       [[fallthrough]];
