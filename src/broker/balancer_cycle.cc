@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "broker/balancer_service.h"
 #include "broker/balancer_throttle.h"
@@ -143,6 +144,11 @@ balancer::ModelOptions BalancerService::ModelOptionsAt(int64_t now_ms) const {
   o.stale_after_ms = options_.stale_after_ms;
   o.failure_timeout_ms = options_.failure_timeout_ms;
   o.shutdown_grace_ms = options_.shutdown_grace_ms;
+  if (!self_healing()) {
+    // Nobody is declared dead: a gone broker keeps its replicas (stale),
+    // whether or not balancing is on.
+    o.failure_timeout_ms = o.shutdown_grace_ms = std::numeric_limits<int64_t>::max() / 4;
+  }
   o.max_failed_brokers = options_.max_failed_brokers;
   return o;
 }
@@ -192,7 +198,7 @@ void BalancerService::Cycle(bool balance) {
     // Self-healing alone moves nothing while every broker is alive.
     if (!balance && built.dead.empty()) {
       last_cycle_ms_ = now;
-      heal_unfinished_ = false;
+      heal_retry_until_ms_ = 0;
       if (!built.note.empty()) Log()->warn("balancer: {}", built.note);
       return;
     }
@@ -217,11 +223,16 @@ void BalancerService::Cycle(bool balance) {
                            "soft goals wait until the load window covers the last moves";
     }
     last_cycle_ms_ = now;
-    heal_unfinished_ =
+    const bool unfinished =
         !built.dead.empty() &&
         std::any_of(plan.violations.begin(), plan.violations.end(), [](const std::string& v) {
           return v.rfind(balancer::kGoalLiveBrokers, 0) == 0;
         });
+    if (!unfinished) {
+      heal_retry_until_ms_ = 0;
+    } else if (heal_retry_until_ms_ == 0) {
+      heal_retry_until_ms_ = now + 3 * options_.metrics_interval_ms;
+    }
     if (!built.note.empty()) Log()->warn("balancer: {}", built.note);
     audit = last_plan_;
   }

@@ -174,7 +174,7 @@ bool BalancerService::TrackGoneBrokers(int64_t now_ms) {
     const int64_t dead_at = since + balancer::FailureTimeoutOf(gone, ModelOptionsAt(now_ms));
     if (dead_at <= now_ms && dead_at > last_cycle_ms_) due = true;
   }
-  if (heal_unfinished_ && now_ms - last_cycle_ms_ >= kHealRetryMs) due = true;
+  if (now_ms < heal_retry_until_ms_ && now_ms - last_cycle_ms_ >= kHealRetryMs) due = true;
   return due;
 }
 

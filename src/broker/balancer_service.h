@@ -158,10 +158,12 @@ class BalancerService {
   nlohmann::json scaling_status_ = nlohmann::json::object();
   nlohmann::json last_scale_event_;
   int64_t last_cycle_ms_ = 0;
-  // The last cycle left replicas on a dead broker with nowhere to go (no
-  // broker with load samples yet, say): retried every kHealRetryMs, not at
-  // the next cycle.
-  bool heal_unfinished_ = false;
+  // The last cycle left replicas on a dead broker with nowhere to go: until
+  // then it is retried every kHealRetryMs, not at the next cycle, for as
+  // long as the cause may be brokers without a first load sample (three
+  // metrics intervals); a cause that lasts (no room anywhere: RF 3 on three
+  // brokers, one dead) waits for the cycles.
+  int64_t heal_retry_until_ms_ = 0;
   static constexpr int64_t kHealRetryMs = 5'000;
   // Until then only hard goals plan: the load window still holds samples
   // from before the last moves, which would show their sources hot.

@@ -59,7 +59,10 @@ BrokerSession::~BrokerSession() {
 void BrokerSession::RecordCleanLeave() {
   // Only while the registration is still ours: a successor with the same
   // node id that registered meanwhile must not be marked as gone.
-  BrokerRegistration known = Registration();
+  // As registered (not in its controlled-shutdown state: a standby stays
+  // one), with the log directory's news as it stands.
+  BrokerRegistration known = options_.registration;
+  known.new_log_dir_epoch = new_log_dir_epoch_.load();
   known.left_cleanly = true;
   KvCompare ours = KvCompare::CreatedAt(key_, epoch_.load());
   KvOp put =

@@ -172,14 +172,20 @@ Status LogImpl::TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch) {
 }
 
 Status LogImpl::RestartEmptyLowerLocked(int64_t offset) {
-  // Nothing to keep: the segments go first; a crash before the new one is
-  // made leaves no segment, which a load makes again at the log start.
+  // The new segment first (below every old one: a failure leaves the log
+  // as it was), then the old ones, which hold no records. A crash before
+  // the log start is written reloads at the old start (the load empties a
+  // log whose segments start below it).
   const int64_t old_start = log_start_.load();
-  while (!segments_.empty()) {
-    STRATA_RETURN_IF_ERROR(DeleteFirstSegmentLocked("an empty log starts lower"));
-  }
   STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, offset, config_.segment_index_bytes));
   segments_[offset] = std::move(seg);
+  while (segments_.size() > 1) {
+    auto old = std::next(segments_.begin());
+    log::Get("storage")->info("{}: deleting empty segment {}: the log starts lower", label_,
+                              old->first);
+    STRATA_RETURN_IF_ERROR(old->second->DeleteFiles());
+    segments_.erase(old);
+  }
   STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, offset, env_));
   STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   log_start_.store(offset);

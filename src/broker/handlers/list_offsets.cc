@@ -66,7 +66,9 @@ void ActiveSegmentBase(BrokerContext& ctx, const std::string& topic, storage::Lo
     const int64_t high_watermark = ctx.topics.HighWatermark(leader);
     for (const storage::SegmentSummary& s : log.RolledSegments()) {
       if (s.end_offset < high_watermark) continue;  // wholly below it: uploaded in time
-      out.offset = std::min(out.offset, s.base_offset);
+      // Not below the log start (DeleteRecords may have put it inside
+      // the first segment): the replica takes the batch holding it whole.
+      out.offset = std::max(std::min(out.offset, s.base_offset), log.log_start_offset());
       break;
     }
   }
