@@ -231,7 +231,7 @@ void BalancerService::Cycle(bool balance) {
     if (!unfinished) {
       heal_retry_until_ms_ = 0;
     } else if (heal_retry_until_ms_ == 0) {
-      heal_retry_until_ms_ = now + 3 * options_.metrics_interval_ms;
+      heal_retry_until_ms_ = now + options_.stale_after_ms + 2 * options_.metrics_interval_ms;
     }
     if (!built.note.empty()) Log()->warn("balancer: {}", built.note);
     audit = last_plan_;

@@ -160,8 +160,9 @@ class BalancerService {
   int64_t last_cycle_ms_ = 0;
   // The last cycle left replicas on a dead broker with nowhere to go: until
   // then it is retried every kHealRetryMs, not at the next cycle, for as
-  // long as the cause may be brokers without a first load sample (three
-  // metrics intervals); a cause that lasts (no room anywhere: RF 3 on three
+  // long as the cause may be brokers without a fresh load sample (a new
+  // controller rebuilding its window: the stale time and two metrics
+  // intervals); a cause that lasts (no room anywhere: RF 3 on three
   // brokers, one dead) waits for the cycles.
   int64_t heal_retry_until_ms_ = 0;
   static constexpr int64_t kHealRetryMs = 5'000;
