@@ -161,6 +161,7 @@ bool BalancerService::TrackGoneBrokers(int64_t now_ms) {
   std::set<cluster::NodeId> live;
   for (const auto& b : metadata_.view().Brokers()) live.insert(b.registration.node_id);
   const std::vector<cluster::BrokerRegistration> known = metadata_.KnownBrokers();
+  const balancer::ModelOptions options = ModelOptionsAt(now_ms);  // once, not per broker
   std::lock_guard lock(mu_);
   bool due = false;
   for (const auto& r : known) {
@@ -171,7 +172,7 @@ bool BalancerService::TrackGoneBrokers(int64_t now_ms) {
     const int64_t since = gone_since_ms_.try_emplace(r.node_id, now_ms).first->second;
     balancer::BrokerTopology gone;
     gone.left_cleanly = r.left_cleanly;
-    const int64_t dead_at = since + balancer::FailureTimeoutOf(gone, ModelOptionsAt(now_ms));
+    const int64_t dead_at = since + balancer::FailureTimeoutOf(gone, options);
     if (dead_at <= now_ms && dead_at > last_cycle_ms_) due = true;
   }
   if (now_ms < heal_retry_until_ms_ && now_ms - last_cycle_ms_ >= kHealRetryMs) due = true;
