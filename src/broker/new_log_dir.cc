@@ -3,7 +3,8 @@
 // at; the controller takes its replicas out of every ISR, ELR and leadership
 // written before then (Controller::ForgetLostReplicas). Until the broker sees
 // that done it keeps the directory's marker, so a crash in between makes the
-// next start say so again; records written since stay trusted.
+// next start say so again; records marked as having forgotten it, and
+// partitions made since, stay trusted.
 #include "broker/broker.h"
 #include "broker/local_replicas.h"
 #include "broker/log.h"
@@ -13,15 +14,15 @@ namespace strata::broker {
 
 namespace {
 
-// Partitions whose record, written before revision `before`, still counts
-// on this broker's replica's data (what the controller is to change).
+// Partitions whose record still counts on the data this broker's replica
+// had before revision `before` (what the controller is to change).
 int PartitionsCountingOnLostData(const cluster::MetadataView& view, cluster::NodeId self,
                                  cluster::Revision before) {
   int out = 0;
   for (const auto& topic : view.Topics()) {
     const bool tiered = cluster::RemoteStorageEnabled(topic.record);
     for (const auto& [p, entry] : view.Partitions(cluster::UuidToBase64(topic.record.id))) {
-      if (entry.mod_revision < before && cluster::ForgetsLostReplica(entry.record, self, tiered))
+      if (cluster::CountsOnLostData(entry.record, entry.create_revision, self, before, tiered))
         out++;
     }
   }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "broker/log.h"
+
 namespace strata::broker {
 
 using protocol::ErrorCode;
@@ -120,6 +122,16 @@ bool Partition::OnLeaderHighWatermark(int64_t leader_high_watermark) {
     if (high_watermark_.compare_exchange_weak(current, hw)) return true;
   }
   return false;
+}
+
+void Partition::OnLeaderLogStart(int64_t leader_log_start) {
+  const int64_t start = std::min(leader_log_start, high_watermark());
+  if (start <= log_->log_start_offset()) return;
+  Status st = log_->DeleteRecordsBefore(start);
+  if (!st.ok()) {
+    Log()->warn("{}: taking the leader's log start offset {}: {}", tp_.ToString(), start,
+                st.error().message);
+  }
 }
 
 void Partition::OnTruncated(int64_t log_end) {

@@ -81,6 +81,11 @@ class Partition {
   int64_t follower_lag() const {
     return std::max<int64_t>(0, leader_high_watermark_.load() - log_->log_end_offset());
   }
+  // Follower: the leader's log start offset, from a fetch response. As in
+  // Kafka, what the leader no longer holds (DeleteRecords, retention) goes
+  // here too, up to this replica's high watermark, so a follower that takes
+  // over never serves records the leader had deleted.
+  void OnLeaderLogStart(int64_t leader_log_start);
   // Follower: the log was truncated to `log_end`; the mark goes no higher.
   void OnTruncated(int64_t log_end);
   // Leader: the ISR and remote contiguity this partition should have now,

@@ -253,6 +253,27 @@ TEST(Partition, AProposedIsrHoldsTheMarkUntilANewerRecordSettlesIt) {
   EXPECT_EQ(p.high_watermark(), 10);
 }
 
+// What the leader deleted (DeleteRecords, retention) goes on a follower
+// too, as far as the follower's high watermark: a follower that takes over
+// never serves it again.
+TEST(Partition, AFollowerTakesTheLeadersLogStartUpToItsMark) {
+  auto log = TempLog();
+  Partition p(kTp, "id", log, Record(2, 1, 1, {NodeId(2), NodeId(1)}, {NodeId(2), NodeId(1)}),
+              NodeId(1), 0);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 1).ok());  // 0-9
+  p.OnLeaderLogStart(3);  // the mark is still 0: nothing committed to delete
+  EXPECT_EQ(log->log_start_offset(), 0);
+  ASSERT_TRUE(p.OnLeaderHighWatermark(6));
+  p.OnLeaderLogStart(3);
+  EXPECT_EQ(log->log_start_offset(), 3);
+  p.OnLeaderLogStart(1);  // never back
+  EXPECT_EQ(log->log_start_offset(), 3);
+  p.OnLeaderLogStart(50);  // past the mark: up to it
+  EXPECT_EQ(log->log_start_offset(), 6);
+  EXPECT_EQ(log->log_end_offset(), 10);
+}
+
 TEST(Partition, AFollowerTakesTheLeadersMarkUpToItsOwnEnd) {
   auto log = TempLog();
   Partition p(kTp, "id", log, Record(2, 1, 1, {NodeId(2), NodeId(1)}, {NodeId(2), NodeId(1)}),

@@ -60,10 +60,13 @@ void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition, bool tie
   std::weak_ptr<Partition> weak = partition;
   fetcher->Add({tp.topic, tp.partition, state.leader_epoch.value(), partition->log(), tiered,
                 std::move(throttled),
-                [weak, moved = on_high_watermark_](int64_t high_watermark, int64_t) {
+                [weak, moved = on_high_watermark_](int64_t high_watermark, int64_t log_start) {
                   auto p = weak.lock();
+                  if (!p) return;
+                  const bool hw_moved = p->OnLeaderHighWatermark(high_watermark);
+                  p->OnLeaderLogStart(log_start);
                   // Consumers reading from this follower (KIP-392) wait on it.
-                  if (p && p->OnLeaderHighWatermark(high_watermark) && moved) moved(p->tp());
+                  if (hw_moved && moved) moved(p->tp());
                 },
                 [weak](int64_t log_end) {
                   if (auto p = weak.lock()) p->OnTruncated(log_end);

@@ -217,10 +217,11 @@ bool Controller::ForgetLostReplicas(const std::string& topic, int32_t partition,
                                     PartitionRecord& record) {
   bool changed = false;
   for (const auto& [id, lost_before] : new_dirs) {
-    // Only a record written before the broker registered with its new
-    // directory can count on data it does not have; later ones (this
-    // change, or the leader taking the rebuilt replica back) already know.
-    if (entry.mod_revision >= lost_before || !ForgetLostReplica(record, id, tiered)) continue;
+    // Marked as forgotten, so that the leader taking the rebuilt replica
+    // back later is not undone.
+    if (!CountsOnLostData(record, entry.create_revision, id, lost_before, tiered)) continue;
+    ForgetLostReplica(record, id, tiered);
+    record.forgot_lost_data[id] = lost_before;
     changed = true;
     ControllerLog()->warn(
         "{}-{}: broker {} came back with an empty log directory: it leaves the ISR, the eligible "

@@ -84,8 +84,9 @@ class Controller {
   // (LostDataBefore) below which partition records count on data they lack.
   std::map<NodeId, Revision> NewLogDirs() const;
   // ForgetLostReplica for each broker in `new_dirs` (whose log directory
-  // was new, with LostDataBefore) that `entry`, written before then, counts
-  // on; applied to `record`. True when it changed.
+  // was new, with LostDataBefore) whose lost data `entry` still counts on
+  // (CountsOnLostData); applied to `record`, marked there as forgotten.
+  // True when it changed.
   static bool ForgetLostReplicas(const std::string& topic, int32_t partition,
                                  const PartitionEntry& entry,
                                  const std::map<NodeId, Revision>& new_dirs, bool tiered,

@@ -274,6 +274,54 @@ TEST_P(ControllerElectionTest, APreferredElectionNeverPicksABrokerBackWithAnEmpt
   EXPECT_EQ(md.view().Partition(id, 0)->record.leader, kNoNode);
 }
 
+// A broker back with an empty log directory while its partition's leader
+// rewrites the record (an ISR change made after the registration that still
+// lists it): the controller takes it out of the ISR all the same, marks the
+// record, and then leaves the leader's taking the rebuilt replica back alone.
+TEST_P(ControllerElectionTest, AnIsrWrittenAfterAWipedBrokerRegisteredStillForgetsIt) {
+  Add(1);
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+  Metadata& md = *nodes_[0].md;
+  ControllerElection& election = *nodes_[0].election;
+  PartitionRecord rec;
+  rec.replicas = rec.isr = {NodeId(1), NodeId(2)};
+  rec.leader = NodeId(1);
+  rec.leader_epoch = LeaderEpoch(3);
+  const std::string id = PutPartition(md, *kv_, "wiped-isr", rec);
+  Add(2, /*new_log_dir_epoch=*/0);  // back, with an empty disk
+  ASSERT_TRUE(Eventually([&] { return md.view().Broker(NodeId(2)).has_value(); }));
+  const Revision lost_before = md.view().Broker(NodeId(2))->epoch.value();
+  // The leader's ISR change, written after the registration, keeps broker 2.
+  rec.partition_epoch = PartitionEpoch(1);
+  KvOp put = KvOp::Put(md.keys().Partition(id, 0), EncodePartition(rec));
+  auto written = kv_->Txn({}, std::span(&put, 1));
+  ASSERT_TRUE(written.ok() && written->succeeded);
+  ASSERT_GT(written->revision, lost_before);
+  ASSERT_TRUE(md.view().WaitForRevision(written->revision, 5000ms));
+  auto controller = std::make_unique<Controller>(md, election, ControllerOptions{});
+  ASSERT_TRUE(Eventually([&] {
+    return md.view().Partition(id, 0)->record.isr == std::vector<NodeId>{NodeId(1)};
+  })) << JoinIds(md.view().Partition(id, 0)->record.isr);
+  controller.reset();
+  PartitionRecord forgot = md.view().Partition(id, 0)->record;
+  EXPECT_EQ(forgot.non_contiguous, std::vector<NodeId>{NodeId(2)});
+  EXPECT_EQ(forgot.forgot_lost_data, (std::map<NodeId, int64_t>{{NodeId(2), lost_before}}));
+  EXPECT_EQ(forgot.leader, NodeId(1));
+  // The leader takes the rebuilt replica back (the mark kept, as every
+  // writer keeps the fields it does not change): it stays.
+  forgot.isr = {NodeId(1), NodeId(2)};
+  forgot.non_contiguous.clear();
+  forgot.partition_epoch = PartitionEpoch(forgot.partition_epoch.value() + 1);
+  put = KvOp::Put(md.keys().Partition(id, 0), EncodePartition(forgot));
+  written = kv_->Txn({}, std::span(&put, 1));
+  ASSERT_TRUE(written.ok() && written->succeeded);
+  ASSERT_TRUE(md.view().WaitForRevision(written->revision, 5000ms));
+  // A controller started now makes a whole pass over what the view holds.
+  controller = std::make_unique<Controller>(md, election, ControllerOptions{});
+  ASSERT_TRUE(Eventually([&] { return controller->passes() >= 1; }));
+  EXPECT_EQ(md.view().Partition(id, 0)->record, forgot);
+}
+
 // Controlled shutdown as the controller runs it: a broker whose registration
 // says "controlled_shutdown" loses its leadership and ISR membership to a
 // live in-sync replica while it is still registered.

@@ -54,6 +54,11 @@ std::vector<KvOp> Metadata::PartitionOps(const TopicRecord& topic, int32_t from,
     } else {
       rec.replicas = {options_.local_node};
     }
+    // Unlike Kafka, only the leader starts in the ISR: a follower of a
+    // tiered partition whose first fetch comes after records were written
+    // starts at the leader's active segment (replica_start.cc), and may
+    // count for the high watermark only once remote storage joins up with
+    // it, which the leader checks before it adds it to the ISR.
     rec.leader = rec.replicas.front();
     rec.isr = {rec.leader};
     ops.push_back(KvOp::Put(keys_.Partition(id, p), EncodePartition(rec)));

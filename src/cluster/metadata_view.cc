@@ -251,7 +251,8 @@ void MetadataView::ApplyPut(State& state, const KeyValue& kv) {
         state.partitions[key.name].erase(key.number);
         break;
       }
-      state.partitions[key.name][key.number] = PartitionEntry{std::move(*p), kv.mod_revision};
+      state.partitions[key.name][key.number] =
+          PartitionEntry{std::move(*p), kv.mod_revision, kv.create_revision};
       break;
     }
     case K::kBroker: {

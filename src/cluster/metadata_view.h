@@ -34,6 +34,7 @@ struct TopicEntry {
 struct PartitionEntry {
   PartitionRecord record;
   Revision mod_revision = 0;
+  Revision create_revision = 0;  // when the partition (its record) was made
 };
 struct BrokerEntry {
   BrokerRegistration registration;

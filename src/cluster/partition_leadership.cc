@@ -117,6 +117,14 @@ bool ForgetsLostReplica(const PartitionRecord& p, NodeId id, bool tiered) {
   return Has(p.replicas, id) && counts_on && (tiered || p.replicas.size() > 1);
 }
 
+bool CountsOnLostData(const PartitionRecord& p, int64_t created, NodeId id, int64_t lost_before,
+                      bool tiered) {
+  if (created >= lost_before) return false;
+  auto forgot = p.forgot_lost_data.find(id);
+  if (forgot != p.forgot_lost_data.end() && forgot->second >= lost_before) return false;
+  return ForgetsLostReplica(p, id, tiered);
+}
+
 bool ForgetLostReplica(PartitionRecord& p, NodeId id, bool tiered) {
   if (!ForgetsLostReplica(p, id, tiered)) return false;
   auto drop = [id](std::vector<NodeId>& ids) { std::erase(ids, id); };

@@ -62,6 +62,16 @@ void UpdateEligibleLeaders(const PartitionRecord& before, PartitionRecord& after
 // rebuilt. `tiered`: the topic has remote.storage.enable. Returns whether
 // `p` changed (ForgetsLostReplica); its partition epoch is the caller's.
 bool ForgetLostReplica(PartitionRecord& p, NodeId id, bool tiered);
+// Whether the record `p` of a partition made at revision `created` still
+// counts on data that replica `id` lost when its broker registered with a
+// new log directory, LostDataBefore `lost_before`: the partition is older
+// than that, `p` has not forgotten that loss yet
+// (PartitionRecord::forgot_lost_data) and it counts on the replica
+// (ForgetsLostReplica). Not the record's write revision: a leader's ISR
+// change or a reassignment written after the registration may still carry
+// the replica's ISR membership from before.
+bool CountsOnLostData(const PartitionRecord& p, int64_t created, NodeId id, int64_t lost_before,
+                      bool tiered);
 // Whether ForgetLostReplica changes `p`: it counts on replica `id`'s data
 // (it leads, or is in the ISR or an ELR), and that data may be held
 // elsewhere: by another replica, or by remote storage. The only replica of

@@ -335,5 +335,23 @@ TEST(LostReplicas, AReplicaBackWithAnEmptyDiskLeavesIsrElrAndLeadership) {
   EXPECT_EQ(sole.non_contiguous, Ids({4}));
 }
 
+// Whether a record still counts on a wiped replica's data depends on when
+// the partition was made and on the record's mark, not on when the record
+// was last written: a leader's ISR change after the registration may carry
+// the replica's old membership.
+TEST(LostReplicas, ARecordCountsOnLostDataUntilMarkedWhateverItsWriteTime) {
+  const int64_t lost_before = 100;  // broker 3 registered with a new log directory then
+  PartitionRecord r = Record({1, 2, 3}, {1, 3}, 1, 3);
+  EXPECT_TRUE(CountsOnLostData(r, /*created=*/40, NodeId(3), lost_before, false));
+  // Made after the registration: its replica started from the new directory.
+  EXPECT_FALSE(CountsOnLostData(r, /*created=*/100, NodeId(3), lost_before, false));
+  EXPECT_FALSE(CountsOnLostData(r, 40, NodeId(2), lost_before, false));  // not counted on
+  // Forgotten once: later ISR membership is the rebuilt replica's.
+  r.forgot_lost_data[NodeId(3)] = lost_before;
+  EXPECT_FALSE(CountsOnLostData(r, 40, NodeId(3), lost_before, false));
+  // A second wipe of the same broker counts again.
+  EXPECT_TRUE(CountsOnLostData(r, 40, NodeId(3), lost_before + 50, false));
+}
+
 }  // namespace
 }  // namespace strata::cluster

@@ -1,7 +1,10 @@
 #include "cluster/records.h"
 
 #include <algorithm>
+#include <charconv>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -26,6 +29,15 @@ std::vector<NodeId> IdsFrom(const json& doc, const char* field) {
   if (!doc.contains(field)) return out;
   for (const json& v : Array(doc, field)) out.emplace_back(As<int32_t>(v, field));
   return out;
+}
+
+// A node id written as a JSON object's key.
+std::optional<NodeId> ParseNodeId(const std::string& text) {
+  int32_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
+  return NodeId(v);
 }
 
 }  // namespace
@@ -130,6 +142,11 @@ std::string EncodePartition(const PartitionRecord& p) {
   if (!p.adding.empty()) doc["adding"] = Ids(p.adding);
   if (!p.removing.empty()) doc["removing"] = Ids(p.removing);
   if (!p.non_contiguous.empty()) doc["non_contiguous"] = Ids(p.non_contiguous);
+  if (!p.forgot_lost_data.empty()) {
+    json forgot = json::object();
+    for (const auto& [id, before] : p.forgot_lost_data) forgot[std::to_string(id.value())] = before;
+    doc["forgot_lost_data"] = std::move(forgot);
+  }
   return doc.dump();
 }
 
@@ -147,6 +164,12 @@ Result<PartitionRecord> DecodePartition(const std::string& value) {
         p.adding = IdsFrom(doc, "adding");
         p.removing = IdsFrom(doc, "removing");
         p.non_contiguous = IdsFrom(doc, "non_contiguous");
+        for (const auto& [id, before] :
+             Field<std::map<std::string, int64_t>>(doc, "forgot_lost_data", {})) {
+          auto node = ParseNodeId(id);
+          if (!node) return MakeError(Errc::kCorrupt, "partition record: bad node id " + id);
+          p.forgot_lost_data[*node] = before;
+        }
         if (p.replicas.empty()) return MakeError(Errc::kCorrupt, "partition record: no replicas");
         return p;
       });

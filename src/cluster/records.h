@@ -94,6 +94,13 @@ struct PartitionRecord {
   // leader takes it out once the replica's fetches show a log start that
   // remote data reaches (at once for a topic without remote storage).
   std::vector<NodeId> non_contiguous;
+  // Replica -> the revision (LostDataBefore) of its broker's empty-log-
+  // directory registration that this record has already forgotten
+  // (ForgetLostReplica). Whatever the record says of that replica afterwards
+  // (the leader taking its rebuilt log back into the ISR) is about the new
+  // log; a record without the mark, even one written after the
+  // registration, may still carry ISR membership from before the wipe.
+  std::map<NodeId, int64_t> forgot_lost_data;
   bool operator==(const PartitionRecord&) const = default;
 };
 

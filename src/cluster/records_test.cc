@@ -163,6 +163,7 @@ PartitionRecord FullPartition() {
   p.adding = Ids({1});
   p.removing = Ids({3, 5});
   p.non_contiguous = Ids({1});
+  p.forgot_lost_data = {{NodeId(3), 812}, {NodeId(5), 4}};
   return p;
 }
 
@@ -180,6 +181,7 @@ TEST(PartitionRecord, RoundTripsEveryField) {
   EXPECT_EQ(d->adding, Ids({1}));
   EXPECT_EQ(d->removing, Ids({3, 5}));
   EXPECT_EQ(d->non_contiguous, Ids({1}));
+  EXPECT_EQ(d->forgot_lost_data, (std::map<NodeId, int64_t>{{NodeId(3), 812}, {NodeId(5), 4}}));
   EXPECT_EQ(*d, p);
 }
 
@@ -195,6 +197,7 @@ TEST(PartitionRecord, OfflineLeaderAndEmptyListsRoundTrip) {
   EXPECT_FALSE(doc.contains("adding"));
   EXPECT_FALSE(doc.contains("removing"));
   EXPECT_FALSE(doc.contains("non_contiguous"));
+  EXPECT_FALSE(doc.contains("forgot_lost_data"));
   auto d = DecodePartition(encoded);
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->leader, kNoNode);
@@ -218,6 +221,7 @@ TEST(PartitionRecord, OptionalListsDefaultToEmpty) {
   EXPECT_TRUE(d->adding.empty());
   EXPECT_TRUE(d->removing.empty());
   EXPECT_TRUE(d->non_contiguous.empty());
+  EXPECT_TRUE(d->forgot_lost_data.empty());
 }
 
 TEST(PartitionRecord, MalformedIsCorrupt) {
@@ -245,6 +249,9 @@ TEST(PartitionRecord, MalformedIsCorrupt) {
            R"({"replicas":[1],"last_known_elr":1,)" + epochs + "}",
            R"({"replicas":[1],"adding":[4294967296],)" + epochs + "}",
            R"({"replicas":[1],"removing":"2",)" + epochs + "}",
+           R"({"replicas":[1],"forgot_lost_data":[1],)" + epochs + "}",
+           R"({"replicas":[1],"forgot_lost_data":{"x":1},)" + epochs + "}",
+           R"({"replicas":[1],"forgot_lost_data":{"1":"9"},)" + epochs + "}",
            R"({"replicas":[1],"leader":"1","leader_epoch":0,"partition_epoch":0})",
            R"({"replicas":[1],"leader":1.5,"leader_epoch":0,"partition_epoch":0})",
            R"({"replicas":[1],"leader":1,"leader_epoch":2147483648,"partition_epoch":0})",

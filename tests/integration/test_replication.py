@@ -741,3 +741,44 @@ def test_a_follower_below_the_leaders_log_start_starts_again_there(cluster):
     assert batches_from(b3, topic, 0, 0) == batches_from(b3, topic, 0, end)  # nothing older
     got = kit.consume_confluent(b3.bootstrap, topic, 1, start={0: end})
     assert [m.value() for m in got[0]] == [r.value for r in newer]
+
+
+def test_records_deleted_on_the_leader_stay_deleted_after_it_fails(cluster):
+    """DeleteRecords moves the leader's log start; its followers take it from their next
+    fetch (Kafka's KIP-107), so after the leader is SIGKILLed the new leader's log start is
+    the deleted offset: a consumer from the beginning gets the first record kept, never one
+    deleted, and everything after it byte for byte."""
+    from confluent_kafka import TopicPartition
+
+    b1, b2, b3 = cluster
+    topic = kit.unique_topic("deleted")
+    create_rf3(b1, topic, 1, assignment=[[1, 2, 3]])
+    wait_until(lambda: isr(b1, topic)[0] == [1, 2, 3], JOIN_WITHIN, "the ISR full",
+               lambda: isr(b1, topic))
+    records = kit.make_records(200, 1, seed=71, tag="kept")
+    kit.produce_confluent(b1.bootstrap, topic, records, extra={"acks": "all"})
+    tp = TopicPartition(topic, 0, 120)
+    a = kit.admin(b1.bootstrap)
+    assert a.delete_records([tp], operation_timeout=30)[tp].result(30).low_watermark == 120
+    # Acknowledged by the whole ISR: each follower fetched after the delete, and so saw
+    # the new log start in a fetch response.
+    more = kit.make_records(10, 1, seed=72, tag="after")
+    kit.produce_confluent(b1.bootstrap, topic, more, extra={"acks": "all"})
+    b1.kill9()
+    wait_until(lambda: leaders(b2, topic)[0][0] in (2, 3), OFFLINE_WITHIN + JOIN_WITHIN,
+               "a new leader", lambda: leaders(b2, topic))
+    c = kit.consumer_confluent(b2.bootstrap)
+    try:
+        def watermarks():
+            return kit.retry(
+                lambda: c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10),
+                timeout=30, what="the new leader's watermarks")
+        # The new leader's high watermark reaches 210 once the other follower fetches.
+        wait_until(lambda: watermarks()[1] == 210, JOIN_WITHIN, "the high watermark at 210",
+                   watermarks)
+        assert watermarks() == (120, 210), watermarks()
+    finally:
+        c.close()
+    got = kit.consume_confluent(b2.bootstrap, topic, 1)
+    assert [m.offset() for m in got[0]] == list(range(120, 210))
+    assert [m.value() for m in got[0]] == [r.value for r in (records + more)[120:]]

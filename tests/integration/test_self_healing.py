@@ -36,9 +36,20 @@ TIMEOUTS = {"strata.balancer.broker.failure.timeout.ms": str(FAILURE_MS),
 NODES = (1, 2, 3, 4)
 
 
+def metrics_isr(b) -> list[int]:
+    """The ISR of the balancer's load-sample topic (empty until the controller made it)."""
+    md = metadata(b).topics.get("__strata_metrics")  # all topics: asking by name might create it
+    return sorted(md.partitions[0].isrs) if md and 0 in md.partitions else []
+
+
 @pytest.fixture
 def four(tmp_path, broker_factory):
     etcd, brokers = start_cluster(tmp_path, broker_factory, nodes=NODES, extra=TIMEOUTS)
+    # The load samples that healing places by are replicated before any broker is killed:
+    # a topic whose leader dies before its followers' first fetch has no leader until it
+    # returns (only the leader starts in a new partition's ISR).
+    wait_until(lambda: len(metrics_isr(brokers[0])) == 3, JOIN_WITHIN,
+               "__strata_metrics made and its ISR full", lambda: metrics_isr(brokers[0]))
     yield brokers
     for b in brokers:
         b.stop()
