@@ -156,7 +156,11 @@ std::optional<cluster::PartitionStateChange> Partition::WantedState(
   // storage neither joins nor stays.
   for (cluster::NodeId r : state_.replicas) {
     bool member = has(state_.isr, r) ? !has(lagging, r) : has(joining, r);
-    if (member && !has(wanted.non_contiguous, r)) wanted.isr.push_back(r);
+    if (!member || has(wanted.non_contiguous, r)) continue;
+    wanted.isr.push_back(r);
+    if (!has(state_.isr, r)) {
+      if (auto f = followers_.Get(r)) wanted.joining_epochs[r] = f->broker_epoch;
+    }
   }
   // The same members in another order (the replicas were reordered) is no change.
   const bool same_isr = std::is_permutation(wanted.isr.begin(), wanted.isr.end(),

@@ -191,8 +191,11 @@ TEST(Partition, HighWatermarkAndIsrFollowTheFollowersFetches) {
   EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 4, 1, 100));
   EXPECT_EQ(WantedIsr(p, 100, 30000), std::nullopt);
   p.OnFollowerFetch(NodeId(2), 10, 1, 200);
-  p.OnFollowerFetch(NodeId(3), 10, 1, 200);
+  p.OnFollowerFetch(NodeId(3), 10, 1, 200, /*follower_log_start=*/0, /*follower_broker_epoch=*/41);
   EXPECT_EQ(WantedIsr(p, 200, 30000), three);
+  // Each joins with the broker epoch it fetched under (KIP-903; 0: unregistered).
+  EXPECT_EQ(p.WantedState(200, 30000, kNothingTiered)->joining_epochs,
+            (std::map<NodeId, int64_t>{{NodeId(2), 0}, {NodeId(3), 41}}));
 
   // The ISR record comes back from the metadata: the mark now waits for both.
   p.Apply(Record(1, 3, 2, three, three), 300);

@@ -322,6 +322,46 @@ TEST_P(ControllerElectionTest, AnIsrWrittenAfterAWipedBrokerRegisteredStillForge
   EXPECT_EQ(md.view().Partition(id, 0)->record, forgot);
 }
 
+// A broker back with an empty log directory whose replica was out of the
+// ISR then (nothing to forget): once its rebuilt replica catches up, the
+// leader's AlterPartition takes it in with the broker epoch it fetched
+// under (KIP-903), which marks the record, and the controller leaves it
+// there. A join on fetches from before it registered again is refused.
+TEST_P(ControllerElectionTest, ARebuiltReplicaJoinsTheIsrOnFetchesFromItsNewRegistrationOnly) {
+  Add(1);
+  ASSERT_TRUE(Eventually([&] { return Controllers() == 1; }));
+  Metadata& md = *nodes_[0].md;
+  ControllerElection& election = *nodes_[0].election;
+  PartitionRecord rec;
+  rec.replicas = {NodeId(1), NodeId(2)};
+  rec.isr = {NodeId(1)};
+  rec.leader = NodeId(1);
+  rec.leader_epoch = LeaderEpoch(3);
+  const std::string id = PutPartition(md, *kv_, "rebuilt", rec);
+  Add(2, /*new_log_dir_epoch=*/0);  // back, with an empty disk
+  ASSERT_TRUE(Eventually([&] { return md.view().Broker(NodeId(2)).has_value(); }));
+  const int64_t epoch = md.view().Broker(NodeId(2))->epoch.value();
+  auto controller = std::make_unique<Controller>(md, election, ControllerOptions{});
+  ASSERT_TRUE(Eventually([&] { return controller->passes() >= 1; }));
+  const PartitionRecord before = md.view().Partition(id, 0)->record;
+  EXPECT_EQ(before.isr, std::vector<NodeId>{NodeId(1)});
+  EXPECT_TRUE(before.forgot_lost_data.empty());  // it counted on nothing of broker 2's
+  const std::vector<NodeId> both{NodeId(1), NodeId(2)};
+  auto stale = md.AlterPartition(id, 0, NodeId(1), before.leader_epoch, before.partition_epoch,
+                                 {both, {}, {{NodeId(2), epoch - 1}}}, 1);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, Errc::kInvalidArgument) << stale.error().message;
+  auto joined = md.AlterPartition(id, 0, NodeId(1), before.leader_epoch, before.partition_epoch,
+                                  {both, {}, {{NodeId(2), epoch}}}, 1);
+  ASSERT_TRUE(joined.ok()) << joined.error().message;
+  EXPECT_EQ(joined->forgot_lost_data, (std::map<NodeId, int64_t>{{NodeId(2), epoch}}));
+  ASSERT_TRUE(Eventually([&] { return md.view().Partition(id, 0)->record == *joined; }));
+  // A controller started now makes a whole pass over what the view holds.
+  controller = std::make_unique<Controller>(md, election, ControllerOptions{});
+  ASSERT_TRUE(Eventually([&] { return controller->passes() >= 1; }));
+  EXPECT_EQ(md.view().Partition(id, 0)->record, *joined);
+}
+
 // Controlled shutdown as the controller runs it: a broker whose registration
 // says "controlled_shutdown" loses its leadership and ISR membership to a
 // live in-sync replica while it is still registered.

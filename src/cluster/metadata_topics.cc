@@ -159,6 +159,8 @@ Result<PartitionRecord> Metadata::AlterPartition(const std::string& topic_id, in
                            " is not contiguous with remote storage: it may not be in the ISR");
     }
   }
+  std::string key = keys_.Partition(topic_id, partition);
+  std::vector<KvCompare> guards{KvCompare::ModRevisionIs(key, entry->mod_revision)};
   for (NodeId r : isr) {
     if (has(rec.isr, r)) continue;
     auto b = view_->Broker(r);
@@ -168,16 +170,32 @@ Result<PartitionRecord> Metadata::AlterPartition(const std::string& topic_id, in
                            " is ineligible to join the ISR (not registered, fenced or shutting "
                            "down)");
     }
+    auto joined = change.joining_epochs.find(r);
+    if (joined == change.joining_epochs.end()) continue;
+    if (joined->second != b->epoch.value()) {
+      return MakeError(Errc::kInvalidArgument,
+                       "replica " + std::to_string(r.value()) + " fetched under broker epoch " +
+                           std::to_string(joined->second) + ", not its registration's " +
+                           std::to_string(b->epoch.value()) +
+                           ": it registered again since, and may have lost what it had");
+    }
+    // Its registration unchanged when this is written: the fetches that
+    // let it join were made with the log it has now.
+    guards.push_back(KvCompare::CreatedAt(keys_.Broker(r), b->epoch.value()));
+    if (const int64_t lost_before = LostDataBefore(b->registration, b->epoch); lost_before > 0)
+      rec.forgot_lost_data[r] = lost_before;
   }
   rec.isr = std::move(isr);
   rec.non_contiguous = std::move(change.non_contiguous);
   UpdateEligibleLeaders(entry->record, rec, {min_insync_replicas, nullptr});
   rec.partition_epoch = PartitionEpoch(rec.partition_epoch.value() + 1);
-  std::string key = keys_.Partition(topic_id, partition);
-  KvCompare guard = KvCompare::ModRevisionIs(key, entry->mod_revision);
   KvOp put = KvOp::Put(key, EncodePartition(rec));
-  STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), std::span(&put, 1)));
-  if (!r.succeeded) return MakeError(Errc::kOutOfRange, "the partition record changed meanwhile");
+  STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(guards, std::span(&put, 1)));
+  if (!r.succeeded) {
+    return MakeError(
+        Errc::kOutOfRange,
+        "the partition record, or a joining replica's registration, changed meanwhile");
+  }
   return rec;
 }
 

@@ -116,6 +116,8 @@ std::optional<PartitionRecord> CompleteReassignment(const PartitionRecord& curre
   next.isr = Within(current.isr, target);
   next.elr = Within(current.elr, target);
   next.non_contiguous = Within(current.non_contiguous, target);
+  std::erase_if(next.forgot_lost_data,
+                [&](const auto& mark) { return !Contains(target, mark.first); });
   next.adding.clear();
   next.removing.clear();
   next.leader = LeaderWithin(current, target, live);

@@ -108,6 +108,12 @@ struct PartitionRecord {
 struct PartitionStateChange {
   std::vector<NodeId> isr;
   std::vector<NodeId> non_contiguous;  // PartitionRecord::non_contiguous
+  // KIP-903: the broker epoch (registration) each replica joining the ISR
+  // fetched under. A join from an earlier registration is refused; one by
+  // a broker registered with a new log directory is made with its rebuilt
+  // log, and marks the record so (PartitionRecord::forgot_lost_data). A
+  // joining replica without an epoch here joins unmarked.
+  std::map<NodeId, int64_t> joining_epochs;
   bool operator==(const PartitionStateChange&) const = default;
 };
 
