@@ -87,9 +87,14 @@ int TopicManager::UpdateIsrs() {
     auto wanted = p->WantedState(now, lag_ms, bound);
     if (!wanted) continue;
     cluster::PartitionRecord state = p->state();
+    // Not proposed (the maximal ISR would wait for it): a joiner that is
+    // ineligible, or whose fetches were made under an earlier registration
+    // than the one seen now (AlterPartition would refuse it).
     std::erase_if(wanted->isr, [&](cluster::NodeId r) {
-      return !eligible.contains(r) &&
-             std::find(state.isr.begin(), state.isr.end(), r) == state.isr.end();
+      if (std::find(state.isr.begin(), state.isr.end(), r) != state.isr.end()) return false;
+      auto joined = wanted->joining_epochs.find(r);
+      return !eligible.contains(r) ||
+             (joined != wanted->joining_epochs.end() && joined->second != current_epoch(r));
     });
     if (std::is_permutation(wanted->isr.begin(), wanted->isr.end(), state.isr.begin(),
                             state.isr.end()) &&
