@@ -480,6 +480,100 @@ def failover_stats(f: dict | None) -> dict:
             "rejoin_max": max(rejoin) if rejoin else None}
 
 
+def _throughput_sections(cfg: dict, res: list) -> list[str]:
+    """The throughput, latency and CPU/memory tables (absent when that phase did not run)."""
+    lines: list[str] = []
+    lines += [
+        "",
+        f"### Throughput and latency: RF=3, acks=all, {RECORD_SIZE} B records, {PARTITIONS} partitions",
+        "",
+        f"Load generator: Kafka's ProducerPerformance (Java client defaults: idempotent, 16 KiB "
+        f"batches, linger 5 ms; 512 MiB heap) with `--payload-file`: {cfg['corpus']['lines']:,} "
+        f"generated JSON events of exactly {RECORD_SIZE} B (timestamps, ids, IPs, URLs, user "
+        f"agents, prices, item lists, and English text from `/usr/share/common-licenses` as "
+        f"padding; seed {cfg['corpus']['seed']}; the whole file compresses "
+        f"{cfg['corpus']['zlib1_ratio']:.1f}x with zlib -1), one picked at random per record. "
+        f"`strata bench produce` was not used: it sends one buffer repeated and has no payload "
+        f"option (its options are registered in src/app/main.cc). Bootstrap: all 3 brokers. "
+        f"Unthrottled runs: {cfg['records']:,} records ({cfg['records'] * RECORD_SIZE / 1e9:.2f} GB) "
+        f"each; fixed-rate runs: {cfg.get('latency_warmup_s', 0)} s of warm-up then "
+        f"{cfg['latency_s']} s at half of Kafka's unthrottled rate for "
+        f"the same compression, *void* when either system achieved less than "
+        f"{REACHED:.0%} of the rate. The page cache is dropped before every workload. Each cell: "
+        f"**Strata / Kafka (Strata÷Kafka)**; ProducerPerformance reports whole milliseconds. "
+        f"The producing tool is {cfg.get('load_generator', 'kafka-tools')}'s, whose "
+        f"`--warmup-records` (KIP-1052) gives the percentiles of the records sent after the "
+        f"warm-up as well as of the whole run: a fresh client JVM sends its first second's "
+        f"records with a tail of hundreds of milliseconds against either system.",
+        "",
+        "| workload | MB/s | records/s | p50 ms | p99 ms | p99.9 ms |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kind in ("produce", "latency"):
+        for comp in COMPRESSIONS:
+            sr, kr = _find(res, "strata", kind, comp), _find(res, "kafka", kind, comp)
+            rate = (sr or kr or {}).get("rate", 0)
+            if kind == "produce":
+                lines.append(_throughput_row(f"acks=all {comp}, unthrottled", sr, kr, rate))
+                continue
+            name = f"acks=all {comp} at {rate:,} records/s"
+            if (sr or {}).get("steady") or (kr or {}).get("steady"):
+                lines.append(_throughput_row(
+                    f"{name}, after a {cfg['latency_warmup_s']} s warm-up",
+                    (sr or {}).get("steady") and {**sr, **sr["steady"]},
+                    (kr or {}).get("steady") and {**kr, **kr["steady"]}, rate))
+                name += ", whole run (warm-up included)"
+            lines.append(_throughput_row(name, sr, kr, rate))
+
+    lines += [
+        "",
+        "### Broker CPU and memory in RF=3 (the unthrottled runs above)",
+        "",
+        "CPU s/GB = user+system CPU seconds of the broker processes during the run per GB (1e9 B) "
+        "of record values produced (each broker stores a replica of every record). Peak RSS = "
+        "highest VmRSS sampled every 100 ms during the run. Kafka's controllers run inside its 3 "
+        "nodes; Strata's metadata lives in etcd, listed separately and added in the last CPU and "
+        "RSS rows. Each cell: **Strata / Kafka (Strata÷Kafka)**.",
+        "",
+        "| figure | " + " | ".join(f"acks=all {c}" for c in COMPRESSIONS) + " |",
+        "|---|" + "---|" * len(COMPRESSIONS),
+    ]
+    rows = []
+    for comp in COMPRESSIONS:
+        sr, kr = _find(res, "strata", "produce", comp), _find(res, "kafka", "produce", comp)
+        ok = {x: r for x, r in (("strata", sr), ("kafka", kr)) if r and r.get("ok")}
+        col = {}
+
+        def per(system, key):
+            r = ok.get(system)
+            return [p[key] for p in _brokers(r)] if r else None
+
+        def etcd(system, key):
+            r = ok.get(system)
+            return r["processes"]["etcd"][key] if r and "etcd" in r["processes"] else None
+        for key, name, d in (("cpu_s_per_gb", "CPU s/GB", 2), ("peak_rss_mib", "peak RSS MiB", 0)):
+            sv, kv = per("strata", key), per("kafka", key)
+            col[f"{name}, sum of the 3 brokers"] = _cell(sum(sv) if sv else None,
+                                                          sum(kv) if kv else None, d)
+            col[f"{name}, brokers 1 / 2 / 3"] = (
+                f"{' / '.join(_fmt(x, d) for x in sv) if sv else 'n/a'} vs "
+                f"{' / '.join(_fmt(x, d) for x in kv) if kv else 'n/a'}")
+            e = etcd("strata", key)
+            col[f"{name}, etcd"] = f"{_fmt(e, d)} / -"
+            col[f"{name}, Strata brokers + etcd vs Kafka nodes"] = _cell(
+                (sum(sv) + (e or 0)) if sv else None, sum(kv) if kv else None, d)
+        sb = sr["log_bytes"] if sr and sr.get("ok") else None
+        kb = kr["log_bytes"] if kr and kr.get("ok") else None
+        vals = RECORD_SIZE * cfg["records"]
+        col["segment bytes on disk per byte of record values (mean of the 3 brokers)"] = _cell(
+            statistics.mean(sb.values()) / vals if sb else None,
+            statistics.mean(kb.values()) / vals if kb else None, 3)
+        rows.append(col)
+    for name in rows[0]:
+        lines.append(f"| {name} | " + " | ".join(c[name] for c in rows) + " |")
+    return lines
+
+
 def markdown(run: dict) -> str:
     cfg, m, res = run["config"], run["machine"], run["results"]
     fo = run["failover"]
@@ -599,94 +693,8 @@ def markdown(run: dict) -> str:
         for e in f.get("errors", []):
             lines.append(f"\n**{f['label']} failover run: {e}**")
 
-    lines += [
-        "",
-        f"### Throughput and latency: RF=3, acks=all, {RECORD_SIZE} B records, {PARTITIONS} partitions",
-        "",
-        f"Load generator: Kafka's ProducerPerformance (Java client defaults: idempotent, 16 KiB "
-        f"batches, linger 5 ms; 512 MiB heap) with `--payload-file`: {cfg['corpus']['lines']:,} "
-        f"generated JSON events of exactly {RECORD_SIZE} B (timestamps, ids, IPs, URLs, user "
-        f"agents, prices, item lists, and English text from `/usr/share/common-licenses` as "
-        f"padding; seed {cfg['corpus']['seed']}; the whole file compresses "
-        f"{cfg['corpus']['zlib1_ratio']:.1f}x with zlib -1), one picked at random per record. "
-        f"`strata bench produce` was not used: it sends one buffer repeated and has no payload "
-        f"option (its options are registered in src/app/main.cc). Bootstrap: all 3 brokers. "
-        f"Unthrottled runs: {cfg['records']:,} records ({cfg['records'] * RECORD_SIZE / 1e9:.2f} GB) "
-        f"each; fixed-rate runs: {cfg.get('latency_warmup_s', 0)} s of warm-up then "
-        f"{cfg['latency_s']} s at half of Kafka's unthrottled rate for "
-        f"the same compression, *void* when either system achieved less than "
-        f"{REACHED:.0%} of the rate. The page cache is dropped before every workload. Each cell: "
-        f"**Strata / Kafka (Strata÷Kafka)**; ProducerPerformance reports whole milliseconds. "
-        f"The producing tool is {cfg.get('load_generator', 'kafka-tools')}'s, whose "
-        f"`--warmup-records` (KIP-1052) gives the percentiles of the records sent after the "
-        f"warm-up as well as of the whole run: a fresh client JVM sends its first second's "
-        f"records with a tail of hundreds of milliseconds against either system.",
-        "",
-        "| workload | MB/s | records/s | p50 ms | p99 ms | p99.9 ms |",
-        "|---|---|---|---|---|---|",
-    ]
-    for kind in ("produce", "latency"):
-        for comp in COMPRESSIONS:
-            sr, kr = _find(res, "strata", kind, comp), _find(res, "kafka", kind, comp)
-            rate = (sr or kr or {}).get("rate", 0)
-            if kind == "produce":
-                lines.append(_throughput_row(f"acks=all {comp}, unthrottled", sr, kr, rate))
-                continue
-            name = f"acks=all {comp} at {rate:,} records/s"
-            if (sr or {}).get("steady") or (kr or {}).get("steady"):
-                lines.append(_throughput_row(
-                    f"{name}, after a {cfg['latency_warmup_s']} s warm-up",
-                    (sr or {}).get("steady") and {**sr, **sr["steady"]},
-                    (kr or {}).get("steady") and {**kr, **kr["steady"]}, rate))
-                name += ", whole run (warm-up included)"
-            lines.append(_throughput_row(name, sr, kr, rate))
-
-    lines += [
-        "",
-        "### Broker CPU and memory in RF=3 (the unthrottled runs above)",
-        "",
-        "CPU s/GB = user+system CPU seconds of the broker processes during the run per GB (1e9 B) "
-        "of record values produced (each broker stores a replica of every record). Peak RSS = "
-        "highest VmRSS sampled every 100 ms during the run. Kafka's controllers run inside its 3 "
-        "nodes; Strata's metadata lives in etcd, listed separately and added in the last CPU and "
-        "RSS rows. Each cell: **Strata / Kafka (Strata÷Kafka)**.",
-        "",
-        "| figure | " + " | ".join(f"acks=all {c}" for c in COMPRESSIONS) + " |",
-        "|---|" + "---|" * len(COMPRESSIONS),
-    ]
-    rows = []
-    for comp in COMPRESSIONS:
-        sr, kr = _find(res, "strata", "produce", comp), _find(res, "kafka", "produce", comp)
-        ok = {x: r for x, r in (("strata", sr), ("kafka", kr)) if r and r.get("ok")}
-        col = {}
-
-        def per(system, key):
-            r = ok.get(system)
-            return [p[key] for p in _brokers(r)] if r else None
-
-        def etcd(system, key):
-            r = ok.get(system)
-            return r["processes"]["etcd"][key] if r and "etcd" in r["processes"] else None
-        for key, name, d in (("cpu_s_per_gb", "CPU s/GB", 2), ("peak_rss_mib", "peak RSS MiB", 0)):
-            sv, kv = per("strata", key), per("kafka", key)
-            col[f"{name}, sum of the 3 brokers"] = _cell(sum(sv) if sv else None,
-                                                          sum(kv) if kv else None, d)
-            col[f"{name}, brokers 1 / 2 / 3"] = (
-                f"{' / '.join(_fmt(x, d) for x in sv) if sv else 'n/a'} vs "
-                f"{' / '.join(_fmt(x, d) for x in kv) if kv else 'n/a'}")
-            e = etcd("strata", key)
-            col[f"{name}, etcd"] = f"{_fmt(e, d)} / -"
-            col[f"{name}, Strata brokers + etcd vs Kafka nodes"] = _cell(
-                (sum(sv) + (e or 0)) if sv else None, sum(kv) if kv else None, d)
-        sb = sr["log_bytes"] if sr and sr.get("ok") else None
-        kb = kr["log_bytes"] if kr and kr.get("ok") else None
-        vals = RECORD_SIZE * cfg["records"]
-        col["segment bytes on disk per byte of record values (mean of the 3 brokers)"] = _cell(
-            statistics.mean(sb.values()) / vals if sb else None,
-            statistics.mean(kb.values()) / vals if kb else None, 3)
-        rows.append(col)
-    for name in rows[0]:
-        lines.append(f"| {name} | " + " | ".join(c[name] for c in rows) + " |")
+    if res:
+        lines += _throughput_sections(cfg, res)
     idle = run.get("idle", {})
     if idle:
         def cores(system):
