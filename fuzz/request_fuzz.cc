@@ -8,60 +8,13 @@
 #include <cstdint>
 
 #include "base/bytes.h"
+#include "protocol/all_requests.h"
 #include "protocol/header.h"
 #include "protocol/message.h"
-#include "protocol/messages/alter_configs.h"
-#include "protocol/messages/alter_partition_reassignments.h"
-#include "protocol/messages/api_versions.h"
-#include "protocol/messages/create_partitions.h"
-#include "protocol/messages/create_topics.h"
-#include "protocol/messages/delete_groups.h"
-#include "protocol/messages/delete_records.h"
-#include "protocol/messages/delete_topics.h"
-#include "protocol/messages/describe_cluster.h"
-#include "protocol/messages/describe_configs.h"
-#include "protocol/messages/describe_groups.h"
-#include "protocol/messages/describe_log_dirs.h"
-#include "protocol/messages/describe_quorum.h"
-#include "protocol/messages/describe_topic_partitions.h"
-#include "protocol/messages/elect_leaders.h"
-#include "protocol/messages/envelope.h"
-#include "protocol/messages/fetch.h"
-#include "protocol/messages/find_coordinator.h"
-#include "protocol/messages/heartbeat.h"
-#include "protocol/messages/incremental_alter_configs.h"
-#include "protocol/messages/init_producer_id.h"
-#include "protocol/messages/join_group.h"
-#include "protocol/messages/leave_group.h"
-#include "protocol/messages/list_groups.h"
-#include "protocol/messages/list_offsets.h"
-#include "protocol/messages/list_partition_reassignments.h"
-#include "protocol/messages/metadata.h"
-#include "protocol/messages/offset_commit.h"
-#include "protocol/messages/offset_delete.h"
-#include "protocol/messages/offset_fetch.h"
-#include "protocol/messages/offset_for_leader_epoch.h"
-#include "protocol/messages/produce.h"
-#include "protocol/messages/sync_group.h"
-#include "protocol/messages/unregister_broker.h"
 #include "protocol/request_registry.h"
 
 namespace strata::protocol {
 namespace {
-
-template <class... Ms>
-struct List {};
-using AllRequests =
-    List<ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, OffsetCommitRequest,
-         OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest, HeartbeatRequest,
-         LeaveGroupRequest, SyncGroupRequest, DescribeGroupsRequest, ListGroupsRequest,
-         ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DeleteRecordsRequest,
-         InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest,
-         AlterConfigsRequest, CreatePartitionsRequest, DeleteGroupsRequest,
-         IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeQuorumRequest,
-         EnvelopeRequest, DescribeClusterRequest, DescribeTopicPartitionsRequest,
-         ElectLeadersRequest, UnregisterBrokerRequest, AlterPartitionReassignmentsRequest,
-         ListPartitionReassignmentsRequest, DescribeLogDirsRequest>;
 
 // Decodes as M; if that works, encode -> decode -> encode must be stable.
 template <class M>
@@ -81,7 +34,7 @@ void RoundTrip(int16_t version, MutableByteView body) {
 }
 
 template <class... Ms>
-void RoundTripAny(List<Ms...>, int16_t key, int16_t version, MutableByteView body) {
+void RoundTripAny(RequestList<Ms...>, int16_t key, int16_t version, MutableByteView body) {
   (void)((key == Ms::kApiKey ? (RoundTrip<Ms>(version, body), true) : false) || ...);
 }
 

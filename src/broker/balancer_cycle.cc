@@ -8,7 +8,7 @@
 
 #include "broker/balancer_service.h"
 #include "broker/balancer_throttle.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "broker/scale_hook.h"
 #include "broker/topic_manager.h"
 #include "cluster/partition_reassignment.h"

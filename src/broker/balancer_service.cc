@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "broker/log.h"
+#include "broker/logger.h"
 
 namespace strata::broker {
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "broker/log.h"
+#include "broker/logger.h"
 
 namespace strata::broker {
 

@@ -7,10 +7,10 @@
 #include "base/log.h"
 #include "broker/admin_routes.h"
 #include "broker/capacity.h"
+#include "broker/handlers/api_table.h"
 #include "broker/handlers/handlers.h"
-#include "broker/handlers/implemented.h"
 #include "broker/local_replicas.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "protocol/api_key.h"
 #include "protocol/request_registry.h"
 
@@ -85,6 +85,11 @@ Status Broker::Register() {
     new_log_dir_epoch_ = session_->epoch().value();
     STRATA_RETURN_IF_ERROR(WriteNewLogDirMarker(config_.log_dir(), new_log_dir_epoch_));
     session_->SetNewLogDirEpoch(new_log_dir_epoch_);
+    topics_->SetLostDataBefore(new_log_dir_epoch_);
+    // Replicas of partitions made before Start and after that revision
+    // (none yet counting on lost data) open now rather than at the next change.
+    Status st = topics_->ReconcileNow();
+    if (!st.ok()) Log()->warn("reconciling after registering: {}", st.error().message);
   }
   TopicManager* topics = topics_.get();
   cluster::BrokerSession* session = session_.get();
@@ -174,6 +179,9 @@ Status Broker::Start() {
   // Consumers long-polling a follower (KIP-392) wake when its mark moves,
   // acks=all produces when their leadership goes.
   topics_->SetWakeListener([this](const TopicPartition& tp) { notifier_.Notify(tp); });
+  if (new_log_dir_epoch_ >= 0) {  // lost before its registration, whenever that is
+    topics_->SetLostDataBefore(new_log_dir_epoch_ > 0 ? new_log_dir_epoch_ : INT64_MAX);
+  }
   STRATA_RETURN_IF_ERROR(topics_->Start());
   producer_ids_ = std::make_unique<ProducerIdAllocator>(*store_);
   context_ = std::make_unique<BrokerContext>(
@@ -270,20 +278,27 @@ Status Broker::StartGroupCoordinator() {
   cc.offsets_retention_ms = config_.GetLong("offsets.retention.minutes") * 60000;
   cc.retention_check_interval_ms = config_.GetLong("offsets.retention.check.interval.ms");
   TopicManager* topics = topics_.get();
+  // Reads (a coordinator loading a partition) go to the log; appends through
+  // the partition, as a produce's do (it stamps the epoch, moves the high
+  // watermark and wakes the fetches and commits waiting on it).
   auto log = std::make_unique<coordinator::OffsetsLog>(
       partitions,
       [topics, topic](int32_t p) {
         return topics->GetLog({topic, p});
       },
-      [this, topic](int32_t p) {
-        notifier_.Notify({topic, p});
-      },
-      clock_);
-  const cluster::NodeId self(config_.node_id());
-  log->SetLeaderEpochs([topics, topic, self](int32_t p) -> std::optional<int32_t> {
+      nullptr, clock_);
+  log->SetAppender([topics, topic](int32_t p, MutableByteView batch,
+                                   const std::vector<storage::BatchInfo>& infos)
+                       -> Result<coordinator::OffsetsLog::Appended> {
     auto partition = topics->GetPartition({topic, p});
-    if (!partition || partition->leader() != self) return std::nullopt;
-    return partition->leader_epoch().value();
+    auto info = topics->GetTopicInfo(topic);
+    if (!partition || !info) {
+      return MakeError(Errc::kUnavailable, fmt::format("{}-{} is not hosted here", topic, p));
+    }
+    STRATA_ASSIGN_OR_RETURN(auto appended,
+                            partition->AppendAsLeader(batch, infos, info->min_insync_replicas));
+    return coordinator::OffsetsLog::Appended{appended.appended.last_offset,
+                                             appended.leader_epoch.value()};
   });
   group_coordinator_ = std::make_unique<coordinator::GroupCoordinator>(cc, std::move(log), clock_);
   // The coordinator serves the groups of the offsets partitions this broker
@@ -333,7 +348,7 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Handle(net::Request& reque
 }
 
 Status Broker::StartAdmin() {
-  for (const auto& api : protocol::SupportedApis()) {
+  for (const ApiHandler& api : ServedApis()) {
     if (api.key < 0 || api.key >= kMaxApiKey) continue;
     metrics::Labels labels{{"api", protocol::ApiKeyName(api.key)}};
     request_counters_[api.key] =
@@ -368,17 +383,18 @@ Status Broker::StartAdmin() {
 
 asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& request,
                                                                bool from_envelope) {
-  int16_t key = request.header.api_key;
-  int16_t version = request.header.api_version;
+  const int16_t key = request.header.api_key;
+  const int16_t version = request.header.api_version;
   BrokerContext& ctx = *context_;
   using protocol::ApiKey;
   if (key == static_cast<int16_t>(ApiKey::kApiVersions)) {
     co_return HandleApiVersions(ctx, request);  // answers unsupported versions itself
   }
-  const protocol::ApiRange* api = protocol::FindApi(key);
-  const bool envelope = key == static_cast<int16_t>(ApiKey::kEnvelope) && !from_envelope;
-  if (api == nullptr || !(IsImplementedApi(key) || envelope) || version < api->min ||
-      version > api->max) {
+  const protocol::ApiRange* range = protocol::FindApi(key);
+  const ApiHandler* api = FindServedApi(key);
+  const bool envelope = key == static_cast<int16_t>(ApiKey::kEnvelope);
+  if (range == nullptr || api == nullptr || (envelope && from_envelope) || version < range->min ||
+      version > range->max) {
     co_return MakeError(Errc::kUnsupported, fmt::format("unsupported API {} ({}) version {}", key,
                                                         protocol::ApiKeyName(key), version));
   }
@@ -387,79 +403,12 @@ asio::awaitable<Result<std::optional<Bytes>>> Broker::Dispatch(net::Request& req
         ctx, request, forwarder_->IsActiveController(),
         [this](net::Request& inner) { return Dispatch(inner, true); });
   }
-  if (IsControllerBound(key) && !from_envelope && !forwarder_->IsActiveController()) {
+  if (api->controller_bound() && !from_envelope && !forwarder_->IsActiveController()) {
     auto forwarded = co_await forwarder_->Forward(request);
     if (forwarded) co_return std::move(*forwarded);
   }
-  switch (static_cast<ApiKey>(key)) {
-    case ApiKey::kProduce:
-      co_return co_await HandleProduce(ctx, request);
-    case ApiKey::kFetch:
-      co_return co_await HandleFetch(ctx, request);
-    case ApiKey::kMetadata:
-      co_return HandleMetadata(ctx, request);
-    case ApiKey::kListOffsets:
-      co_return HandleListOffsets(ctx, request);
-    case ApiKey::kCreateTopics:
-      co_return HandleCreateTopics(ctx, request);
-    case ApiKey::kDeleteTopics:
-      co_return HandleDeleteTopics(ctx, request);
-    case ApiKey::kCreatePartitions:
-      co_return HandleCreatePartitions(ctx, request);
-    case ApiKey::kDescribeConfigs:
-      co_return HandleDescribeConfigs(ctx, request);
-    case ApiKey::kAlterConfigs:
-      co_return HandleAlterConfigs(ctx, request);
-    case ApiKey::kIncrementalAlterConfigs:
-      co_return HandleIncrementalAlterConfigs(ctx, request);
-    case ApiKey::kDescribeCluster:
-      co_return HandleDescribeCluster(ctx, request);
-    case ApiKey::kDescribeQuorum:
-      co_return HandleDescribeQuorum(ctx, request);
-    case ApiKey::kUnregisterBroker:
-      co_return HandleUnregisterBroker(ctx, request);
-    case ApiKey::kAlterPartitionReassignments:
-      co_return HandleAlterPartitionReassignments(ctx, request);
-    case ApiKey::kListPartitionReassignments:
-      co_return HandleListPartitionReassignments(ctx, request);
-    case ApiKey::kDescribeLogDirs:
-      co_return HandleDescribeLogDirs(ctx, request);
-    case ApiKey::kDescribeTopicPartitions:
-      co_return HandleDescribeTopicPartitions(ctx, request);
-    case ApiKey::kElectLeaders:
-      co_return HandleElectLeaders(ctx, request);
-    case ApiKey::kDeleteRecords:
-      co_return HandleDeleteRecords(ctx, request);
-    case ApiKey::kOffsetForLeaderEpoch:
-      co_return HandleOffsetForLeaderEpoch(ctx, request);
-    case ApiKey::kInitProducerId:
-      co_return HandleInitProducerId(ctx, request);
-    case ApiKey::kFindCoordinator:
-      co_return HandleFindCoordinator(ctx, request);
-    case ApiKey::kJoinGroup:
-      co_return co_await HandleJoinGroup(ctx, request);
-    case ApiKey::kSyncGroup:
-      co_return co_await HandleSyncGroup(ctx, request);
-    case ApiKey::kHeartbeat:
-      co_return HandleHeartbeat(ctx, request);
-    case ApiKey::kLeaveGroup:
-      co_return HandleLeaveGroup(ctx, request);
-    case ApiKey::kOffsetCommit:
-      co_return co_await HandleOffsetCommit(ctx, request);
-    case ApiKey::kOffsetFetch:
-      co_return HandleOffsetFetch(ctx, request);
-    case ApiKey::kOffsetDelete:
-      co_return HandleOffsetDelete(ctx, request);
-    case ApiKey::kListGroups:
-      co_return HandleListGroups(ctx, request);
-    case ApiKey::kDescribeGroups:
-      co_return HandleDescribeGroups(ctx, request);
-    case ApiKey::kDeleteGroups:
-      co_return HandleDeleteGroups(ctx, request);
-    default:
-      co_return MakeError(Errc::kUnsupported, fmt::format("API {} ({}) is not implemented", key,
-                                                          protocol::ApiKeyName(key)));
-  }
+  if (api->handle_async != nullptr) co_return co_await api->handle_async(ctx, request);
+  co_return api->handle(ctx, request);
 }
 
 }  // namespace strata::broker

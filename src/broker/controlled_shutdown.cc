@@ -11,7 +11,7 @@
 #include <set>
 
 #include "broker/broker.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 
 namespace strata::broker {
 

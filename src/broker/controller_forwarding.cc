@@ -7,33 +7,17 @@
 
 #include "base/metrics.h"
 #include "broker/cluster_state.h"
-#include "broker/log.h"
+#include "broker/handlers/api_table.h"
+#include "broker/logger.h"
 #include "protocol/api_key.h"
-#include "protocol/messages/alter_partition_reassignments.h"
-#include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
-#include "protocol/messages/delete_topics.h"
 #include "protocol/messages/elect_leaders.h"
 #include "protocol/messages/envelope.h"
 
 namespace strata::broker {
 
-using protocol::ApiKey;
 using protocol::ErrorCode;
 using SteadyClock = std::chrono::steady_clock;
-
-bool IsControllerBound(int16_t api_key) {
-  switch (static_cast<ApiKey>(api_key)) {
-    case ApiKey::kCreateTopics:
-    case ApiKey::kCreatePartitions:
-    case ApiKey::kDeleteTopics:
-    case ApiKey::kElectLeaders:
-    case ApiKey::kAlterPartitionReassignments:
-      return true;
-    default:
-      return false;
-  }
-}
 
 protocol::ElectLeadersResponse ElectLeadersFailed(const protocol::ElectLeadersRequest& req,
                                                   ErrorCode code, const std::string& message) {
@@ -50,59 +34,11 @@ protocol::ElectLeadersResponse ElectLeadersFailed(const protocol::ElectLeadersRe
 
 HandlerResult ControllerBoundErrorResponse(net::Request& request, ErrorCode code,
                                            const std::string& message) {
-  switch (static_cast<ApiKey>(request.header.api_key)) {
-    case ApiKey::kCreateTopics: {
-      STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<protocol::CreateTopicsRequest>(request));
-      protocol::CreateTopicsResponse resp;
-      for (const auto& t : req.topics) {
-        auto& out = resp.topics.emplace_back();
-        out.name = t.name;
-        out.error_code = Code(code);
-        out.error_message = message;
-      }
-      return std::optional<Bytes>(EncodeResponse(request, resp));
-    }
-    case ApiKey::kCreatePartitions: {
-      STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<protocol::CreatePartitionsRequest>(request));
-      protocol::CreatePartitionsResponse resp;
-      for (const auto& t : req.topics) resp.results.push_back({t.name, Code(code), message});
-      return std::optional<Bytes>(EncodeResponse(request, resp));
-    }
-    case ApiKey::kDeleteTopics: {
-      STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<protocol::DeleteTopicsRequest>(request));
-      protocol::DeleteTopicsResponse resp;
-      for (const auto& name : req.topic_names) {
-        resp.responses.push_back({name, {}, Code(code), message});
-      }
-      for (const auto& t : req.topics) {
-        resp.responses.push_back({t.name, t.topic_id, Code(code), message});
-      }
-      return std::optional<Bytes>(EncodeResponse(request, resp));
-    }
-    case ApiKey::kElectLeaders: {
-      STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<protocol::ElectLeadersRequest>(request));
-      auto resp = ElectLeadersFailed(req, code, message);
-      return std::optional<Bytes>(EncodeResponse(request, resp));
-    }
-    case ApiKey::kAlterPartitionReassignments: {
-      STRATA_ASSIGN_OR_RETURN(auto req,
-                              DecodeRequest<protocol::AlterPartitionReassignmentsRequest>(request));
-      protocol::AlterPartitionReassignmentsResponse resp;
-      resp.allow_replication_factor_change = req.allow_replication_factor_change;
-      resp.error_code = Code(code);
-      resp.error_message = message;
-      for (const auto& t : req.topics) {
-        auto& out = resp.responses.emplace_back();
-        out.name = t.name;
-        for (const auto& p : t.partitions) {
-          out.partitions.push_back({p.partition_index, Code(code), message});
-        }
-      }
-      return std::optional<Bytes>(EncodeResponse(request, resp));
-    }
-    default:
-      return MakeError(Errc::kUnsupported, "not a controller-bound request");
+  const ApiHandler* api = FindServedApi(request.header.api_key);
+  if (api == nullptr || !api->controller_bound()) {
+    return MakeError(Errc::kUnsupported, "not a controller-bound request");
   }
+  return api->controller_unavailable(request, code, message);
 }
 
 namespace {

@@ -1,7 +1,8 @@
 #pragma once
-// ControllerForwarder: sends the controller-bound requests (CreateTopics,
-// CreatePartitions, DeleteTopics, ElectLeaders) that reach a broker other than the active
-// controller on to the controller, wrapped in an Envelope as Kafka 4.x
+// ControllerForwarder: sends the controller-bound requests (the rows of
+// handlers/api_table.h marked so: CreateTopics, CreatePartitions, DeleteTopics,
+// ElectLeaders, AlterPartitionReassignments) that reach a broker other than
+// the active controller on to the controller, wrapped in an Envelope as Kafka 4.x
 // brokers forward them, and hands the controller's response back to the
 // client unchanged (the forwarded frame keeps the client's correlation id).
 // A client may therefore send them to any broker.
@@ -36,17 +37,14 @@
 
 namespace strata::broker {
 
-// CreateTopics, CreatePartitions, DeleteTopics, ElectLeaders and
-// AlterPartitionReassignments.
-bool IsControllerBound(int16_t api_key);
-
 // An ElectLeaders response with every asked partition (and, v1+, the whole
 // response) failed with `code`.
 protocol::ElectLeadersResponse ElectLeadersFailed(const protocol::ElectLeadersRequest& req,
                                                   protocol::ErrorCode code,
                                                   const std::string& message);
 
-// The response of a controller-bound request with every topic failed.
+// The response of a controller-bound request (handlers/api_table.h) with every
+// topic failed.
 HandlerResult ControllerBoundErrorResponse(net::Request& request, protocol::ErrorCode code,
                                            const std::string& message);
 

@@ -5,7 +5,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 
 namespace strata::broker {
 

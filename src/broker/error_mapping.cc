@@ -1,83 +1,74 @@
 #include "broker/error_mapping.h"
 
+#include <span>
+
 namespace strata::broker {
+namespace {
 
 using protocol::ErrorCode;
 
-ErrorCode ProduceErrorCode(Errc errc) {
-  switch (errc) {
-    case Errc::kOk:
-      return ErrorCode::kNone;
-    case Errc::kCorrupt:
-      return ErrorCode::kCorruptMessage;
-    case Errc::kTooLarge:
-      return ErrorCode::kMessageTooLarge;
-    case Errc::kInvalidArgument:
-      return ErrorCode::kInvalidRecord;
-    case Errc::kUnsupported:
-      return ErrorCode::kUnsupportedForMessageFormat;
-    case Errc::kOutOfOrderSequence:
-      return ErrorCode::kOutOfOrderSequenceNumber;
-    case Errc::kDuplicateSequence:
-      return ErrorCode::kDuplicateSequenceNumber;
-    case Errc::kInvalidProducerEpoch:
-      return ErrorCode::kInvalidProducerEpoch;
-    case Errc::kUnknownProducerId:
-      return ErrorCode::kUnknownProducerId;
-    case Errc::kIoError:
-      return ErrorCode::kKafkaStorageError;
-    case Errc::kNotFound:
-      return ErrorCode::kUnknownTopicOrPartition;
-    default:
-      return ErrorCode::kRequestTimedOut;
+// One family's mapping: the listed codes, and what every other one becomes.
+struct ErrcRow {
+  Errc errc;
+  ErrorCode code;
+};
+struct ErrorFamily {
+  std::span<const ErrcRow> rows;
+  ErrorCode otherwise;
+};
+
+constexpr ErrcRow kProduceRows[] = {
+    {Errc::kOk, ErrorCode::kNone},
+    {Errc::kCorrupt, ErrorCode::kCorruptMessage},
+    {Errc::kTooLarge, ErrorCode::kMessageTooLarge},
+    {Errc::kInvalidArgument, ErrorCode::kInvalidRecord},
+    {Errc::kUnsupported, ErrorCode::kUnsupportedForMessageFormat},
+    {Errc::kOutOfOrderSequence, ErrorCode::kOutOfOrderSequenceNumber},
+    {Errc::kDuplicateSequence, ErrorCode::kDuplicateSequenceNumber},
+    {Errc::kInvalidProducerEpoch, ErrorCode::kInvalidProducerEpoch},
+    {Errc::kUnknownProducerId, ErrorCode::kUnknownProducerId},
+    {Errc::kIoError, ErrorCode::kKafkaStorageError},
+    {Errc::kNotFound, ErrorCode::kUnknownTopicOrPartition},
+};
+// An outcome the producer cannot know (KAFKA-14034): retriable.
+constexpr ErrorFamily kProduce{kProduceRows, ErrorCode::kRequestTimedOut};
+
+constexpr ErrcRow kTopicWriteRows[] = {
+    {Errc::kOk, ErrorCode::kNone},
+    {Errc::kNotFound, ErrorCode::kUnknownTopicOrPartition},
+    {Errc::kAlreadyExists, ErrorCode::kTopicAlreadyExists},
+    {Errc::kInvalidArgument, ErrorCode::kInvalidRequest},
+    {Errc::kUnavailable, ErrorCode::kRequestTimedOut},
+    {Errc::kTimeout, ErrorCode::kRequestTimedOut},
+    {Errc::kFenced, ErrorCode::kNotController},
+};
+constexpr ErrorFamily kTopicWrite{kTopicWriteRows, ErrorCode::kKafkaStorageError};
+
+constexpr ErrcRow kGenericRows[] = {
+    {Errc::kOk, ErrorCode::kNone},
+    {Errc::kOutOfRange, ErrorCode::kOffsetOutOfRange},
+    {Errc::kNotFound, ErrorCode::kUnknownTopicOrPartition},
+    {Errc::kAlreadyExists, ErrorCode::kTopicAlreadyExists},
+    {Errc::kInvalidArgument, ErrorCode::kInvalidRequest},
+    {Errc::kIoError, ErrorCode::kKafkaStorageError},
+    {Errc::kCorrupt, ErrorCode::kCorruptMessage},
+    {Errc::kTimeout, ErrorCode::kRequestTimedOut},
+    {Errc::kUnavailable, ErrorCode::kLeaderNotAvailable},
+    {Errc::kFenced, ErrorCode::kNotController},
+};
+constexpr ErrorFamily kGeneric{kGenericRows, ErrorCode::kUnknownServerError};
+
+ErrorCode Map(const ErrorFamily& family, Errc errc) {
+  for (const ErrcRow& row : family.rows) {
+    if (row.errc == errc) return row.code;
   }
+  return family.otherwise;
 }
 
-ErrorCode TopicWriteErrorCode(Errc errc) {
-  switch (errc) {
-    case Errc::kOk:
-      return ErrorCode::kNone;
-    case Errc::kNotFound:
-      return ErrorCode::kUnknownTopicOrPartition;
-    case Errc::kAlreadyExists:
-      return ErrorCode::kTopicAlreadyExists;
-    case Errc::kInvalidArgument:
-      return ErrorCode::kInvalidRequest;
-    case Errc::kUnavailable:
-    case Errc::kTimeout:
-      return ErrorCode::kRequestTimedOut;
-    case Errc::kFenced:
-      return ErrorCode::kNotController;
-    default:
-      return ErrorCode::kKafkaStorageError;
-  }
-}
+}  // namespace
 
-ErrorCode GenericErrorCode(Errc errc) {
-  switch (errc) {
-    case Errc::kOk:
-      return ErrorCode::kNone;
-    case Errc::kOutOfRange:
-      return ErrorCode::kOffsetOutOfRange;
-    case Errc::kNotFound:
-      return ErrorCode::kUnknownTopicOrPartition;
-    case Errc::kAlreadyExists:
-      return ErrorCode::kTopicAlreadyExists;
-    case Errc::kInvalidArgument:
-      return ErrorCode::kInvalidRequest;
-    case Errc::kIoError:
-      return ErrorCode::kKafkaStorageError;
-    case Errc::kCorrupt:
-      return ErrorCode::kCorruptMessage;
-    case Errc::kTimeout:
-      return ErrorCode::kRequestTimedOut;
-    case Errc::kUnavailable:
-      return ErrorCode::kLeaderNotAvailable;
-    case Errc::kFenced:
-      return ErrorCode::kNotController;
-    default:
-      return ErrorCode::kUnknownServerError;
-  }
-}
+ErrorCode ProduceErrorCode(Errc errc) { return Map(kProduce, errc); }
+ErrorCode TopicWriteErrorCode(Errc errc) { return Map(kTopicWrite, errc); }
+ErrorCode GenericErrorCode(Errc errc) { return Map(kGeneric, errc); }
 
 }  // namespace strata::broker

@@ -11,7 +11,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "broker/topic_manager.h"
 
 namespace strata::broker {

@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "broker/cluster_state.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "broker/topic_manager.h"
 
 namespace strata::broker {

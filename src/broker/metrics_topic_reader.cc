@@ -5,7 +5,7 @@
 #include <string>
 
 #include "balancer/metrics_sample.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/record_batch.h"

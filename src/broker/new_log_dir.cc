@@ -7,7 +7,7 @@
 // partitions made since, stay trusted.
 #include "broker/broker.h"
 #include "broker/local_replicas.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "cluster/partition_leadership.h"
 
 namespace strata::broker {
@@ -49,6 +49,7 @@ void Broker::SettleNewLogDir() {
     return;
   }
   session_->SetNewLogDirEpoch(-1);
+  topics_->SetLostDataBefore(0);
   new_log_dir_epoch_ = -1;
   Log()->info("new log directory: no partition counts on data this broker had before");
 }

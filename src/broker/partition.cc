@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "broker/log.h"
+#include "broker/logger.h"
 
 namespace strata::broker {
 
@@ -91,6 +91,31 @@ void Partition::ProposeIsr(cluster::PartitionEpoch base, const std::vector<clust
     if (std::find(proposed_isr_.begin(), proposed_isr_.end(), r) == proposed_isr_.end())
       proposed_isr_.push_back(r);
   }
+}
+
+Result<Partition::LeaderAppend> Partition::AppendAsLeader(
+    MutableByteView batches, const std::vector<storage::BatchInfo>& infos,
+    int min_insync_replicas) {
+  cluster::LeaderEpoch epoch{-1};
+  {
+    std::lock_guard lock(mu_);
+    if (state_.leader != self_ || removed_.load()) {
+      return MakeError(Errc::kFenced, fmt::format("{}: this broker does not lead it (leader {})",
+                                                  tp_.ToString(), state_.leader.value()));
+    }
+    epoch = state_.leader_epoch;
+  }
+  // The log's own lock orders appends; holding mu_ across the write would
+  // stall the followers' fetches of this partition behind the disk.
+  auto appended = log_->Append(batches, infos, epoch.value());
+  if (!appended.ok()) return appended.take_error();
+  if (!appended->duplicate) {
+    traffic_.Produced(static_cast<int64_t>(batches.size()),
+                      appended->last_offset - appended->base_offset + 1);
+  }
+  MaybeAdvanceHighWatermark(min_insync_replicas);
+  if (!appended->duplicate && wake_) wake_(tp_);
+  return LeaderAppend{*appended, epoch};
 }
 
 bool Partition::MaybeAdvanceHighWatermark(int min_insync_replicas) {

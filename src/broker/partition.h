@@ -53,6 +53,25 @@ class Partition {
   void MarkRemoved() { removed_.store(true); }
   bool removed() const { return removed_.load(); }
 
+  // Told when something waiting on this partition may proceed: records
+  // appended here (fetch long-polls) or the high watermark moved (acks=all
+  // produces). Set once, before the partition is published.
+  void SetWakeListener(std::function<void(const TopicPartition&)> wake) { wake_ = std::move(wake); }
+
+  // What AppendAsLeader wrote: where, and the leader epoch it was stamped with.
+  struct LeaderAppend {
+    storage::AppendResult appended;
+    cluster::LeaderEpoch leader_epoch{-1};
+  };
+  // Leader: the one way a client's or the group coordinator's records get
+  // into the partition (Kafka's appendRecordsToLeader). Appends `batches`
+  // (validated; `infos` describes them) at this leadership's epoch, counts
+  // the traffic, moves the high watermark as far as the ISR allows and wakes
+  // the waiters. kFenced when this replica does not lead or was removed.
+  Result<LeaderAppend> AppendAsLeader(MutableByteView batches,
+                                      const std::vector<storage::BatchInfo>& infos,
+                                      int min_insync_replicas);
+
   // --- Replication (the leader's side follows Kafka's Partition.scala) ---
   // The offset below which records are committed, and consumers read: on
   // the leader the smallest log end over the ISR (held while the ISR is
@@ -117,6 +136,7 @@ class Partition {
   const std::shared_ptr<storage::Log> log_;
   const cluster::NodeId self_;
   PartitionTraffic traffic_;
+  std::function<void(const TopicPartition&)> wake_;
   std::atomic<bool> removed_{false};
   mutable std::mutex mu_;
   cluster::PartitionRecord state_;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "base/clock.h"
+#include "protocol/batch_builder.h"
 #include "storage/test_util.h"
 
 namespace strata::broker {
@@ -170,6 +171,71 @@ TEST(Partition, StateNeverGoesBack) {
   p->Apply(newer, 0);
   EXPECT_EQ(p->leader(), cluster::kNoNode);
   EXPECT_EQ(p->leader_epoch(), LeaderEpoch(5));
+}
+
+// A batch of `n` records as a produce would hand it over, and its description.
+struct Batch {
+  Bytes bytes;
+  std::vector<storage::BatchInfo> infos;
+};
+Batch RecordsBatch(int n) {
+  protocol::BatchBuilder builder;
+  for (int i = 0; i < n; ++i) builder.Add("k", "v", 5);
+  Batch b{builder.Build(), {}};
+  b.infos.push_back({.size = static_cast<int32_t>(b.bytes.size()),
+                     .record_count = n,
+                     .max_timestamp = 5,
+                     .offset_delta_of_max_timestamp = 0});
+  return b;
+}
+
+// The leader's append: stamped with its epoch, counted, the mark moved as far
+// as the ISR allows, and the waiters woken; refused once it no longer leads.
+TEST(Partition, AppendAsLeaderStampsItsEpochMovesTheMarkAndWakes) {
+  auto log = TempLog();
+  Partition p(kTp, "id", log, Record(1, 6, 1, {NodeId(1), NodeId(2)}, {NodeId(1)}), NodeId(1), 0);
+  int woken = 0;
+  p.SetWakeListener([&](const TopicPartition& tp) {
+    EXPECT_EQ(tp, kTp);
+    ++woken;
+  });
+  Batch b = RecordsBatch(3);
+  auto first = p.AppendAsLeader(MutableByteView(b.bytes), b.infos, 1);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->appended.base_offset, 0);
+  EXPECT_EQ(first->appended.last_offset, 2);
+  EXPECT_EQ(first->leader_epoch, LeaderEpoch(6));
+  EXPECT_EQ(log->latest_epoch(), 6);
+  EXPECT_EQ(p.high_watermark(), 3);  // an ISR of one
+  EXPECT_EQ(woken, 1);
+
+  // With min.insync.replicas 2 and an ISR of one the mark holds.
+  Batch c = RecordsBatch(2);
+  auto second = p.AppendAsLeader(MutableByteView(c.bytes), c.infos, 2);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->appended.base_offset, 3);
+  EXPECT_EQ(p.high_watermark(), 3);
+  EXPECT_EQ(woken, 2);  // the fetches waiting for new data still wake
+
+  // Leadership passes to broker 2: refused, nothing written.
+  p.Apply(Record(2, 7, 2, {NodeId(1), NodeId(2)}, {NodeId(1), NodeId(2)}), 10);
+  Batch d = RecordsBatch(1);
+  auto refused = p.AppendAsLeader(MutableByteView(d.bytes), d.infos, 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Errc::kFenced);
+  EXPECT_EQ(log->log_end_offset(), 5);
+  EXPECT_EQ(woken, 2);
+}
+
+TEST(Partition, AppendAsLeaderRefusesARemovedReplica) {
+  auto log = TempLog();
+  Partition p(kTp, "id", log, Record(1, 2, 1, {NodeId(1)}, {NodeId(1)}), NodeId(1), 0);
+  p.MarkRemoved();
+  Batch b = RecordsBatch(1);
+  auto refused = p.AppendAsLeader(MutableByteView(b.bytes), b.infos, 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Errc::kFenced);
+  EXPECT_EQ(log->log_end_offset(), 0);
 }
 
 // The leader's high watermark is the smallest log end over the ISR, moves

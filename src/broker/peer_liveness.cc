@@ -1,7 +1,7 @@
 #include "broker/peer_liveness.h"
 
 #include "base/metrics.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "net/listener_probe.h"
 
 namespace strata::broker {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "broker/log.h"
+#include "broker/logger.h"
 
 namespace strata::broker {
 

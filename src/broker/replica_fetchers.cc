@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "broker/log.h"
+#include "broker/logger.h"
 
 namespace strata::broker {
 

@@ -4,7 +4,7 @@
 
 #include "base/log.h"
 #include "broker/local_replicas.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "broker/remote_stack_config.h"
 #include "broker/topic_validation.h"
 

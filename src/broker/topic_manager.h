@@ -118,6 +118,17 @@ class TopicManager {
   // Set while the broker's lease is known lost (BrokerSession::lease_lost):
   // it leads nothing until registered again.
   void SetFenced(bool fenced) { fenced_.store(fenced); }
+  // A broker back with a new (empty) log directory, registered at revision
+  // `lost_before` (INT64_MAX until it has registered; 0: nothing lost), opens
+  // no replica whose record still counts on the data it lost
+  // (cluster::CountsOnLostData) until the controller has forgotten it there.
+  // Opened, the replica could lead with an empty log (the record may still
+  // name it leader, its lease having outlived the old process), or, as a
+  // follower still in the ISR, start at the leader's log end and count toward
+  // the high watermark for records it never had (Kafka avoids the same by
+  // fencing such a broker until the controller has cleaned its ISRs,
+  // KAFKA-18106). Set before Start and again when registered.
+  void SetLostDataBefore(int64_t lost_before) { lost_before_.store(lost_before); }
   std::optional<cluster::TopicRecord> GetTopic(const std::string& name) const;
   // Cached topic view; nullptr if the topic does not exist.
   std::shared_ptr<const TopicInfo> GetTopicInfo(const std::string& name) const;
@@ -237,6 +248,7 @@ class TopicManager {
   Clock* clock_;
   Env* const env_;
   std::atomic<bool> fenced_{false};
+  std::atomic<int64_t> lost_before_{0};
   std::mutex admin_mu_;                     // serialises topic admin and reconciliation
   LeadershipListener leadership_listener_;  // guarded by admin_mu_
   std::function<void(const TopicPartition&)> wake_listener_;  // set before Start

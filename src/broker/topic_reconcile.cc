@@ -9,9 +9,10 @@
 
 #include "base/log.h"
 #include "broker/local_replicas.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "broker/topic_manager.h"
 #include "broker/topic_validation.h"
+#include "cluster/partition_leadership.h"
 
 namespace strata::broker {
 
@@ -26,6 +27,7 @@ bool Tiered(const TopicInfo& info) {
 struct WantedReplica {
   const cluster::TopicEntry* topic;
   cluster::PartitionRecord state;
+  int64_t create_revision = 0;  // the partition record's; 0 for a topic without them
 };
 
 bool HasReplica(const cluster::PartitionRecord& r, cluster::NodeId node) {
@@ -123,15 +125,18 @@ Status TopicManager::ReconcileLocked() {
     auto records = view.Partitions(cluster::UuidToBase64(t.record.id));
     for (int32_t p = 0; p < t.record.partitions; ++p) {
       cluster::PartitionRecord state;
+      int64_t created = 0;
       auto it = records.find(p);
       if (it != records.end()) {
         state = it->second.record;
+        created = it->second.create_revision;
       } else {  // a topic made before partition records: this broker's
         state.replicas = state.isr = {self_};
         state.leader = self_;
       }
       if (HasReplica(state, self_))
-        wanted.emplace(TopicPartition{t.record.name, p}, WantedReplica{&t, std::move(state)});
+        wanted.emplace(TopicPartition{t.record.name, p},
+                       WantedReplica{&t, std::move(state), created});
     }
   }
 
@@ -166,9 +171,18 @@ Status TopicManager::ReconcileLocked() {
   }
 
   Status result = Status::Ok();
+  const int64_t lost_before = lost_before_.load();
+  int held = 0;
   for (auto& [tp, want] : wanted) {
     auto info = GetTopicInfo(tp.topic);
-    if (auto open = GetPartition(tp)) {
+    auto open = GetPartition(tp);
+    if (!open && lost_before > 0 && want.create_revision > 0 &&
+        cluster::CountsOnLostData(want.state, want.create_revision, self_, lost_before,
+                                  cluster::RemoteStorageEnabled(want.topic->record))) {
+      ++held;  // opened once the controller's write that forgets it comes
+      continue;
+    }
+    if (open) {
       bool led = open->leader() == self_;
       cluster::LeaderEpoch epoch = open->leader_epoch();
       open->Apply(want.state, clock_->MonotonicMs());
@@ -193,6 +207,12 @@ Status TopicManager::ReconcileLocked() {
         fetchers_->Sync(opened, Tiered(*info), FollowerThrottled(opened));
       }
     }
+  }
+  if (held > 0) {
+    Log()->info(
+        "new log directory: {} replicas wait for the controller to forget the data they lost "
+        "before they open",
+        held);
   }
   return result;
 }
@@ -222,6 +242,7 @@ Status TopicManager::OpenReplica(const cluster::TopicRecord& topic, int32_t p,
   auto partition = std::make_shared<Partition>(
       tp, cluster::UuidToBase64(topic.id), log, state, self_, clock_->MonotonicMs(),
       mark == checkpointed_marks_.end() ? 0 : mark->second);
+  partition->SetWakeListener(wake_listener_);
   if (cleaner_) cleaner_->Register(tp, log);
   UpdateTiering(topic, partition, config);
   std::unique_lock lock(mu_);

@@ -6,7 +6,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
-#include "cluster/log.h"
+#include "cluster/logger.h"
 #include "cluster/partition_leadership.h"
 #include "cluster/partition_reassignment.h"
 

@@ -1,7 +1,7 @@
 #include "cluster/controller_election.h"
 
 #include "base/log.h"
-#include "cluster/log.h"
+#include "cluster/logger.h"
 
 namespace strata::cluster {
 

@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "base/log.h"
-#include "cluster/log.h"
+#include "cluster/logger.h"
 
 namespace strata::cluster {
 

@@ -13,7 +13,7 @@
 
 #include "base/log.h"
 #include "cluster/etcd_quorum.h"
-#include "cluster/log.h"
+#include "cluster/logger.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 
 namespace strata::cluster {

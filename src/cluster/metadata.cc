@@ -4,7 +4,7 @@
 
 #include "base/log.h"
 #include "cluster/embedded_kv_store.h"
-#include "cluster/log.h"
+#include "cluster/logger.h"
 #include "cluster/records.h"
 
 namespace strata::cluster {

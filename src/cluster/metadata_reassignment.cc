@@ -2,7 +2,7 @@
 // started and cancelled by the active controller under its fence; completed
 // by the controller's pass (Controller::ElectLeaders) once the ISR holds the
 // target.
-#include "cluster/log.h"
+#include "cluster/logger.h"
 #include "cluster/metadata.h"
 
 namespace strata::cluster {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "base/log.h"
-#include "cluster/log.h"
+#include "cluster/logger.h"
 #include "cluster/metadata.h"
 #include "cluster/partition_leadership.h"
 #include "cluster/records.h"

@@ -3,7 +3,7 @@
 #include <deque>
 
 #include "base/log.h"
-#include "cluster/log.h"
+#include "cluster/logger.h"
 
 namespace strata::cluster {
 

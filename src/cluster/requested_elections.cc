@@ -9,7 +9,7 @@
 #include <set>
 
 #include "cluster/controller.h"
-#include "cluster/log.h"
+#include "cluster/logger.h"
 
 namespace strata::cluster {
 

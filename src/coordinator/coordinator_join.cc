@@ -7,7 +7,7 @@
 
 #include "base/log.h"
 #include "coordinator/group_coordinator.h"
-#include "coordinator/log.h"
+#include "coordinator/logger.h"
 
 namespace strata::coordinator {
 

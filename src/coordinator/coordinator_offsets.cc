@@ -3,7 +3,7 @@
 #include "base/log.h"
 #include "coordinator/group_coordinator.h"
 #include "coordinator/group_records.h"
-#include "coordinator/log.h"
+#include "coordinator/logger.h"
 
 namespace strata::coordinator {
 

@@ -5,7 +5,7 @@
 
 #include "coordinator/group_coordinator.h"
 #include "coordinator/group_partitioner.h"
-#include "coordinator/log.h"
+#include "coordinator/logger.h"
 
 namespace strata::coordinator {
 

@@ -2,7 +2,7 @@
 // GroupMetadataManager (classicGroupSync/Heartbeat/Leave).
 #include "base/log.h"
 #include "coordinator/group_coordinator.h"
-#include "coordinator/log.h"
+#include "coordinator/logger.h"
 
 namespace strata::coordinator {
 

@@ -4,7 +4,7 @@
 // JoinGroup) applies once they have passed.
 #include "base/log.h"
 #include "coordinator/group_coordinator.h"
-#include "coordinator/log.h"
+#include "coordinator/logger.h"
 
 namespace strata::coordinator {
 

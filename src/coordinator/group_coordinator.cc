@@ -6,7 +6,7 @@
 #include "base/log.h"
 #include "coordinator/group_partitioner.h"
 #include "coordinator/group_records.h"
-#include "coordinator/log.h"
+#include "coordinator/logger.h"
 
 namespace strata::coordinator {
 

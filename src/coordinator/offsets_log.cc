@@ -25,21 +25,7 @@ OffsetsLog::OffsetsLog(int32_t partitions, LogProvider logs, std::function<void(
 
 Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord>& records) {
   if (records.empty()) return Status::Ok();
-  auto log = logs_(partition);
-  if (!log) {
-    return MakeError(Errc::kUnavailable,
-                     fmt::format("__consumer_offsets-{} is not open", partition));
-  }
-  int32_t leader_epoch = kSingleNodeLeaderEpoch;
-  if (epochs_) {
-    auto epoch = epochs_(partition);
-    if (!epoch) {
-      return MakeError(Errc::kUnavailable,
-                       fmt::format("this broker no longer leads __consumer_offsets-{}", partition));
-    }
-    leader_epoch = *epoch;
-  }
-  int64_t now = clock_->NowMs();
+  const int64_t now = clock_->NowMs();
   protocol::BatchBuilder builder;
   for (const auto& r : records) {
     builder.Add({.key = r.key, .value = r.value, .headers = {}, .timestamp = now});
@@ -49,16 +35,28 @@ Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord
                                          .record_count = static_cast<int32_t>(records.size()),
                                          .max_timestamp = now,
                                          .offset_delta_of_max_timestamp = 0}};
-  auto appended = log->Append(MutableByteView(batch), infos, leader_epoch);
-  if (!appended.ok()) return appended.take_error();
+  Appended at;
+  if (appender_) {
+    STRATA_ASSIGN_OR_RETURN(at, appender_(partition, MutableByteView(batch), infos));
+  } else {
+    auto log = logs_(partition);
+    if (!log) {
+      return MakeError(Errc::kUnavailable,
+                       fmt::format("__consumer_offsets-{} is not open", partition));
+    }
+    auto appended = log->Append(MutableByteView(batch), infos, kSingleNodeLeaderEpoch);
+    if (!appended.ok()) return appended.take_error();
+    at = {appended->last_offset, kSingleNodeLeaderEpoch};
+  }
+  const int32_t leader_epoch = at.leader_epoch;
   {
     std::lock_guard lock(last_mu_);
     LastAppend& last = last_[partition];
     // Latest by (epoch, offset): a new term's appends replace an old term's,
     // even below them (the log was truncated in between).
     if (leader_epoch > last.leader_epoch ||
-        (leader_epoch == last.leader_epoch && appended->last_offset > last.last_offset)) {
-      last = {appended->last_offset, leader_epoch};
+        (leader_epoch == last.leader_epoch && at.last_offset > last.last_offset)) {
+      last = {at.last_offset, leader_epoch};
     }
   }
   if (on_append_) on_append_(partition);

@@ -33,12 +33,18 @@ class OffsetsLog {
   OffsetsLog(int32_t partitions, LogProvider logs, std::function<void(int32_t)> on_append,
              Clock* clock);
 
-  // In a cluster: the leader epoch this broker leads `partition` at, or
-  // nullopt when it does not lead it. Every append is stamped with it (as a
-  // produce is), so followers can truncate by epoch after a failover, and
-  // refused without leadership. Unset (one broker): epoch 0, always allowed.
-  using LeaderEpochProvider = std::function<std::optional<int32_t>(int32_t partition)>;
-  void SetLeaderEpochs(LeaderEpochProvider epochs) { epochs_ = std::move(epochs); }
+  // In a cluster, where appends go: the broker's partition, which stamps
+  // them with the leader epoch it leads the partition at (as a produce is,
+  // so followers can truncate by epoch after a failover), moves the high
+  // watermark and refuses them without leadership. Unset (one broker, tests):
+  // straight to the log, at epoch 0.
+  struct Appended {
+    int64_t last_offset = -1;
+    int32_t leader_epoch = -1;
+  };
+  using Appender = std::function<Result<Appended>(int32_t partition, MutableByteView batch,
+                                                  const std::vector<storage::BatchInfo>& infos)>;
+  void SetAppender(Appender appender) { appender_ = std::move(appender); }
 
   int32_t partitions() const { return partitions_; }
   // Whether this broker holds `partition` (in a cluster, the others are
@@ -68,7 +74,7 @@ class OffsetsLog {
   int32_t partitions_;
   LogProvider logs_;
   std::function<void(int32_t)> on_append_;
-  LeaderEpochProvider epochs_;
+  Appender appender_;
   Clock* clock_;
   mutable std::mutex last_mu_;
   std::map<int32_t, LastAppend> last_;  // the latest, whatever order appends return in

@@ -1,5 +1,6 @@
-// OffsetsLog in a cluster: appends carry the leader epoch this broker leads
-// the partition at, and are refused when it does not lead it.
+// OffsetsLog: one broker's appends at epoch 0; in a cluster, appends go
+// through the broker's appender (its partition leader), whose epoch and
+// refusal the offsets log passes on.
 #include "coordinator/offsets_log.h"
 
 #include <gtest/gtest.h>
@@ -33,6 +34,17 @@ class OffsetsLogTest : public storage::testing::TempDirTest {
     }
     return out;
   }
+  // The broker's partition as far as the offsets log sees it: appends at
+  // `epoch`, refused without one (no leadership).
+  OffsetsLog::Appender LeaderAt(std::optional<int32_t>& epoch) {
+    return [this, &epoch](
+               int32_t, MutableByteView batch,
+               const std::vector<storage::BatchInfo>& infos) -> Result<OffsetsLog::Appended> {
+      if (!epoch) return MakeError(Errc::kFenced, "not the leader");
+      STRATA_ASSIGN_OR_RETURN(auto appended, log_->Append(batch, infos, *epoch));
+      return OffsetsLog::Appended{appended.last_offset, *epoch};
+    };
+  }
   static std::vector<CoordinatorRecord> One(const char* key) {
     return {{Bytes(key, key + strlen(key)), Bytes{'v'}}};
   }
@@ -46,7 +58,7 @@ TEST_F(OffsetsLogTest, AppendsCarryTheLeaderEpochAndNeedLeadership) {
       1, [this](int32_t) { return log_; }, nullptr, &clock_);
   ASSERT_TRUE(offsets.Append(0, One("a")).ok());  // one broker: epoch 0
   std::optional<int32_t> epoch = 7;
-  offsets.SetLeaderEpochs([&](int32_t) { return epoch; });
+  offsets.SetAppender(LeaderAt(epoch));
   ASSERT_TRUE(offsets.Append(0, One("b")).ok());
   epoch = 9;
   ASSERT_TRUE(offsets.Append(0, One("c")).ok());
@@ -54,7 +66,8 @@ TEST_F(OffsetsLogTest, AppendsCarryTheLeaderEpochAndNeedLeadership) {
   epoch = std::nullopt;  // leadership lost
   Status refused = offsets.Append(0, One("d"));
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().code, Errc::kUnavailable);
+  EXPECT_EQ(refused.error().code, Errc::kFenced);
+  EXPECT_FALSE(offsets.LastAppended(0)->last_offset > 2);
   EXPECT_EQ(log_->log_end_offset(), 3);
 }
 
@@ -66,7 +79,7 @@ TEST_F(OffsetsLogTest, LastAppendedIsTheLatestByEpochThenOffset) {
       1, [this](int32_t) { return log_; }, nullptr, &clock_);
   EXPECT_FALSE(offsets.LastAppended(0));
   std::optional<int32_t> epoch = 3;
-  offsets.SetLeaderEpochs([&](int32_t) { return epoch; });
+  offsets.SetAppender(LeaderAt(epoch));
   ASSERT_TRUE(offsets.Append(0, One("a")).ok());
   ASSERT_TRUE(offsets.Append(0, {{Bytes{'b'}, Bytes{'1'}}, {Bytes{'c'}, Bytes{'2'}}}).ok());
   auto last = offsets.LastAppended(0);

@@ -9,7 +9,7 @@
 #include <deque>
 #include <vector>
 
-#include "net/log.h"
+#include "net/logger.h"
 #include "protocol/api_key.h"
 #include "protocol/header.h"
 #include "protocol/request_registry.h"

@@ -7,7 +7,7 @@
 #include <cerrno>
 
 #include "base/log.h"
-#include "net/log.h"
+#include "net/logger.h"
 #include "protocol/api_key.h"
 #include "protocol/wire.h"
 
@@ -121,9 +121,9 @@ Status ParseRequestFrame(Request& req,
   protocol::WireReader reader(frame, req.flexible);
   protocol::ReadRequestHeader(reader, req.header);
   if (!reader.ok()) {
-    return MakeError(Errc::kCorrupt, fmt::format("malformed {} v{} request header: {}",
-                                                 protocol::ApiKeyName(key), version,
-                                                 reader.error()));
+    return MakeError(Errc::kCorrupt,
+                     fmt::format("malformed {} v{} request header: {}", protocol::ApiKeyName(key),
+                                 version, reader.error()));
   }
   req.body = frame.subspan(reader.position());
   return Status::Ok();

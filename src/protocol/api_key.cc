@@ -1,79 +1,112 @@
 #include "protocol/api_key.h"
 
+#include <array>
+#include <cstddef>
+
 namespace strata::protocol {
+namespace {
+
+constexpr std::array<const char*, kApiKeyCount> kNames = {
+    "Produce",
+    "Fetch",
+    "ListOffsets",
+    "Metadata",
+    "LeaderAndIsr",
+    "StopReplica",
+    "UpdateMetadata",
+    "ControlledShutdown",
+    "OffsetCommit",
+    "OffsetFetch",
+    "FindCoordinator",
+    "JoinGroup",
+    "Heartbeat",
+    "LeaveGroup",
+    "SyncGroup",
+    "DescribeGroups",
+    "ListGroups",
+    "SaslHandshake",
+    "ApiVersions",
+    "CreateTopics",
+    "DeleteTopics",
+    "DeleteRecords",
+    "InitProducerId",
+    "OffsetForLeaderEpoch",
+    "AddPartitionsToTxn",
+    "AddOffsetsToTxn",
+    "EndTxn",
+    "WriteTxnMarkers",
+    "TxnOffsetCommit",
+    "DescribeAcls",
+    "CreateAcls",
+    "DeleteAcls",
+    "DescribeConfigs",
+    "AlterConfigs",
+    "AlterReplicaLogDirs",
+    "DescribeLogDirs",
+    "SaslAuthenticate",
+    "CreatePartitions",
+    "CreateDelegationToken",
+    "RenewDelegationToken",
+    "ExpireDelegationToken",
+    "DescribeDelegationToken",
+    "DeleteGroups",
+    "ElectLeaders",
+    "IncrementalAlterConfigs",
+    "AlterPartitionReassignments",
+    "ListPartitionReassignments",
+    "OffsetDelete",
+    "DescribeClientQuotas",
+    "AlterClientQuotas",
+    "DescribeUserScramCredentials",
+    "AlterUserScramCredentials",
+    "Vote",
+    "BeginQuorumEpoch",
+    "EndQuorumEpoch",
+    "DescribeQuorum",
+    "AlterPartition",
+    "UpdateFeatures",
+    "Envelope",
+    "FetchSnapshot",
+    "DescribeCluster",
+    "DescribeProducers",
+    "BrokerRegistration",
+    "BrokerHeartbeat",
+    "UnregisterBroker",
+    "DescribeTransactions",
+    "ListTransactions",
+    "AllocateProducerIds",
+    "ConsumerGroupHeartbeat",
+    "ConsumerGroupDescribe",
+    "ControllerRegistration",
+    "GetTelemetrySubscriptions",
+    "PushTelemetry",
+    "AssignReplicasToDirs",
+    "ListConfigResources",
+    "DescribeTopicPartitions",
+    "ShareGroupHeartbeat",
+    "ShareGroupDescribe",
+    "ShareFetch",
+    "ShareAcknowledge",
+    "AddRaftVoter",
+    "RemoveRaftVoter",
+    "UpdateRaftVoter",
+    "InitializeShareGroupState",
+    "ReadShareGroupState",
+    "WriteShareGroupState",
+    "DeleteShareGroupState",
+    "ReadShareGroupStateSummary",
+    "StreamsGroupHeartbeat",
+    "StreamsGroupDescribe",
+    "DescribeShareGroupOffsets",
+    "AlterShareGroupOffsets",
+    "DeleteShareGroupOffsets",
+};
+
+}  // namespace
 
 const char* ApiKeyName(int16_t key) {
-  switch (static_cast<ApiKey>(key)) {
-    case ApiKey::kProduce:
-      return "Produce";
-    case ApiKey::kDescribeQuorum:
-      return "DescribeQuorum";
-    case ApiKey::kUnregisterBroker:
-      return "UnregisterBroker";
-    case ApiKey::kEnvelope:
-      return "Envelope";
-    case ApiKey::kElectLeaders:
-      return "ElectLeaders";
-    case ApiKey::kDescribeTopicPartitions:
-      return "DescribeTopicPartitions";
-    case ApiKey::kFetch:
-      return "Fetch";
-    case ApiKey::kListOffsets:
-      return "ListOffsets";
-    case ApiKey::kMetadata:
-      return "Metadata";
-    case ApiKey::kOffsetCommit:
-      return "OffsetCommit";
-    case ApiKey::kOffsetFetch:
-      return "OffsetFetch";
-    case ApiKey::kFindCoordinator:
-      return "FindCoordinator";
-    case ApiKey::kJoinGroup:
-      return "JoinGroup";
-    case ApiKey::kHeartbeat:
-      return "Heartbeat";
-    case ApiKey::kLeaveGroup:
-      return "LeaveGroup";
-    case ApiKey::kSyncGroup:
-      return "SyncGroup";
-    case ApiKey::kDescribeGroups:
-      return "DescribeGroups";
-    case ApiKey::kListGroups:
-      return "ListGroups";
-    case ApiKey::kApiVersions:
-      return "ApiVersions";
-    case ApiKey::kCreateTopics:
-      return "CreateTopics";
-    case ApiKey::kDeleteTopics:
-      return "DeleteTopics";
-    case ApiKey::kDeleteRecords:
-      return "DeleteRecords";
-    case ApiKey::kInitProducerId:
-      return "InitProducerId";
-    case ApiKey::kOffsetForLeaderEpoch:
-      return "OffsetForLeaderEpoch";
-    case ApiKey::kDescribeConfigs:
-      return "DescribeConfigs";
-    case ApiKey::kAlterConfigs:
-      return "AlterConfigs";
-    case ApiKey::kDescribeLogDirs:
-      return "DescribeLogDirs";
-    case ApiKey::kCreatePartitions:
-      return "CreatePartitions";
-    case ApiKey::kDeleteGroups:
-      return "DeleteGroups";
-    case ApiKey::kIncrementalAlterConfigs:
-      return "IncrementalAlterConfigs";
-    case ApiKey::kAlterPartitionReassignments:
-      return "AlterPartitionReassignments";
-    case ApiKey::kListPartitionReassignments:
-      return "ListPartitionReassignments";
-    case ApiKey::kOffsetDelete:
-      return "OffsetDelete";
-    case ApiKey::kDescribeCluster:
-      return "DescribeCluster";
-  }
-  return "Unknown";
+  if (key < 0 || key >= kApiKeyCount) return "Unknown";
+  return kNames[static_cast<std::size_t>(key)];
 }
 
 }  // namespace strata::protocol

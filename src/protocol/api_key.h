@@ -1,5 +1,9 @@
 #pragma once
-// Kafka API keys the broker knows about.
+// Kafka's API keys: the fixed numbering every Kafka client and broker shares
+// (Kafka's ApiKeys, 0 to 92 as of Kafka 4.x), whether Strata serves the API or
+// not, so that logs and metrics name any request a client sends. Which APIs
+// are served, and at which versions, is decided elsewhere: the request structs
+// (protocol/request_registry.h) and the broker's API table.
 #include <cstdint>
 
 namespace strata::protocol {
@@ -9,6 +13,10 @@ enum class ApiKey : int16_t {
   kFetch = 1,
   kListOffsets = 2,
   kMetadata = 3,
+  kLeaderAndIsr = 4,
+  kStopReplica = 5,
+  kUpdateMetadata = 6,
+  kControlledShutdown = 7,
   kOffsetCommit = 8,
   kOffsetFetch = 9,
   kFindCoordinator = 10,
@@ -18,29 +26,89 @@ enum class ApiKey : int16_t {
   kSyncGroup = 14,
   kDescribeGroups = 15,
   kListGroups = 16,
+  kSaslHandshake = 17,
   kApiVersions = 18,
   kCreateTopics = 19,
   kDeleteTopics = 20,
   kDeleteRecords = 21,
   kInitProducerId = 22,
   kOffsetForLeaderEpoch = 23,
+  kAddPartitionsToTxn = 24,
+  kAddOffsetsToTxn = 25,
+  kEndTxn = 26,
+  kWriteTxnMarkers = 27,
+  kTxnOffsetCommit = 28,
+  kDescribeAcls = 29,
+  kCreateAcls = 30,
+  kDeleteAcls = 31,
   kDescribeConfigs = 32,
   kAlterConfigs = 33,
+  kAlterReplicaLogDirs = 34,
   kDescribeLogDirs = 35,
+  kSaslAuthenticate = 36,
   kCreatePartitions = 37,
+  kCreateDelegationToken = 38,
+  kRenewDelegationToken = 39,
+  kExpireDelegationToken = 40,
+  kDescribeDelegationToken = 41,
   kDeleteGroups = 42,
   kElectLeaders = 43,
   kIncrementalAlterConfigs = 44,
   kAlterPartitionReassignments = 45,
   kListPartitionReassignments = 46,
   kOffsetDelete = 47,
+  kDescribeClientQuotas = 48,
+  kAlterClientQuotas = 49,
+  kDescribeUserScramCredentials = 50,
+  kAlterUserScramCredentials = 51,
+  kVote = 52,
+  kBeginQuorumEpoch = 53,
+  kEndQuorumEpoch = 54,
   kDescribeQuorum = 55,
-  kUnregisterBroker = 64,
+  kAlterPartition = 56,
+  kUpdateFeatures = 57,
   kEnvelope = 58,
+  kFetchSnapshot = 59,
   kDescribeCluster = 60,
+  kDescribeProducers = 61,
+  kBrokerRegistration = 62,
+  kBrokerHeartbeat = 63,
+  kUnregisterBroker = 64,
+  kDescribeTransactions = 65,
+  kListTransactions = 66,
+  kAllocateProducerIds = 67,
+  kConsumerGroupHeartbeat = 68,
+  kConsumerGroupDescribe = 69,
+  kControllerRegistration = 70,
+  kGetTelemetrySubscriptions = 71,
+  kPushTelemetry = 72,
+  kAssignReplicasToDirs = 73,
+  kListConfigResources = 74,
   kDescribeTopicPartitions = 75,
+  kShareGroupHeartbeat = 76,
+  kShareGroupDescribe = 77,
+  kShareFetch = 78,
+  kShareAcknowledge = 79,
+  kAddRaftVoter = 80,
+  kRemoveRaftVoter = 81,
+  kUpdateRaftVoter = 82,
+  kInitializeShareGroupState = 83,
+  kReadShareGroupState = 84,
+  kWriteShareGroupState = 85,
+  kDeleteShareGroupState = 86,
+  kReadShareGroupStateSummary = 87,
+  kStreamsGroupHeartbeat = 88,
+  kStreamsGroupDescribe = 89,
+  kDescribeShareGroupOffsets = 90,
+  kAlterShareGroupOffsets = 91,
+  kDeleteShareGroupOffsets = 92,
 };
 
+// One past the highest key Kafka has assigned.
+inline constexpr int16_t kApiKeyCount = 93;
+
+// Kafka's name of the API ("Produce"), or "Unknown" for a key Kafka has not
+// assigned.
 const char* ApiKeyName(int16_t key);
 
 }  // namespace strata::protocol

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/all_requests.h"
 #include "protocol/header.h"
 #include "protocol/message.h"
 #include "protocol/messages/alter_configs.h"
@@ -1362,19 +1363,6 @@ TEST(RequestRegistry, DecodeRequestBodyErrors) {
 
 // ------------------------------------------------------ hostile input
 
-template <class... Ms>
-struct Requests {};
-using AllRequests =
-    Requests<ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, OffsetCommitRequest,
-             OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest, HeartbeatRequest,
-             LeaveGroupRequest, SyncGroupRequest, DescribeGroupsRequest, ListGroupsRequest,
-             ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DeleteRecordsRequest,
-             InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest,
-             AlterConfigsRequest, CreatePartitionsRequest, DeleteGroupsRequest,
-             IncrementalAlterConfigsRequest, OffsetDeleteRequest, DescribeQuorumRequest,
-             DescribeClusterRequest, UnregisterBrokerRequest, AlterPartitionReassignmentsRequest,
-             ListPartitionReassignmentsRequest, DescribeLogDirsRequest>;
-
 // Every strict prefix of a valid body must be rejected as corrupt.
 template <class M>
 void ExpectTruncationFails() {
@@ -1397,7 +1385,7 @@ void ExpectTruncationFails() {
 }
 
 template <class... Ms>
-void TruncateAll(Requests<Ms...>) {
+void TruncateAll(RequestList<Ms...>) {
   (ExpectTruncationFails<Ms>(), ...);
 }
 

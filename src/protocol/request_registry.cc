@@ -4,59 +4,11 @@
 
 #include <algorithm>
 
+#include "protocol/all_requests.h"
 #include "protocol/message.h"
-#include "protocol/messages/alter_configs.h"
-#include "protocol/messages/alter_partition_reassignments.h"
-#include "protocol/messages/api_versions.h"
-#include "protocol/messages/create_partitions.h"
-#include "protocol/messages/create_topics.h"
-#include "protocol/messages/delete_groups.h"
-#include "protocol/messages/delete_records.h"
-#include "protocol/messages/delete_topics.h"
-#include "protocol/messages/describe_cluster.h"
-#include "protocol/messages/describe_configs.h"
-#include "protocol/messages/describe_groups.h"
-#include "protocol/messages/describe_log_dirs.h"
-#include "protocol/messages/describe_quorum.h"
-#include "protocol/messages/describe_topic_partitions.h"
-#include "protocol/messages/elect_leaders.h"
-#include "protocol/messages/envelope.h"
-#include "protocol/messages/fetch.h"
-#include "protocol/messages/find_coordinator.h"
-#include "protocol/messages/heartbeat.h"
-#include "protocol/messages/incremental_alter_configs.h"
-#include "protocol/messages/init_producer_id.h"
-#include "protocol/messages/join_group.h"
-#include "protocol/messages/leave_group.h"
-#include "protocol/messages/list_groups.h"
-#include "protocol/messages/list_offsets.h"
-#include "protocol/messages/list_partition_reassignments.h"
-#include "protocol/messages/metadata.h"
-#include "protocol/messages/offset_commit.h"
-#include "protocol/messages/offset_delete.h"
-#include "protocol/messages/offset_fetch.h"
-#include "protocol/messages/offset_for_leader_epoch.h"
-#include "protocol/messages/produce.h"
-#include "protocol/messages/sync_group.h"
-#include "protocol/messages/unregister_broker.h"
 
 namespace strata::protocol {
 namespace {
-
-// The one list of request structs; ranges and dispatch are derived from it.
-template <class... Ms>
-struct RequestList {};
-
-using AllRequests = RequestList<
-    ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, OffsetCommitRequest,
-    OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest, HeartbeatRequest,
-    LeaveGroupRequest, SyncGroupRequest, DescribeGroupsRequest, ListGroupsRequest,
-    ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DeleteRecordsRequest,
-    InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest, AlterConfigsRequest,
-    CreatePartitionsRequest, DeleteGroupsRequest, IncrementalAlterConfigsRequest,
-    OffsetDeleteRequest, DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
-    DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest,
-    AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest, DescribeLogDirsRequest>;
 
 template <class... Ms>
 std::vector<ApiRange> BuildRanges(RequestList<Ms...>) {

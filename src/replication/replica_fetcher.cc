@@ -9,7 +9,7 @@
 #include "base/metrics.h"
 #include "protocol/error_code.h"
 #include "protocol/record_batch.h"
-#include "replication/log.h"
+#include "replication/logger.h"
 
 namespace strata::replication {
 

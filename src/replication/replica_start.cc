@@ -10,7 +10,7 @@
 
 #include "protocol/error_code.h"
 #include "protocol/messages/list_offsets.h"
-#include "replication/log.h"
+#include "replication/logger.h"
 #include "replication/replica_fetcher.h"
 
 namespace strata::replication {
@@ -86,10 +86,10 @@ void ReplicaFetcher::ApplyStart(const Key& key, int32_t leader_epoch, int16_t er
   }
   const std::string label = fmt::format("{}-{}", key.first, key.second);
   if (error_code != 0 || offset < 0) {
-    Pause(key, leader_epoch,
-          fmt::format("{}: the leader did not say where to start (error code {})", label,
-                      error_code),
-          error_code);
+    Pause(
+        key, leader_epoch,
+        fmt::format("{}: the leader did not say where to start (error code {})", label, error_code),
+        error_code);
     return;
   }
   const int64_t end = p.log->log_end_offset();

@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "base/log.h"
-#include "tiered/log.h"
+#include "tiered/logger.h"
 #include "tiered/posix_file.h"
 
 namespace strata::tiered {

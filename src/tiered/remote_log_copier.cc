@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "base/log.h"
-#include "tiered/log.h"
+#include "tiered/logger.h"
 #include "tiered/remote_log_manager.h"
 #include "tiered/remote_log_partition.h"
 #include "tiered/segment_uploader.h"
@@ -21,7 +21,7 @@ void RemoteLogManager::ScanOnce() {
   for (const auto& p : Partitions()) ScanPartition(p);
 }
 
-void RemoteLogManager::ScanPartition(const std::shared_ptr<Partition>& p) {
+void RemoteLogManager::ScanPartition(const std::shared_ptr<TieredPartition>& p) {
   std::lock_guard lock(p->mu);
   if (p->removed || !p->log || p->fenced) return;
   if (p->reader) {
@@ -48,7 +48,7 @@ void RemoteLogManager::ScanPartition(const std::shared_ptr<Partition>& p) {
 // as COPY_FINISHED are never uploaded again; COPY_STARTED ones are redone
 // under the same uuid (Put overwrites) by the same leadership, and retired
 // by a new one (its segments may have other boundaries).
-bool RemoteLogManager::LoadManifestLocked(Partition& p) {
+bool RemoteLogManager::LoadManifestLocked(TieredPartition& p) {
   if (SupersededLocked(p)) return false;
   std::optional<cluster::RemoteLogOffsets> seen;
   if (metadata_ != nullptr) seen = metadata_->GetRemoteLogOffsets(p.id.topic_id, p.id.partition);
@@ -94,7 +94,7 @@ bool RemoteLogManager::LoadManifestLocked(Partition& p) {
   return true;
 }
 
-bool RemoteLogManager::SupersededLocked(Partition& p) {
+bool RemoteLogManager::SupersededLocked(TieredPartition& p) {
   if (p.fenced) return true;
   if (metadata_ == nullptr || p.leader_epoch < 0) return false;
   // The metadata view shows a takeover soon after it happened; the fence
@@ -106,7 +106,7 @@ bool RemoteLogManager::SupersededLocked(Partition& p) {
   return p.fenced;
 }
 
-bool RemoteLogManager::ClaimLocked(Partition& p,
+bool RemoteLogManager::ClaimLocked(TieredPartition& p,
                                    const std::optional<cluster::RemoteLogOffsets>& seen) {
   // The previous leader's half-done uploads are its own boundaries: retired
   // (their objects deleted by the retention task), uploaded again as ours.
@@ -145,7 +145,7 @@ bool RemoteLogManager::ClaimLocked(Partition& p,
   return false;
 }
 
-Status RemoteLogManager::WriteManifestLocked(Partition& p) {
+Status RemoteLogManager::WriteManifestLocked(TieredPartition& p) {
   if (p.fenced) return MakeError(Errc::kFenced, p.id.name() + ": a newer leader tiers it");
   p.manifest_dirty = true;  // until the Put succeeds
   PublishOffsetsLocked(p);  // reads only
@@ -175,7 +175,7 @@ Status RemoteLogManager::WriteManifestLocked(Partition& p) {
   return Status::Ok();
 }
 
-void RemoteLogManager::QueueRolledLocked(Partition& p) {
+void RemoteLogManager::QueueRolledLocked(TieredPartition& p) {
   // A rolled segment is queued once it is wholly committed (below the high
   // watermark; on one broker that is the log end, so at once): what remote
   // storage holds, every in-sync replica has, whoever leads next.
@@ -194,7 +194,7 @@ void RemoteLogManager::QueueRolledLocked(Partition& p) {
 
 // Marks the uploaded prefix of the in-flight segments COPY_FINISHED, in
 // offset order, and persists the manifest.
-void RemoteLogManager::CommitLocked(Partition& p) {
+void RemoteLogManager::CommitLocked(TieredPartition& p) {
   bool changed = false;
   while (!p.inflight.empty() && p.inflight.begin()->second.done) {
     // A failed upload goes back to `pending`: segments after it wait, or the
@@ -228,7 +228,7 @@ void RemoteLogManager::CommitLocked(Partition& p) {
   (void)WriteManifestLocked(p);
 }
 
-void RemoteLogManager::DispatchLocked(const std::shared_ptr<Partition>& p) {
+void RemoteLogManager::DispatchLocked(const std::shared_ptr<TieredPartition>& p) {
   if (p->fenced || p->manifest_dirty || clock_->MonotonicMs() < p->backoff_until_ms) return;
   int running = 0;
   for (const auto& [base, f] : p->inflight) running += f.done ? 0 : 1;
@@ -261,7 +261,7 @@ void RemoteLogManager::DispatchLocked(const std::shared_ptr<Partition>& p) {
   }
 }
 
-void RemoteLogManager::RunUpload(std::shared_ptr<Partition> p, int64_t base) {
+void RemoteLogManager::RunUpload(std::shared_ptr<TieredPartition> p, int64_t base) {
   storage::SegmentSummary local;
   RemoteSegment seg;
   std::shared_ptr<storage::Log> log;
@@ -311,7 +311,7 @@ void RemoteLogManager::RunUpload(std::shared_ptr<Partition> p, int64_t base) {
   DispatchLocked(p);
 }
 
-bool RemoteLogManager::BackOffLocked(Partition& p) {
+bool RemoteLogManager::BackOffLocked(TieredPartition& p) {
   const int64_t n = ++p.consecutive_failures;
   int64_t delay = options_.retry_backoff_ms << std::min<int64_t>(n - 1, 10);
   delay = std::min(delay, options_.max_retry_backoff_ms);

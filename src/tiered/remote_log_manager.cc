@@ -7,7 +7,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
-#include "tiered/log.h"
+#include "tiered/logger.h"
 #include "tiered/remote_log_partition.h"
 #include "tiered/segment_uploader.h"
 
@@ -160,7 +160,7 @@ void RemoteLogManager::Register(const RemotePartitionId& id, std::shared_ptr<sto
     }
     return;
   }
-  slot = std::make_shared<Partition>();
+  slot = std::make_shared<TieredPartition>();
   slot->id = id;
   slot->dir = RemotePartitionDir(id.topic, id.partition, id.topic_id);
   slot->log = std::move(log);
@@ -177,7 +177,7 @@ void RemoteLogManager::Register(const RemotePartitionId& id, std::shared_ptr<sto
   }
 }
 
-void RemoteLogManager::FollowSavedOffsets(Partition& p) {
+void RemoteLogManager::FollowSavedOffsets(TieredPartition& p) {
   if (metadata_ == nullptr) return;
   auto saved = metadata_->GetRemoteLogOffsets(p.id.topic_id, p.id.partition);
   if (!saved) return;
@@ -186,7 +186,7 @@ void RemoteLogManager::FollowSavedOffsets(Partition& p) {
   p.delete_floor.store(saved->log_start);
 }
 
-Status RemoteLogManager::RefreshReadView(Partition& p, bool force) {
+Status RemoteLogManager::RefreshReadView(TieredPartition& p, bool force) {
   std::lock_guard refresh(p.refresh_mu);
   std::optional<cluster::RemoteLogOffsets> saved;
   if (metadata_ != nullptr) saved = metadata_->GetRemoteLogOffsets(p.id.topic_id, p.id.partition);
@@ -219,7 +219,7 @@ Status RemoteLogManager::RefreshReadView(Partition& p, bool force) {
   return Status::Ok();
 }
 
-void RemoteLogManager::PublishOffsetsLocked(Partition& p) {
+void RemoteLogManager::PublishOffsetsLocked(TieredPartition& p) {
   if (!p.loaded) return;
   auto view = std::make_shared<const RemoteManifest>(p.manifest);
   {
@@ -234,12 +234,12 @@ void RemoteLogManager::PublishOffsetsLocked(Partition& p) {
   SaveOffsetsLocked(p);
 }
 
-cluster::RemoteLogOffsets RemoteLogManager::OffsetsLocked(const Partition& p) const {
+cluster::RemoteLogOffsets RemoteLogManager::OffsetsLocked(const TieredPartition& p) const {
   return {p.manifest.remote_log_start_offset(), p.manifest.remote_log_end_offset(),
           p.delete_floor.load(), p.leader_epoch};
 }
 
-void RemoteLogManager::SaveOffsetsLocked(Partition& p) {
+void RemoteLogManager::SaveOffsetsLocked(TieredPartition& p) {
   if (!p.loaded || p.manifest_dirty || p.fenced || p.reader) return;
   const cluster::RemoteLogOffsets now = OffsetsLocked(p);
   if (metadata_ == nullptr || now == p.saved_offsets) return;
@@ -257,14 +257,14 @@ void RemoteLogManager::SaveOffsetsLocked(Partition& p) {
   }
 }
 
-void RemoteLogManager::FenceLocked(Partition& p, const std::string& why) {
+void RemoteLogManager::FenceLocked(TieredPartition& p, const std::string& why) {
   if (p.fenced) return;
   p.fenced = true;
   Log()->warn("{}: stopped tiering for leader epoch {}: {}", p.id.name(), p.leader_epoch, why);
 }
 
 void RemoteLogManager::RemovePartition(const TopicPartition& tp, bool delete_remote) {
-  std::shared_ptr<Partition> p;
+  std::shared_ptr<TieredPartition> p;
   {
     std::lock_guard lock(map_mu_);
     auto it = partitions_.find(tp);
@@ -341,16 +341,17 @@ bool RemoteLogManager::IsReader(const TopicPartition& tp) const {
   return p != nullptr && p->reader.load();
 }
 
-std::shared_ptr<RemoteLogManager::Partition> RemoteLogManager::FindPartition(
+std::shared_ptr<RemoteLogManager::TieredPartition> RemoteLogManager::FindPartition(
     const TopicPartition& tp) const {
   std::lock_guard lock(map_mu_);
   auto it = partitions_.find(tp);
   return it == partitions_.end() ? nullptr : it->second;
 }
 
-std::vector<std::shared_ptr<RemoteLogManager::Partition>> RemoteLogManager::Partitions() const {
+std::vector<std::shared_ptr<RemoteLogManager::TieredPartition>> RemoteLogManager::Partitions()
+    const {
   std::lock_guard lock(map_mu_);
-  std::vector<std::shared_ptr<Partition>> out;
+  std::vector<std::shared_ptr<TieredPartition>> out;
   for (const auto& [k, p] : partitions_) out.push_back(p);
   return out;
 }
@@ -402,7 +403,8 @@ Result<Bytes> RemoteLogManager::Read(const TopicPartition& tp, int64_t offset, i
   return ReadFromView(*p, offset, max_bytes);
 }
 
-Result<Bytes> RemoteLogManager::ReadFromView(Partition& p, int64_t offset, int32_t max_bytes) {
+Result<Bytes> RemoteLogManager::ReadFromView(TieredPartition& p, int64_t offset,
+                                             int32_t max_bytes) {
   const std::string name = p.id.name();
   // Never takes p.mu: uploads, manifest writes and deletions hold it across
   // store calls, and a read must not wait for them (cached chunks are served
@@ -437,7 +439,7 @@ Result<Bytes> RemoteLogManager::ReadFromView(Partition& p, int64_t offset, int32
     std::lock_guard lock(p.index_mu);
     if (p.index_cache.emplace(seg.uuid, index).second) {
       p.index_lru.push_back(seg.uuid);
-      if (p.index_lru.size() > Partition::kCachedIndexes) {
+      if (p.index_lru.size() > TieredPartition::kCachedIndexes) {
         p.index_cache.erase(p.index_lru.front());
         p.index_lru.pop_front();
       }

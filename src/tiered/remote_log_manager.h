@@ -196,53 +196,53 @@ class RemoteLogManager {
   RemoteChunkCache& cache() { return *cache_; }
 
  private:
-  struct Partition;
+  struct TieredPartition;
   struct Inflight;
-  std::shared_ptr<Partition> FindPartition(const TopicPartition& tp) const;
+  std::shared_ptr<TieredPartition> FindPartition(const TopicPartition& tp) const;
   void Register(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                 const storage::LogConfig& config, std::function<int64_t()> committed_end,
                 int32_t leader_epoch, bool reader);
   // Reader: the offsets the leader saved, for LogStartOffset (scan thread).
-  void FollowSavedOffsets(Partition& p);
+  void FollowSavedOffsets(TieredPartition& p);
   // Reader: loads the manifest the saved offsets name when they moved since
   // the read view was loaded, or `force`d (a read's thread; never takes p.mu).
-  Status RefreshReadView(Partition& p, bool force);
+  Status RefreshReadView(TieredPartition& p, bool force);
   // Read's work against the partition's read view.
-  Result<Bytes> ReadFromView(Partition& p, int64_t offset, int32_t max_bytes);
-  std::vector<std::shared_ptr<Partition>> Partitions() const;
-  void ScanPartition(const std::shared_ptr<Partition>& p);
-  bool LoadManifestLocked(Partition& p);
+  Result<Bytes> ReadFromView(TieredPartition& p, int64_t offset, int32_t max_bytes);
+  std::vector<std::shared_ptr<TieredPartition>> Partitions() const;
+  void ScanPartition(const std::shared_ptr<TieredPartition>& p);
+  bool LoadManifestLocked(TieredPartition& p);
   // Publishes the loaded manifest's offsets to the read view and the atomics,
   // and saves them (SaveOffsetsLocked).
-  void PublishOffsetsLocked(Partition& p);
+  void PublishOffsetsLocked(TieredPartition& p);
   // Once the manifest is written (not dirty), saves its offsets (with the
   // DeleteRecords floor and the leader epoch) in the metadata store when
   // they changed; only then may local retention drop what they cover.
-  void SaveOffsetsLocked(Partition& p);
-  cluster::RemoteLogOffsets OffsetsLocked(const Partition& p) const;
-  void FenceLocked(Partition& p, const std::string& why);
+  void SaveOffsetsLocked(TieredPartition& p);
+  cluster::RemoteLogOffsets OffsetsLocked(const TieredPartition& p) const;
+  void FenceLocked(TieredPartition& p, const std::string& why);
   // True (and fenced from then on) once a leader of a newer epoch took the
   // remote log over.
-  bool SupersededLocked(Partition& p);
+  bool SupersededLocked(TieredPartition& p);
   // Takes the remote log over for p's leader epoch: writes the loaded
   // manifest under its name and claims the saved offsets.
-  bool ClaimLocked(Partition& p, const std::optional<cluster::RemoteLogOffsets>& seen);
-  Status WriteManifestLocked(Partition& p);
+  bool ClaimLocked(TieredPartition& p, const std::optional<cluster::RemoteLogOffsets>& seen);
+  Status WriteManifestLocked(TieredPartition& p);
   // Completes the producer state of a log started at its leader's active
   // segment from the remote snapshot below its start, once uploaded
   // (remote_producer_state.cc).
-  void RestoreProducerStateLocked(Partition& p);
-  void QueueRolledLocked(Partition& p);
-  void CommitLocked(Partition& p);
-  void DispatchLocked(const std::shared_ptr<Partition>& p);
-  void RunUpload(std::shared_ptr<Partition> p, int64_t base);
-  int ExpirePartition(Partition& p);
-  bool DeleteSegmentLocked(Partition& p, RemoteSegment& seg);
+  void RestoreProducerStateLocked(TieredPartition& p);
+  void QueueRolledLocked(TieredPartition& p);
+  void CommitLocked(TieredPartition& p);
+  void DispatchLocked(const std::shared_ptr<TieredPartition>& p);
+  void RunUpload(std::shared_ptr<TieredPartition> p, int64_t base);
+  int ExpirePartition(TieredPartition& p);
+  bool DeleteSegmentLocked(TieredPartition& p, RemoteSegment& seg);
   void ScanLoop();
   void RequestScan();
   // Backs the partition off after a failure (exponential, capped); true when
   // the failure is worth logging (the first, then every 20th).
-  bool BackOffLocked(Partition& p);
+  bool BackOffLocked(TieredPartition& p);
   void RegisterMetrics();
   void RegisterCacheMetrics();  // after RegisterMetrics (uses metrics_hook_)
 
@@ -256,7 +256,7 @@ class RemoteLogManager {
   Clock* clock_;
 
   mutable std::mutex map_mu_;
-  std::map<TopicPartition, std::shared_ptr<Partition>> partitions_;
+  std::map<TopicPartition, std::shared_ptr<TieredPartition>> partitions_;
 
   // Copier pool: a plain queue of upload jobs.
   std::mutex pool_mu_;

@@ -25,7 +25,7 @@ struct RemoteLogManager::Inflight {
 // One tiered partition. Guarded by `mu` unless said otherwise; `mu` is held
 // across store calls (manifest writes, deletions), so what reads need has
 // its own locks.
-struct RemoteLogManager::Partition {
+struct RemoteLogManager::TieredPartition {
   RemotePartitionId id;
   std::string dir;  // the partition's directory in the store (set once)
   std::mutex mu;

@@ -7,7 +7,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
-#include "tiered/log.h"
+#include "tiered/logger.h"
 #include "tiered/remote_log_manager.h"
 #include "tiered/remote_log_partition.h"
 #include "tiered/segment_uploader.h"
@@ -38,7 +38,7 @@ int RemoteLogManager::EnforceRetentionOnce() {
 
 // DELETE_STARTED (durable) -> objects deleted -> DELETE_FINISHED. Returns
 // false (entry stays DELETE_STARTED, retried next round) on failure.
-bool RemoteLogManager::DeleteSegmentLocked(Partition& p, RemoteSegment& seg) {
+bool RemoteLogManager::DeleteSegmentLocked(TieredPartition& p, RemoteSegment& seg) {
   if (seg.state != S::kDeleteStarted) {
     seg.state = S::kDeleteStarted;
     if (!WriteManifestLocked(p).ok()) return false;
@@ -56,7 +56,7 @@ bool RemoteLogManager::DeleteSegmentLocked(Partition& p, RemoteSegment& seg) {
   return true;
 }
 
-int RemoteLogManager::ExpirePartition(Partition& p) {
+int RemoteLogManager::ExpirePartition(TieredPartition& p) {
   std::lock_guard lock(p.mu);
   // A deposed leader must not delete what its successor's manifest lists,
   // nor a reader anything.

@@ -5,13 +5,13 @@
 // had it), that segment's producer snapshot completes the state, so a
 // retry of a batch written before the move is still recognised as a
 // duplicate.
-#include "tiered/log.h"
+#include "tiered/logger.h"
 #include "tiered/remote_log_manager.h"
 #include "tiered/remote_log_partition.h"
 
 namespace strata::tiered {
 
-void RemoteLogManager::RestoreProducerStateLocked(Partition& p) {
+void RemoteLogManager::RestoreProducerStateLocked(TieredPartition& p) {
   const int64_t gap = p.log->producer_state_gap();
   if (gap <= 0) return;
   const RemoteSegment* seg = p.manifest.FindReadable(gap - 1);

@@ -58,12 +58,14 @@ def topic_config(**more: str) -> dict[str, str]:
 
 
 def partition_state(b, topic: str) -> dict:
-    """Partition 0 of `topic` as broker `b`'s admin API shows its replica."""
+    """Partition 0 of `topic` as broker `b`'s admin API shows its replica; {} while `b` has not
+    opened one (a broker back with an empty disk opens its replicas only once the controller has
+    forgotten the data they lost)."""
     url = f"http://{b.config['strata.admin.listener']}/v1/topics"
     with urllib.request.urlopen(url, timeout=10) as r:
-        [t] = [t for t in json.load(r) if t["name"] == topic]
-    [p] = [p for p in t["partitions"] if p["partition"] == 0]
-    return p
+        ts = [t for t in json.load(r) if t["name"] == topic]
+    ps = [p for t in ts for p in t["partitions"] if p["partition"] == 0]
+    return ps[0] if ps else {}
 
 
 PID = 4242  # an idempotent producer of the test's own

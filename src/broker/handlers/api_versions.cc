@@ -6,8 +6,8 @@
 
 #include <regex>
 
+#include "broker/handlers/api_table.h"
 #include "broker/handlers/handlers.h"
-#include "broker/handlers/implemented.h"
 #include "protocol/error_code.h"
 #include "protocol/request_registry.h"
 
@@ -49,9 +49,10 @@ HandlerResult HandleApiVersions(BrokerContext&, net::Request& request) {
     response.error_code = Code(ErrorCode::kInvalidRequest);
     return std::optional<Bytes>(EncodeV0Header(request, response, 0));
   }
-  for (const auto& api : protocol::SupportedApis()) {
-    if (!IsImplementedApi(api.key)) continue;
-    response.api_keys.push_back({api.key, api.min, api.max});
+  for (const ApiHandler& served : ServedApis()) {
+    if (!served.advertised) continue;
+    const protocol::ApiRange* api = protocol::FindApi(served.key);
+    if (api != nullptr) response.api_keys.push_back({api->key, api->min, api->max});
   }
   return std::optional<Bytes>(EncodeV0Header(request, response, version));
 }

@@ -76,4 +76,12 @@ HandlerResult HandleCreatePartitions(BrokerContext& ctx, net::Request& request) 
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 
+HandlerResult CreatePartitionsControllerUnavailable(net::Request& request, ErrorCode code,
+                                                    const std::string& message) {
+  STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<CreatePartitionsRequest>(request));
+  CreatePartitionsResponse resp;
+  for (const auto& t : req.topics) resp.results.push_back({t.name, Code(code), message});
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
 }  // namespace strata::broker

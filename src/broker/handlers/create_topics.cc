@@ -110,4 +110,16 @@ HandlerResult HandleCreateTopics(BrokerContext& ctx, net::Request& request) {
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 
+HandlerResult CreateTopicsControllerUnavailable(net::Request& request, ErrorCode code,
+                                                const std::string& message) {
+  STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<CreateTopicsRequest>(request));
+  CreateTopicsResponse resp;
+  for (const auto& t : req.topics) {
+    auto& out = resp.topics.emplace_back();
+    out.name = t.name;
+    SetError(out, code, message);
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
 }  // namespace strata::broker

@@ -62,4 +62,15 @@ HandlerResult HandleDeleteTopics(BrokerContext& ctx, net::Request& request) {
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 
+HandlerResult DeleteTopicsControllerUnavailable(net::Request& request, ErrorCode code,
+                                                const std::string& message) {
+  STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<DeleteTopicsRequest>(request));
+  DeleteTopicsResponse resp;
+  for (const auto& name : req.topic_names)
+    resp.responses.push_back({name, {}, Code(code), message});
+  for (const auto& t : req.topics)
+    resp.responses.push_back({t.name, t.topic_id, Code(code), message});
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
 }  // namespace strata::broker

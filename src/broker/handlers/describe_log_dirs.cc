@@ -21,7 +21,7 @@
 #include <set>
 
 #include "broker/handlers/handlers.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "protocol/error_code.h"
 
 namespace strata::broker {

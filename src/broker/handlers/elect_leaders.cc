@@ -90,4 +90,11 @@ HandlerResult HandleElectLeaders(BrokerContext& ctx, net::Request& request) {
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 
+HandlerResult ElectLeadersControllerUnavailable(net::Request& request, ErrorCode code,
+                                                const std::string& message) {
+  STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<ElectLeadersRequest>(request));
+  ElectLeadersResponse resp = ElectLeadersFailed(req, code, message);
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
 }  // namespace strata::broker

@@ -7,8 +7,9 @@
 #include <fmt/format.h>
 
 #include "broker/controller_forwarding.h"
+#include "broker/handlers/api_table.h"
 #include "broker/handlers/handlers.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "protocol/api_key.h"
 #include "protocol/error_code.h"
 #include "protocol/request_registry.h"
@@ -46,7 +47,8 @@ asio::awaitable<HandlerResult> HandleEnvelope(BrokerContext&, net::Request& requ
   }
   const int16_t key = inner.header.api_key;
   const int16_t version = inner.header.api_version;
-  if (!IsControllerBound(key)) {
+  const ApiHandler* api = FindServedApi(key);
+  if (api == nullptr || !api->controller_bound()) {
     Log()->warn("refusing an Envelope from {} carrying {} (not controller-bound)", request.peer,
                 protocol::ApiKeyName(key));
     co_return answer(ErrorCode::kInvalidRequest);

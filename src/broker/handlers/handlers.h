@@ -1,5 +1,6 @@
 #pragma once
-// One function per Kafka API; each decodes its request, does the work, and
+// One function per Kafka API (handlers/<api>.cc; the table that dispatch reads
+// is handlers/api_table.h); each decodes its request, does the work, and
 // returns the encoded response (nullopt = no response). A decode failure is
 // returned as an error, which closes the connection with a log line (Kafka's
 // behaviour for malformed requests).
@@ -9,6 +10,7 @@
 #include "broker/broker_context.h"
 #include "broker/codec.h"
 #include "net/server.h"
+#include "protocol/error_code.h"
 
 namespace strata::coordinator {
 struct RequestContext;
@@ -38,6 +40,20 @@ HandlerResult HandleElectLeaders(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request);
+
+// The controller-bound APIs' answers when no controller takes the request:
+// every topic (partition) failed with `code`.
+HandlerResult CreateTopicsControllerUnavailable(net::Request& request, protocol::ErrorCode code,
+                                                const std::string& message);
+HandlerResult DeleteTopicsControllerUnavailable(net::Request& request, protocol::ErrorCode code,
+                                                const std::string& message);
+HandlerResult CreatePartitionsControllerUnavailable(net::Request& request, protocol::ErrorCode code,
+                                                    const std::string& message);
+HandlerResult ElectLeadersControllerUnavailable(net::Request& request, protocol::ErrorCode code,
+                                                const std::string& message);
+HandlerResult AlterPartitionReassignmentsControllerUnavailable(net::Request& request,
+                                                               protocol::ErrorCode code,
+                                                               const std::string& message);
 
 // Envelope: runs the forwarded request through `dispatch`, which must not
 // forward it again.

@@ -9,7 +9,7 @@
 
 #include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "cluster/controller.h"
 #include "cluster/metadata.h"
 #include "protocol/error_code.h"
@@ -145,6 +145,24 @@ HandlerResult HandleListPartitionReassignments(BrokerContext& ctx, net::Request&
     for (const auto& t : *req.topics) add(t.name, t.partition_indexes);
   } else {
     for (const auto& t : view.Topics()) add(t.record.name, std::nullopt);
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+HandlerResult AlterPartitionReassignmentsControllerUnavailable(net::Request& request,
+                                                               ErrorCode code,
+                                                               const std::string& message) {
+  STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<AlterPartitionReassignmentsRequest>(request));
+  AlterPartitionReassignmentsResponse resp;
+  resp.allow_replication_factor_change = req.allow_replication_factor_change;
+  resp.error_code = Code(code);
+  resp.error_message = message;
+  for (const auto& t : req.topics) {
+    auto& out = resp.responses.emplace_back();
+    out.name = t.name;
+    for (const auto& p : t.partitions) {
+      out.partitions.push_back({p.partition_index, Code(code), message});
+    }
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }

@@ -56,7 +56,6 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
     }
     return;
   }
-  const std::shared_ptr<storage::Log>& log = leader.partition->log();
   if (auto reason = ctx.topics.ProduceBlockedReason()) {
     // Retriable: clients back off and retry until uploads and local
     // retention free space.
@@ -115,27 +114,24 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
                      .base_sequence = b.header.base_sequence,
                      .transactional = b.header.transactional()});
   }
-  auto appended = log->Append(in.records.view, infos, leader.partition->leader_epoch().value());
-  if (!appended.ok()) {
-    SetError(out, ProduceErrorCode(appended.error().code), appended.error().message);
-    if (appended.error().code == Errc::kIoError) {
-      ProduceLog()->error("append to {} failed: {}", tp.ToString(), appended.error().message);
+  Partition& partition = *leader.partition;
+  auto result = partition.AppendAsLeader(in.records.view, infos, info->min_insync_replicas);
+  if (!result.ok()) {
+    const Errc errc = result.error().code;
+    SetError(out, errc == Errc::kFenced ? ErrorCode::kNotLeaderOrFollower : ProduceErrorCode(errc),
+             result.error().message);
+    if (errc == Errc::kIoError) {
+      ProduceLog()->error("append to {} failed: {}", tp.ToString(), result.error().message);
     }
     return;
   }
+  const storage::AppendResult* appended = &result->appended;
   out.base_offset = appended->base_offset;
   out.log_append_time_ms = appended->log_append_time;
   out.log_start_offset = appended->log_start_offset;
-  Partition& partition = *leader.partition;
-  if (!appended->duplicate) {
-    partition.traffic().Produced(static_cast<int64_t>(in.records.view.size()),
-                                 appended->last_offset - appended->base_offset + 1);
-  }
-  partition.MaybeAdvanceHighWatermark(info->min_insync_replicas);
-  if (!appended->duplicate) ctx.notifier.Notify(tp);
   if (acks == -1 && partition.high_watermark() <= appended->last_offset) {
     pending.push_back({{leader.partition, appended->last_offset, leader.partition->leader(),
-                        leader.partition->leader_epoch()},
+                        result->leader_epoch},
                        info->min_insync_replicas});
   }
 }

@@ -7,7 +7,7 @@
 
 #include "broker/error_mapping.h"
 #include "broker/handlers/handlers.h"
-#include "broker/log.h"
+#include "broker/logger.h"
 #include "cluster/metadata.h"
 #include "protocol/error_code.h"
 
