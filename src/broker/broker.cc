@@ -286,20 +286,20 @@ Status Broker::StartGroupCoordinator() {
       [topics, topic](int32_t p) {
         return topics->GetLog({topic, p});
       },
-      nullptr, clock_);
-  log->SetAppender([topics, topic](int32_t p, MutableByteView batch,
-                                   const std::vector<storage::BatchInfo>& infos)
-                       -> Result<coordinator::OffsetsLog::Appended> {
-    auto partition = topics->GetPartition({topic, p});
-    auto info = topics->GetTopicInfo(topic);
-    if (!partition || !info) {
-      return MakeError(Errc::kUnavailable, fmt::format("{}-{} is not hosted here", topic, p));
-    }
-    STRATA_ASSIGN_OR_RETURN(auto appended,
-                            partition->AppendAsLeader(batch, infos, info->min_insync_replicas));
-    return coordinator::OffsetsLog::Appended{appended.appended.last_offset,
-                                             appended.leader_epoch.value()};
-  });
+      [topics, topic](int32_t p, MutableByteView batch,
+                      const std::vector<storage::BatchInfo>& infos)
+          -> Result<coordinator::OffsetsLog::Appended> {
+        auto partition = topics->GetPartition({topic, p});
+        auto info = topics->GetTopicInfo(topic);
+        if (!partition || !info) {
+          return MakeError(Errc::kUnavailable, fmt::format("{}-{} is not hosted here", topic, p));
+        }
+        STRATA_ASSIGN_OR_RETURN(auto appended,
+                                partition->AppendAsLeader(batch, infos, info->min_insync_replicas));
+        return coordinator::OffsetsLog::Appended{appended.appended.last_offset,
+                                                 appended.leader_epoch.value()};
+      },
+      clock_);
   group_coordinator_ = std::make_unique<coordinator::GroupCoordinator>(cc, std::move(log), clock_);
   // The coordinator serves the groups of the offsets partitions this broker
   // leads: loaded as it gains them (now, for those it leads already),

@@ -103,28 +103,23 @@ namespace {
 
 PartitionState StateOf(const BrokerContext& ctx, const cluster::PartitionEntry* entry,
                        const std::vector<LiveBroker>& live) {
-  auto is_live = [&](int32_t id) {
+  auto is_live = [&](cluster::NodeId id) {
     return std::any_of(live.begin(), live.end(),
-                       [&](const LiveBroker& b) { return b.node_id == id; });
+                       [&](const LiveBroker& b) { return b.node_id == id.value(); });
   };
   PartitionState s;
   if (entry == nullptr) {
-    s.leader = ctx.config.node_id();
-    s.replicas = s.isr = {s.leader};
+    const cluster::NodeId self(ctx.config.node_id());
+    s.record.leader = self;
+    s.record.leader_epoch = cluster::LeaderEpoch(0);
+    s.record.replicas = s.record.isr = {self};
   } else {
-    const cluster::PartitionRecord& r = entry->record;
-    s.leader = r.leader.value();
-    s.leader_epoch = r.leader_epoch.value();
-    for (auto id : r.replicas) s.replicas.push_back(id.value());
-    for (auto id : r.isr) s.isr.push_back(id.value());
-    for (auto id : r.elr) s.elr.push_back(id.value());
-    for (auto id : r.last_known_elr) s.last_known_elr.push_back(id.value());
+    s.record = entry->record;
   }
-  for (int32_t id : s.replicas) {
+  for (cluster::NodeId id : s.record.replicas) {
     if (!is_live(id)) s.offline_replicas.push_back(id);
   }
-  s.leader_available = s.leader >= 0 && is_live(s.leader);
-  if (!s.leader_available) s.leader = -1;  // as Kafka: a dead leader is no leader
+  s.leader_available = s.record.leader != cluster::kNoNode && is_live(s.record.leader);
   return s;
 }
 
@@ -151,6 +146,13 @@ PartitionState PartitionStateOf(const BrokerContext& ctx, const cluster::TopicRe
   if (ctx.metadata != nullptr)
     entry = ctx.metadata->view().Partition(cluster::UuidToBase64(topic.id), partition);
   return StateOf(ctx, entry ? &*entry : nullptr, live);
+}
+
+std::vector<int32_t> WireIds(const std::vector<cluster::NodeId>& ids) {
+  std::vector<int32_t> out;
+  out.reserve(ids.size());
+  for (cluster::NodeId id : ids) out.push_back(id.value());
+  return out;
 }
 
 }  // namespace strata::broker

@@ -41,17 +41,20 @@ std::vector<LiveBroker> FencedBrokers(const BrokerContext& ctx);
 // single broker is its own controller).
 int32_t ControllerId(const BrokerContext& ctx);
 
-// A partition as Metadata describes it; kNone error when its leader is live.
+// A partition as clients are told of it (Metadata, DescribeTopicPartitions,
+// FindCoordinator): its record from the view, and which of its replicas are
+// on brokers that are not live. A leader that is not live is no leader, as
+// in Kafka: leader() is then kNoNode, while the record keeps its epoch
+// (KIP-320 wants it even without a leader).
 struct PartitionState {
-  int32_t leader = -1;
-  int32_t leader_epoch = 0;
-  std::vector<int32_t> replicas;
-  std::vector<int32_t> isr;
-  std::vector<int32_t> elr;  // KIP-966 eligible leader replicas
-  std::vector<int32_t> last_known_elr;
-  std::vector<int32_t> offline_replicas;
+  cluster::PartitionRecord record;
+  std::vector<cluster::NodeId> offline_replicas;
   bool leader_available = false;
+  cluster::NodeId leader() const { return leader_available ? record.leader : cluster::kNoNode; }
 };
+
+// Node ids as the wire carries them.
+std::vector<int32_t> WireIds(const std::vector<cluster::NodeId>& ids);
 
 // The partitions [0, count) of a topic, from their records; a partition
 // without a record (a topic made before records existed) is this broker's.

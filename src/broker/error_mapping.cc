@@ -29,6 +29,9 @@ constexpr ErrcRow kProduceRows[] = {
     {Errc::kUnknownProducerId, ErrorCode::kUnknownProducerId},
     {Errc::kIoError, ErrorCode::kKafkaStorageError},
     {Errc::kNotFound, ErrorCode::kUnknownTopicOrPartition},
+    // Leadership moved between the lookup and the append: the client
+    // refreshes its metadata and retries at the new leader.
+    {Errc::kFenced, ErrorCode::kNotLeaderOrFollower},
 };
 // An outcome the producer cannot know (KAFKA-14034): retriable.
 constexpr ErrorFamily kProduce{kProduceRows, ErrorCode::kRequestTimedOut};

@@ -21,6 +21,7 @@ TEST(ErrorMapping, ProduceUnknownOutcomesAreRetriable) {
   EXPECT_EQ(ProduceErrorCode(Errc::kShuttingDown), ErrorCode::kRequestTimedOut);
   EXPECT_EQ(ProduceErrorCode(Errc::kDuplicateSequence), ErrorCode::kDuplicateSequenceNumber);
   EXPECT_EQ(ProduceErrorCode(Errc::kIoError), ErrorCode::kKafkaStorageError);
+  EXPECT_EQ(ProduceErrorCode(Errc::kFenced), ErrorCode::kNotLeaderOrFollower);
 }
 
 TEST(ErrorMapping, TopicWritesNameTheControllerAndTheStore) {

@@ -58,9 +58,9 @@ LiveBroker GroupCoordinatorBroker(const BrokerContext& ctx, const std::string& g
   int32_t p = ctx.group_coordinator->PartitionFor(group_id);
   if (p < 0 || p >= info->record.partitions) return none;
   std::vector<LiveBroker> live = LiveBrokers(ctx);
-  const int32_t leader = PartitionStateOf(ctx, info->record, p, live).leader;
+  const cluster::NodeId leader = PartitionStateOf(ctx, info->record, p, live).leader();
   for (const auto& b : live) {
-    if (b.node_id == leader) return b;
+    if (b.node_id == leader.value()) return b;
   }
   return none;
 }

@@ -139,7 +139,61 @@ void Partition::ForgetRestartedFollowers(
   if (state_.leader == self_) followers_.ForgetRestarted(current_epoch);
 }
 
-bool Partition::OnLeaderHighWatermark(int64_t leader_high_watermark) {
+Status Partition::CheckFollowingLocked(cluster::LeaderEpoch fetched_under) const {
+  if (removed_.load() || state_.leader == self_ || state_.leader_epoch != fetched_under) {
+    return MakeError(Errc::kFenced,
+                     fmt::format("{}: fetched under leader epoch {}, now {} (leader {}{})",
+                                 tp_.ToString(), fetched_under.value(), state_.leader_epoch.value(),
+                                 state_.leader.value(), removed_.load() ? ", removed" : ""));
+  }
+  return Status::Ok();
+}
+
+Status Partition::AppendAsFollower(cluster::LeaderEpoch fetched_under, MutableByteView batches,
+                                   const std::vector<storage::BatchInfo>& infos) {
+  std::lock_guard lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckFollowingLocked(fetched_under));
+  auto appended = log_->AppendAsFollower(batches, infos);
+  if (!appended.ok()) return appended.take_error();
+  traffic_.ReplicatedIn(static_cast<int64_t>(batches.size()));
+  return Status::Ok();
+}
+
+Status Partition::TruncateTo(cluster::LeaderEpoch fetched_under, int64_t offset) {
+  std::lock_guard lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckFollowingLocked(fetched_under));
+  Status st = log_->TruncateTo(offset);
+  CapHighWatermark(log_->log_end_offset());
+  return st;
+}
+
+Status Partition::StartLogAt(cluster::LeaderEpoch fetched_under, int64_t offset, int32_t epoch_at) {
+  std::lock_guard lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckFollowingLocked(fetched_under));
+  Status st = log_->TruncateFullyAndStartAt(offset, epoch_at);
+  CapHighWatermark(log_->log_end_offset());
+  return st;
+}
+
+Status Partition::DeleteRecordsBefore(cluster::LeaderEpoch fetched_under, int64_t offset) {
+  std::lock_guard lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckFollowingLocked(fetched_under));
+  return log_->DeleteRecordsBefore(offset);
+}
+
+void Partition::OnLeaderFetched(cluster::LeaderEpoch fetched_under, int64_t high_watermark,
+                                int64_t log_start) {
+  bool moved = false;
+  {
+    std::lock_guard lock(mu_);
+    if (!CheckFollowingLocked(fetched_under).ok()) return;
+    moved = TakeLeaderHighWatermark(high_watermark);
+    TakeLeaderLogStart(log_start);
+  }
+  if (moved && wake_) wake_(tp_);
+}
+
+bool Partition::TakeLeaderHighWatermark(int64_t leader_high_watermark) {
   leader_high_watermark_.store(leader_high_watermark);
   int64_t hw = std::min(leader_high_watermark, log_->log_end_offset());
   int64_t current = high_watermark_.load();
@@ -149,7 +203,7 @@ bool Partition::OnLeaderHighWatermark(int64_t leader_high_watermark) {
   return false;
 }
 
-void Partition::OnLeaderLogStart(int64_t leader_log_start) {
+void Partition::TakeLeaderLogStart(int64_t leader_log_start) {
   const int64_t start = std::min(leader_log_start, high_watermark());
   if (start <= log_->log_start_offset()) return;
   Status st = log_->DeleteRecordsBefore(start);
@@ -159,7 +213,7 @@ void Partition::OnLeaderLogStart(int64_t leader_log_start) {
   }
 }
 
-void Partition::OnTruncated(int64_t log_end) {
+void Partition::CapHighWatermark(int64_t log_end) {
   int64_t current = high_watermark_.load();
   while (current > log_end && !high_watermark_.compare_exchange_weak(current, log_end)) {
   }

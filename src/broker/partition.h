@@ -22,12 +22,13 @@
 #include "broker/topic_partition.h"
 #include "cluster/records.h"
 #include "protocol/error_code.h"
+#include "replication/follower_replica.h"
 #include "replication/follower_tracker.h"
 #include "storage/log.h"
 
 namespace strata::broker {
 
-class Partition {
+class Partition : public replication::FollowerReplica {
  public:
   // `self`: this broker, which the record may name as leader;
   // `high_watermark`: the checkpointed one (kept within the log's bounds).
@@ -93,20 +94,11 @@ class Partition {
   // Leader: forgets what followers that registered again since said
   // (FollowerTracker::ForgetRestarted); `current_epoch(id)`: 0 when none.
   void ForgetRestartedFollowers(const std::function<int64_t(cluster::NodeId)>& current_epoch);
-  // Follower: the leader's mark, from a fetch response; true when ours moved.
-  bool OnLeaderHighWatermark(int64_t leader_high_watermark);
   // Follower: how many offsets the local log is behind the leader's high
   // watermark as of the last fetch (Kafka's replica fetcher ConsumerLag).
   int64_t follower_lag() const {
     return std::max<int64_t>(0, leader_high_watermark_.load() - log_->log_end_offset());
   }
-  // Follower: the leader's log start offset, from a fetch response. As in
-  // Kafka, what the leader no longer holds (DeleteRecords, retention) goes
-  // here too, up to this replica's high watermark, so a follower that takes
-  // over never serves records the leader had deleted.
-  void OnLeaderLogStart(int64_t leader_log_start);
-  // Follower: the log was truncated to `log_end`; the mark goes no higher.
-  void OnTruncated(int64_t log_end);
   // Leader: the ISR and remote contiguity this partition should have now,
   // when they differ from the record's (the caller writes them with
   // AlterPartition). Followers that caught up join the ISR, if contiguous;
@@ -123,12 +115,43 @@ class Partition {
   // controller may elect any replica it names.
   void ProposeIsr(cluster::PartitionEpoch base, const std::vector<cluster::NodeId>& isr);
   std::optional<replication::FollowerState> Follower(cluster::NodeId follower) const;
+
+  // --- Follower: the replica fetcher's way in (replication::FollowerReplica) ---
+  // Each write is refused (kFenced) unless this replica still follows the
+  // leadership `fetched_under` names; mu_ is held across it, so a leadership
+  // applied meanwhile never sees a follower's write land after it began.
+  int64_t log_end_offset() const override { return log_->log_end_offset(); }
+  int64_t log_start_offset() const override { return log_->log_start_offset(); }
+  int32_t latest_epoch() const override { return log_->latest_epoch(); }
+  std::pair<int32_t, int64_t> EndOffsetForEpoch(int32_t epoch) const override {
+    return log_->EndOffsetForEpoch(epoch);
+  }
+  // Counts the bytes as replication traffic.
+  Status AppendAsFollower(cluster::LeaderEpoch fetched_under, MutableByteView batches,
+                          const std::vector<storage::BatchInfo>& infos) override;
+  // The high watermark goes no higher than the new end.
+  Status TruncateTo(cluster::LeaderEpoch fetched_under, int64_t offset) override;
+  Status StartLogAt(cluster::LeaderEpoch fetched_under, int64_t offset,
+                    int32_t epoch_at = -1) override;
+  Status DeleteRecordsBefore(cluster::LeaderEpoch fetched_under, int64_t offset) override;
+  // The leader's mark, capped at the local log end, never back; wakes the
+  // waiters (consumers fetching from this follower, KIP-392) when it moved.
+  // As in Kafka, what the leader no longer holds (DeleteRecords, retention)
+  // goes here too, up to this replica's mark, so a follower that takes over
+  // never serves records the leader had deleted.
+  void OnLeaderFetched(cluster::LeaderEpoch fetched_under, int64_t high_watermark,
+                       int64_t log_start) override;
   // Leader: its followers as read replicas for a consumer (KIP-392), with
   // what their fetches said; rack and liveness are left for the caller.
   std::vector<ReadReplicaCandidate> ReadReplicaCandidates(int64_t now_ms) const;
 
  private:
   bool AdvanceLocked(int min_insync_replicas);
+  // Ok when this replica follows the leadership `fetched_under` (mu_ held).
+  Status CheckFollowingLocked(cluster::LeaderEpoch fetched_under) const;
+  bool TakeLeaderHighWatermark(int64_t leader_high_watermark);  // true when ours moved
+  void TakeLeaderLogStart(int64_t leader_log_start);
+  void CapHighWatermark(int64_t log_end);
   std::vector<cluster::NodeId> MaximalIsrLocked() const;
 
   const TopicPartition tp_;

@@ -329,16 +329,16 @@ TEST(Partition, AFollowerTakesTheLeadersLogStartUpToItsMark) {
   auto log = TempLog();
   Partition p(kTp, "id", log, Record(2, 1, 1, {NodeId(2), NodeId(1)}, {NodeId(2), NodeId(1)}),
               NodeId(1), 0);
+  const LeaderEpoch e1(1);
   for (int i = 0; i < 5; ++i)
     ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 1).ok());  // 0-9
-  p.OnLeaderLogStart(3);  // the mark is still 0: nothing committed to delete
+  p.OnLeaderFetched(e1, 0, 3);  // the mark is still 0: nothing committed to delete
   EXPECT_EQ(log->log_start_offset(), 0);
-  ASSERT_TRUE(p.OnLeaderHighWatermark(6));
-  p.OnLeaderLogStart(3);
+  p.OnLeaderFetched(e1, 6, 3);
   EXPECT_EQ(log->log_start_offset(), 3);
-  p.OnLeaderLogStart(1);  // never back
+  p.OnLeaderFetched(e1, 6, 1);  // never back
   EXPECT_EQ(log->log_start_offset(), 3);
-  p.OnLeaderLogStart(50);  // past the mark: up to it
+  p.OnLeaderFetched(e1, 6, 50);  // past the mark: up to it
   EXPECT_EQ(log->log_start_offset(), 6);
   EXPECT_EQ(log->log_end_offset(), 10);
 }
@@ -347,26 +347,108 @@ TEST(Partition, AFollowerTakesTheLeadersMarkUpToItsOwnEnd) {
   auto log = TempLog();
   Partition p(kTp, "id", log, Record(2, 1, 1, {NodeId(2), NodeId(1)}, {NodeId(2), NodeId(1)}),
               NodeId(1), 0);
+  int wakes = 0;  // consumers reading from this follower wait on the mark
+  p.SetWakeListener([&](const TopicPartition&) { ++wakes; });
+  const LeaderEpoch e1(1);
   for (int i = 0; i < 3; ++i)
     ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 1).ok());
-  EXPECT_TRUE(p.OnLeaderHighWatermark(4));
+  p.OnLeaderFetched(e1, 4, 0);
   EXPECT_EQ(p.high_watermark(), 4);
-  EXPECT_TRUE(p.OnLeaderHighWatermark(100));
-  EXPECT_EQ(p.high_watermark(), 6);            // our end
-  EXPECT_FALSE(p.OnLeaderHighWatermark(100));  // moved no further: nobody to wake
-  EXPECT_FALSE(p.OnLeaderHighWatermark(2));
+  p.OnLeaderFetched(e1, 100, 0);
+  EXPECT_EQ(p.high_watermark(), 6);  // our end
+  EXPECT_EQ(wakes, 2);
+  p.OnLeaderFetched(e1, 100, 0);  // moved no further: nobody to wake
+  p.OnLeaderFetched(e1, 2, 0);
+  EXPECT_EQ(wakes, 2);
   EXPECT_EQ(p.high_watermark(), 6);              // never back
   EXPECT_FALSE(p.MaybeAdvanceHighWatermark(1));  // not the leader
   EXPECT_EQ(WantedIsr(p, 100000, 1), std::nullopt);
   // A truncated tail takes the mark down with it, and it rises again from there.
-  ASSERT_TRUE(log->TruncateTo(2).ok());
+  ASSERT_TRUE(p.TruncateTo(e1, 2).ok());
   EXPECT_EQ(p.high_watermark(), 2);
-  p.OnTruncated(2);
   for (int i = 0; i < 3; ++i)
     ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 2).ok());
   EXPECT_EQ(p.high_watermark(), 2);  // the old mark does not come back with the new tail
-  p.OnLeaderHighWatermark(4);
+  p.OnLeaderFetched(e1, 4, 0);
   EXPECT_EQ(p.high_watermark(), 4);
+}
+
+// The leader's batches, as a follower receives them: stamped with their
+// offsets and the leader's epoch, described by their infos.
+struct FollowerBatches {
+  Bytes bytes;
+  std::vector<storage::BatchInfo> infos;
+};
+FollowerBatches LeaderBatches(int64_t base_offset, int records, int32_t leader_epoch) {
+  Bytes batch = storage::testing::Stamped(storage::testing::MakeBatch({.records = records}),
+                                          base_offset, leader_epoch);
+  storage::BatchInfo info = storage::testing::InfoFor(batch);
+  return {std::move(batch), {info}};
+}
+
+// What the replica fetcher writes goes through the partition, and only while
+// it follows the leadership the fetch was made under: an answer still in
+// flight when the partition moved on (a newer epoch, its own leadership, or
+// removal) never reaches the log, and moves no mark.
+TEST(Partition, AFollowerTakesTheFetchersWritesOnlyUnderTheLeadershipItFollows) {
+  auto log = TempLog();
+  const std::vector<NodeId> two{NodeId(2), NodeId(1)};
+  Partition p(kTp, "id", log, Record(2, 3, 1, two, two), NodeId(1), 0);
+  auto batch = LeaderBatches(0, 4, 3);
+  EXPECT_EQ(p.AppendAsFollower(LeaderEpoch(2), batch.bytes, batch.infos).error().code,
+            Errc::kFenced);
+  EXPECT_EQ(log->log_end_offset(), 0);
+  ASSERT_TRUE(p.AppendAsFollower(LeaderEpoch(3), batch.bytes, batch.infos).ok());
+  EXPECT_EQ(p.log_end_offset(), 4);
+  EXPECT_EQ(p.latest_epoch(), 3);
+  EXPECT_EQ(p.traffic().replication_bytes_in(), static_cast<int64_t>(batch.bytes.size()));
+  p.OnLeaderFetched(LeaderEpoch(3), 4, 0);
+  EXPECT_EQ(p.high_watermark(), 4);
+
+  // This broker now leads, at epoch 4: the old leadership's answers are refused.
+  p.Apply(Record(1, 4, 2, two, two), 100);
+  auto late = LeaderBatches(4, 2, 3);
+  EXPECT_EQ(p.AppendAsFollower(LeaderEpoch(3), late.bytes, late.infos).error().code, Errc::kFenced);
+  EXPECT_EQ(p.AppendAsFollower(LeaderEpoch(4), late.bytes, late.infos).error().code,
+            Errc::kFenced);  // its own epoch too: a leader takes no follower writes
+  EXPECT_EQ(p.TruncateTo(LeaderEpoch(3), 0).error().code, Errc::kFenced);
+  EXPECT_EQ(p.StartLogAt(LeaderEpoch(3), 100).error().code, Errc::kFenced);
+  EXPECT_EQ(p.DeleteRecordsBefore(LeaderEpoch(3), 2).error().code, Errc::kFenced);
+  EXPECT_EQ(log->log_end_offset(), 4);
+  EXPECT_EQ(log->log_start_offset(), 0);
+
+  // Following again (epoch 5), then removed from this broker.
+  p.Apply(Record(2, 5, 3, two, two), 200);
+  auto next = LeaderBatches(4, 2, 5);
+  ASSERT_TRUE(p.AppendAsFollower(LeaderEpoch(5), next.bytes, next.infos).ok());
+  p.MarkRemoved();
+  auto after = LeaderBatches(6, 2, 5);
+  EXPECT_EQ(p.AppendAsFollower(LeaderEpoch(5), after.bytes, after.infos).error().code,
+            Errc::kFenced);
+  p.OnLeaderFetched(LeaderEpoch(5), 6, 0);
+  EXPECT_EQ(p.log_end_offset(), 6);
+  EXPECT_EQ(p.high_watermark(), 4);
+}
+
+// A follower's log started over where its leader says (a tiered replica, or
+// one below the leader's log start) has nothing below to wait for.
+TEST(Partition, AFollowerStartedOverKeepsItsMarkWithinTheNewLog) {
+  auto log = TempLog();
+  const std::vector<NodeId> two{NodeId(2), NodeId(1)};
+  Partition p(kTp, "id", log, Record(2, 3, 1, two, two), NodeId(1), 0);
+  auto batch = LeaderBatches(0, 4, 3);
+  ASSERT_TRUE(p.AppendAsFollower(LeaderEpoch(3), batch.bytes, batch.infos).ok());
+  p.OnLeaderFetched(LeaderEpoch(3), 4, 0);
+  ASSERT_TRUE(p.StartLogAt(LeaderEpoch(3), 20, 3).ok());
+  EXPECT_EQ(p.log_start_offset(), 20);
+  EXPECT_EQ(p.log_end_offset(), 20);
+  EXPECT_EQ(p.high_watermark(), 20);
+  auto tail = LeaderBatches(20, 5, 3);
+  ASSERT_TRUE(p.AppendAsFollower(LeaderEpoch(3), tail.bytes, tail.infos).ok());
+  EXPECT_EQ(p.high_watermark(), 20);
+  p.OnLeaderFetched(LeaderEpoch(3), 23, 20);
+  EXPECT_EQ(p.high_watermark(), 23);
+  EXPECT_EQ(p.EndOffsetForEpoch(3), (std::pair<int32_t, int64_t>{3, 25}));
 }
 
 // Remote contiguity: a follower whose local log starts above the bound

@@ -9,12 +9,8 @@ namespace strata::broker {
 ReplicaFetchers::ReplicaFetchers(const config::BrokerConfig& config, cluster::MetadataView& view,
                                  cluster::NodeId self,
                                  std::shared_ptr<replication::ReplicationThrottle> throttle,
-                                 std::function<void(cluster::NodeId)> on_leader_unreachable,
-                                 std::function<void(const TopicPartition&)> on_high_watermark)
-    : self_(self),
-      view_(view),
-      on_leader_unreachable_(std::move(on_leader_unreachable)),
-      on_high_watermark_(std::move(on_high_watermark)) {
+                                 std::function<void(cluster::NodeId)> on_leader_unreachable)
+    : self_(self), view_(view), on_leader_unreachable_(std::move(on_leader_unreachable)) {
   options_.replica_id = self.value();
   options_.max_wait_ms = static_cast<int32_t>(config.GetLong("replica.fetch.wait.max.ms"));
   options_.min_bytes = static_cast<int32_t>(config.GetLong("replica.fetch.min.bytes"));
@@ -50,33 +46,20 @@ void ReplicaFetchers::Sync(const std::shared_ptr<Partition>& partition, bool tie
   }
   auto it = assigned_.find(tp);
   if (it != assigned_.end() && it->second.leader == state.leader &&
-      it->second.leader_epoch == state.leader_epoch.value()) {
+      it->second.leader_epoch == state.leader_epoch) {
     return;  // already following this leadership
   }
   StopLocked(tp);
   size_t index = TopicPartitionHash{}(tp) % fetchers_per_source_;
   replication::ReplicaFetcher* fetcher = FetcherLocked(state.leader, index);
   if (fetcher == nullptr) return;  // the leader's registration is not known yet
-  std::weak_ptr<Partition> weak = partition;
-  fetcher->Add({tp.topic, tp.partition, state.leader_epoch.value(), partition->log(), tiered,
-                std::move(throttled),
-                [weak, moved = on_high_watermark_](int64_t high_watermark, int64_t log_start) {
-                  auto p = weak.lock();
-                  if (!p) return;
-                  const bool hw_moved = p->OnLeaderHighWatermark(high_watermark);
-                  p->OnLeaderLogStart(log_start);
-                  // Consumers reading from this follower (KIP-392) wait on it.
-                  if (hw_moved && moved) moved(p->tp());
-                },
-                [weak](int64_t log_end) {
-                  if (auto p = weak.lock()) p->OnTruncated(log_end);
-                },
-                [weak](int64_t bytes) {
-                  if (auto p = weak.lock()) {
-                    p->traffic().ReplicatedIn(bytes);
-                  }
-                }});
-  assigned_[tp] = {state.leader, state.leader_epoch.value(), index};
+  fetcher->Add({.topic = tp.topic,
+                .partition = tp.partition,
+                .leader_epoch = state.leader_epoch,
+                .replica = partition,
+                .tiered = tiered,
+                .throttled = std::move(throttled)});
+  assigned_[tp] = {state.leader, state.leader_epoch, index};
   Log()->info("{}: following leader {} at epoch {} from offset {}", tp.ToString(),
               state.leader.value(), state.leader_epoch.value(), partition->log()->log_end_offset());
 }

@@ -21,13 +21,11 @@ namespace strata::broker {
 
 class ReplicaFetchers {
  public:
-  // `on_leader_unreachable` hears of every failed fetch from a leader;
-  // `on_high_watermark` of every partition whose high watermark moved.
+  // `on_leader_unreachable` hears of every failed fetch from a leader.
   // `throttle`: follower.replication.throttled.rate, shared by every loop.
   ReplicaFetchers(const config::BrokerConfig& config, cluster::MetadataView& view,
                   cluster::NodeId self, std::shared_ptr<replication::ReplicationThrottle> throttle,
-                  std::function<void(cluster::NodeId)> on_leader_unreachable = {},
-                  std::function<void(const TopicPartition&)> on_high_watermark = {});
+                  std::function<void(cluster::NodeId)> on_leader_unreachable = {});
   ~ReplicaFetchers();
 
   // Follows `partition` from its leader at its leader epoch, or stops
@@ -52,7 +50,7 @@ class ReplicaFetchers {
   };
   struct Assignment {
     cluster::NodeId leader{-1};
-    int32_t leader_epoch = -1;
+    cluster::LeaderEpoch leader_epoch{-1};
     size_t fetcher = 0;
   };
   void StopLocked(const TopicPartition& tp);
@@ -62,7 +60,6 @@ class ReplicaFetchers {
   cluster::MetadataView& view_;
   replication::FetcherOptions options_;
   std::function<void(cluster::NodeId)> on_leader_unreachable_;
-  std::function<void(const TopicPartition&)> on_high_watermark_;
   size_t fetchers_per_source_ = 1;
   mutable std::mutex mu_;
   std::map<cluster::NodeId, Source> sources_;

@@ -47,8 +47,7 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
   RefreshReplicationThrottles();
   fetchers_ = std::make_unique<ReplicaFetchers>(
       config_, metadata_.view(), self_, follower_throttle_,
-      [peers = peers_.get()](cluster::NodeId leader) { peers->Suspect(leader); },
-      [this](const TopicPartition& tp) { Wake(tp); });
+      [peers = peers_.get()](cluster::NodeId leader) { peers->Suspect(leader); });
 }
 
 int64_t TopicManager::TotalLogBytes() const {

@@ -25,6 +25,19 @@ using JoinSlot = std::shared_ptr<std::optional<JoinGroupResponse>>;
 using SyncSlot = std::shared_ptr<std::optional<SyncGroupResponse>>;
 
 // ConsumerProtocolSubscription v0 for `topics`.
+// One broker's partition leader as far as the offsets log sees it: appends
+// to the partition's log at leader epoch 0.
+inline OffsetsLog::Appender AppendAtEpochZero(OffsetsLog::LogProvider logs) {
+  return [logs = std::move(logs)](
+             int32_t partition, MutableByteView batch,
+             const std::vector<storage::BatchInfo>& infos) -> Result<OffsetsLog::Appended> {
+    auto log = logs(partition);
+    if (!log) return MakeError(Errc::kUnavailable, "not hosted here");
+    STRATA_ASSIGN_OR_RETURN(auto appended, log->Append(batch, infos, 0));
+    return OffsetsLog::Appended{appended.last_offset, 0};
+  };
+}
+
 inline Bytes Subscription(const std::vector<std::string>& topics) {
   Bytes b{0, 0};
   uint32_t n = static_cast<uint32_t>(topics.size());
@@ -101,7 +114,7 @@ class CoordinatorTest : public ::testing::Test {
           if (on_log_lookup_) on_log_lookup_(p);
           return logs_[p];
         },
-        nullptr, &clock_);
+        AppendAtEpochZero([this](int32_t p) { return logs_[p]; }), &clock_);
     auto c = std::make_unique<GroupCoordinator>(config_, std::move(log), &clock_);
     Status st = c->Load();
     EXPECT_TRUE(st.ok()) << st.error().message;

@@ -187,7 +187,8 @@ TEST_F(CoordinatorTest, ConcurrentGroupsFromManyThreads) {
   // threads, started one after another (slowly under ASan), join generation 1.
   config_.initial_rebalance_delay_ms = 500;
   auto log = std::make_unique<OffsetsLog>(
-      kPartitions, [this](int32_t p) { return logs_[p]; }, nullptr, Clock::Real());
+      kPartitions, [this](int32_t p) { return logs_[p]; },
+      testing::AppendAtEpochZero([this](int32_t p) { return logs_[p]; }), Clock::Real());
   auto coord = std::make_unique<GroupCoordinator>(config_, std::move(log), Clock::Real());
   std::atomic<bool> stop{false};
   std::thread ticker([&] {

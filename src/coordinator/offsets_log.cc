@@ -10,17 +10,15 @@ namespace strata::coordinator {
 
 namespace {
 
-constexpr int32_t kSingleNodeLeaderEpoch = 0;
 constexpr int32_t kReadChunk = 1 << 20;
 constexpr size_t kMaxDecompressed = 64u << 20;
 
 }  // namespace
 
-OffsetsLog::OffsetsLog(int32_t partitions, LogProvider logs, std::function<void(int32_t)> on_append,
-                       Clock* clock)
+OffsetsLog::OffsetsLog(int32_t partitions, LogProvider logs, Appender appender, Clock* clock)
     : partitions_(partitions),
       logs_(std::move(logs)),
-      on_append_(std::move(on_append)),
+      appender_(std::move(appender)),
       clock_(clock) {}
 
 Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord>& records) {
@@ -35,19 +33,7 @@ Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord
                                          .record_count = static_cast<int32_t>(records.size()),
                                          .max_timestamp = now,
                                          .offset_delta_of_max_timestamp = 0}};
-  Appended at;
-  if (appender_) {
-    STRATA_ASSIGN_OR_RETURN(at, appender_(partition, MutableByteView(batch), infos));
-  } else {
-    auto log = logs_(partition);
-    if (!log) {
-      return MakeError(Errc::kUnavailable,
-                       fmt::format("__consumer_offsets-{} is not open", partition));
-    }
-    auto appended = log->Append(MutableByteView(batch), infos, kSingleNodeLeaderEpoch);
-    if (!appended.ok()) return appended.take_error();
-    at = {appended->last_offset, kSingleNodeLeaderEpoch};
-  }
+  STRATA_ASSIGN_OR_RETURN(Appended at, appender_(partition, MutableByteView(batch), infos));
   const int32_t leader_epoch = at.leader_epoch;
   {
     std::lock_guard lock(last_mu_);
@@ -59,7 +45,6 @@ Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord
       last = {at.last_offset, leader_epoch};
     }
   }
-  if (on_append_) on_append_(partition);
   return Status::Ok();
 }
 

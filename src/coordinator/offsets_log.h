@@ -27,24 +27,19 @@ struct CoordinatorRecord {
 
 class OffsetsLog {
  public:
-  // `logs` returns the log of a partition (nullptr if missing); `on_append`
-  // (optional) is told after each append, e.g. to wake fetches.
-  using LogProvider = std::function<std::shared_ptr<storage::Log>(int32_t partition)>;
-  OffsetsLog(int32_t partitions, LogProvider logs, std::function<void(int32_t)> on_append,
-             Clock* clock);
-
-  // In a cluster, where appends go: the broker's partition, which stamps
-  // them with the leader epoch it leads the partition at (as a produce is,
-  // so followers can truncate by epoch after a failover), moves the high
-  // watermark and refuses them without leadership. Unset (one broker, tests):
-  // straight to the log, at epoch 0.
+  // Where appends go: the broker's partition (Partition::AppendAsLeader),
+  // which stamps them with the leader epoch it leads the partition at (as a
+  // produce is, so followers can truncate by epoch after a failover), moves
+  // the high watermark, wakes fetches and refuses them without leadership.
   struct Appended {
     int64_t last_offset = -1;
     int32_t leader_epoch = -1;
   };
   using Appender = std::function<Result<Appended>(int32_t partition, MutableByteView batch,
                                                   const std::vector<storage::BatchInfo>& infos)>;
-  void SetAppender(Appender appender) { appender_ = std::move(appender); }
+  // `logs` returns the log of a partition to read (nullptr if missing).
+  using LogProvider = std::function<std::shared_ptr<storage::Log>(int32_t partition)>;
+  OffsetsLog(int32_t partitions, LogProvider logs, Appender appender, Clock* clock);
 
   int32_t partitions() const { return partitions_; }
   // Whether this broker holds `partition` (in a cluster, the others are
@@ -73,7 +68,6 @@ class OffsetsLog {
  private:
   int32_t partitions_;
   LogProvider logs_;
-  std::function<void(int32_t)> on_append_;
   Appender appender_;
   Clock* clock_;
   mutable std::mutex last_mu_;

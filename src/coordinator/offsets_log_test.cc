@@ -1,6 +1,5 @@
-// OffsetsLog: one broker's appends at epoch 0; in a cluster, appends go
-// through the broker's appender (its partition leader), whose epoch and
-// refusal the offsets log passes on.
+// OffsetsLog: appends go through the broker's appender (its partition
+// leader), whose epoch and refusal the offsets log passes on.
 #include "coordinator/offsets_log.h"
 
 #include <gtest/gtest.h>
@@ -54,11 +53,11 @@ class OffsetsLogTest : public storage::testing::TempDirTest {
 };
 
 TEST_F(OffsetsLogTest, AppendsCarryTheLeaderEpochAndNeedLeadership) {
+  std::optional<int32_t> epoch = 0;
   OffsetsLog offsets(
-      1, [this](int32_t) { return log_; }, nullptr, &clock_);
-  ASSERT_TRUE(offsets.Append(0, One("a")).ok());  // one broker: epoch 0
-  std::optional<int32_t> epoch = 7;
-  offsets.SetAppender(LeaderAt(epoch));
+      1, [this](int32_t) { return log_; }, LeaderAt(epoch), &clock_);
+  ASSERT_TRUE(offsets.Append(0, One("a")).ok());
+  epoch = 7;
   ASSERT_TRUE(offsets.Append(0, One("b")).ok());
   epoch = 9;
   ASSERT_TRUE(offsets.Append(0, One("c")).ok());
@@ -75,11 +74,10 @@ TEST_F(OffsetsLogTest, AppendsCarryTheLeaderEpochAndNeedLeadership) {
 // so a new term's appends count even where the log was truncated below an
 // old term's.
 TEST_F(OffsetsLogTest, LastAppendedIsTheLatestByEpochThenOffset) {
-  OffsetsLog offsets(
-      1, [this](int32_t) { return log_; }, nullptr, &clock_);
-  EXPECT_FALSE(offsets.LastAppended(0));
   std::optional<int32_t> epoch = 3;
-  offsets.SetAppender(LeaderAt(epoch));
+  OffsetsLog offsets(
+      1, [this](int32_t) { return log_; }, LeaderAt(epoch), &clock_);
+  EXPECT_FALSE(offsets.LastAppended(0));
   ASSERT_TRUE(offsets.Append(0, One("a")).ok());
   ASSERT_TRUE(offsets.Append(0, {{Bytes{'b'}, Bytes{'1'}}, {Bytes{'c'}, Bytes{'2'}}}).ok());
   auto last = offsets.LastAppended(0);

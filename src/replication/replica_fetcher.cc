@@ -86,7 +86,7 @@ void ReplicaFetcher::Add(FollowedPartition partition) {
   Key key{partition.topic, partition.partition};
   // An empty replica of a tiered partition starts where the leader says
   // (there is nothing of its own to keep).
-  const bool empty = partition.log->log_end_offset() == partition.log->log_start_offset();
+  const bool empty = partition.replica->log_end_offset() == partition.replica->log_start_offset();
   int64_t start_at =
       partition.tiered && options_.sync_from_active_segment && empty ? StartTimestamp() : 0;
   partitions_[key] = Entry{std::move(partition), {}, start_at};
@@ -132,7 +132,7 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
   req.max_wait_ms = options_.max_wait_ms;
   req.min_bytes = options_.min_bytes;
   req.max_bytes = options_.max_bytes;
-  std::map<Key, int32_t> epochs;  // the epoch each partition was fetched at
+  std::map<Key, cluster::LeaderEpoch> epochs;  // the leadership each was fetched under
   {
     std::lock_guard lock(mu_);
     auto now = Clock::now();
@@ -144,10 +144,10 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
       }
       FetchRequest::Partition p;
       p.partition = key.second;
-      p.current_leader_epoch = e.p.leader_epoch;
-      p.fetch_offset = e.p.log->log_end_offset();
-      p.last_fetched_epoch = e.p.log->latest_epoch();
-      p.log_start_offset = e.p.log->log_start_offset();
+      p.current_leader_epoch = e.p.leader_epoch.value();
+      p.fetch_offset = e.p.replica->log_end_offset();
+      p.last_fetched_epoch = e.p.replica->latest_epoch();
+      p.log_start_offset = e.p.replica->log_start_offset();
       p.partition_max_bytes = options_.partition_max_bytes;
       req.topics.back().partitions.push_back(p);
       epochs[key] = e.p.leader_epoch;
@@ -221,18 +221,18 @@ asio::awaitable<std::optional<net::Response>> ReplicaFetcher::CallLeader(
   co_return std::nullopt;
 }
 
-void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch, bool throttled,
+void ReplicaFetcher::Apply(const Key& key, cluster::LeaderEpoch leader_epoch, bool throttled,
                            FetchResponse::Partition& response) {
-  FollowedPartition p;
+  std::shared_ptr<FollowerReplica> replica;
   {
     std::lock_guard lock(mu_);
     auto it = partitions_.find(key);
     // Removed, or a new leadership meanwhile: this answer is not for it.
     if (it == partitions_.end() || it->second.p.leader_epoch != leader_epoch) return;
-    p = it->second.p;
+    replica = it->second.p.replica;
   }
   const std::string label = fmt::format("{}-{}", key.first, key.second);
-  const int64_t fetched_from = p.log->log_end_offset();
+  const int64_t fetched_from = replica->log_end_offset();
   if (response.error_code == Code(protocol::ErrorCode::kOffsetOutOfRange) &&
       response.log_start_offset > fetched_from) {
     // The leader's retention (or DeleteRecords) passed this whole log while
@@ -240,7 +240,7 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch, bool throttled,
     // follower does (there is nothing here the leader still has).
     Log()->info("{}: {} ends at {}, below the leader's log start {}; starting the log there", name_,
                 label, fetched_from, response.log_start_offset);
-    Status st = p.log->TruncateFullyAndStartAt(response.log_start_offset);
+    Status st = replica->StartLogAt(leader_epoch, response.log_start_offset);
     truncations_++;
     if (!st.ok()) Pause(key, leader_epoch, label + ": restarting the log: " + st.error().message);
     return;
@@ -269,13 +269,12 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch, bool throttled,
     const auto& d = *response.diverging_epoch;
     // Our end of the largest epoch <= the leader's (ours may be smaller:
     // the next fetch then compares again, from there).
-    auto [local_epoch, local_end] = p.log->EndOffsetForEpoch(d.epoch);
-    int64_t to = std::min(d.end_offset, local_epoch < 0 ? p.log->log_end_offset() : local_end);
+    auto [local_epoch, local_end] = replica->EndOffsetForEpoch(d.epoch);
+    int64_t to = std::min(d.end_offset, local_epoch < 0 ? replica->log_end_offset() : local_end);
     Log()->info("{}: {} diverges from the leader at epoch {} (leader's end {}); truncating to {}",
                 name_, label, d.epoch, d.end_offset, to);
-    Status st = p.log->TruncateTo(std::max(to, p.log->log_start_offset()));
+    Status st = replica->TruncateTo(leader_epoch, std::max(to, replica->log_start_offset()));
     truncations_++;
-    if (p.on_truncated) p.on_truncated(p.log->log_end_offset());
     if (!st.ok()) Pause(key, leader_epoch, label + ": truncating: " + st.error().message);
     return;
   }
@@ -288,42 +287,42 @@ void ReplicaFetcher::Apply(const Key& key, int32_t leader_epoch, bool throttled,
   // Where the log started before it had to start lower (-1: it did not).
   int64_t start_again = -1;
   if (!infos->empty() &&
-      !StartAtStraddlingBatch(key, leader_epoch, p, response.records.view, start_again)) {
+      !StartAtStraddlingBatch(key, leader_epoch, *replica, response.records.view, start_again)) {
     return;
   }
   if (!infos->empty()) {
-    auto appended = p.log->AppendAsFollower(response.records.view.subspan(0, used), *infos);
+    Status appended =
+        replica->AppendAsFollower(leader_epoch, response.records.view.subspan(0, used), *infos);
     if (!appended.ok()) {
       Pause(key, leader_epoch, label + ": appending: " + appended.error().message);
       return;
     }
     // Its records below that start were deleted on the leader: not served here either.
     if (start_again >= 0) {
-      Status st = p.log->DeleteRecordsBefore(start_again);
+      Status st = replica->DeleteRecordsBefore(leader_epoch, start_again);
       if (!st.ok())
         Log()->warn("{}: {}: log start back to {}: {}", name_, label, start_again,
                     st.error().message);
     }
     bytes_fetched_ += static_cast<int64_t>(used);
-    if (p.on_appended) p.on_appended(static_cast<int64_t>(used));
     if (throttled) options_.throttle->Record(static_cast<int64_t>(used));
     FetchedBytes().Add(static_cast<int64_t>(used));
   }
-  if (p.on_fetched) p.on_fetched(response.high_watermark, response.log_start_offset);
+  replica->OnLeaderFetched(leader_epoch, response.high_watermark, response.log_start_offset);
 }
 
-bool ReplicaFetcher::StartAtStraddlingBatch(const Key& key, int32_t leader_epoch,
-                                            const FollowedPartition& p, ByteView fetched,
+bool ReplicaFetcher::StartAtStraddlingBatch(const Key& key, cluster::LeaderEpoch leader_epoch,
+                                            FollowerReplica& replica, ByteView fetched,
                                             int64_t& start_again) {
-  const int64_t end = p.log->log_end_offset();
-  if (p.log->log_start_offset() != end) return true;  // only an empty log
+  const int64_t end = replica.log_end_offset();
+  if (replica.log_start_offset() != end) return true;  // only an empty log
   auto first = protocol::ParseBatchHeader(fetched);
   if (!first.ok() || first->base_offset >= end) return true;
   // The leader's log start is inside this batch (DeleteRecords), and the
   // leader sends batches whole: as Kafka's follower does, start the empty
   // log at the batch's base so it can take it (the log start goes back up
   // once it has).
-  Status st = p.log->TruncateFullyAndStartAt(first->base_offset);
+  Status st = replica.StartLogAt(leader_epoch, first->base_offset);
   if (!st.ok()) {
     Pause(key, leader_epoch,
           fmt::format("{}-{}: starting at the batch at {}: {}", key.first, key.second,
@@ -336,7 +335,7 @@ bool ReplicaFetcher::StartAtStraddlingBatch(const Key& key, int32_t leader_epoch
   return true;
 }
 
-void ReplicaFetcher::ResetQuickRetries(const Key& key, int32_t leader_epoch) {
+void ReplicaFetcher::ResetQuickRetries(const Key& key, cluster::LeaderEpoch leader_epoch) {
   std::lock_guard lock(mu_);
   auto it = partitions_.find(key);
   if (it != partitions_.end() && it->second.p.leader_epoch == leader_epoch) {
@@ -358,8 +357,8 @@ bool LeaderBehindMetadata(int16_t code) {
 
 }  // namespace
 
-void ReplicaFetcher::Pause(const Key& key, int32_t leader_epoch, const std::string& why,
-                           int16_t error_code) {
+void ReplicaFetcher::Pause(const Key& key, cluster::LeaderEpoch leader_epoch,
+                           const std::string& why, int16_t error_code) {
   std::lock_guard lock(mu_);
   auto it = partitions_.find(key);
   if (it == partitions_.end() || it->second.p.leader_epoch != leader_epoch) return;

@@ -2,12 +2,12 @@
 // ReplicaFetcher: one follower fetch loop against one leader broker (Kafka's
 // ReplicaFetcherThread). It sends Fetch v12 as a replica (replica_id = this
 // broker) for every partition it was given, at each log's end with the last
-// fetched leader epoch, appends what comes back verbatim
-// (Log::AppendAsFollower) and hands the leader's high watermark to the
-// partition. A DivergingEpoch answer truncates the log to where it agrees
-// with the leader (KIP-320) before fetching on. A partition that errors
-// (stale epoch, leader moved, out of range) pauses for the backoff while the
-// others go on; metadata changes come in as Add/Remove.
+// fetched leader epoch, and hands what comes back to the replica
+// (FollowerReplica, broker::Partition on a broker): the batches to append
+// verbatim, the leader's high watermark and log start. A DivergingEpoch answer truncates the log to
+// where it agrees with the leader (KIP-320) before fetching on. A partition that errors (stale
+// epoch, leader moved, out of range) pauses for the backoff while the others go on; metadata
+// changes come in as Add/Remove.
 //
 // Tiered partitions (KIP-405): a replica does not copy what remote storage
 // holds. An empty one, and one the leader answers
@@ -34,6 +34,7 @@
 
 #include "net/client.h"
 #include "protocol/messages/fetch.h"
+#include "replication/follower_replica.h"
 #include "replication/replication_throttle.h"
 #include "storage/log.h"
 
@@ -61,19 +62,16 @@ struct FetcherOptions {
 struct FollowedPartition {
   std::string topic;
   int32_t partition = 0;
-  int32_t leader_epoch = -1;  // the leadership followed (Fetch current_leader_epoch)
-  std::shared_ptr<storage::Log> log;
+  // The leadership followed (Fetch current_leader_epoch); the replica's
+  // writes are made under it.
+  cluster::LeaderEpoch leader_epoch{-1};
+  // What the fetches fill; shared so a fetch in flight keeps it valid while
+  // the broker drops the replica.
+  std::shared_ptr<FollowerReplica> replica;
   bool tiered = false;  // remote.storage.enable (and not compacted)
   // Whether its fetches count against the follower throttle now (named by
   // follower.replication.throttled.replicas and not in the ISR); null: never.
   std::function<bool()> throttled;
-  // After each successful fetch of the partition: the leader's high
-  // watermark and log start offset.
-  std::function<void(int64_t high_watermark, int64_t log_start)> on_fetched;
-  // After the log was truncated to `log_end` (a divergence).
-  std::function<void(int64_t log_end)> on_truncated;
-  // After `bytes` of the leader's batches were appended.
-  std::function<void(int64_t bytes)> on_appended;
 };
 
 class ReplicaFetcher {
@@ -123,12 +121,12 @@ class ReplicaFetcher {
       int16_t api_key, int16_t version, Bytes body, std::chrono::steady_clock::time_point deadline,
       const char* what);
   // `leader_epoch_at`: the epoch of the leader's records at `offset`.
-  void ApplyStart(const Key& key, int32_t leader_epoch, int16_t error_code, int64_t offset,
-                  int32_t leader_epoch_at);
+  void ApplyStart(const Key& key, cluster::LeaderEpoch leader_epoch, int16_t error_code,
+                  int64_t offset, int32_t leader_epoch_at);
   // The ListOffsets timestamp a tiered partition's log starts from.
   int64_t StartTimestamp() const;
   // Applies one partition's part of a response.
-  void Apply(const Key& key, int32_t leader_epoch, bool throttled,
+  void Apply(const Key& key, cluster::LeaderEpoch leader_epoch, bool throttled,
              protocol::FetchResponse::Partition& response);
   // The partitions whose fetches count against the follower throttle; with
   // `holding`, the throttle is exceeded and they are left out of this round.
@@ -138,14 +136,15 @@ class ReplicaFetcher {
   // replica asks before the metadata reaches its leader) is retried after
   // kQuickRetry instead, kQuickRetries times, without a log line: moves and
   // new topics then wait a watch delivery, not a whole backoff.
-  void Pause(const Key& key, int32_t leader_epoch, const std::string& why, int16_t error_code = 0);
-  void ResetQuickRetries(const Key& key, int32_t leader_epoch);
+  void Pause(const Key& key, cluster::LeaderEpoch leader_epoch, const std::string& why,
+             int16_t error_code = 0);
+  void ResetQuickRetries(const Key& key, cluster::LeaderEpoch leader_epoch);
   // An empty log whose end is inside the first fetched batch (the leader's
   // log start fell inside it) starts again at the batch's base, and
   // `start_again` is set to its old start; false when that failed (the
   // partition is paused).
-  bool StartAtStraddlingBatch(const Key& key, int32_t leader_epoch, const FollowedPartition& p,
-                              ByteView fetched, int64_t& start_again);
+  bool StartAtStraddlingBatch(const Key& key, cluster::LeaderEpoch leader_epoch,
+                              FollowerReplica& replica, ByteView fetched, int64_t& start_again);
   static constexpr std::chrono::milliseconds kQuickRetry{100};
   static constexpr int kQuickRetries = 20;
 

@@ -374,21 +374,60 @@ class LeaderServer {
 
 // --- The follower ---
 
-// What a followed partition's callbacks heard (they run on the fetcher's thread).
-class Reports {
+// The replica a test follows: a real log, and a record of what the fetcher
+// did to it (called on the fetcher's thread). It follows one leadership;
+// `Lead` makes it refuse the fetcher's writes from then on, as
+// broker::Partition does once it leads.
+class LogReplica : public FollowerReplica {
  public:
-  void Fetched(int64_t high_watermark, int64_t log_start) {
+  LogReplica(std::shared_ptr<storage::Log> log, int32_t epoch)
+      : log_(std::move(log)), epoch_(epoch) {}
+
+  int64_t log_end_offset() const override { return log_->log_end_offset(); }
+  int64_t log_start_offset() const override { return log_->log_start_offset(); }
+  int32_t latest_epoch() const override { return log_->latest_epoch(); }
+  std::pair<int32_t, int64_t> EndOffsetForEpoch(int32_t epoch) const override {
+    return log_->EndOffsetForEpoch(epoch);
+  }
+  Status AppendAsFollower(cluster::LeaderEpoch under, MutableByteView batches,
+                          const std::vector<storage::BatchInfo>& infos) override {
     std::lock_guard lock(mu_);
+    STRATA_RETURN_IF_ERROR(Following(under));
+    auto appended = log_->AppendAsFollower(batches, infos);
+    if (!appended.ok()) return appended.take_error();
+    appended_ += static_cast<int64_t>(batches.size());
+    return Status::Ok();
+  }
+  Status TruncateTo(cluster::LeaderEpoch under, int64_t offset) override {
+    std::lock_guard lock(mu_);
+    STRATA_RETURN_IF_ERROR(Following(under));
+    Status st = log_->TruncateTo(offset);
+    truncated_.push_back(log_->log_end_offset());
+    return st;
+  }
+  Status StartLogAt(cluster::LeaderEpoch under, int64_t offset, int32_t epoch_at) override {
+    std::lock_guard lock(mu_);
+    STRATA_RETURN_IF_ERROR(Following(under));
+    started_.push_back(offset);
+    return log_->TruncateFullyAndStartAt(offset, epoch_at);
+  }
+  Status DeleteRecordsBefore(cluster::LeaderEpoch under, int64_t offset) override {
+    std::lock_guard lock(mu_);
+    STRATA_RETURN_IF_ERROR(Following(under));
+    return log_->DeleteRecordsBefore(offset);
+  }
+  void OnLeaderFetched(cluster::LeaderEpoch under, int64_t high_watermark,
+                       int64_t log_start) override {
+    std::lock_guard lock(mu_);
+    if (!Following(under).ok()) return;
     high_watermark_ = high_watermark;
     log_start_ = log_start;
   }
-  void Truncated(int64_t log_end) {
+
+  // From now on this replica leads: the fetcher's writes are refused.
+  void Lead() {
     std::lock_guard lock(mu_);
-    truncated_.push_back(log_end);
-  }
-  void Appended(int64_t bytes) {
-    std::lock_guard lock(mu_);
-    appended_ += bytes;
+    leads_ = true;
   }
   int64_t high_watermark() const {
     std::lock_guard lock(mu_);
@@ -402,31 +441,41 @@ class Reports {
     std::lock_guard lock(mu_);
     return appended_;
   }
+  // The log end after each TruncateTo.
   std::vector<int64_t> truncated() const {
     std::lock_guard lock(mu_);
     return truncated_;
   }
+  // The offset of each StartLogAt.
+  std::vector<int64_t> started() const {
+    std::lock_guard lock(mu_);
+    return started_;
+  }
 
  private:
+  Status Following(cluster::LeaderEpoch under) const {
+    if (leads_ || under.value() != epoch_) return MakeError(Errc::kFenced, "not following");
+    return Status::Ok();
+  }
+
+  const std::shared_ptr<storage::Log> log_;
+  const int32_t epoch_;
   mutable std::mutex mu_;
+  bool leads_ = false;
   int64_t high_watermark_ = -1;
   int64_t log_start_ = -1;
   int64_t appended_ = 0;
   std::vector<int64_t> truncated_;
+  std::vector<int64_t> started_;
 };
 
-FollowedPartition Follow(int32_t partition, std::shared_ptr<storage::Log> log, int32_t epoch,
-                         const std::shared_ptr<Reports>& seen, bool tiered = false) {
-  FollowedPartition p;
-  p.topic = kTopic;
-  p.partition = partition;
-  p.leader_epoch = epoch;
-  p.log = std::move(log);
-  p.tiered = tiered;
-  p.on_fetched = [seen](int64_t hw, int64_t start) { seen->Fetched(hw, start); };
-  p.on_truncated = [seen](int64_t end) { seen->Truncated(end); };
-  p.on_appended = [seen](int64_t bytes) { seen->Appended(bytes); };
-  return p;
+FollowedPartition Follow(int32_t partition, const std::shared_ptr<LogReplica>& replica,
+                         int32_t epoch, bool tiered = false) {
+  return {.topic = kTopic,
+          .partition = partition,
+          .leader_epoch = cluster::LeaderEpoch(epoch),
+          .replica = replica,
+          .tiered = tiered};
 }
 
 // Small waits and backoffs: a test's rounds take milliseconds.
@@ -498,11 +547,11 @@ TEST_F(ReplicaFetcherTest, AnEmptyFollowerCopiesTheLeaderByteForByte) {
   Produce(*leader, 4, 2, 3, 'w');  // 0..25
   leader_.Update(kP0, [](LeaderPartition& p) { p.high_watermark = 20; });
   auto follower = NewLog("follower-0");
-  auto seen = std::make_shared<Reports>();
+  auto seen = std::make_shared<LogReplica>(follower, 3);
   FetcherOptions options = Fast();
   options.partition_max_bytes = 400;  // a few batches a round
   auto fetcher = StartFetcher(options);
-  fetcher->Add(Follow(0, follower, 3, seen));
+  fetcher->Add(Follow(0, seen, 3));
 
   const Bytes all = Stored(*leader, 0);
   ASSERT_TRUE(Eventually([&] { return seen->appended() == static_cast<int64_t>(all.size()); }))
@@ -537,9 +586,9 @@ TEST_F(ReplicaFetcherTest, ATailAtAnOlderEpochIsTruncatedToWhereTheLeaderAgrees)
   auto follower = NewLog("follower-0");
   Copy(*leader, *follower, 0, 10);
   Produce(*follower, 1, 5, 1, 'x');  // 10..14 at epoch 1: never the leader's
-  auto seen = std::make_shared<Reports>();
+  auto seen = std::make_shared<LogReplica>(follower, 2);
   auto fetcher = StartFetcher();
-  fetcher->Add(Follow(0, follower, 2, seen));
+  fetcher->Add(Follow(0, seen, 2));
 
   ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20; }))
       << "the follower ends at " << follower->log_end_offset();
@@ -564,9 +613,9 @@ TEST_F(ReplicaFetcherTest, AnEpochTheLeaderNeverHadIsTruncatedInRounds) {
   Copy(*leader, *follower, 0, 8);
   Produce(*follower, 1, 2, 1, 'x');  // 8..9 at epoch 1
   Produce(*follower, 1, 5, 3, 'z');  // 10..14 at epoch 3, which the leader never had
-  auto seen = std::make_shared<Reports>();
+  auto seen = std::make_shared<LogReplica>(follower, 4);
   auto fetcher = StartFetcher();
-  fetcher->Add(Follow(0, follower, 4, seen));
+  fetcher->Add(Follow(0, seen, 4));
 
   ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20; }))
       << "the follower ends at " << follower->log_end_offset();
@@ -589,8 +638,8 @@ TEST_F(ReplicaFetcherTest, APartitionThatErrsWaitsTheBackoffWhileTheOthersGoOn) 
   options.backoff = 1s;
   options.partition_max_bytes = 1;  // one batch a round
   auto fetcher = StartFetcher(options);
-  fetcher->Add(Follow(1, follower1, 1, std::make_shared<Reports>()));
-  fetcher->Add(Follow(0, follower0, 1, std::make_shared<Reports>()));
+  fetcher->Add(Follow(1, std::make_shared<LogReplica>(follower1, 1), 1));
+  fetcher->Add(Follow(0, std::make_shared<LogReplica>(follower0, 1), 1));
 
   ASSERT_TRUE(Eventually([&] { return Errors(leader_.AskedOf(kP1), fenced) >= 1; }));
   leader_.Update(kP1, [](LeaderPartition& p) { p.error = 0; });
@@ -619,7 +668,7 @@ TEST_F(ReplicaFetcherTest, ALeaderThatHasNotLearntItsLeadershipIsAskedAgainSoon)
   FetcherOptions options = Fast();
   options.backoff = 5s;
   auto fetcher = StartFetcher(options);
-  fetcher->Add(Follow(0, follower, 1, std::make_shared<Reports>()));
+  fetcher->Add(Follow(0, std::make_shared<LogReplica>(follower, 1), 1));
 
   ASSERT_TRUE(Eventually([&] { return Errors(leader_.AskedOf(kP0), not_leader) >= 3; }));
   const auto asked = leader_.AskedOf(kP0);
@@ -636,9 +685,9 @@ TEST_F(ReplicaFetcherTest, ALeaderThatHasNotLearntItsLeadershipIsAskedAgainSoon)
 TEST_F(ReplicaFetcherTest, AnEmptyTieredReplicaStartsAtTheLeadersActiveSegment) {
   auto leader = NewTieredLeader(0);
   auto follower = NewLog("follower-0");
-  auto seen = std::make_shared<Reports>();
+  auto seen = std::make_shared<LogReplica>(follower, 2);
   auto fetcher = StartFetcher();  // sync_from_active_segment
-  fetcher->Add(Follow(0, follower, 2, seen, /*tiered=*/true));
+  fetcher->Add(Follow(0, seen, 2, /*tiered=*/true));
 
   ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }))
       << "the follower ends at " << follower->log_end_offset();
@@ -655,7 +704,8 @@ TEST_F(ReplicaFetcherTest, AnEmptyTieredReplicaStartsAtTheLeadersActiveSegment) 
   EXPECT_EQ(follower->log_start_offset(), 20);
   EXPECT_EQ(fetcher->log_starts(), 1);
   EXPECT_EQ(fetcher->truncations(), 0);
-  EXPECT_EQ(seen->truncated(), std::vector<int64_t>{20});
+  EXPECT_EQ(seen->started(), std::vector<int64_t>{20});
+  EXPECT_TRUE(seen->truncated().empty());
   EXPECT_EQ(Stored(*follower, 20), Stored(*leader, 20));
   EXPECT_EQ(follower->LeaderEpochEntries(), (std::vector<std::pair<int32_t, int64_t>>{{2, 20}}));
 }
@@ -663,11 +713,11 @@ TEST_F(ReplicaFetcherTest, AnEmptyTieredReplicaStartsAtTheLeadersActiveSegment) 
 TEST_F(ReplicaFetcherTest, WithoutActiveSegmentSyncAnEmptyTieredReplicaStartsAtTheLocalLogStart) {
   auto leader = NewTieredLeader(10);
   auto follower = NewLog("follower-0");
-  auto seen = std::make_shared<Reports>();
+  auto seen = std::make_shared<LogReplica>(follower, 2);
   FetcherOptions options = Fast();
   options.sync_from_active_segment = false;
   auto fetcher = StartFetcher(options);
-  fetcher->Add(Follow(0, follower, 2, seen, /*tiered=*/true));
+  fetcher->Add(Follow(0, seen, 2, /*tiered=*/true));
 
   ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }))
       << "the follower ends at " << follower->log_end_offset();
@@ -683,7 +733,7 @@ TEST_F(ReplicaFetcherTest, WithoutActiveSegmentSyncAnEmptyTieredReplicaStartsAtT
   for (size_t i = 2; i < asked.size(); ++i) EXPECT_GE(asked[i].offset, 10);
   EXPECT_EQ(follower->log_start_offset(), 10);
   EXPECT_EQ(fetcher->log_starts(), 1);
-  EXPECT_EQ(seen->truncated(), std::vector<int64_t>{10});
+  EXPECT_EQ(seen->started(), std::vector<int64_t>{10});
   EXPECT_EQ(Stored(*follower, 10), Stored(*leader, 10));
   EXPECT_EQ(follower->LeaderEpochEntries(), leader->LeaderEpochEntries());
 }
@@ -692,9 +742,9 @@ TEST_F(ReplicaFetcherTest, AReplicaBelowTheLeadersLocalLogStartsOverWhereTheLead
   auto leader = NewTieredLeader(10);
   auto follower = NewLog("follower-0");
   Produce(*follower, 1, 5, 1);  // 0..4: the leader's remote storage holds these
-  auto seen = std::make_shared<Reports>();
+  auto seen = std::make_shared<LogReplica>(follower, 2);
   auto fetcher = StartFetcher();
-  fetcher->Add(Follow(0, follower, 2, seen, /*tiered=*/true));
+  fetcher->Add(Follow(0, seen, 2, /*tiered=*/true));
 
   ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }))
       << "the follower ends at " << follower->log_end_offset();
@@ -708,7 +758,8 @@ TEST_F(ReplicaFetcherTest, AReplicaBelowTheLeadersLocalLogStartsOverWhereTheLead
   for (size_t i = 2; i < asked.size(); ++i) EXPECT_GE(asked[i].offset, 20);
   EXPECT_EQ(follower->log_start_offset(), 20);
   EXPECT_EQ(fetcher->log_starts(), 1);
-  EXPECT_EQ(seen->truncated(), std::vector<int64_t>{20});
+  EXPECT_EQ(seen->started(), std::vector<int64_t>{20});
+  EXPECT_TRUE(seen->truncated().empty());
   EXPECT_EQ(Stored(*follower, 20), Stored(*leader, 20));
 }
 
@@ -718,9 +769,9 @@ TEST_F(ReplicaFetcherTest, AFollowerBelowTheLeadersLogStartStartsThere) {
   auto follower = NewLog("follower-0");
   Copy(*leader, *follower, 0, 5);
   ASSERT_TRUE(leader->DeleteRecordsBefore(15).ok());  // while the follower was away
-  auto seen = std::make_shared<Reports>();
+  auto seen = std::make_shared<LogReplica>(follower, 1);
   auto fetcher = StartFetcher();
-  fetcher->Add(Follow(0, follower, 1, seen));
+  fetcher->Add(Follow(0, seen, 1));
 
   ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }))
       << "the follower ends at " << follower->log_end_offset();
@@ -729,6 +780,7 @@ TEST_F(ReplicaFetcherTest, AFollowerBelowTheLeadersLogStartStartsThere) {
   EXPECT_EQ(Stored(*follower, 15), Stored(*leader, 15));
   EXPECT_EQ(fetcher->truncations(), 1);
   EXPECT_EQ(fetcher->log_starts(), 0);
+  EXPECT_EQ(seen->started(), std::vector<int64_t>{15});
   ASSERT_TRUE(Eventually([&] { return seen->log_start() == 15; }));
 }
 
@@ -741,7 +793,7 @@ TEST_F(ReplicaFetcherTest, AFollowerBelowALogStartInsideABatchCopiesOn) {
   Copy(*leader, *follower, 0, 5);
   ASSERT_TRUE(leader->DeleteRecordsBefore(12).ok());  // inside the batch 10..14
   auto fetcher = StartFetcher();
-  fetcher->Add(Follow(0, follower, 1, std::make_shared<Reports>()));
+  fetcher->Add(Follow(0, std::make_shared<LogReplica>(follower, 1), 1));
 
   ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }, 3s))
       << "the follower is stuck at " << follower->log_end_offset() << " (log start "
@@ -758,7 +810,7 @@ TEST_F(ReplicaFetcherTest, AnUnreachableLeaderIsReportedAndFollowedAgainWhenBack
   FetcherOptions options = Fast();
   options.on_unreachable = [&] { ++unreachable; };
   auto fetcher = StartFetcher(options);
-  fetcher->Add(Follow(0, follower, 1, std::make_shared<Reports>()));
+  fetcher->Add(Follow(0, std::make_shared<LogReplica>(follower, 1), 1));
   ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 10; }));
   EXPECT_EQ(unreachable.load(), 0);
 
@@ -782,7 +834,7 @@ TEST_F(ReplicaFetcherTest, AFetcherWhoseLeaderIsDownStopsWithoutWaitingOutTheBac
   options.on_unreachable = [&] { ++unreachable; };
   server_.reset();  // nobody listens on port_ now
   auto fetcher = StartFetcher(options);
-  fetcher->Add(Follow(0, follower, 1, std::make_shared<Reports>()));
+  fetcher->Add(Follow(0, std::make_shared<LogReplica>(follower, 1), 1));
   ASSERT_TRUE(Eventually([&] { return unreachable.load() >= 1; }));
 
   const auto start = SteadyClock::now();
@@ -798,10 +850,10 @@ TEST_F(ReplicaFetcherTest, ARemovedPartitionIsNoLongerFetched) {
   Produce(*leader0, 2, 5, 1);
   Produce(*leader1, 2, 5, 1);
   auto follower0 = NewLog("follower-0"), follower1 = NewLog("follower-1");
-  auto seen0 = std::make_shared<Reports>();
+  auto seen0 = std::make_shared<LogReplica>(follower0, 1);
   auto fetcher = StartFetcher();
-  fetcher->Add(Follow(0, follower0, 1, seen0));
-  fetcher->Add(Follow(1, follower1, 1, std::make_shared<Reports>()));
+  fetcher->Add(Follow(0, seen0, 1));
+  fetcher->Add(Follow(1, std::make_shared<LogReplica>(follower1, 1), 1));
   ASSERT_TRUE(Eventually(
       [&] { return follower0->log_end_offset() == 10 && follower1->log_end_offset() == 10; }));
   ASSERT_TRUE(Eventually([&] { return seen0->appended() > 0; }));
@@ -829,7 +881,7 @@ TEST_F(ReplicaFetcherTest, AddingANewLeaderEpochFollowsItAtOnce) {
   FetcherOptions options = Fast();
   options.backoff = 10s;  // the fenced partition is not retried within the test
   auto fetcher = StartFetcher(options);
-  fetcher->Add(Follow(0, follower, 1, std::make_shared<Reports>()));
+  fetcher->Add(Follow(0, std::make_shared<LogReplica>(follower, 1), 1));
   ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 10; }));
 
   leader_.Update(kP0, [](LeaderPartition& p) { p.epoch = 2; });
@@ -837,7 +889,7 @@ TEST_F(ReplicaFetcherTest, AddingANewLeaderEpochFollowsItAtOnce) {
   const int16_t fenced = Code(ErrorCode::kFencedLeaderEpoch);
   ASSERT_TRUE(Eventually([&] { return Errors(leader_.AskedOf(kP0), fenced) >= 1; }));
   const size_t before = leader_.AskedOf(kP0).size();
-  fetcher->Add(Follow(0, follower, 2, std::make_shared<Reports>()));
+  fetcher->Add(Follow(0, std::make_shared<LogReplica>(follower, 2), 2));
   ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20; }, 5s))
       << "the new epoch waited for the old one's backoff";
   EXPECT_EQ(fetcher->partitions(), 1u);
@@ -848,6 +900,27 @@ TEST_F(ReplicaFetcherTest, AddingANewLeaderEpochFollowsItAtOnce) {
     EXPECT_EQ(asked[i].current_leader_epoch, 2);
     EXPECT_EQ(asked[i].error, 0);
   }
+}
+
+// An answer that arrives after the replica stopped following the leadership
+// it was fetched under (it leads now, and the broker has not yet removed it
+// from the fetcher) never reaches its log.
+TEST_F(ReplicaFetcherTest, AReplicaThatNoLongerFollowsTakesNoAnswer) {
+  auto leader = NewLeader(0, 1);
+  Produce(*leader, 2, 5, 1);
+  auto follower = NewLog("follower-0");
+  auto replica = std::make_shared<LogReplica>(follower, 1);
+  replica->Lead();
+  auto fetcher = StartFetcher();
+  fetcher->Add(Follow(0, replica, 1));
+  ASSERT_TRUE(Eventually([&] {
+    auto asked = leader_.AskedOf(kP0);
+    return std::any_of(asked.begin(), asked.end(), [](const Asked& a) { return a.records; });
+  })) << "the leader was never asked";
+  EXPECT_EQ(follower->log_end_offset(), 0);
+  EXPECT_EQ(replica->appended(), 0);
+  EXPECT_EQ(replica->high_watermark(), -1);
+  EXPECT_EQ(fetcher->bytes_fetched(), 0);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ int64_t ReplicaFetcher::StartTimestamp() const {
 asio::awaitable<bool> ReplicaFetcher::StartLogs() {
   ListOffsetsRequest req;
   req.replica_id = options_.replica_id;
-  std::map<Key, int32_t> epochs;
+  std::map<Key, cluster::LeaderEpoch> epochs;
   {
     std::lock_guard lock(mu_);
     auto now = std::chrono::steady_clock::now();
@@ -44,7 +44,7 @@ asio::awaitable<bool> ReplicaFetcher::StartLogs() {
       }
       ListOffsetsRequest::Partition p;
       p.partition_index = key.second;
-      p.current_leader_epoch = e.p.leader_epoch;
+      p.current_leader_epoch = e.p.leader_epoch.value();
       p.timestamp = e.start_at;
       req.topics.back().partitions.push_back(p);
       epochs[key] = e.p.leader_epoch;
@@ -75,14 +75,14 @@ asio::awaitable<bool> ReplicaFetcher::StartLogs() {
   co_return true;
 }
 
-void ReplicaFetcher::ApplyStart(const Key& key, int32_t leader_epoch, int16_t error_code,
-                                int64_t offset, int32_t leader_epoch_at) {
-  FollowedPartition p;
+void ReplicaFetcher::ApplyStart(const Key& key, cluster::LeaderEpoch leader_epoch,
+                                int16_t error_code, int64_t offset, int32_t leader_epoch_at) {
+  std::shared_ptr<FollowerReplica> replica;
   {
     std::lock_guard lock(mu_);
     auto it = partitions_.find(key);
     if (it == partitions_.end() || it->second.p.leader_epoch != leader_epoch) return;
-    p = it->second.p;
+    replica = it->second.p.replica;
   }
   const std::string label = fmt::format("{}-{}", key.first, key.second);
   if (error_code != 0 || offset < 0) {
@@ -92,15 +92,14 @@ void ReplicaFetcher::ApplyStart(const Key& key, int32_t leader_epoch, int16_t er
         error_code);
     return;
   }
-  const int64_t end = p.log->log_end_offset();
+  const int64_t end = replica->log_end_offset();
   if (offset > end) {
-    Status st = p.log->TruncateFullyAndStartAt(offset, leader_epoch_at);
+    Status st = replica->StartLogAt(leader_epoch, offset, leader_epoch_at);
     if (!st.ok()) {
       Pause(key, leader_epoch, label + ": starting the log: " + st.error().message);
       return;
     }
     log_starts_++;
-    if (p.on_truncated) p.on_truncated(offset);
     Log()->info(
         "{}: {} starts at offset {} as its leader says (it ended at {}); the offsets "
         "below are in remote storage or on their way there",

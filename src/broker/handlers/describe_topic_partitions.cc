@@ -19,17 +19,17 @@ using protocol::ErrorCode;
 
 namespace {
 
-DescribeTopicPartitionsResponse::Partition Describe(int32_t index, PartitionState& s) {
+DescribeTopicPartitionsResponse::Partition Describe(int32_t index, const PartitionState& s) {
   DescribeTopicPartitionsResponse::Partition out;
   out.error_code = Code(s.leader_available ? ErrorCode::kNone : ErrorCode::kLeaderNotAvailable);
   out.partition_index = index;
-  out.leader_id = s.leader;
-  out.leader_epoch = s.leader_epoch;
-  out.replica_nodes = std::move(s.replicas);
-  out.isr_nodes = std::move(s.isr);
-  out.eligible_leader_replicas = std::move(s.elr);
-  out.last_known_elr = std::move(s.last_known_elr);
-  out.offline_replicas = std::move(s.offline_replicas);
+  out.leader_id = s.leader().value();
+  out.leader_epoch = s.record.leader_epoch.value();
+  out.replica_nodes = WireIds(s.record.replicas);
+  out.isr_nodes = WireIds(s.record.isr);
+  out.eligible_leader_replicas = WireIds(s.record.elr);
+  out.last_known_elr = WireIds(s.record.last_known_elr);
+  out.offline_replicas = WireIds(s.offline_replicas);
   return out;
 }
 

@@ -28,11 +28,11 @@ MetadataResponse::Topic DescribeTopic(BrokerContext& ctx, const TopicInfo& info)
     PartitionState& s = states[static_cast<size_t>(p)];
     MetadataResponse::Partition& part = t.partitions.emplace_back();
     part.partition_index = p;
-    part.leader_id = s.leader;
-    part.leader_epoch = s.leader_epoch;  // real even without a leader (KIP-320)
-    part.replica_nodes = std::move(s.replicas);
-    part.isr_nodes = std::move(s.isr);
-    part.offline_replicas = std::move(s.offline_replicas);
+    part.leader_id = s.leader().value();
+    part.leader_epoch = s.record.leader_epoch.value();  // real even without a leader (KIP-320)
+    part.replica_nodes = WireIds(s.record.replicas);
+    part.isr_nodes = WireIds(s.record.isr);
+    part.offline_replicas = WireIds(s.offline_replicas);
     if (!s.leader_available) part.error_code = Code(ErrorCode::kLeaderNotAvailable);
   }
   return t;

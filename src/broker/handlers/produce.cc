@@ -118,8 +118,7 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const TopicI
   auto result = partition.AppendAsLeader(in.records.view, infos, info->min_insync_replicas);
   if (!result.ok()) {
     const Errc errc = result.error().code;
-    SetError(out, errc == Errc::kFenced ? ErrorCode::kNotLeaderOrFollower : ProduceErrorCode(errc),
-             result.error().message);
+    SetError(out, ProduceErrorCode(errc), result.error().message);
     if (errc == Errc::kIoError) {
       ProduceLog()->error("append to {} failed: {}", tp.ToString(), result.error().message);
     }
