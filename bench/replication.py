@@ -480,6 +480,89 @@ def failover_stats(f: dict | None) -> dict:
             "rejoin_max": max(rejoin) if rejoin else None}
 
 
+def _failover_sections(cfg: dict, fo: list) -> list[str]:
+    lines = [
+        "",
+        "### Failover: SIGKILL of the partition leader to the first acknowledged produce after it",
+        "",
+        f"An idempotent acks=all producer (confluent-kafka {cfg['confluent_kafka_version']}, "
+        f"librdkafka {cfg['librdkafka_client_version']}, client defaults; `harness/ackprobe.py`) "
+        f"sends {cfg['probe_rate']} records/s of 100 B to a 1-partition RF=3 topic. The "
+        f"partition's leader is SIGKILLed {cfg['kills']} times; failover = the acknowledgement "
+        "time of the first record *sent* after the kill minus the kill time (one monotonic clock; "
+        "records in flight at the kill are retried by the producer and acknowledged at about the "
+        "same time). The killed broker is then restarted on its data and must be back in the ISR "
+        "(Metadata) and acknowledgements flowing before the next kill. After the last kill the "
+        "partition is read back from the start and every acknowledged record checked: a lost "
+        "or misplaced acknowledged record fails the benchmark run.",
+        "",
+        "Runs, each on a fresh cluster:"
+        + (" **defaults**, each system as it ships (Kafka fences a broker after "
+           "`broker.session.timeout.ms` 9 s without a heartbeat; Strata's followers notice the "
+           "failed fetches and the liveness probe revokes the dead broker's lease once its port "
+           "refuses connections, else the lease expires after its TTL);"
+           if "defaults" in cfg.get("failover_variants", ["defaults"]) else "")
+        + (f" **tuned**, both set to the same detection time, {cfg.get('detection_ms', '?')} ms: "
+           "Kafka's `broker.session.timeout.ms` = it and `broker.heartbeat.interval.ms` = a "
+           "third of it, against Strata's `strata.etcd.lease.ttl.ms` = it (renewed every third "
+           "of it) with the liveness probe on and, in another run, off (lease expiry only): "
+           "these rows compare the mechanisms rather than the shipped settings."
+           if "tuned" in cfg.get("failover_variants", []) else "")
+        + " Strata÷Kafka = failover p50 against the Kafka run with the same settings.",
+        "",
+        "| run | settings | failover p50 s | max s | min s | Strata÷Kafka p50 | restart to "
+        "back in the ISR p50 / max s | kills with a failover | acknowledged records read back |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    kafka_p50 = {f["variant"]: failover_stats(f)["p50"] for f in fo if f["system"] == "kafka"}
+
+    def check(f):
+        v = f.get("verify")
+        if not v:
+            return "n/a"
+        if "error" in v:
+            return "**verify failed**"
+        text = (f"{v['acknowledged']:,} acked, {v['read']:,} read; lost {v['lost']}, misplaced "
+                f"{v['misplaced']}, duplicated {v['duplicated']}, delivery errors "
+                f"{v['delivery_errors']}")
+        return f"**{text}**" if f.get("lost_acknowledged") else text
+    for f in fo:
+        st = failover_stats(f)
+        settings = (", ".join(f"`{k}={v}`" for k, v in f["settings"].items())
+                    or "defaults")
+        ratio = ("" if f["system"] == "kafka" else
+                 _ratio(st.get("p50"), kafka_p50.get("tuned" if f["variant"].startswith("tuned")
+                                                     else f["variant"])))
+        lines.append(
+            f"| {f['label']} | {settings} | {_fmt(st.get('p50'), 2)} | {_fmt(st.get('max'), 2)} | "
+            f"{_fmt(st.get('min'), 2)} | {ratio} | {_fmt(st.get('rejoin_p50'), 1)} / "
+            f"{_fmt(st.get('rejoin_max'), 1)} | {st.get('completed', 'n/a')} / "
+            f"{st.get('n', 'n/a')} | {check(f)} |")
+    lines += ["", "Each kill (victim → new leader; `*` = the victim was also the active controller: "
+              "Strata's etcd-elected controller, Kafka's KRaft quorum leader): failover s; restart "
+              "to back in the ISR s.", "",
+              "| kill | " + " | ".join(f["label"] for f in fo) + " |",
+              "|---|" + "---|" * len(fo)]
+    n = max((len(f["kills"]) for f in fo), default=0)
+    for i in range(n):
+        cells = []
+        for f in fo:
+            ks = f["kills"]
+            if i >= len(ks):
+                cells.append("n/a")
+                continue
+            x = ks[i]
+            star = "*" if x.get("victim_was_controller") else ""
+            note = f" ({x['note']})" if x.get("note") else ""
+            cells.append(f"{x['victim']}{star} → {x.get('new_leader')}: "
+                         f"{_fmt(x.get('failover_s'), 2)}; {_fmt(x.get('restart_to_isr_s'), 1)}{note}")
+        lines.append(f"| {i + 1} | " + " | ".join(cells) + " |")
+    for f in fo:
+        for e in f.get("errors", []):
+            lines.append(f"\n**{f['label']} failover run: {e}**")
+    return lines
+
+
 def _throughput_sections(cfg: dict, res: list) -> list[str]:
     """The throughput, latency and CPU/memory tables (absent when that phase did not run)."""
     lines: list[str] = []
@@ -614,84 +697,9 @@ def markdown(run: dict) -> str:
         "`strata.broker.liveness.probe.enable` true) except in the tuned failover runs.",
         f"- Topics: RF {RF}, `min.insync.replicas=2`; 1 GiB segments, no per-message fsync "
         "(both defaults).",
-        "",
-        "### Failover: SIGKILL of the partition leader to the first acknowledged produce after it",
-        "",
-        f"An idempotent acks=all producer (confluent-kafka {cfg['confluent_kafka_version']}, "
-        f"librdkafka {cfg['librdkafka_client_version']}, client defaults; `harness/ackprobe.py`) "
-        f"sends {cfg['probe_rate']} records/s of 100 B to a 1-partition RF=3 topic. The "
-        f"partition's leader is SIGKILLed {cfg['kills']} times; failover = the acknowledgement "
-        "time of the first record *sent* after the kill minus the kill time (one monotonic clock; "
-        "records in flight at the kill are retried by the producer and acknowledged at about the "
-        "same time). The killed broker is then restarted on its data and must be back in the ISR "
-        "(Metadata) and acknowledgements flowing before the next kill. After the last kill the "
-        "partition is read back from the start and every acknowledged record checked: a lost "
-        "or misplaced acknowledged record fails the benchmark run.",
-        "",
-        "Runs, each on a fresh cluster:"
-        + (" **defaults**, each system as it ships (Kafka fences a broker after "
-           "`broker.session.timeout.ms` 9 s without a heartbeat; Strata's followers notice the "
-           "failed fetches and the liveness probe revokes the dead broker's lease once its port "
-           "refuses connections, else the lease expires after its TTL);"
-           if "defaults" in cfg.get("failover_variants", ["defaults"]) else "")
-        + (f" **tuned**, both set to the same detection time, {cfg.get('detection_ms', '?')} ms: "
-           "Kafka's `broker.session.timeout.ms` = it and `broker.heartbeat.interval.ms` = a "
-           "third of it, against Strata's `strata.etcd.lease.ttl.ms` = it (renewed every third "
-           "of it) with the liveness probe on and, in another run, off (lease expiry only): "
-           "these rows compare the mechanisms rather than the shipped settings."
-           if "tuned" in cfg.get("failover_variants", []) else "")
-        + " Strata÷Kafka = failover p50 against the Kafka run with the same settings.",
-        "",
-        "| run | settings | failover p50 s | max s | min s | Strata÷Kafka p50 | restart to "
-        "back in the ISR p50 / max s | kills with a failover | acknowledged records read back |",
-        "|---|---|---|---|---|---|---|---|---|",
     ]
-    kafka_p50 = {f["variant"]: failover_stats(f)["p50"] for f in fo if f["system"] == "kafka"}
-
-    def check(f):
-        v = f.get("verify")
-        if not v:
-            return "n/a"
-        if "error" in v:
-            return "**verify failed**"
-        text = (f"{v['acknowledged']:,} acked, {v['read']:,} read; lost {v['lost']}, misplaced "
-                f"{v['misplaced']}, duplicated {v['duplicated']}, delivery errors "
-                f"{v['delivery_errors']}")
-        return f"**{text}**" if f.get("lost_acknowledged") else text
-    for f in fo:
-        st = failover_stats(f)
-        settings = (", ".join(f"`{k}={v}`" for k, v in f["settings"].items())
-                    or "defaults")
-        ratio = ("" if f["system"] == "kafka" else
-                 _ratio(st.get("p50"), kafka_p50.get("tuned" if f["variant"].startswith("tuned")
-                                                     else f["variant"])))
-        lines.append(
-            f"| {f['label']} | {settings} | {_fmt(st.get('p50'), 2)} | {_fmt(st.get('max'), 2)} | "
-            f"{_fmt(st.get('min'), 2)} | {ratio} | {_fmt(st.get('rejoin_p50'), 1)} / "
-            f"{_fmt(st.get('rejoin_max'), 1)} | {st.get('completed', 'n/a')} / "
-            f"{st.get('n', 'n/a')} | {check(f)} |")
-    lines += ["", "Each kill (victim → new leader; `*` = the victim was also the active controller: "
-              "Strata's etcd-elected controller, Kafka's KRaft quorum leader): failover s; restart "
-              "to back in the ISR s.", "",
-              "| kill | " + " | ".join(f["label"] for f in fo) + " |",
-              "|---|" + "---|" * len(fo)]
-    n = max((len(f["kills"]) for f in fo), default=0)
-    for i in range(n):
-        cells = []
-        for f in fo:
-            ks = f["kills"]
-            if i >= len(ks):
-                cells.append("n/a")
-                continue
-            x = ks[i]
-            star = "*" if x.get("victim_was_controller") else ""
-            note = f" ({x['note']})" if x.get("note") else ""
-            cells.append(f"{x['victim']}{star} → {x.get('new_leader')}: "
-                         f"{_fmt(x.get('failover_s'), 2)}; {_fmt(x.get('restart_to_isr_s'), 1)}{note}")
-        lines.append(f"| {i + 1} | " + " | ".join(cells) + " |")
-    for f in fo:
-        for e in f.get("errors", []):
-            lines.append(f"\n**{f['label']} failover run: {e}**")
+    if fo:
+        lines += _failover_sections(cfg, fo)
 
     if res:
         lines += _throughput_sections(cfg, res)
