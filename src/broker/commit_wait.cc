@@ -6,8 +6,6 @@ namespace strata::broker {
 
 namespace {
 
-bool Committed(const CommitWait& w) { return w.partition->high_watermark() > w.last_offset; }
-
 // A leadership lost meanwhile (a new leader epoch, or the replica moved
 // off this broker, whose last record may still name it leader) will never
 // commit here: the caller is told at once, as Kafka completes such
@@ -16,6 +14,19 @@ bool Deposed(const CommitWait& w) {
   if (w.partition->removed()) return true;
   cluster::PartitionRecord now = w.partition->state();
   return now.leader != w.leader || now.leader_epoch != w.leader_epoch;
+}
+
+// Below the high watermark of the leadership that appended it. Once deposed,
+// the replica's mark is its new leader's, over a log that may have been
+// truncated below the append and filled again with other records: a mark
+// past the offset then says nothing of this append, which counts as deposed
+// (the client retries; an idempotent producer's retry is deduplicated).
+// The mark is read first, then the leadership: leader epochs never come
+// back, so a leadership that still holds after the read held during it,
+// and the mark read was its own.
+bool Committed(const CommitWait& w) {
+  const bool passed = w.partition->high_watermark() > w.last_offset;
+  return passed && !Deposed(w);
 }
 
 }  // namespace
