@@ -5,7 +5,8 @@
 # not otherwise build: MinSizeRel by default, or the types given as arguments
 # (RelWithDebInfo MinSizeRel). By default only the subsystems that the test
 # command's ThreadSanitizer build (scripts/build.sh tsan, also one file per
-# compiler run) does not compile: config, admin, balancer, broker;
+# compiler run) does not compile: config, broker, kafka, balancer,
+# balancer_service, admin, server, app;
 # STRATA_TYPES_MODULES=all compiles every subsystem. Release is build/ and Debug is build-asan/.
 # Optimisation levels differ between them, and so do GCC's warnings, which
 # -Werror turns into errors: this is how the test command catches a type that
@@ -27,9 +28,9 @@ for type in "${types[@]}"; do
   # The object files of our own sources only: the generated etcd stubs are
   # built with the same fixed flags (-O1, no warnings) in every type, so
   # build/ has already compiled exactly them.
-  modules=${STRATA_TYPES_MODULES:-config admin balancer broker}
+  modules=${STRATA_TYPES_MODULES:-config broker kafka balancer balancer_service admin server app}
   [[ $modules == all ]] &&
-    modules="base protocol config storage tiered cluster net replication admin coordinator balancer broker"
+    modules="base protocol config storage tiered cluster net replication coordinator broker kafka balancer balancer_service admin server app"
   pattern=$(echo $modules | sed 's/ /\\|/g')
   mapfile -t objects < <(ninja -C "$dir" -t targets all |
     sed -n "s#^\\(CMakeFiles/strata_\\($pattern\\)\\.dir/src/[^:]*\\.o\\):.*#\\1#p")

@@ -12,9 +12,9 @@
 #include "app/cli.h"
 #include "base/log.h"
 #include "bench/bench.h"
-#include "broker/broker.h"
 #include "config/broker_config.h"
 #include "config/properties.h"
+#include "server/broker.h"
 
 namespace {
 
@@ -37,7 +37,7 @@ int Serve(const std::string& config_path, const std::vector<std::string>& sets) 
   using namespace strata;
   config::Properties props;
   std::vector<std::string> unknown;
-  std::unique_ptr<broker::Broker> broker;
+  std::unique_ptr<server::Broker> broker;
   try {
     if (!config_path.empty()) props = config::LoadPropertiesFile(config_path);
     for (const auto& s : sets) {
@@ -46,7 +46,7 @@ int Serve(const std::string& config_path, const std::vector<std::string>& sets) 
     }
     auto cfg = config::BrokerConfig::FromProperties(props, &unknown);
     log::SetLevel(cfg.Get("strata.log.level"));
-    broker = std::make_unique<broker::Broker>(std::move(cfg));
+    broker = std::make_unique<server::Broker>(std::move(cfg));
   } catch (const config::ConfigError& e) {
     std::fprintf(stderr, "strata: configuration error: %s\n", e.what());
     return 2;

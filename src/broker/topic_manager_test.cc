@@ -6,7 +6,7 @@
 
 #include <climits>
 
-#include "broker/in_process_broker.h"
+#include "broker/in_process_topics.h"
 
 namespace strata::broker {
 namespace {
@@ -20,7 +20,7 @@ class TopicManagerTest : public ::testing::Test {
     return broker_.MakeTopic(name, {{NodeId(1), NodeId(2)}});
   }
 
-  testing::InProcessBroker broker_;
+  testing::InProcessTopics broker_;
   TopicManager& topics_ = broker_.topics();
 };
 

@@ -1,0 +1,84 @@
+#include "balancer/service/peer_clients.h"
+
+#include <asio/co_spawn.hpp>
+#include <asio/use_future.hpp>
+
+#include "protocol/batch_builder.h"
+#include "protocol/messages/produce.h"
+
+namespace strata::balancer {
+
+namespace {
+constexpr int16_t kProduceVersion = 9;
+}  // namespace
+
+PeerClients::PeerClients(cluster::MetadataView& view, asio::any_io_executor executor,
+                         std::string client_id)
+    : view_(view), executor_(std::move(executor)), client_id_(std::move(client_id)) {}
+
+PeerClients::~PeerClients() {
+  for (auto& [id, client] : clients_) client->Close();
+}
+
+net::Client* PeerClients::For(cluster::NodeId node) {
+  auto registration = view_.Broker(node);
+  if (!registration || registration->registration.listeners.empty()) return nullptr;
+  const cluster::BrokerListener& l = registration->registration.listeners.front();
+  auto& client = clients_[node];
+  if (!client || client->host() != l.host || client->port() != l.port) {
+    if (client) client->Close();
+    net::ClientOptions options;
+    options.client_id = client_id_;
+    options.max_connections = 1;
+    client =
+        std::make_unique<net::Client>(executor_, l.host, static_cast<uint16_t>(l.port), options);
+  }
+  return client.get();
+}
+
+Status ProduceToLeader(PeerClients& peers, const std::string& topic, int32_t partition,
+                       const std::vector<std::pair<std::string, std::string>>& records,
+                       int64_t timestamp_ms, std::chrono::milliseconds timeout) {
+  auto t = peers.view().Topic(topic);
+  if (!t) return MakeError(Errc::kNotFound, topic + " does not exist yet");
+  auto record = peers.view().Partition(cluster::UuidToBase64(t->record.id), partition);
+  if (!record || record->record.leader.value() < 0) {
+    return MakeError(Errc::kUnavailable,
+                     topic + "-" + std::to_string(partition) + " has no leader");
+  }
+  net::Client* client = peers.For(record->record.leader);
+  if (client == nullptr) return MakeError(Errc::kUnavailable, "its leader is not registered");
+  protocol::BatchBuilder batch;
+  batch.set_compression(protocol::Compression::kLz4);
+  for (const auto& [key, value] : records) batch.Add(key, value, timestamp_ms);
+  protocol::ProduceRequest req;
+  req.acks = -1;
+  req.timeout_ms = static_cast<int32_t>(timeout.count());
+  req.topics.push_back({topic, {}});
+  req.topics.back().partitions.emplace_back();
+  req.topics.back().partitions.back().index = partition;
+  req.topics.back().partitions.back().records.Own(batch.Build());
+  // The coroutine answers a Status (a future's value must be default
+  // constructible); the produce errors are checked inside.
+  auto call = [&]() -> asio::awaitable<Status> {
+    auto response = co_await client->Send<protocol::ProduceRequest, protocol::ProduceResponse>(
+        req, kProduceVersion);
+    if (!response.ok()) co_return response.take_error();
+    for (const auto& rt : response->topics) {
+      for (const auto& p : rt.partitions) {
+        if (p.error_code != 0) {
+          co_return MakeError(Errc::kUnavailable,
+                              "produce error code " + std::to_string(p.error_code));
+        }
+      }
+    }
+    co_return Status::Ok();
+  };
+  auto done = asio::co_spawn(peers.executor(), call(), asio::use_future);
+  if (done.wait_for(timeout + std::chrono::seconds(5)) != std::future_status::ready) {
+    return MakeError(Errc::kTimeout, "produce to " + topic + " timed out");
+  }
+  return done.get();
+}
+
+}  // namespace strata::balancer

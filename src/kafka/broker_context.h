@@ -1,0 +1,49 @@
+#pragma once
+// BrokerContext: what every API handler may use. Owned by the broker
+// (server::Broker); handlers borrow it for the duration of one request.
+#include <string>
+
+#include "base/clock.h"
+#include "broker/append_notifier.h"
+#include "broker/replica_selector.h"
+#include "broker/topic_manager.h"
+#include "cluster/metadata_store.h"
+#include "config/broker_config.h"
+#include "kafka/producer_id_allocator.h"
+
+namespace strata::coordinator {
+class GroupCoordinator;
+}
+namespace strata::cluster {
+class Controller;
+class Metadata;
+}  // namespace strata::cluster
+
+namespace strata::kafka {
+
+class ControllerForwarder;
+
+struct BrokerContext {
+  const config::BrokerConfig& config;
+  cluster::MetadataStore& store;
+  broker::TopicManager& topics;
+  broker::AppendNotifier& notifier;
+  ProducerIdAllocator& producer_ids;
+  Clock* clock;
+  // What Metadata/DescribeCluster tell clients (the bound port when the
+  // listener asked for port 0).
+  std::string advertised_host;
+  int32_t advertised_port = 0;
+  // Consumer groups and committed offsets; set once at start-up.
+  coordinator::GroupCoordinator* group_coordinator = nullptr;
+  // The cluster metadata view (brokers, partition records); set at start-up.
+  cluster::Metadata* metadata = nullptr;
+  // Sends controller-bound work to the active controller; set at start-up.
+  ControllerForwarder* forwarder = nullptr;
+  // What the active controller does on request (ElectLeaders); set at start-up.
+  cluster::Controller* controller = nullptr;
+  // replica.selector.class (KIP-392); set at start-up.
+  broker::ReplicaSelectorKind replica_selector = broker::ReplicaSelectorKind::kLeaderOnly;
+};
+
+}  // namespace strata::kafka

@@ -1,0 +1,28 @@
+// DescribeCluster (60): the cluster id, the active controller and the live
+// brokers (v2: the fenced ones too, marked), as kafka-cluster and AdminClient
+// describeCluster ask for them.
+#include "protocol/messages/describe_cluster.h"
+
+#include "kafka/cluster_state.h"
+#include "kafka/handlers/handlers.h"
+
+namespace strata::kafka {
+
+HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request) {
+  using protocol::DescribeClusterRequest;
+  STRATA_ASSIGN_OR_RETURN(DescribeClusterRequest req,
+                          DecodeRequest<DescribeClusterRequest>(request));
+  protocol::DescribeClusterResponse resp;
+  resp.endpoint_type = req.endpoint_type;
+  resp.cluster_id = ctx.store.cluster_id();
+  resp.controller_id = ControllerId(ctx);
+  for (auto& b : LiveBrokers(ctx)) resp.brokers.push_back({b.node_id, b.host, b.port, b.rack});
+  if (req.include_fenced_brokers) {  // v2: fenced registrations too, marked
+    for (auto& b : FencedBrokers(ctx)) {
+      resp.brokers.push_back({b.node_id, b.host, b.port, b.rack, /*is_fenced=*/true});
+    }
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::kafka

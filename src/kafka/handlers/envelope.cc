@@ -1,0 +1,71 @@
+// Envelope (58), on the controller: unwraps a request another broker
+// forwarded, runs it as if its client had sent it here, and wraps the
+// response. Only controller-bound requests are accepted, only by the active
+// controller (NOT_CONTROLLER otherwise, so the forwarder retries elsewhere).
+#include "protocol/messages/envelope.h"
+
+#include <fmt/format.h>
+
+#include "kafka/controller_forwarding.h"
+#include "kafka/handlers/api_table.h"
+#include "kafka/handlers/handlers.h"
+#include "kafka/logger.h"
+#include "protocol/api_key.h"
+#include "protocol/error_code.h"
+#include "protocol/request_registry.h"
+
+namespace strata::kafka {
+
+using protocol::EnvelopeRequest;
+using protocol::EnvelopeResponse;
+using protocol::ErrorCode;
+
+asio::awaitable<HandlerResult> HandleEnvelope(BrokerContext&, net::Request& request,
+                                              bool active_controller,
+                                              const InnerDispatch& dispatch) {
+  auto decoded = DecodeRequest<EnvelopeRequest>(request);
+  if (!decoded.ok()) co_return decoded.take_error();
+  EnvelopeRequest& envelope = *decoded;
+  EnvelopeResponse response;
+  auto answer = [&](ErrorCode code) {
+    response.error_code = Code(code);
+    return HandlerResult(std::optional<Bytes>(EncodeResponse(request, response)));
+  };
+  if (!active_controller) co_return answer(ErrorCode::kNotController);
+
+  // The inner frame as the server would have read it off a socket.
+  const Bytes& data = envelope.request_data;
+  if (data.size() < 8) co_return answer(ErrorCode::kInvalidRequest);
+  net::Request inner;
+  inner.frame_size = data.size();
+  inner.frame = std::make_unique_for_overwrite<uint8_t[]>(inner.frame_size);
+  std::copy(data.begin(), data.end(), inner.frame.get());
+  Status parsed = net::ParseRequestFrame(inner, protocol::RequestIsFlexible);
+  if (!parsed.ok()) {
+    Log()->warn("refusing an Envelope from {}: {}", request.peer, parsed.error().message);
+    co_return answer(ErrorCode::kInvalidRequest);
+  }
+  const int16_t key = inner.header.api_key;
+  const int16_t version = inner.header.api_version;
+  const ApiHandler* api = FindServedApi(key);
+  if (api == nullptr || !api->controller_bound()) {
+    Log()->warn("refusing an Envelope from {} carrying {} (not controller-bound)", request.peer,
+                protocol::ApiKeyName(key));
+    co_return answer(ErrorCode::kInvalidRequest);
+  }
+  inner.peer =
+      fmt::format("{} (forwarded by {})", request.peer, request.header.client_id.value_or("?"));
+
+  auto result = co_await dispatch(inner);
+  if (!result.ok()) {
+    Log()->warn("forwarded {} v{} from {}: {}", protocol::ApiKeyName(key), version, inner.peer,
+                result.error().message);
+    co_return answer(result.error().code == Errc::kUnsupported ? ErrorCode::kUnsupportedVersion
+                                                               : ErrorCode::kInvalidRequest);
+  }
+  if (!result.value().has_value()) co_return answer(ErrorCode::kUnknownServerError);
+  response.response_data = std::move(*result.value());
+  co_return answer(ErrorCode::kNone);
+}
+
+}  // namespace strata::kafka

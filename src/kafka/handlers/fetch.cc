@@ -1,0 +1,466 @@
+// Fetch (1): reads whole batches from each requested partition (the first
+// one containing the fetch offset; at least one batch even past max_bytes,
+// KIP-74) and long-polls up to max_wait_ms for min_bytes, woken early by
+// produce. Local records are not copied: the response carries them as file
+// regions the server sends with sendfile(2). Fetch sessions (KIP-227) are declined with session id
+// 0, which every client handles by sending full fetches.
+//
+// KIP-392: a consumer's fetch (v11+) may be served by a follower, up to the
+// follower's high watermark; the leader, with replica.selector.class set,
+// answers a consumer in another rack with a preferred read replica in it.
+#include "protocol/messages/fetch.h"
+
+#include <asio/experimental/as_tuple.hpp>
+#include <chrono>
+#include <optional>
+
+#include "base/metrics.h"
+#include "broker/replica_selector.h"
+#include "cluster/metadata.h"
+#include "kafka/error_mapping.h"
+#include "kafka/handlers/handlers.h"
+#include "protocol/error_code.h"
+#include "protocol/record_batch.h"
+
+namespace strata::kafka {
+
+namespace {
+
+using protocol::ErrorCode;
+using protocol::FetchRequest;
+using protocol::FetchResponse;
+
+// A partition whose fetch offset is only in remote storage; answered after
+// the local reads (indexes into FetchResponse::responses / partitions).
+struct RemoteRead {
+  size_t topic_index = 0;
+  size_t partition_index = 0;
+  std::optional<TopicPartition> tp;  // set when the read goes to remote storage
+  int64_t offset = 0;
+  int32_t max_bytes = 0;
+  int64_t readable_end = 0;  // the read stops below it (a follower's high watermark)
+  bool as_follower = false;  // for a consumer, from a partition this broker follows
+  Result<Bytes> result = Bytes{};
+};
+
+// Whether the fetch is a follower's (Fetch's replica id), and which; for a
+// consumer, whether a follower may serve it and the client's rack.
+struct Fetcher {
+  bool replica = false;
+  cluster::NodeId id{-1};
+  // A replica's registration when its request arrived (0: none), so the
+  // leader can tell its incarnations apart (FollowerTracker).
+  int64_t broker_epoch = 0;
+  // Kafka's fetchOnlyLeader false: a consumer whose request (v11+) carries
+  // client metadata.
+  bool follower_reads = false;
+  std::string rack;  // rack_id (v11+)
+};
+
+// What a read of the partitions came to.
+struct ReadTally {
+  int64_t bytes = 0;           // record bytes in the response
+  int64_t follower_bytes = 0;  // ... from partitions this broker follows
+  bool as_follower = false;    // a partition was read as a follower
+  bool answer_now = false;     // an error, a divergence or a preferred read replica
+};
+
+// The topic-level settings a partition read needs.
+struct TopicRead {
+  const std::string& topic;
+  int min_isr = 1;
+  bool tiered = false;
+};
+
+// KIP-320: a follower whose last fetched epoch ends, on this leader,
+// before its fetch offset (or is unknown here) has a tail this leader
+// does not: it is told where the leader's history of that epoch ends.
+std::optional<FetchResponse::EpochEndOffset> Divergence(const storage::Log& log,
+                                                        const FetchRequest::Partition& in) {
+  if (in.last_fetched_epoch < 0) return std::nullopt;
+  auto [epoch, end] = log.EndOffsetForEpoch(in.last_fetched_epoch);
+  if (epoch == in.last_fetched_epoch && end >= in.fetch_offset) return std::nullopt;
+  return FetchResponse::EpochEndOffset{epoch, end};
+}
+
+// The offset a fetch of this partition reads up to: the log end for a
+// follower, the high watermark for a consumer (moved first if the ISR
+// allows: an ISR of one commits what is appended).
+int64_t ReadableEnd(broker::Partition& partition, const Fetcher& fetcher, int min_isr) {
+  if (fetcher.replica) return partition.log()->log_end_offset();
+  partition.MaybeAdvanceHighWatermark(min_isr);
+  return partition.high_watermark();
+}
+
+// The follower a consumer in another rack should read `tp` from, as the
+// leader's replica selector picks it (KIP-392), or nullopt.
+std::optional<cluster::NodeId> PreferredReadReplica(BrokerContext& ctx, const TopicRead& topic,
+                                                    broker::Partition& partition,
+                                                    const Fetcher& fetcher, int64_t fetch_offset) {
+  if (ctx.replica_selector == broker::ReplicaSelectorKind::kLeaderOnly || !fetcher.follower_reads ||
+      fetcher.rack.empty() || ctx.metadata == nullptr) {
+    return std::nullopt;
+  }
+  broker::ReadReplicaQuery query;
+  query.client_rack = fetcher.rack;
+  query.fetch_offset = fetch_offset;
+  query.leader_rack = ctx.config.Get("broker.rack");
+  query.followers = partition.ReadReplicaCandidates(ctx.clock->MonotonicMs());
+  // A follower of a tiered partition serves what remote storage holds too
+  // (RemoteLogManager::AddReader); ISR members join up with it.
+  const int64_t partition_start =
+      topic.tiered ? ctx.topics.LogStartOffset(partition.tp(), *partition.log()) : INT64_MAX;
+  for (broker::ReadReplicaCandidate& c : query.followers) {
+    c.log_start_offset = std::min(c.log_start_offset, partition_start);
+    if (auto b = ctx.metadata->view().Broker(c.id)) {
+      c.alive = cluster::EligibleForLeadership(b->registration.state);
+      c.rack = b->registration.rack;
+    }
+  }
+  return broker::SelectReadReplica(ctx.replica_selector, query);
+}
+
+// KIP-392 on the leader: true when the selector sends the consumer to a
+// follower; `out` then says which, with no records and the offsets as the
+// leader has them (as Kafka).
+bool SentToPreferredReplica(BrokerContext& ctx, const TopicRead& topic,
+                            broker::Partition& partition, const Fetcher& fetcher,
+                            const FetchRequest::Partition& in, FetchResponse::Partition& out) {
+  auto preferred = PreferredReadReplica(ctx, topic, partition, fetcher, in.fetch_offset);
+  if (!preferred) return false;
+  out.preferred_read_replica = preferred->value();
+  out.high_watermark = ctx.topics.HighWatermark(partition);
+  out.last_stable_offset = out.high_watermark;
+  out.log_start_offset = ctx.topics.LogStartOffset(partition.tp(), *partition.log());
+  return true;
+}
+
+// The replica to read `tp` from: the leader's, or for a consumer that a
+// follower may serve any hosted here (`as_follower` then tells which).
+// Null, with Kafka's error (and the leader, KIP-951) in `out`, if none.
+std::shared_ptr<broker::Partition> FindReplica(BrokerContext& ctx, const TopicPartition& tp,
+                                               const Fetcher& fetcher,
+                                               const FetchRequest::Partition& in,
+                                               FetchResponse::Partition& out, bool& as_follower) {
+  broker::LeaderLookup found = fetcher.follower_reads
+                                   ? ctx.topics.ReplicaPartition(tp, in.current_leader_epoch)
+                                   : ctx.topics.LeaderPartition(tp, in.current_leader_epoch);
+  if (found.error != ErrorCode::kNone) {
+    out.error_code = Code(found.error);
+    if (found.leader != cluster::kNoNode) {
+      out.current_leader =
+          FetchResponse::LeaderIdAndEpoch{found.leader.value(), found.leader_epoch.value()};
+    }
+    return nullptr;
+  }
+  as_follower = found.leader != ctx.topics.self();
+  return std::move(found.partition);
+}
+
+// Reads one partition into `out`, spending `budget` bytes; returns the
+// readable end seen (-1 when the partition is unreadable or the client is
+// sent to another replica).
+int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher& fetcher,
+                      const FetchRequest::Partition& in, bool first_data, int32_t& budget,
+                      FetchResponse::Partition& out, RemoteRead* remote, bool& as_follower) {
+  out.partition_index = in.partition;
+  out.records.null = false;
+  const TopicPartition tp{topic.topic, in.partition};
+  std::shared_ptr<broker::Partition> replica = FindReplica(ctx, tp, fetcher, in, out, as_follower);
+  if (!replica) return -1;
+  broker::Partition& partition = *replica;
+  const std::shared_ptr<storage::Log>& log = partition.log();
+  const int min_isr = topic.min_isr;
+  if (!as_follower && SentToPreferredReplica(ctx, topic, partition, fetcher, in, out)) return -1;
+  if (fetcher.replica) {
+    if (auto diverging = Divergence(*log, in)) {
+      out.diverging_epoch = diverging;
+      out.high_watermark = partition.high_watermark();
+      out.log_start_offset = ctx.topics.LogStartOffset(tp, *log);
+      return -1;
+    }
+    auto now = ctx.clock->MonotonicMs();
+    if (partition.OnFollowerFetch(fetcher.id, in.fetch_offset, min_isr, now, in.log_start_offset,
+                                  fetcher.broker_epoch)) {
+      ctx.notifier.Notify(tp);  // consumers and acks=all producers wait on the mark
+    }
+  }
+  int64_t log_start = ctx.topics.LogStartOffset(tp, *log);
+  int64_t readable = ReadableEnd(partition, fetcher, min_isr);
+  out.high_watermark = partition.high_watermark();
+  out.last_stable_offset = out.high_watermark;
+  out.log_start_offset = log_start;
+  if (in.fetch_offset < log_start || in.fetch_offset > log->log_end_offset()) {
+    out.error_code = Code(ErrorCode::kOffsetOutOfRange);
+    return -1;
+  }
+  if (fetcher.replica && in.fetch_offset < log->log_start_offset() &&
+      log_start < log->log_start_offset()) {
+    // KIP-405: a follower does not copy what remote storage holds; it
+    // starts its log over where this leader says (replica_start.cc).
+    out.error_code = Code(ErrorCode::kOffsetMovedToTieredStorage);
+    return -1;
+  }
+  if (in.fetch_offset >= readable || (budget <= 0 && !first_data)) return readable;
+  // Kafka's leader-side replication quota: a throttled follower outside the
+  // ISR gets nothing this round once the rate is used up.
+  const bool throttled =
+      fetcher.replica && ctx.topics.leader_throttle().rate() != replication::kUnthrottled &&
+      ctx.topics.ReplicaThrottled(partition, "leader.replication.throttled.replicas",
+                                  cluster::NodeId(ctx.config.node_id()), fetcher.id);
+  if (throttled && ctx.topics.leader_throttle().Exceeded()) return readable;
+  int32_t max_bytes = std::max(std::min(in.partition_max_bytes, budget), 0);
+  if (in.fetch_offset < log->log_start_offset() && ctx.topics.remote() != nullptr) {
+    remote->tp = tp;
+    remote->offset = in.fetch_offset;
+    remote->max_bytes = max_bytes;
+    remote->readable_end = readable;
+    remote->as_follower = as_follower;
+    budget -= max_bytes;  // reserved: the remote read may fill it
+    return readable;
+  }
+  auto read = log->ReadRegion(in.fetch_offset, max_bytes, readable, /*min_one_batch=*/first_data);
+  if (!read.ok()) {
+    out.error_code = Code(GenericErrorCode(read.error().code));
+    return -1;
+  }
+  budget -= static_cast<int32_t>(read->region.length);
+  if (throttled) ctx.topics.leader_throttle().Record(static_cast<int64_t>(read->region.length));
+  out.records.Send(std::move(read->region));
+  return readable;
+}
+
+// Counts what a response about to be sent carries, per replica (the
+// balancer's load samples): a long poll reads again before it answers, so
+// only the answer counts.
+void CountSent(BrokerContext& ctx, const FetchResponse& resp, const Fetcher& fetcher) {
+  for (const auto& t : resp.responses) {
+    for (const auto& p : t.partitions) {
+      const auto bytes = static_cast<int64_t>(p.records.size());
+      if (bytes == 0) continue;
+      auto partition = ctx.topics.GetPartition({t.topic, p.partition_index});
+      if (!partition) continue;
+      if (fetcher.replica) {
+        partition->traffic().ReplicatedOut(bytes);
+      } else {
+        partition->traffic().Consumed(bytes);
+      }
+    }
+  }
+}
+
+// Builds the response, and tallies what it holds.
+FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, const Fetcher& fetcher,
+                      ReadTally& tally, std::vector<int64_t>& end_offsets,
+                      std::vector<RemoteRead>& remote) {
+  FetchResponse resp;
+  end_offsets.clear();
+  remote.clear();
+  int32_t budget = req.max_bytes > 0 ? req.max_bytes : INT32_MAX;
+  tally = ReadTally{};
+  for (const auto& topic : req.topics) {
+    auto& out_topic = resp.responses.emplace_back();
+    out_topic.topic = topic.topic;
+    auto info = ctx.topics.GetTopicInfo(topic.topic);
+    const TopicRead read{topic.topic, info ? info->min_insync_replicas : 1,
+                         info && info->log_config.remote_storage_enable};
+    for (const auto& partition : topic.partitions) {
+      auto& out = out_topic.partitions.emplace_back();
+      int32_t before = budget;
+      RemoteRead r;
+      bool as_follower = false;
+      end_offsets.push_back(ReadPartition(ctx, read, fetcher, partition, tally.bytes == 0, budget,
+                                          out, &r, as_follower));
+      const bool remote_read = r.tp.has_value();
+      if (remote_read) {
+        r.topic_index = resp.responses.size() - 1;
+        r.partition_index = out_topic.partitions.size() - 1;
+        remote.push_back(std::move(r));
+      }
+      tally.bytes += before - budget;
+      if (as_follower) {
+        tally.as_follower = true;
+        if (!remote_read) tally.follower_bytes += before - budget;  // remote: once read
+      }
+      tally.answer_now |=
+          out.error_code != 0 || out.diverging_epoch.has_value() || out.preferred_read_replica >= 0;
+    }
+  }
+  return resp;
+}
+
+// True when any requested partition has more to read than `end_offsets`
+// saw (its log end for a follower, its high watermark for a consumer).
+bool HasNewData(BrokerContext& ctx, const FetchRequest& req, const Fetcher& fetcher,
+                const std::vector<int64_t>& end_offsets) {
+  size_t i = 0;
+  for (const auto& topic : req.topics) {
+    auto info = ctx.topics.GetTopicInfo(topic.topic);
+    const int min_isr = info ? info->min_insync_replicas : 1;
+    for (const auto& p : topic.partitions) {
+      auto partition = ctx.topics.GetPartition({topic.topic, p.partition});
+      if (partition && ReadableEnd(*partition, fetcher, min_isr) > end_offsets[i]) return true;
+      ++i;
+    }
+  }
+  return false;
+}
+
+// Runs the remote reads on the reader pool, all partitions at once, and
+// resumes when every one has answered. Completions are posted back to this
+// coroutine's strand, so `left` needs no lock; the timer is only a wake-up.
+asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
+                                     std::vector<RemoteRead>& reads) {
+  struct Pending {
+    explicit Pending(asio::any_io_executor e, size_t n) : timer(e), left(n) {}
+    asio::steady_timer timer;
+    size_t left;
+    std::vector<Result<Bytes>> results;
+  };
+  auto executor = co_await asio::this_coro::executor;
+  auto pending = std::make_shared<Pending>(executor, reads.size());
+  pending->results.resize(reads.size(), Bytes{});
+  pending->timer.expires_at(asio::steady_timer::time_point::max());
+  for (size_t i = 0; i < reads.size(); ++i) {
+    asio::post(rlm->reader_pool(), [rlm, pending, executor, i, tp = *reads[i].tp,
+                                    offset = reads[i].offset, max = reads[i].max_bytes] {
+      pending->results[i] = rlm->Read(tp, offset, max);
+      asio::post(executor, [pending] {
+        if (--pending->left == 0) pending->timer.cancel();
+      });
+    });
+  }
+  while (pending->left > 0) {
+    co_await pending->timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
+  }
+  for (size_t i = 0; i < reads.size(); ++i) reads[i].result = std::move(pending->results[i]);
+}
+
+// Drops the batches of `data` (whole batches from the first) that end at or
+// above `end`: a remote segment may reach past a follower's high watermark.
+void TrimToReadableEnd(Bytes& data, int64_t end) {
+  size_t keep = 0;
+  while (keep < data.size()) {
+    auto h = protocol::ParseBatchHeader(ByteView(data).subspan(keep));
+    if (!h.ok() || h->last_offset() >= end) break;
+    keep += static_cast<size_t>(h->size_in_bytes());
+  }
+  data.resize(std::min(keep, data.size()));
+}
+
+// Puts the remote reads' batches (or a retriable KAFKA_STORAGE_ERROR) into
+// `resp`, and tallies them. The budget reserved for them is counted in
+// tally.bytes already: what they did not fill is given back.
+asio::awaitable<void> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>& reads,
+                                 FetchResponse& resp, ReadTally& tally) {
+  co_await RunRemoteReads(ctx.topics.remote(), reads);
+  for (RemoteRead& r : reads) {
+    tally.bytes -= r.max_bytes;
+    auto& out = resp.responses[r.topic_index].partitions[r.partition_index];
+    if (!r.result.ok()) {
+      // Retention removed it meanwhile: out of range (a consumer of a
+      // follower goes back to the leader); a store outage (or an open
+      // breaker): KAFKA_STORAGE_ERROR, which clients retry.
+      out.error_code =
+          Code(r.result.error().code == Errc::kNotFound ? ErrorCode::kOffsetOutOfRange
+                                                        : ErrorCode::kKafkaStorageError);
+      tally.answer_now = true;
+      continue;
+    }
+    TrimToReadableEnd(*r.result, r.readable_end);
+    const auto n = static_cast<int64_t>(r.result->size());
+    tally.bytes += n;
+    if (r.as_follower) tally.follower_bytes += n;
+    out.records.Own(std::move(r.result).value());
+  }
+}
+
+// Fetch metrics (Kafka's names where it has them).
+struct FetchProbe {
+  metrics::Counter& replication_bytes_out = metrics::Global().GetCounter(
+      "strata_replication_bytes_out_total", "Record bytes this broker sent to its followers");
+  metrics::Counter& follower_fetches = metrics::Global().GetCounter(
+      "strata_follower_fetch_requests_total",
+      "Consumer fetches served by this broker as a follower of a partition (KIP-392)");
+  metrics::Counter& follower_bytes = metrics::Global().GetCounter(
+      "strata_follower_fetch_bytes_total",
+      "Record bytes sent to consumers from partitions this broker follows (KIP-392)");
+  metrics::Counter& preferred_read_replica = metrics::Global().GetCounter(
+      "strata_preferred_read_replica_total",
+      "Partitions of consumer fetches this leader sent to a preferred read replica (KIP-392)");
+};
+
+FetchProbe& Probe() {
+  static FetchProbe probe;
+  return probe;
+}
+
+// The response to send, counted.
+std::optional<Bytes> Respond(net::Request& request, FetchResponse& resp, const Fetcher& fetcher,
+                             const ReadTally& tally) {
+  FetchProbe& probe = Probe();
+  if (fetcher.replica && tally.bytes > 0) {
+    probe.replication_bytes_out.Add(static_cast<uint64_t>(tally.bytes));
+  }
+  if (tally.as_follower) {
+    probe.follower_fetches.Add(1);
+    if (tally.follower_bytes > 0) {
+      probe.follower_bytes.Add(static_cast<uint64_t>(tally.follower_bytes));
+    }
+  }
+  if (fetcher.follower_reads) {
+    for (const auto& t : resp.responses) {
+      for (const auto& p : t.partitions) {
+        if (p.preferred_read_replica >= 0) probe.preferred_read_replica.Add(1);
+      }
+    }
+  }
+  return EncodeResponse(request, resp, &request.response_splices);
+}
+
+}  // namespace
+
+asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& request) {
+  auto decoded = DecodeRequest<FetchRequest>(request);
+  if (!decoded.ok()) co_return decoded.take_error();
+  FetchRequest& req = decoded.value();
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(req.max_wait_ms, 0));
+  std::vector<TopicPartition> partitions;
+  for (const auto& t : req.topics) {
+    for (const auto& p : t.partitions) partitions.push_back({t.topic, p.partition});
+  }
+  std::vector<int64_t> end_offsets;
+  std::vector<RemoteRead> remote;
+  Fetcher fetcher;
+  fetcher.replica = req.replica_id >= 0;
+  fetcher.id = cluster::NodeId(req.replica_id);
+  if (fetcher.replica && ctx.metadata) {
+    if (auto b = ctx.metadata->view().Broker(fetcher.id)) fetcher.broker_epoch = b->epoch.value();
+  }
+  fetcher.follower_reads = !fetcher.replica && request.header.api_version >= 11;
+  fetcher.rack = req.rack_id;
+  for (;;) {
+    ReadTally tally;
+    FetchResponse resp = ReadAll(ctx, req, fetcher, tally, end_offsets, remote);
+    if (!remote.empty()) co_await ReadRemote(ctx, remote, resp, tally);
+    auto now = std::chrono::steady_clock::now();
+    if (tally.bytes >= req.min_bytes || tally.answer_now || now >= deadline || partitions.empty()) {
+      CountSent(ctx, resp, fetcher);
+      co_return Respond(request, resp, fetcher, tally);
+    }
+    auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
+    if (!HasNewData(ctx, req, fetcher, end_offsets)) {
+      auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      co_await ctx.notifier.Wait(waiter, remaining);
+    }
+    ctx.notifier.Unregister(waiter);
+    if (std::chrono::steady_clock::now() >= deadline &&
+        !HasNewData(ctx, req, fetcher, end_offsets)) {
+      CountSent(ctx, resp, fetcher);
+      co_return Respond(request, resp, fetcher, tally);
+    }
+  }
+}
+
+}  // namespace strata::kafka

@@ -1,0 +1,79 @@
+// FindCoordinator (10): a group's coordinator is the leader of its
+// __consumer_offsets partition (key type 0), the topic made at the first
+// lookup; COORDINATOR_NOT_AVAILABLE while that partition has no leader. There is no transaction
+// coordinator yet (key type 1: COORDINATOR_NOT_AVAILABLE); other key types
+// (share groups) are INVALID_REQUEST, as Kafka answers versions below 6.
+// v0-3 carry one key, v4+ a batch (KIP-699).
+#include "kafka/group_routing.h"
+#include "kafka/handlers/handlers.h"
+#include "protocol/error_code.h"
+#include "protocol/messages/find_coordinator.h"
+
+namespace strata::kafka {
+
+namespace {
+
+using protocol::ErrorCode;
+using protocol::FindCoordinatorRequest;
+using protocol::FindCoordinatorResponse;
+
+constexpr int8_t kGroupKey = 0;
+constexpr int8_t kTransactionKey = 1;
+
+const char* Message(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kNone:
+      return "NONE";
+    case ErrorCode::kCoordinatorNotAvailable:
+      return "The coordinator is not available.";
+    default:
+      return "The request was malformed or sent to an incompatible broker.";
+  }
+}
+
+FindCoordinatorResponse::Coordinator Lookup(BrokerContext& ctx, int8_t key_type,
+                                            const std::string& key) {
+  FindCoordinatorResponse::Coordinator c;
+  c.key = key;
+  if (key_type == kGroupKey && ctx.group_coordinator != nullptr &&
+      EnsureOffsetsTopic(ctx) == ErrorCode::kNone) {
+    LiveBroker b = GroupCoordinatorBroker(ctx, key);
+    if (b.node_id >= 0) {
+      c.node_id = b.node_id;
+      c.host = b.host;
+      c.port = b.port;
+      return c;
+    }
+  }
+  ErrorCode code = key_type == kGroupKey || key_type == kTransactionKey
+                       ? ErrorCode::kCoordinatorNotAvailable
+                       : ErrorCode::kInvalidRequest;
+  c.error_code = Code(code);
+  c.error_message = Message(code);
+  c.node_id = -1;
+  c.port = -1;
+  return c;
+}
+
+}  // namespace
+
+HandlerResult HandleFindCoordinator(BrokerContext& ctx, net::Request& request) {
+  STRATA_ASSIGN_OR_RETURN(FindCoordinatorRequest req,
+                          DecodeRequest<FindCoordinatorRequest>(request));
+  FindCoordinatorResponse resp;
+  if (request.header.api_version >= 4) {
+    for (const auto& key : req.coordinator_keys)
+      resp.coordinators.push_back(Lookup(ctx, req.key_type, key));
+  } else {
+    auto c = Lookup(ctx, req.key_type, req.key);
+    resp.error_code = c.error_code;
+    resp.error_message =
+        c.error_message ? c.error_message : std::optional<std::string>(Message(ErrorCode::kNone));
+    resp.node_id = c.node_id;
+    resp.host = c.host;
+    resp.port = c.port;
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::kafka

@@ -1,0 +1,17 @@
+// ListGroups (16): every live group with its protocol type and (v4+) state;
+// v4 may filter by state names (case-insensitive).
+#include "coordinator/group_coordinator.h"
+#include "kafka/handlers/handlers.h"
+#include "protocol/messages/list_groups.h"
+
+namespace strata::kafka {
+
+HandlerResult HandleListGroups(BrokerContext& ctx, net::Request& request) {
+  STRATA_ASSIGN_OR_RETURN(protocol::ListGroupsRequest req,
+                          DecodeRequest<protocol::ListGroupsRequest>(request));
+  protocol::ListGroupsResponse resp;
+  resp.groups = ctx.group_coordinator->ListGroups(req.states_filter);
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::kafka

@@ -1,0 +1,110 @@
+// Metadata (3): the live brokers, cluster id, controller and topics, with
+// each partition's leader, epoch, replicas and ISR from its record. Unknown topics are auto-created
+// when both the request and auto.create.topics.enable allow it, so they come back usable at once.
+#include "protocol/messages/metadata.h"
+
+#include "broker/topic_validation.h"
+#include "kafka/cluster_state.h"
+#include "kafka/controller_forwarding.h"
+#include "kafka/handlers/handlers.h"
+#include "kafka/topic_creation.h"
+#include "protocol/error_code.h"
+
+namespace strata::kafka {
+
+namespace {
+
+using protocol::ErrorCode;
+using protocol::MetadataRequest;
+using protocol::MetadataResponse;
+
+MetadataResponse::Topic DescribeTopic(BrokerContext& ctx, const broker::TopicInfo& info) {
+  MetadataResponse::Topic t;
+  t.name = info.record.name;
+  t.topic_id = info.record.id;
+  t.is_internal = info.record.internal;
+  auto states = PartitionStates(ctx, info.record, LiveBrokers(ctx));
+  for (int32_t p = 0; p < info.record.partitions; ++p) {
+    PartitionState& s = states[static_cast<size_t>(p)];
+    MetadataResponse::Partition& part = t.partitions.emplace_back();
+    part.partition_index = p;
+    part.leader_id = s.leader().value();
+    part.leader_epoch = s.record.leader_epoch.value();  // real even without a leader (KIP-320)
+    part.replica_nodes = WireIds(s.record.replicas);
+    part.isr_nodes = WireIds(s.record.isr);
+    part.offline_replicas = WireIds(s.offline_replicas);
+    if (!s.leader_available) part.error_code = Code(ErrorCode::kLeaderNotAvailable);
+  }
+  return t;
+}
+
+MetadataResponse::Topic LookupOrCreate(BrokerContext& ctx, const std::string& name,
+                                       bool auto_create) {
+  if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info);
+  MetadataResponse::Topic t;
+  t.name = name;
+  if (broker::InvalidTopicNameReason(name)) {
+    t.error_code = Code(ErrorCode::kInvalidTopicException);
+    return t;
+  }
+  if (!auto_create) {
+    t.error_code = Code(ErrorCode::kUnknownTopicOrPartition);
+    return t;
+  }
+  if (ctx.forwarder != nullptr && !ctx.forwarder->IsActiveController()) {
+    // As Kafka's brokers: the controller creates it; the client retries.
+    ctx.forwarder->RequestTopicCreation(name);
+    t.error_code = Code(ErrorCode::kLeaderNotAvailable);
+    return t;
+  }
+  auto created = CreateTopicChecked(ctx, name, -1, -1, {}, false);
+  if (created.error != ErrorCode::kNone && created.error != ErrorCode::kTopicAlreadyExists) {
+    t.error_code =
+        Code(created.error == ErrorCode::kInvalidReplicationFactor ? ErrorCode::kLeaderNotAvailable
+                                                                   : created.error);
+    return t;
+  }
+  if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info);
+  t.error_code = Code(ErrorCode::kLeaderNotAvailable);
+  return t;
+}
+
+}  // namespace
+
+HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
+  STRATA_ASSIGN_OR_RETURN(MetadataRequest req, DecodeRequest<MetadataRequest>(request));
+  int16_t version = request.header.api_version;
+  MetadataResponse resp;
+  for (auto& b : LiveBrokers(ctx)) resp.brokers.push_back({b.node_id, b.host, b.port, b.rack});
+  resp.cluster_id = ctx.store.cluster_id();
+  resp.controller_id = ControllerId(ctx);
+
+  bool all_topics = !req.topics.has_value() || (version == 0 && req.topics->empty());
+  if (all_topics) {
+    for (const auto& record : ctx.topics.ListTopics()) {
+      if (auto info = ctx.topics.GetTopicInfo(record.name))
+        resp.topics.push_back(DescribeTopic(ctx, *info));
+    }
+  } else {
+    bool auto_create = ctx.config.GetBool("auto.create.topics.enable") &&
+                       (version < 4 || req.allow_auto_topic_creation);
+    for (const auto& topic : *req.topics) {
+      if (topic.name.has_value()) {
+        resp.topics.push_back(LookupOrCreate(ctx, *topic.name, auto_create));
+        continue;
+      }
+      // v10+: lookup by topic id.
+      MetadataResponse::Topic t;
+      t.topic_id = topic.topic_id;
+      t.error_code = Code(ErrorCode::kUnknownTopicId);
+      for (const auto& record : ctx.topics.ListTopics()) {
+        if (record.id != topic.topic_id) continue;
+        if (auto info = ctx.topics.GetTopicInfo(record.name)) t = DescribeTopic(ctx, *info);
+      }
+      resp.topics.push_back(std::move(t));
+    }
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::kafka

@@ -1,0 +1,52 @@
+// OffsetForLeaderEpoch (23): where a leader epoch ends in the leader's log,
+// which clients use to detect log truncation after a failover (KIP-320).
+#include "protocol/messages/offset_for_leader_epoch.h"
+
+#include "kafka/handlers/handlers.h"
+#include "protocol/error_code.h"
+
+namespace strata::kafka {
+
+using protocol::ErrorCode;
+
+HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request) {
+  using protocol::OffsetForLeaderEpochRequest;
+  STRATA_ASSIGN_OR_RETURN(OffsetForLeaderEpochRequest req,
+                          DecodeRequest<OffsetForLeaderEpochRequest>(request));
+  protocol::OffsetForLeaderEpochResponse resp;
+  for (const auto& topic : req.topics) {
+    auto& out_topic = resp.topics.emplace_back();
+    out_topic.topic = topic.topic;
+    for (const auto& p : topic.partitions) {
+      auto& out = out_topic.partitions.emplace_back();
+      out.partition = p.partition;
+      broker::LeaderLookup leader =
+          ctx.topics.LeaderPartition({topic.topic, p.partition}, p.current_leader_epoch);
+      if (leader.error != ErrorCode::kNone) {
+        out.error_code = Code(leader.error);
+        continue;
+      }
+      const std::shared_ptr<storage::Log>& log = leader.partition->log();
+      const int32_t current = leader.partition->leader_epoch().value();
+      int32_t epoch = -1;
+      int64_t end_offset = -1;
+      if (p.leader_epoch == current) {
+        // The leader's own epoch ends at the log end, written in it or not.
+        epoch = current;
+        end_offset = log->log_end_offset();
+      } else if (p.leader_epoch < current) {
+        std::tie(epoch, end_offset) = log->EndOffsetForEpoch(p.leader_epoch);
+        if (epoch < 0 && log->latest_epoch() < 0) {
+          // Nothing written yet: every earlier epoch ends at the log end.
+          epoch = current;
+          end_offset = log->log_end_offset();
+        }
+      }  // a future epoch: UNDEFINED (-1, -1), as Kafka
+      out.leader_epoch = epoch;
+      out.end_offset = end_offset;
+    }
+  }
+  return std::optional<Bytes>(EncodeResponse(request, resp));
+}
+
+}  // namespace strata::kafka

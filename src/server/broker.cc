@@ -1,0 +1,351 @@
+#include "server/broker.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "admin/routes.h"
+#include "base/log.h"
+#include "broker/local_replicas.h"
+#include "server/capacity.h"
+#include "server/logger.h"
+
+namespace strata::server {
+
+Broker::Broker(config::BrokerConfig config, Clock* clock)
+    : config_(std::move(config)), clock_(clock) {}
+
+Broker::~Broker() {
+  Stop();
+  if (admin_thread_.joinable()) admin_thread_.join();  // no handler runs past here
+  balancer_.reset();
+  deleted_topics_.reset();
+  controller_.reset();
+  election_.reset();  // resigns, so another broker takes over at once
+  session_.reset();   // leaves the cluster at once (lease revoked)
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  // Joins the connection threads and destroys the connections' coroutine
+  // frames while everything they refer to still exists.
+  network_.reset();
+  if (maintenance_thread_.joinable()) maintenance_thread_.join();
+  if (topics_) {
+    topics_->Shutdown();  // closes (flushes) every log
+    Status st = broker::MarkCleanShutdown(config_.log_dir());
+    if (!st.ok()) Log()->warn("marking a clean shutdown: {}", st.error().message);
+  }
+}
+
+Result<std::unique_ptr<cluster::Metadata>> Broker::OpenMetadata(const std::filesystem::path& dir) {
+  cluster::MetadataOptions options;
+  options.local_node = cluster::NodeId(config_.node_id());
+  options.dir = dir / "strata-metadata";
+  options.legacy_dir = dir;
+  options.prefix = config_.Get("strata.etcd.prefix");
+  options.timeout =
+      std::chrono::milliseconds(config_.GetLong("strata.etcd.request.timeout.ms") * 2);
+  if (config_.Get("strata.metadata.backend") == "etcd") {
+    options.backend = cluster::MetadataOptions::Backend::kEtcd;
+    auto endpoints = cluster::ParseEtcdEndpoints(config_.Get("strata.etcd.endpoints"));
+    if (!endpoints.ok()) return endpoints.take_error();
+    options.etcd.endpoints = std::move(*endpoints);
+    options.etcd.request_timeout =
+        std::chrono::milliseconds(config_.GetLong("strata.etcd.request.timeout.ms"));
+  }
+  auto md = cluster::Metadata::Open(options);
+  if (!md.ok()) return md.take_error();
+  Log()->info("cluster metadata in {} under {}", (*md)->kv().Describe(), (*md)->keys().prefix());
+  return std::move(*md);
+}
+
+Status Broker::Register() {
+  cluster::BrokerSessionOptions options;
+  options.registration.node_id = cluster::NodeId(config_.node_id());
+  for (const auto& l : config_.advertised_listeners()) {
+    options.registration.listeners.push_back(
+        {l.listener_name, l.host, l.port != 0 ? l.port : server_->bound_port()});
+  }
+  options.registration.rack = config_.Get("broker.rack");
+  options.registration.incarnation = cluster::UuidToBase64(cluster::RandomTopicId());
+  options.registration.clean_shutdown = clean_shutdown_;
+  options.registration.new_log_dir_epoch = new_log_dir_epoch_;
+  if (config_.GetBool("strata.broker.standby")) {
+    options.registration.state = cluster::BrokerState::kStandby;
+  }
+  options.registration.capacity = DeclaredCapacity(config_);
+  options.ttl = std::chrono::milliseconds(config_.GetLong("strata.etcd.lease.ttl.ms"));
+  STRATA_ASSIGN_OR_RETURN(session_, cluster::BrokerSession::Start(*metadata_, std::move(options)));
+  admin::RegisterSessionGauges(*session_);
+  if (new_log_dir_epoch_ == 0) {  // new as of this registration: data comes after it
+    new_log_dir_epoch_ = session_->epoch().value();
+    STRATA_RETURN_IF_ERROR(broker::WriteNewLogDirMarker(config_.log_dir(), new_log_dir_epoch_));
+    session_->SetNewLogDirEpoch(new_log_dir_epoch_);
+    topics_->SetLostDataBefore(new_log_dir_epoch_);
+    // Replicas of partitions made before Start and after that revision
+    // (none yet counting on lost data) open now rather than at the next change.
+    Status st = topics_->ReconcileNow();
+    if (!st.ok()) Log()->warn("reconciling after registering: {}", st.error().message);
+  }
+  broker::TopicManager* topics = topics_.get();
+  cluster::BrokerSession* session = session_.get();
+  // Partitions are given up only when the lease is known lost (see BrokerSession).
+  session_->OnChange(
+      [topics, session](bool, cluster::BrokerEpoch) { topics->SetFenced(session->lease_lost()); });
+  election_ = cluster::ControllerElection::Start(*metadata_, *session_, nullptr);
+  cluster::ControllerElection* election = election_.get();
+  metadata_->SetControllerFence([election]() -> std::optional<cluster::KvCompare> {
+    if (!election->active()) return std::nullopt;
+    return election->Fence();
+  });
+  const config::ConfigDef* unclean = config::FindTopicConfig("unclean.leader.election.enable");
+  cluster::ControllerOptions controller_options{
+      .unclean_allowed =
+          [this, unclean](const cluster::TopicRecord& t) {
+            auto it = t.configs.find(unclean->name);
+            return config::ToBool(it != t.configs.end() ? it->second
+                                                        : config_.TopicDefault(*unclean));
+          },
+      .min_insync_replicas = [topics](const cluster::TopicRecord& t) -> int {
+        auto info = topics->GetTopicInfo(t.name);
+        return info ? info->min_insync_replicas : 1;
+      },
+      .auto_leader_rebalance = config_.GetBool("auto.leader.rebalance.enable"),
+      .leader_imbalance_check_interval =
+          std::chrono::seconds(config_.GetLong("leader.imbalance.check.interval.seconds")),
+      .leader_imbalance_percent =
+          static_cast<int>(config_.GetLong("leader.imbalance.per.broker.percentage")),
+  };
+  controller_ =
+      std::make_unique<cluster::Controller>(*metadata_, *election_, std::move(controller_options));
+  cluster::DeletedTopicCleaner::RemoteDataDeleter delete_remote;
+  if (tiered::RemoteLogManager* remote = topics->remote()) {
+    delete_remote = [remote](const cluster::TopicRecord& t) {
+      return remote->DeleteTopicData(t.name, cluster::UuidToBase64(t.id), t.partitions);
+    };
+  }
+  deleted_topics_ = std::make_unique<cluster::DeletedTopicCleaner>(*metadata_, *election_,
+                                                                   std::move(delete_remote));
+  forwarder_ = std::make_unique<kafka::ControllerForwarder>(
+      *context_, io_.get_executor(), [election] { return election->active(); },
+      [session]() -> std::optional<std::string> {
+        if (!session->fenced()) return std::nullopt;
+        return "the cluster metadata store (etcd) cannot be reached: this broker's lease has not "
+               "been renewed for a TTL; topic changes resume when it is back";
+      },
+      std::chrono::milliseconds(config_.GetLong("controller.socket.timeout.ms")));
+  context_->forwarder = forwarder_.get();
+  context_->controller = controller_.get();
+  kafka::BrokerContext* ctx = context_.get();
+  balancer_ = std::make_unique<balancer::BalancerService>(
+      *metadata_, *controller_, io_.get_executor(), balancer::BalancerOptions::FromConfig(config_),
+      [ctx] { return balancer::EnsureBalancerTopics(*ctx); });
+  admin_context_->balancer.store(balancer_.get());
+  admin::RegisterBalancerGauges(*balancer_);
+  if (const int64_t interval = config_.GetLong("strata.balancer.metrics.interval.ms");
+      interval > 0) {
+    balancer::LoadReporterOptions reporter{cluster::NodeId(config_.node_id()),
+                                           std::chrono::milliseconds(interval), config_.log_dir(),
+                                           config_.GetLong("strata.broker.capacity.disk.bytes")};
+    load_reporter_ = std::make_unique<balancer::LoadReporter>(
+        *topics_, metadata_->view(), io_.get_executor(), std::move(reporter));
+  }
+  return Status::Ok();
+}
+
+Status Broker::Start() {
+  std::filesystem::path dir(config_.log_dir());
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return MakeError(Errc::kIoError, fmt::format("log.dirs {}: {}", dir.string(), ec.message()));
+  STRATA_ASSIGN_OR_RETURN(metadata_, OpenMetadata(dir));
+  store_ = metadata_.get();
+  STRATA_ASSIGN_OR_RETURN(new_log_dir_epoch_, broker::ReadNewLogDirMarker(dir));
+  if (new_log_dir_epoch_ >= 0)
+    Log()->info("the log directory {} is new: replicas start empty", dir.string());
+  STRATA_ASSIGN_OR_RETURN(clean_shutdown_, broker::TakeCleanShutdownMarker(dir));
+  if (!clean_shutdown_) Log()->warn("the previous run did not shut down cleanly");
+  // Before any local data is opened, or deleted as stray: it must be this
+  // cluster's and this node's.
+  STRATA_RETURN_IF_ERROR(
+      broker::CheckMetaProperties(dir, metadata_->cluster_id(), config_.node_id()));
+  STRATA_ASSIGN_OR_RETURN(broker::ReplicaSelectorKind selector,
+                          broker::ParseReplicaSelector(config_.Get("replica.selector.class")));
+  topics_ = std::make_unique<broker::TopicManager>(config_, *metadata_, clock_);
+  // Consumers long-polling a follower (KIP-392) wake when its mark moves,
+  // acks=all produces when their leadership goes.
+  topics_->SetWakeListener([this](const TopicPartition& tp) { notifier_.Notify(tp); });
+  if (new_log_dir_epoch_ >= 0) {  // lost before its registration, whenever that is
+    topics_->SetLostDataBefore(new_log_dir_epoch_ > 0 ? new_log_dir_epoch_ : INT64_MAX);
+  }
+  STRATA_RETURN_IF_ERROR(topics_->Start());
+  producer_ids_ = std::make_unique<kafka::ProducerIdAllocator>(*store_);
+  context_ = std::make_unique<kafka::BrokerContext>(
+      kafka::BrokerContext{config_, *store_, *topics_, notifier_, *producer_ids_, clock_});
+  context_->replica_selector = selector;
+  STRATA_RETURN_IF_ERROR(StartGroupCoordinator());
+
+  const auto& listener = config_.listeners().front();
+  net::ServerOptions options;
+  options.host = listener.host;
+  options.port = listener.port;
+  options.max_request_bytes = static_cast<int32_t>(config_.GetLong("socket.request.max.bytes"));
+  const int threads = static_cast<int>(config_.GetLong("num.network.threads"));
+  network_ = std::make_unique<net::IoContextPool>(threads);
+  dispatcher_ = std::make_unique<kafka::Dispatcher>(*context_);
+  server_ = std::make_unique<net::Server>(io_, *network_, options, *dispatcher_);
+  STRATA_RETURN_IF_ERROR(server_->Start());
+  STRATA_RETURN_IF_ERROR(StartAdmin());
+  const auto& advertised = config_.advertised_listeners().front();
+  context_->advertised_host = advertised.host;
+  context_->advertised_port = advertised.port != 0 ? advertised.port : server_->bound_port();
+  context_->metadata = metadata_.get();
+  STRATA_RETURN_IF_ERROR(Register());
+
+  work_ = std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
+      io_.get_executor());
+  asio::co_spawn(maintenance_io_, PeriodicTasks(), asio::detached);
+  maintenance_thread_ = std::thread([this] { maintenance_io_.run(); });
+  asio::co_spawn(io_, GroupCoordinatorTicks(), asio::detached);
+  network_->Start("strata-net");
+  threads_.emplace_back([this] { io_.run(); });
+  Log()->info("node {} cluster {} listening on {}:{} (data in {}, {} threads)", config_.node_id(),
+              store_->cluster_id(), listener.host, server_->bound_port(), config_.log_dir(),
+              threads);
+  return Status::Ok();
+}
+
+void Broker::Wait() {
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  if (network_) network_->Join();
+}
+
+void Broker::Stop() {
+  // Before the io they produce and fetch on stops.
+  load_reporter_.reset();
+  if (balancer_) balancer_->Shutdown();
+  if (server_) server_->Stop();
+  if (admin_) admin_->Stop();
+  admin_io_.stop();
+  work_.reset();
+  io_.stop();
+  if (network_) network_->Stop();
+  maintenance_io_.stop();
+}
+
+asio::awaitable<void> Broker::PeriodicTasks() {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  int64_t check_ms = config_.GetLong("log.retention.check.interval.ms");
+  int64_t next_retention = clock_->MonotonicMs() + check_ms;
+  const int64_t marks_ms = config_.GetLong("replica.high.watermark.checkpoint.interval.ms");
+  int64_t next_marks = clock_->MonotonicMs() + marks_ms;
+  for (;;) {
+    timer.expires_after(std::chrono::milliseconds(std::min<int64_t>(1000, marks_ms)));
+    co_await timer.async_wait(asio::use_awaitable);
+    topics_->FlushDue();
+    SettleNewLogDir();
+    if (clock_->MonotonicMs() >= next_marks) {
+      Status st = topics_->CheckpointHighWatermarks();
+      if (!st.ok()) Log()->warn("checkpointing high watermarks: {}", st.error().message);
+      next_marks = clock_->MonotonicMs() + marks_ms;
+    }
+    if (clock_->MonotonicMs() >= next_retention) {
+      int deleted = topics_->EnforceRetention();
+      if (deleted > 0) Log()->info("retention deleted {} segments", deleted);
+      next_retention = clock_->MonotonicMs() + check_ms;
+    }
+  }
+}
+
+Status Broker::StartGroupCoordinator() {
+  const std::string topic = coordinator::kOffsetsTopic;
+  auto partitions = static_cast<int32_t>(config_.GetLong("offsets.topic.num.partitions"));
+  // The topic itself is made at the first FindCoordinator (EnsureOffsetsTopic).
+  if (auto existing = topics_->GetTopic(topic)) {
+    partitions = existing->partitions;  // as Kafka: the topic's count wins over the config
+  }
+  coordinator::CoordinatorConfig cc;
+  cc.initial_rebalance_delay_ms =
+      static_cast<int32_t>(config_.GetLong("group.initial.rebalance.delay.ms"));
+  cc.max_group_size = static_cast<int32_t>(config_.GetLong("group.max.size"));
+  cc.min_session_timeout_ms = static_cast<int32_t>(config_.GetLong("group.min.session.timeout.ms"));
+  cc.max_session_timeout_ms = static_cast<int32_t>(config_.GetLong("group.max.session.timeout.ms"));
+  cc.offsets_retention_ms = config_.GetLong("offsets.retention.minutes") * 60000;
+  cc.retention_check_interval_ms = config_.GetLong("offsets.retention.check.interval.ms");
+  broker::TopicManager* topics = topics_.get();
+  // Reads (a coordinator loading a partition) go to the log; appends through
+  // the partition, as a produce's do (it stamps the epoch, moves the high
+  // watermark and wakes the fetches and commits waiting on it).
+  auto log = std::make_unique<coordinator::OffsetsLog>(
+      partitions,
+      [topics, topic](int32_t p) {
+        return topics->GetLog({topic, p});
+      },
+      [topics, topic](int32_t p, MutableByteView batch,
+                      const std::vector<storage::BatchInfo>& infos)
+          -> Result<coordinator::OffsetsLog::Appended> {
+        auto partition = topics->GetPartition({topic, p});
+        auto info = topics->GetTopicInfo(topic);
+        if (!partition || !info) {
+          return MakeError(Errc::kUnavailable, fmt::format("{}-{} is not hosted here", topic, p));
+        }
+        STRATA_ASSIGN_OR_RETURN(auto appended,
+                                partition->AppendAsLeader(batch, infos, info->min_insync_replicas));
+        return coordinator::OffsetsLog::Appended{appended.appended.last_offset,
+                                                 appended.leader_epoch.value()};
+      },
+      clock_);
+  group_coordinator_ = std::make_unique<coordinator::GroupCoordinator>(cc, std::move(log), clock_);
+  // The coordinator serves the groups of the offsets partitions this broker
+  // leads: loaded as it gains them (now, for those it leads already),
+  // unloaded as it loses them.
+  coordinator::GroupCoordinator* coordinator = group_coordinator_.get();
+  topics_->SetLeadershipListener([coordinator, topic](const TopicPartition& tp, bool leader) {
+    if (tp.topic != topic) return;
+    if (!leader) {
+      coordinator->UnloadPartition(tp.partition);
+      return;
+    }
+    Status st = coordinator->LoadPartition(tp.partition);
+    if (!st.ok()) Log()->error("loading the groups of {}: {}", tp.ToString(), st.error().message);
+  });
+  context_->group_coordinator = group_coordinator_.get();
+  return Status::Ok();
+}
+
+asio::awaitable<void> Broker::GroupCoordinatorTicks() {
+  // Group timers (sessions, rebalance timeouts, initial delay) are applied
+  // here; 50 ms is well below any timeout clients use.
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    timer.expires_after(std::chrono::milliseconds(50));
+    co_await timer.async_wait(asio::use_awaitable);
+    group_coordinator_->Tick();
+  }
+}
+
+Status Broker::StartAdmin() {
+  admin_context_ = std::make_unique<admin::AdminContext>(*context_);
+  admin::RegisterBrokerGauges(*context_);
+  metrics::Global().SetGauge("strata_connections", "Open Kafka connections", {},
+                             [this] { return static_cast<double>(server_->connections()); });
+  const std::string& listener = config_.Get("strata.admin.listener");
+  if (listener.empty()) return Status::Ok();
+  size_t colon = listener.rfind(':');
+  if (colon == std::string::npos) {
+    return MakeError(Errc::kInvalidArgument, "strata.admin.listener must be host:port");
+  }
+  uint16_t port = static_cast<uint16_t>(std::stoi(listener.substr(colon + 1)));
+  admin_ = std::make_unique<admin::HttpServer>(admin_io_, listener.substr(0, colon), port);
+  admin::RegisterAdminRoutes(*admin_, *admin_context_);
+  STRATA_RETURN_IF_ERROR(admin_->Start());
+  admin_thread_ = std::thread([this] { admin_io_.run(); });
+  Log()->info("admin API and console on http://{}:{}/ (/metrics, /console, /v1/...)",
+              listener.substr(0, colon), admin_->bound_port());
+  return Status::Ok();
+}
+
+}  // namespace strata::server
