@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "base/log.h"
 #include "broker/local_replicas.h"
 #include "broker/logger.h"
@@ -48,6 +50,8 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
   fetchers_ = std::make_unique<ReplicaFetchers>(
       config_, metadata_.view(), self_, follower_throttle_,
       [peers = peers_.get()](cluster::NodeId leader) { peers->Suspect(leader); });
+  IsrUpdater::Host& host = *this;  // a private base: converted here
+  isr_ = std::make_unique<IsrUpdater>(host, config_, metadata_, clock_, *peers_, progress_);
 }
 
 int64_t TopicManager::TotalLogBytes() const {
@@ -59,7 +63,7 @@ int64_t TopicManager::TotalLogBytes() const {
 
 TopicManager::~TopicManager() {
   StopReconciler();
-  StopIsrThread();
+  if (isr_) isr_->Stop();
   fetchers_->Shutdown();
   if (cleaner_) cleaner_->Stop();
 }
@@ -154,7 +158,7 @@ Status TopicManager::Start() {
   if (cleaner_) cleaner_->Start();
   if (remote_) remote_->Start();
   StartReconciler();
-  isr_thread_ = std::thread([this] { IsrLoop(); });
+  isr_->Start();
   return Status::Ok();
 }
 
@@ -179,7 +183,7 @@ void TopicManager::DeleteStrayPartitionDirs() {
 
 void TopicManager::Shutdown() {
   StopReconciler();
-  StopIsrThread();
+  if (isr_) isr_->Stop();
   fetchers_->Shutdown();  // they append to the logs: stop them first
   Status marks = CheckpointHighWatermarks();
   if (!marks.ok()) Log()->warn("checkpointing high watermarks: {}", marks.error().message);
@@ -367,6 +371,48 @@ void TopicManager::FlushDue() {
       Log()->warn("flush {} failed: {}", log->dir().string(), flushed.error().message);
     }
   }
+}
+
+// IsrUpdater::Host
+
+std::vector<std::shared_ptr<Partition>> TopicManager::LedPartitions() const {
+  std::vector<std::shared_ptr<Partition>> led;
+  std::shared_lock lock(mu_);
+  for (const auto& [tp, p] : partitions_) {
+    if (p->leader() == self_) led.push_back(p);
+  }
+  return led;
+}
+
+int TopicManager::MinInsyncReplicas(const std::string& topic) const {
+  auto info = GetTopicInfo(topic);
+  return info ? info->min_insync_replicas : 1;
+}
+
+void TopicManager::IsrChanged(Partition& p) { AdvanceHighWatermark(p); }
+
+void TopicManager::BeforePass() { RefreshReplicationThrottles(); }
+
+bool TopicManager::Fenced() const { return fenced_.load(); }
+
+int64_t TopicManager::ContiguityBound(const Partition& p) const {
+  auto info = GetTopicInfo(p.tp().topic);
+  if (!remote_ || !info || !info->log_config.remote_storage_enable) {
+    return std::numeric_limits<int64_t>::max();  // nothing remote to join up with
+  }
+  // Offsets below the partition's log start are gone everywhere; up to the
+  // remote end they are in remote storage. Only the end saved in the
+  // metadata store counts: it names a durable manifest, which a successor
+  // finds. This leader's own uploads are not there until that manifest is
+  // written and the end saved; a replica counted contiguous earlier, and
+  // the old replicas of a move deleted on that basis, would leave offsets
+  // held nowhere if the new leader took over first (it retires uploads the
+  // manifest it finds does not list as finished).
+  int64_t remote_end = -1;
+  if (auto saved = store_.GetRemoteLogOffsets(p.topic_id(), p.tp().partition)) {
+    remote_end = saved->end;
+  }
+  return std::max(LogStartOffset(p.tp(), *p.log()), remote_end + 1);
 }
 
 }  // namespace strata::broker

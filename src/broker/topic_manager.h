@@ -25,6 +25,7 @@
 #include "base/env.h"
 #include "base/result.h"
 #include "broker/disk_high_mark.h"
+#include "broker/isr_updater.h"
 #include "broker/partition.h"
 #include "broker/peer_liveness.h"
 #include "broker/reassignment_progress.h"
@@ -51,13 +52,13 @@ struct TopicInfo {
   int32_t min_insync_replicas = 1;
 };
 
-class TopicManager {
+class TopicManager : private IsrUpdater::Host {
  public:
   // Every replica's log, its directory marker and the high-watermark
   // checkpoint are written through `env` (tests fill the disk with it).
   TopicManager(const config::BrokerConfig& config, cluster::Metadata& metadata, Clock* clock,
                Env* env = Env::Default());
-  ~TopicManager();
+  ~TopicManager() override;
 
   // Opens the replicas placed on this broker (running log recovery), then
   // follows the metadata view; starts the log cleaner when log.cleaner.enable.
@@ -219,17 +220,14 @@ class TopicManager {
   void DeleteStrayPartitionDirs();
   void StartReconciler();
   void StopReconciler();
-  void IsrLoop();
-  void StopIsrThread();
-  // Writes the ISR and remote contiguity each led partition wants now;
-  // returns the changes made.
-  int UpdateIsrs();
-  // The highest local log start at which a replica of `p` joins up with
-  // remote storage (remote log end + 1, or the partition's log start when
-  // higher); INT64_MAX for a partition that is not tiered.
-  int64_t ContiguityBound(const Partition& p) const;
-  // Hands ISR followers of `led` not heard of for a while to the liveness probe.
-  void SuspectSilentFollowers(const std::vector<std::shared_ptr<Partition>>& led, int64_t now_ms);
+  // IsrUpdater::Host. ContiguityBound: remote log end + 1, or the
+  // partition's log start when higher.
+  std::vector<std::shared_ptr<Partition>> LedPartitions() const override;
+  int MinInsyncReplicas(const std::string& topic) const override;
+  int64_t ContiguityBound(const Partition& p) const override;
+  void IsrChanged(Partition& p) override;
+  void BeforePass() override;
+  bool Fenced() const override;
   void ReconcileLoop();
   std::filesystem::path PartitionDir(const TopicPartition& tp) const;
   void PublishTopicInfo(const cluster::TopicRecord& record);  // caller holds no lock
@@ -279,15 +277,9 @@ class TopicManager {
   std::shared_ptr<replication::ReplicationThrottle> follower_throttle_;  // shared with fetchers_
   std::unique_ptr<ReplicaFetchers> fetchers_;   // this broker's follower fetch loops
   storage::HighWatermarks checkpointed_marks_;  // read at Start, for OpenReplica
-  // The ISR thread: writes the ISR changes the led partitions want
-  // (AlterPartition), every replica.lag.time.max.ms / 2 and when woken.
-  std::thread isr_thread_;
-  std::mutex isr_mu_;
-  std::condition_variable isr_wake_;
-  bool isr_stopping_ = false;
-  ReassignmentProgress progress_;  // updated by the ISR thread
-  std::atomic<int64_t> isr_shrinks_{0};
-  std::atomic<int64_t> isr_expands_{0};
+  ReassignmentProgress progress_;               // updated by isr_
+  // Writes the ISR changes the led partitions want (AlterPartition).
+  std::unique_ptr<IsrUpdater> isr_;
 };
 
 }  // namespace strata::broker
