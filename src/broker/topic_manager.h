@@ -29,6 +29,7 @@
 #include "broker/partition.h"
 #include "broker/peer_liveness.h"
 #include "broker/reassignment_progress.h"
+#include "broker/reconciler.h"
 #include "broker/replica_fetchers.h"
 #include "broker/topic_partition.h"
 #include "cluster/metadata.h"
@@ -228,7 +229,6 @@ class TopicManager : private IsrUpdater::Host {
   void IsrChanged(Partition& p) override;
   void BeforePass() override;
   bool Fenced() const override;
-  void ReconcileLoop();
   std::filesystem::path PartitionDir(const TopicPartition& tp) const;
   void PublishTopicInfo(const cluster::TopicRecord& record);  // caller holds no lock
   Status StartRemote();
@@ -262,13 +262,8 @@ class TopicManager : private IsrUpdater::Host {
   std::unordered_map<std::string, std::shared_ptr<const TopicInfo>> infos_;
   // The topic record revision each published TopicInfo came from.
   std::unordered_map<std::string, cluster::Revision> info_revisions_;
-  // Reconciliation thread, woken by the view on topic and partition changes.
-  std::mutex wake_mu_;
-  std::condition_variable wake_;
-  bool dirty_ = false;
-  bool stopping_ = false;
-  int subscription_ = 0;
-  std::thread reconciler_;
+  // Runs ReconcileLocked on its own thread as the view changes.
+  std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<storage::LogCleaner> cleaner_;      // null unless log.cleaner.enable
   std::unique_ptr<tiered::RemoteLogManager> remote_;  // null unless tiered storage is on
   std::unique_ptr<DiskHighMark> high_mark_;           // produce back-pressure

@@ -37,54 +37,19 @@ bool HasReplica(const cluster::PartitionRecord& r, cluster::NodeId node) {
 }  // namespace
 
 void TopicManager::StartReconciler() {
-  const std::string topics = metadata_.keys().TopicsPrefix();
-  const std::string partitions = metadata_.keys().PartitionsPrefix();
-  const std::string broker_configs = metadata_.keys().BrokerConfig("");
-  subscription_ =
-      metadata_.view().Subscribe([this, topics, partitions, broker_configs](
-                                     const std::vector<std::string>& keys, bool reloaded) {
-        bool relevant = reloaded || std::any_of(keys.begin(), keys.end(), [&](const auto& k) {
-                          return k.starts_with(topics) || k.starts_with(partitions) ||
-                                 k.starts_with(broker_configs);
-                        });
-        if (!relevant) return;
-        std::lock_guard lock(wake_mu_);
-        dirty_ = true;
-        wake_.notify_one();
+  reconciler_ = std::make_unique<Reconciler>(
+      metadata_.view(),
+      std::vector<std::string>{metadata_.keys().TopicsPrefix(), metadata_.keys().PartitionsPrefix(),
+                               metadata_.keys().BrokerConfig("")},
+      [this] {
+        std::lock_guard admin(admin_mu_);
+        return ReconcileLocked();
       });
-  reconciler_ = std::thread([this] { ReconcileLoop(); });
+  reconciler_->Start();
 }
 
 void TopicManager::StopReconciler() {
-  if (subscription_ != 0) {
-    metadata_.view().Unsubscribe(subscription_);
-    subscription_ = 0;
-  }
-  {
-    std::lock_guard lock(wake_mu_);
-    stopping_ = true;
-    wake_.notify_one();
-  }
-  if (reconciler_.joinable()) reconciler_.join();
-}
-
-void TopicManager::ReconcileLoop() {
-  bool failed = false;
-  for (;;) {
-    {
-      std::unique_lock lock(wake_mu_);
-      // A pass per change; a failed one (a log that would not open) again
-      // every second. No pass on an idle tick: it walks every partition.
-      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return dirty_ || stopping_; });
-      if (stopping_) return;
-      if (!dirty_ && !failed) continue;
-      dirty_ = false;
-    }
-    std::lock_guard admin(admin_mu_);
-    Status st = ReconcileLocked();
-    failed = !st.ok();
-    if (failed) Log()->warn("reconciling replicas: {}", st.error().message);
-  }
+  if (reconciler_) reconciler_->Stop();
 }
 
 // Installs the dynamic broker configs of the view; true when they changed
