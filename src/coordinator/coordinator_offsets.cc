@@ -59,7 +59,8 @@ protocol::OffsetCommitResponse GroupCoordinator::CommitOffsets(
   if (err != ErrorCode::kNone) return CommitError(req, err);
   // In the classic protocol a commit also keeps the member's session alive.
   if (g->Is(GroupState::kStable) || g->Is(GroupState::kPreparingRebalance)) {
-    if (GroupMember* m = g->member(req.member_id)) RescheduleHeartbeat(*m, m->session_timeout_ms);
+    if (GroupMember* m = g->member(req.member_id))
+      rebalance_.RescheduleHeartbeat(*m, m->session_timeout_ms);
   }
   protocol::OffsetCommitResponse resp;
   std::vector<CoordinatorRecord> records;

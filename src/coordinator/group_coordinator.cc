@@ -1,6 +1,7 @@
-// GroupCoordinator: group table, Tick, and start-up replay. The protocol
-// itself is split over coordinator_join.cc, coordinator_sync.cc,
-// coordinator_offsets.cc, coordinator_admin.cc and coordinator_timers.cc.
+// GroupCoordinator: group table, the rebalance requests' way to their group
+// (ClassicRebalance decides what they do to it), Tick, and start-up replay.
+// Offsets are in coordinator_offsets.cc, administration in
+// coordinator_admin.cc, partition residency in coordinator_partitions.cc.
 #include "coordinator/group_coordinator.h"
 
 #include "base/log.h"
@@ -11,6 +12,21 @@
 namespace strata::coordinator {
 
 namespace {
+
+using protocol::ErrorCode;
+
+protocol::JoinGroupResponse JoinError(ErrorCode code, std::string member_id) {
+  protocol::JoinGroupResponse r;
+  r.error_code = Code(code);
+  r.member_id = std::move(member_id);
+  return r;
+}
+
+protocol::SyncGroupResponse SyncError(ErrorCode code) {
+  protocol::SyncGroupResponse r;
+  r.error_code = Code(code);
+  return r;
+}
 
 // What replay accumulates for one group.
 struct LoadedGroup {
@@ -96,7 +112,11 @@ GroupCoordinator::GroupCoordinator(CoordinatorConfig config, std::unique_ptr<Off
     : config_(config),
       log_(std::move(log)),
       residency_(std::make_unique<std::atomic<Residency>[]>(size_t(log_->partitions()))),
-      clock_(clock) {
+      clock_(clock),
+      rebalance_(config_, clock,
+                 [this](const ClassicGroup& g, const std::vector<CoordinatorRecord>& records) {
+                   return Persist(g, records);
+                 }) {
   for (int32_t p = 0; p < log_->partitions(); ++p) residency_[size_t(p)] = Residency::kAbsent;
   next_expiry_ms_ = Now() + config_.retention_check_interval_ms;
 }
@@ -209,7 +229,7 @@ void GroupCoordinator::Tick() {
   }
   for (auto& g : due) {
     LockedGroup locked(g);
-    if (!locked->Is(GroupState::kDead)) RunTimers(*locked, now);
+    if (!locked->Is(GroupState::kDead)) rebalance_.RunTimers(*locked, now);
   }
   bool expire = false;
   {
@@ -220,6 +240,67 @@ void GroupCoordinator::Tick() {
     }
   }
   if (expire) ExpireOffsets();
+}
+
+void GroupCoordinator::JoinGroup(const RequestContext& ctx, const protocol::JoinGroupRequest& req,
+                                 JoinCallback done) {
+  if (req.group_id.empty()) return done(JoinError(ErrorCode::kInvalidGroupId, req.member_id));
+  if (req.session_timeout_ms < config_.min_session_timeout_ms ||
+      req.session_timeout_ms > config_.max_session_timeout_ms) {
+    return done(JoinError(ErrorCode::kInvalidSessionTimeout, req.member_id));
+  }
+  bool unknown_member = req.member_id.empty();
+  bool created = false;
+  LockedGroup g = Acquire(req.group_id, /*create=*/unknown_member, &created);
+  if (!g) return done(JoinError(ErrorCode::kUnknownMemberId, req.member_id));
+  if (created) {
+    // As Kafka: a new group is committed to the log as an empty group first.
+    Status st = Persist(*g, {ClassicRebalance::EmptyGroupRecord(*g)});
+    if (!st.ok()) {
+      Log()->warn("group {}: cannot write empty group metadata: {}", req.group_id,
+                  st.error().message);
+      g->TransitionTo(GroupState::kDead, WallNow());
+      Unlink(g.shared());
+      return done(JoinError(ErrorCode::kCoordinatorNotAvailable, req.member_id));
+    }
+  }
+  rebalance_.Join(*g, ctx, req, done);
+}
+
+void GroupCoordinator::SyncGroup(const RequestContext&, const protocol::SyncGroupRequest& req,
+                                 SyncCallback done) {
+  if (req.group_id.empty()) return done(SyncError(ErrorCode::kInvalidGroupId));
+  LockedGroup g = Acquire(req.group_id, false);
+  if (!g || g->Is(GroupState::kEmpty)) return done(SyncError(ErrorCode::kUnknownMemberId));
+  rebalance_.Sync(*g, req, std::move(done));
+}
+
+protocol::HeartbeatResponse GroupCoordinator::Heartbeat(const protocol::HeartbeatRequest& req) {
+  protocol::HeartbeatResponse r;
+  auto fail = [&](ErrorCode code) {
+    r.error_code = Code(code);
+    return r;
+  };
+  if (req.group_id.empty()) return fail(ErrorCode::kInvalidGroupId);
+  LockedGroup g = Acquire(req.group_id, false);
+  if (!g) return fail(ErrorCode::kUnknownMemberId);
+  return rebalance_.Heartbeat(*g, req);
+}
+
+protocol::LeaveGroupResponse GroupCoordinator::LeaveGroup(
+    const std::string& group_id, const std::vector<protocol::LeaveGroupRequest::Member>& members) {
+  if (group_id.empty()) {
+    protocol::LeaveGroupResponse resp;
+    resp.error_code = Code(protocol::ErrorCode::kInvalidGroupId);
+    return resp;
+  }
+  LockedGroup g = Acquire(group_id, false);
+  return rebalance_.Leave(g ? &*g : nullptr, members);
+}
+
+Status GroupCoordinator::Persist(const ClassicGroup& g,
+                                 const std::vector<CoordinatorRecord>& records) {
+  return log_->Append(PartitionFor(g.group_id()), records);
 }
 
 }  // namespace strata::coordinator

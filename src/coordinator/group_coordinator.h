@@ -1,8 +1,9 @@
 #pragma once
 // GroupCoordinator: Kafka's classic consumer-group coordinator for the
-// groups of the __consumer_offsets partitions this broker holds. It runs the rebalance
-// protocol (JoinGroup / SyncGroup / Heartbeat / LeaveGroup, static membership,
-// session and rebalance timeouts), stores committed offsets and group
+// groups of the __consumer_offsets partitions this broker holds. It keeps the
+// group table, runs the rebalance protocol on its groups (ClassicRebalance:
+// JoinGroup / SyncGroup / Heartbeat / LeaveGroup, static membership, session
+// and rebalance timeouts), stores committed offsets and group
 // metadata as records in __consumer_offsets (OffsetsLog), rebuilds both by
 // replaying that log at start-up, and expires offsets of empty groups.
 //
@@ -29,6 +30,8 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "coordinator/classic_group.h"
+#include "coordinator/classic_rebalance.h"
+#include "coordinator/coordinator_config.h"
 #include "coordinator/offsets_log.h"
 #include "protocol/messages/delete_groups.h"
 #include "protocol/messages/describe_groups.h"
@@ -44,25 +47,6 @@
 namespace strata::coordinator {
 
 inline constexpr const char* kOffsetsTopic = "__consumer_offsets";
-
-// Broker settings the coordinator obeys (Kafka config names in comments).
-struct CoordinatorConfig {
-  int32_t initial_rebalance_delay_ms = 3000;      // group.initial.rebalance.delay.ms
-  int32_t max_group_size = INT32_MAX;             // group.max.size
-  int32_t min_session_timeout_ms = 6000;          // group.min.session.timeout.ms
-  int32_t max_session_timeout_ms = 1800000;       // group.max.session.timeout.ms
-  int64_t offsets_retention_ms = 7 * 86400000LL;  // offsets.retention.minutes
-  int64_t retention_check_interval_ms = 600000;   // offsets.retention.check.interval.ms
-  int32_t new_member_join_timeout_ms = 300000;    // Kafka's fixed 5 minutes
-  int32_t max_metadata_bytes = 4096;              // offset.metadata.max.bytes
-};
-
-// Who sent a request.
-struct RequestContext {
-  std::string client_id;
-  std::string client_host;  // "/127.0.0.1", as Kafka shows it
-  int16_t api_version = 0;
-};
 
 class GroupCoordinator {
  public:
@@ -125,51 +109,15 @@ class GroupCoordinator {
 
  private:
   class LockedGroup;
-  struct JoinArgs;
 
   // Group table. Acquire locks the group; with `create` a missing group is
   // made (Empty). Returns an empty handle when the group does not exist.
   LockedGroup Acquire(const std::string& group_id, bool create, bool* created = nullptr);
   void Unlink(const std::shared_ptr<ClassicGroup>& group);  // caller holds the group lock
 
-  // Join phase (coordinator_join.cc).
-  void JoinNewMember(ClassicGroup& g, const JoinArgs& a);
-  void JoinExistingMember(ClassicGroup& g, const JoinArgs& a);
-  void JoinNewStaticMember(ClassicGroup& g, const JoinArgs& a, const std::string& new_id);
-  void UpdateStaticMember(ClassicGroup& g, const JoinArgs& a, const std::string& old_id,
-                          const std::string& new_id);
-  void AddMemberAndRebalance(ClassicGroup& g, const JoinArgs& a, const std::string& member_id);
-  void UpdateMemberAndRebalance(ClassicGroup& g, GroupMember& m, const JoinArgs& a);
-  void MaybePrepareRebalanceOrCompleteJoin(ClassicGroup& g, const std::string& reason);
-  void PrepareRebalance(ClassicGroup& g, const std::string& reason);
-  void MaybeCompleteJoinPhase(ClassicGroup& g);
-  void CompleteJoin(ClassicGroup& g);
-  protocol::JoinGroupResponse CurrentGenerationResponse(const ClassicGroup& g,
-                                                        const std::string& member_id,
-                                                        bool with_members) const;
-
-  // Sync phase and membership (coordinator_sync.cc).
-  void SetAndPropagateAssignment(ClassicGroup& g, std::map<std::string, Bytes> assignment);
-  void ResetAndPropagateAssignmentWithError(ClassicGroup& g, protocol::ErrorCode error);
-  void PropagateAssignment(ClassicGroup& g, protocol::ErrorCode error);
-  void RemoveMemberAndUpdateGroup(ClassicGroup& g, const std::string& member_id,
-                                  const std::string& reason);
-  void RemoveMemberOnLeave(ClassicGroup& g, const std::string& member_id);
-  void RescheduleHeartbeat(GroupMember& m, int64_t timeout_ms);
-
-  // Timers (coordinator_timers.cc).
-  void RunTimers(ClassicGroup& g, int64_t now);
-  void ExpireHeartbeats(ClassicGroup& g, int64_t now);
-  void ExpirePendingSync(ClassicGroup& g);
-  void InitialRebalanceTimer(ClassicGroup& g, int64_t now);
-  std::vector<std::shared_ptr<ClassicGroup>> Snapshot() const;
-
-  // Persistence (coordinator_persist.cc). Records for one group go to its
-  // partition in one batch.
+  // Writes records of group `g` to its offsets partition, in one batch.
   Status Persist(const ClassicGroup& g, const std::vector<CoordinatorRecord>& records);
-  CoordinatorRecord GroupMetadataRecord(const ClassicGroup& g,
-                                        const std::map<std::string, Bytes>* assignment) const;
-  CoordinatorRecord EmptyGroupRecord(const ClassicGroup& g) const;
+  std::vector<std::shared_ptr<ClassicGroup>> Snapshot() const;
 
   // Offset expiry of one group (coordinator_offsets.cc); true when it has no
   // offsets left and may be removed if Empty.
@@ -189,6 +137,7 @@ class GroupCoordinator {
   std::unordered_map<std::string, std::shared_ptr<ClassicGroup>> groups_;
   std::mutex expiry_mu_;
   int64_t next_expiry_ms_ = 0;
+  ClassicRebalance rebalance_;  // what join, sync, heartbeat and leave do to a group
 };
 
 // A group with its mutex held. On release it republishes the group's next
