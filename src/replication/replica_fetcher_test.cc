@@ -923,5 +923,33 @@ TEST_F(ReplicaFetcherTest, AReplicaThatNoLongerFollowsTakesNoAnswer) {
   EXPECT_EQ(fetcher->bytes_fetched(), 0);
 }
 
+// replica_start.cc: a start the leader refuses (the follower asked under an
+// older leadership) leaves the log as it is; asked again under the current
+// leadership, the replica starts where the leader says.
+TEST_F(ReplicaFetcherTest, AStartTheLeaderRefusesLeavesTheLogUntilAskedUnderTheCurrentEpoch) {
+  auto leader = NewTieredLeader(0);      // epoch 2
+  auto follower = NewLog("follower-0");  // empty: it asks where to start first
+  FetcherOptions options = Fast();
+  options.backoff = 10s;  // the refused start is not retried within the test
+  auto fetcher = StartFetcher(options);
+  auto stale = std::make_shared<LogReplica>(follower, 1);
+  fetcher->Add(Follow(0, stale, 1, /*tiered=*/true));
+  const int16_t fenced = Code(ErrorCode::kFencedLeaderEpoch);
+  ASSERT_TRUE(Eventually([&] { return Errors(leader_.AskedOf(kP0), fenced) >= 1; }))
+      << "the leader was never asked under epoch 1";
+  EXPECT_EQ(follower->log_start_offset(), 0);
+  EXPECT_EQ(follower->log_end_offset(), 0);
+  EXPECT_TRUE(stale->started().empty());
+  EXPECT_EQ(fetcher->log_starts(), 0);
+
+  auto current = std::make_shared<LogReplica>(follower, 2);
+  fetcher->Add(Follow(0, current, 2, /*tiered=*/true));
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }, 5s))
+      << "the follower ends at " << follower->log_end_offset();
+  EXPECT_EQ(current->started(), std::vector<int64_t>{20});
+  EXPECT_EQ(follower->log_start_offset(), 20);
+  EXPECT_EQ(Stored(*follower, 20), Stored(*leader, 20));
+}
+
 }  // namespace
 }  // namespace strata::replication
