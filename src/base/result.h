@@ -2,7 +2,7 @@
 // Result<T>: a value or an Error, returned by every fallible call on hot paths.
 // Success carries no string and no allocation; errors carry a subsystem-neutral
 // code (Errc) plus a message for logs. Kafka error codes are produced only at
-// the protocol edge (src/broker), by mapping Errc.
+// the protocol edge (src/kafka), by mapping Errc.
 #include <string>
 #include <utility>
 #include <variant>
