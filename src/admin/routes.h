@@ -21,9 +21,9 @@ namespace strata::admin {
 // What the routes read. Owned by the broker; outlives the HTTP server.
 struct AdminContext {
   kafka::BrokerContext& broker;
-  // The autobalancer: set once it starts (at registration, after the admin
-  // API); stays null on a broker without cluster mode. Read per request,
-  // from the admin thread.
+  // The autobalancer (it acts while this broker is the active controller):
+  // set at registration, after the admin API has started, so null until
+  // then. Read per request, from the admin thread.
   std::atomic<balancer::BalancerService*> balancer{nullptr};
 };
 

@@ -196,11 +196,12 @@ Status Broker::Start() {
   dispatcher_ = std::make_unique<kafka::Dispatcher>(*context_);
   server_ = std::make_unique<net::Server>(io_, *network_, options, *dispatcher_);
   STRATA_RETURN_IF_ERROR(server_->Start());
-  STRATA_RETURN_IF_ERROR(StartAdmin());
   const auto& advertised = config_.advertised_listeners().front();
   context_->advertised_host = advertised.host;
   context_->advertised_port = advertised.port != 0 ? advertised.port : server_->bound_port();
   context_->metadata = metadata_.get();
+  // After the fields above: the admin thread reads them.
+  STRATA_RETURN_IF_ERROR(StartAdmin());
   STRATA_RETURN_IF_ERROR(Register());
 
   work_ = std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
