@@ -152,8 +152,11 @@ TEST(HedgedReader, AnErrorWaitsForTheOtherRead) {
 }
 
 TEST(HedgedReader, BudgetLimitsHedges) {
+  // Each read outlasts the 1 ms threshold by far more than a busy machine
+  // delays the hedge timer (at 15 ms, a read once finished before the hedge
+  // was decided, and was neither fired nor skipped).
   auto script = [](int, const CallOptions&) -> Result<Bytes> {
-    std::this_thread::sleep_for(milliseconds(15));
+    std::this_thread::sleep_for(milliseconds(60));
     return Bytes{1};
   };
   // 0.25 tokens per read, bucket of 1: at most 1 + 20 * 0.25 hedges over 20 slow reads.
