@@ -15,14 +15,14 @@ namespace {
 
 using protocol::ErrorCode;
 
-protocol::JoinGroupResponse JoinError(ErrorCode code, std::string member_id) {
+protocol::JoinGroupResponse JoinRefused(ErrorCode code, std::string member_id) {
   protocol::JoinGroupResponse r;
   r.error_code = Code(code);
   r.member_id = std::move(member_id);
   return r;
 }
 
-protocol::SyncGroupResponse SyncError(ErrorCode code) {
+protocol::SyncGroupResponse SyncRefused(ErrorCode code) {
   protocol::SyncGroupResponse r;
   r.error_code = Code(code);
   return r;
@@ -244,15 +244,15 @@ void GroupCoordinator::Tick() {
 
 void GroupCoordinator::JoinGroup(const RequestContext& ctx, const protocol::JoinGroupRequest& req,
                                  JoinCallback done) {
-  if (req.group_id.empty()) return done(JoinError(ErrorCode::kInvalidGroupId, req.member_id));
+  if (req.group_id.empty()) return done(JoinRefused(ErrorCode::kInvalidGroupId, req.member_id));
   if (req.session_timeout_ms < config_.min_session_timeout_ms ||
       req.session_timeout_ms > config_.max_session_timeout_ms) {
-    return done(JoinError(ErrorCode::kInvalidSessionTimeout, req.member_id));
+    return done(JoinRefused(ErrorCode::kInvalidSessionTimeout, req.member_id));
   }
   bool unknown_member = req.member_id.empty();
   bool created = false;
   LockedGroup g = Acquire(req.group_id, /*create=*/unknown_member, &created);
-  if (!g) return done(JoinError(ErrorCode::kUnknownMemberId, req.member_id));
+  if (!g) return done(JoinRefused(ErrorCode::kUnknownMemberId, req.member_id));
   if (created) {
     // As Kafka: a new group is committed to the log as an empty group first.
     Status st = Persist(*g, {ClassicRebalance::EmptyGroupRecord(*g)});
@@ -261,7 +261,7 @@ void GroupCoordinator::JoinGroup(const RequestContext& ctx, const protocol::Join
                   st.error().message);
       g->TransitionTo(GroupState::kDead, WallNow());
       Unlink(g.shared());
-      return done(JoinError(ErrorCode::kCoordinatorNotAvailable, req.member_id));
+      return done(JoinRefused(ErrorCode::kCoordinatorNotAvailable, req.member_id));
     }
   }
   rebalance_.Join(*g, ctx, req, done);
@@ -269,9 +269,9 @@ void GroupCoordinator::JoinGroup(const RequestContext& ctx, const protocol::Join
 
 void GroupCoordinator::SyncGroup(const RequestContext&, const protocol::SyncGroupRequest& req,
                                  SyncCallback done) {
-  if (req.group_id.empty()) return done(SyncError(ErrorCode::kInvalidGroupId));
+  if (req.group_id.empty()) return done(SyncRefused(ErrorCode::kInvalidGroupId));
   LockedGroup g = Acquire(req.group_id, false);
-  if (!g || g->Is(GroupState::kEmpty)) return done(SyncError(ErrorCode::kUnknownMemberId));
+  if (!g || g->Is(GroupState::kEmpty)) return done(SyncRefused(ErrorCode::kUnknownMemberId));
   rebalance_.Sync(*g, req, std::move(done));
 }
 
