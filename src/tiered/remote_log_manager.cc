@@ -8,7 +8,8 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "tiered/logger.h"
-#include "tiered/remote_log_partition.h"
+#include "tiered/remote_copier.h"
+#include "tiered/remote_retention.h"
 #include "tiered/segment_uploader.h"
 
 namespace strata::tiered {
@@ -17,13 +18,21 @@ namespace {
 using S = RemoteSegmentState;
 }  // namespace
 
+// Scrape-time callbacks reach the manager through this hook, which the
+// destructor clears (the registry has no unregister).
+struct RemoteLogManager::MetricsHook {
+  std::mutex mu;
+  RemoteLogManager* rlm = nullptr;
+};
+
 RemoteLogManager::RemoteLogManager(RemoteLogManagerOptions options, ResilientStorage storage,
                                    Clock* clock)
     : options_(options),
       layers_(std::move(storage)),
-      clock_(clock),
-      reader_pool_(static_cast<size_t>(std::max(options.reader_threads, 1))),
-      deletion_pool_(1) {
+      ctx_{layers_.storage.get(), nullptr, clock, &options_, &counters_},
+      copier_(std::make_unique<RemoteCopier>(ctx_)),
+      retention_(std::make_unique<RemoteRetention>(ctx_)),
+      reader_pool_(static_cast<size_t>(std::max(options.reader_threads, 1))) {
   RemoteChunkCacheOptions co;
   co.dir = options_.cache_dir;
   co.capacity_bytes = options_.cache_dir.empty() ? 0 : options_.cache_bytes;
@@ -41,65 +50,44 @@ RemoteLogManager::~RemoteLogManager() {
     metrics_hook_->rlm = nullptr;
   }
   reader_pool_.join();
-  deletion_pool_.join();
+  retention_.reset();  // joins its deletion thread while the partitions still exist
 }
 
 void RemoteLogManager::Start() {
   if (started_) return;
   started_ = true;
-  if (metadata_ != nullptr) {
-    std::lock_guard lock(deletions_mu_);
-    for (auto& dir : metadata_->PendingRemoteDeletions()) pending_dirs_.insert(dir);
-  }
+  retention_->LoadPending();
   if (options_.register_metrics) {
     RegisterMetrics();
     RegisterCacheMetrics();
   }
-  for (int i = 0; i < std::max(options_.copier_threads, 1); ++i) {
-    copiers_.emplace_back([this] {
-      for (;;) {
-        std::function<void()> job;
-        {
-          std::unique_lock lock(pool_mu_);
-          pool_cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-          if (stopping_) return;
-          job = std::move(jobs_.front());
-          jobs_.pop_front();
-        }
-        job();
-      }
-    });
-  }
+  copier_->Start();
   scanner_ = std::thread([this] { ScanLoop(); });
 }
 
 void RemoteLogManager::Stop() {
   {
-    std::scoped_lock lock(pool_mu_, scan_mu_);
+    std::lock_guard lock(scan_mu_);
     if (stopping_) return;
     stopping_ = true;
-    jobs_.clear();  // their segments stay COPY_STARTED and are redone after restart
   }
-  pool_cv_.notify_all();
   scan_cv_.notify_all();
   for (const auto& p : Partitions()) {
     std::lock_guard lock(p->mu);
     if (p->log) p->log->SetRollListener({});  // the logs may outlive this manager
   }
   if (scanner_.joinable()) scanner_.join();
-  for (auto& t : copiers_) {
-    if (t.joinable()) t.join();
-  }
+  copier_->Stop();
 }
 
 void RemoteLogManager::ScanLoop() {
-  int64_t next_retention = clock_->MonotonicMs() + options_.retention_interval_ms;
+  int64_t next_retention = ctx_.clock->MonotonicMs() + options_.retention_interval_ms;
   for (;;) {
     ScanOnce();
-    if (clock_->MonotonicMs() >= next_retention) {
+    if (ctx_.clock->MonotonicMs() >= next_retention) {
       EnforceRetentionOnce();
       DeletePendingDirsOnce();
-      next_retention = clock_->MonotonicMs() + options_.retention_interval_ms;
+      next_retention = ctx_.clock->MonotonicMs() + options_.retention_interval_ms;
     }
     std::unique_lock lock(scan_mu_);
     scan_cv_.wait_for(lock, std::chrono::milliseconds(options_.scan_interval_ms),
@@ -115,6 +103,68 @@ void RemoteLogManager::RequestScan() {
     scan_requested_ = true;
   }
   scan_cv_.notify_all();
+}
+
+void RemoteLogManager::ScanOnce() {
+  for (const auto& p : Partitions()) ScanPartition(p);
+}
+
+void RemoteLogManager::ScanPartition(const std::shared_ptr<TieredPartition>& p) {
+  std::lock_guard lock(p->mu);
+  if (p->removed || !p->log || p->fenced) return;
+  if (p->reader) {
+    p->FollowSavedOffsets();
+    return;
+  }
+  if (!p->loaded && !p->LoadManifestLocked()) return;
+  if (p->manifest_dirty) {
+    // A failed manifest write is retried here, no sooner than its backoff.
+    if (ctx_.clock->MonotonicMs() < p->backoff_until_ms) return;
+    if (!p->WriteManifestLocked().ok()) return;
+  }
+  p->SaveOffsetsLocked();  // retries a failed save
+  if (p->SupersededLocked()) return;
+  p->RestoreProducerStateLocked();
+  copier_->CopyLocked(p);
+}
+
+bool RemoteLogManager::WaitForUploads(int64_t timeout_ms) {
+  const int64_t deadline = ctx_.clock->MonotonicMs() + timeout_ms;
+  for (;;) {
+    bool all = true;
+    for (const auto& p : Partitions()) {
+      std::lock_guard lock(p->mu);
+      all = all && RemoteCopier::UploadsDoneLocked(*p);
+    }
+    if (all) return true;
+    if (ctx_.clock->MonotonicMs() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+int RemoteLogManager::EnforceRetentionOnce() {
+  int expired = 0;
+  for (const auto& p : Partitions()) expired += retention_->Expire(*p);
+  return expired;
+}
+
+Status RemoteLogManager::DeleteRecordsBefore(const TopicPartition& tp, int64_t offset) {
+  auto p = FindPartition(tp);
+  if (!p) return MakeError(Errc::kNotFound, tp.ToString() + " is not tiered");
+  int64_t prev = p->delete_floor.load();
+  while (offset > prev && !p->delete_floor.compare_exchange_weak(prev, offset)) {
+  }
+  retention_->ExpireSoon(std::move(p));  // off the caller's (network) thread
+  return Status::Ok();
+}
+
+size_t RemoteLogManager::DeletePendingDirsOnce() { return retention_->DeletePendingDirsOnce(); }
+
+size_t RemoteLogManager::pending_dir_count() const { return retention_->pending_dir_count(); }
+
+Status RemoteLogManager::DeleteTopicData(const std::string& topic,
+                                         const std::string& topic_id_base64, int32_t partitions) {
+  return retention_->DeleteTopicData(topic, topic_id_base64, partitions);
 }
 
 void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
@@ -134,133 +184,11 @@ void RemoteLogManager::Register(const RemotePartitionId& id, std::shared_ptr<sto
                                 bool reader) {
   std::lock_guard lock(map_mu_);
   auto& slot = partitions_[id.tp()];
+  if (!slot) slot = std::make_shared<TieredPartition>(id, ctx_);
   // A reader uploads nothing: its rolls need no scan.
   log->SetRollListener(reader ? std::function<void()>{} : [this] { RequestScan(); });
-  if (slot) {
-    std::lock_guard plock(slot->mu);
-    if (slot->log && slot->log != log) slot->log->SetRollListener({});
-    slot->log = std::move(log);
-    slot->config = config;
-    slot->committed_end = std::move(committed_end);
-    if (slot->leader_epoch != leader_epoch || slot->reader != reader) {
-      // A new leadership takes the remote log over again (load and claim);
-      // uploads still running for the old one find nothing to finish. A
-      // reader keeps the read view it has until a read finds it stale.
-      slot->leader_epoch = leader_epoch;
-      slot->reader = reader;
-      slot->fenced = false;
-      slot->loaded = false;
-      slot->manifest_dirty = false;
-      slot->pending.clear();
-      slot->inflight.clear();
-      if (!reader) {
-        std::lock_guard view(slot->view_mu);
-        slot->view_offsets.reset();
-      }
-    }
-    return;
-  }
-  slot = std::make_shared<TieredPartition>();
-  slot->id = id;
-  slot->dir = RemotePartitionDir(id.topic, id.partition, id.topic_id);
-  slot->log = std::move(log);
-  slot->config = config;
-  slot->committed_end = std::move(committed_end);
-  slot->leader_epoch = leader_epoch;
-  slot->reader = reader;
-  if (metadata_ == nullptr) return;
-  if (auto saved = metadata_->GetRemoteLogOffsets(id.topic_id, id.partition)) {
-    slot->saved_offsets = *saved;
-    slot->remote_start.store(saved->start);
-    slot->remote_end.store(saved->end);
-    slot->delete_floor.store(saved->log_start);
-  }
-}
-
-void RemoteLogManager::FollowSavedOffsets(TieredPartition& p) {
-  if (metadata_ == nullptr) return;
-  auto saved = metadata_->GetRemoteLogOffsets(p.id.topic_id, p.id.partition);
-  if (!saved) return;
-  p.remote_start.store(saved->start);
-  p.remote_end.store(saved->end);
-  p.delete_floor.store(saved->log_start);
-}
-
-Status RemoteLogManager::RefreshReadView(TieredPartition& p, bool force) {
-  std::lock_guard refresh(p.refresh_mu);
-  std::optional<cluster::RemoteLogOffsets> saved;
-  if (metadata_ != nullptr) saved = metadata_->GetRemoteLogOffsets(p.id.topic_id, p.id.partition);
-  if (!saved || saved->end < 0) {
-    return MakeError(Errc::kNotFound, p.id.name() + ": nothing in remote storage yet");
-  }
-  if (!force) {
-    std::lock_guard lock(p.view_mu);
-    if (p.read_view && p.view_offsets == saved) return Status::Ok();
-  }
-  // The leader saves the offsets only once the manifest they name is
-  // durable, and a new leader writes its manifest before claiming them: a
-  // missing manifest is a store problem, retriable.
-  const std::string name = ManifestName(saved->leader_epoch);
-  auto data = store().Get(p.dir + "/" + name);
-  if (!data.ok()) {
-    return MakeError(
-        data.error().code == Errc::kNotFound ? Errc::kUnavailable : data.error().code,
-        fmt::format("{}: reading remote manifest {}: {}", p.id.name(), name, data.error().message));
-  }
-  auto parsed = RemoteManifest::Parse(*data);
-  if (!parsed.ok()) {
-    return MakeError(Errc::kUnavailable, fmt::format("{}: bad remote manifest {}: {}", p.id.name(),
-                                                     name, parsed.error().message));
-  }
-  auto view = std::make_shared<const RemoteManifest>(std::move(parsed).value());
-  std::lock_guard lock(p.view_mu);
-  p.read_view = std::move(view);
-  p.view_offsets = saved;
-  return Status::Ok();
-}
-
-void RemoteLogManager::PublishOffsetsLocked(TieredPartition& p) {
-  if (!p.loaded) return;
-  auto view = std::make_shared<const RemoteManifest>(p.manifest);
-  {
-    std::lock_guard lock(p.view_mu);
-    p.read_view = std::move(view);
-  }
-  p.remote_start.store(p.manifest.remote_log_start_offset());
-  p.remote_end.store(p.manifest.remote_log_end_offset());
-  // Reads see a change at once (a segment being deleted is hidden before
-  // its manifest write); the metadata store only what a durable manifest
-  // says.
-  SaveOffsetsLocked(p);
-}
-
-cluster::RemoteLogOffsets RemoteLogManager::OffsetsLocked(const TieredPartition& p) const {
-  return {p.manifest.remote_log_start_offset(), p.manifest.remote_log_end_offset(),
-          p.delete_floor.load(), p.leader_epoch};
-}
-
-void RemoteLogManager::SaveOffsetsLocked(TieredPartition& p) {
-  if (!p.loaded || p.manifest_dirty || p.fenced || p.reader) return;
-  const cluster::RemoteLogOffsets now = OffsetsLocked(p);
-  if (metadata_ == nullptr || now == p.saved_offsets) return;
-  Status st = metadata_->SetRemoteLogOffsets(p.id.topic_id, p.id.partition, now);
-  if (st.ok()) {
-    p.saved_offsets = now;
-    // Every replica deletes local data below the saved end (followers read
-    // it from the metadata store), the leader too: only what a successor
-    // would find through the store may go.
-    if (now.end >= 0) p.log->SetRemoteCopiedOffset(now.end + 1);
-  } else if (st.error().code == Errc::kFenced) {
-    FenceLocked(p, st.error().message);
-  } else {
-    Log()->warn("{}: saving remote log offsets: {}", p.id.name(), st.error().message);
-  }
-}
-
-void RemoteLogManager::FenceLocked(TieredPartition& p, const std::string& why) {
-  if (p.fenced) return;
-  p.fenced = true;
-  Log()->warn("{}: stopped tiering for leader epoch {}: {}", p.id.name(), p.leader_epoch, why);
+  std::lock_guard plock(slot->mu);
+  slot->ConfigureLocked(std::move(log), config, std::move(committed_end), leader_epoch, reader);
 }
 
 void RemoteLogManager::RemovePartition(const TopicPartition& tp, bool delete_remote) {
@@ -272,64 +200,13 @@ void RemoteLogManager::RemovePartition(const TopicPartition& tp, bool delete_rem
     p = std::move(it->second);
     partitions_.erase(it);
   }
-  std::string dir;
   {
     std::lock_guard lock(p->mu);
     p->removed = true;
     if (p->log) p->log->SetRollListener({});
     p->log.reset();
-    dir = p->dir;
   }
-  if (!delete_remote) return;
-  {
-    std::lock_guard lock(deletions_mu_);
-    pending_dirs_.insert(dir);
-  }
-  if (metadata_ != nullptr) {
-    Status st = metadata_->AddPendingRemoteDeletion(dir);
-    if (!st.ok()) Log()->warn("recording remote deletion of {}: {}", dir, st.error().message);
-  }
-  // Off the caller's (network) thread: the store may be slow or down.
-  asio::post(deletion_pool_, [this] { DeletePendingDirsOnce(); });
-}
-
-size_t RemoteLogManager::DeletePendingDirsOnce() {
-  std::lock_guard pass(deletion_pass_mu_);
-  std::vector<std::string> dirs;
-  {
-    std::lock_guard lock(deletions_mu_);
-    dirs.assign(pending_dirs_.begin(), pending_dirs_.end());
-  }
-  for (const std::string& dir : dirs) {
-    Status st = store().Delete(dir, /*recursive=*/true);
-    if (!st.ok()) {
-      Log()->warn("deleting remote {} failed (will retry): {}", dir, st.error().message);
-      continue;
-    }
-    Log()->info("deleted remote {}", dir);
-    if (metadata_ != nullptr) {
-      Status forgot = metadata_->RemovePendingRemoteDeletion(dir);
-      if (!forgot.ok()) Log()->warn("forgetting remote deletion: {}", forgot.error().message);
-    }
-    std::lock_guard lock(deletions_mu_);
-    pending_dirs_.erase(dir);
-  }
-  return pending_dir_count();
-}
-
-Status RemoteLogManager::DeleteTopicData(const std::string& topic,
-                                         const std::string& topic_id_base64, int32_t partitions) {
-  for (int32_t p = 0; p < partitions; ++p) {
-    std::string dir = RemotePartitionDir(topic, p, topic_id_base64);
-    Status st = store().Delete(dir, /*recursive=*/true);
-    if (!st.ok()) return MakeError(st.error().code, dir + ": " + st.error().message);
-  }
-  return Status::Ok();
-}
-
-size_t RemoteLogManager::pending_dir_count() const {
-  std::lock_guard lock(deletions_mu_);
-  return pending_dirs_.size();
+  if (delete_remote) retention_->DeleteDirSoon(p->dir);
 }
 
 bool RemoteLogManager::IsTiered(const TopicPartition& tp) const {
@@ -341,15 +218,13 @@ bool RemoteLogManager::IsReader(const TopicPartition& tp) const {
   return p != nullptr && p->reader.load();
 }
 
-std::shared_ptr<RemoteLogManager::TieredPartition> RemoteLogManager::FindPartition(
-    const TopicPartition& tp) const {
+std::shared_ptr<TieredPartition> RemoteLogManager::FindPartition(const TopicPartition& tp) const {
   std::lock_guard lock(map_mu_);
   auto it = partitions_.find(tp);
   return it == partitions_.end() ? nullptr : it->second;
 }
 
-std::vector<std::shared_ptr<RemoteLogManager::TieredPartition>> RemoteLogManager::Partitions()
-    const {
+std::vector<std::shared_ptr<TieredPartition>> RemoteLogManager::Partitions() const {
   std::lock_guard lock(map_mu_);
   std::vector<std::shared_ptr<TieredPartition>> out;
   for (const auto& [k, p] : partitions_) out.push_back(p);
@@ -365,8 +240,8 @@ int64_t RemoteLogManager::LogStartOffset(const TopicPartition& tp, int64_t local
   // that just became leader (and started its log at the active segment)
   // loads the manifest at its next scan, and until then its own figures
   // may predate the upload that made it contiguous.
-  if (metadata_ != nullptr) {
-    if (auto saved = metadata_->GetRemoteLogOffsets(p->id.topic_id, p->id.partition)) {
+  if (ctx_.metadata != nullptr) {
+    if (auto saved = ctx_.metadata->GetRemoteLogOffsets(p->id.topic_id, p->id.partition)) {
       if (saved->start >= 0) remote = remote >= 0 ? std::min(remote, saved->start) : saved->start;
       floor = std::max(floor, saved->log_start);
     }
@@ -391,14 +266,14 @@ Result<Bytes> RemoteLogManager::Read(const TopicPartition& tp, int64_t offset, i
     }
     return ReadFromView(*p, offset, max_bytes);
   }
-  Status fresh = RefreshReadView(*p, /*force=*/false);
+  Status fresh = p->RefreshReadView(/*force=*/false);
   if (!fresh.ok()) return fresh.take_error();
   auto data = ReadFromView(*p, offset, max_bytes);
   if (data.ok() || data.error().code != Errc::kNotFound) return data;
   // The leader may have replaced the segment (a longer upload covering it)
   // and deleted its objects without moving the saved offsets: load its
   // manifest again once.
-  fresh = RefreshReadView(*p, /*force=*/true);
+  fresh = p->RefreshReadView(/*force=*/true);
   if (!fresh.ok()) return fresh.take_error();
   return ReadFromView(*p, offset, max_bytes);
 }
@@ -409,52 +284,173 @@ Result<Bytes> RemoteLogManager::ReadFromView(TieredPartition& p, int64_t offset,
   // Never takes p.mu: uploads, manifest writes and deletions hold it across
   // store calls, and a read must not wait for them (cached chunks are served
   // even while the store hangs).
-  std::shared_ptr<const RemoteManifest> view;
-  {
-    std::lock_guard lock(p.view_mu);
-    view = p.read_view;
-  }
+  std::shared_ptr<const RemoteManifest> view = p.ReadView();
   if (!view) return MakeError(Errc::kUnavailable, name + ": remote manifest not loaded");
   const RemoteSegment* found = view->FindReadable(offset);
   if (found == nullptr) {
     return MakeError(Errc::kNotFound, fmt::format("{}: no remote segment holds {}", name, offset));
   }
   const RemoteSegment seg = *found;
-  const std::string& dir = p.dir;
-  std::shared_ptr<const Bytes> index;
-  {
-    std::lock_guard lock(p.index_mu);
-    auto it = p.index_cache.find(seg.uuid);
-    if (it != p.index_cache.end()) index = it->second;
-  }
-  reads_.fetch_add(1);
+  std::shared_ptr<const Bytes> index = p.CachedIndex(seg.uuid);
+  counters_.reads.fetch_add(1);
   const auto started = std::chrono::steady_clock::now();
   if (!index) {
-    auto fetched = store().Get(RemoteObjectPath(dir, seg, kRemoteIndexExt));
+    auto fetched = store().Get(RemoteObjectPath(p.dir, seg, kRemoteIndexExt));
     if (!fetched.ok()) {
-      read_failures_.fetch_add(1);
+      counters_.read_failures.fetch_add(1);
       return fetched.take_error();
     }
     index = std::make_shared<const Bytes>(std::move(fetched).value());
-    std::lock_guard lock(p.index_mu);
-    if (p.index_cache.emplace(seg.uuid, index).second) {
-      p.index_lru.push_back(seg.uuid);
-      if (p.index_lru.size() > TieredPartition::kCachedIndexes) {
-        p.index_cache.erase(p.index_lru.front());
-        p.index_lru.pop_front();
-      }
-    }
+    p.CacheIndex(seg.uuid, index);
   }
   auto data =
-      ReadRemoteSegmentWithIndex(store(), cache_.get(), dir, seg, *index, offset, max_bytes);
+      ReadRemoteSegmentWithIndex(store(), cache_.get(), p.dir, seg, *index, offset, max_bytes);
   if (!data.ok()) {
-    read_failures_.fetch_add(1);
+    counters_.read_failures.fetch_add(1);
     return data;
   }
-  read_bytes_.fetch_add(data->size());
+  counters_.read_bytes.fetch_add(data->size());
   read_seconds_.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return data;
+}
+
+RemotePartitionStats RemoteLogManager::PartitionStats(const TopicPartition& tp) const {
+  RemotePartitionStats st;
+  auto p = FindPartition(tp);
+  if (!p) return st;
+  if (p->reader) {
+    // What the leader saved, and whether a read loaded its manifest yet.
+    st.manifest_loaded = p->ReadView() != nullptr;
+    st.remote_log_start = p->remote_start.load();
+    st.remote_log_end = p->remote_end.load();
+    return st;
+  }
+  std::lock_guard lock(p->mu);
+  st.manifest_loaded = p->loaded;
+  st.remote_log_start = p->manifest.remote_log_start_offset();
+  st.remote_log_end = p->manifest.remote_log_end_offset();
+  st.remote_bytes = p->manifest.remote_bytes();
+  for (const auto& s : p->manifest.segments()) st.remote_segments += s.state == S::kCopyFinished;
+  if (!p->log) return st;
+  const int64_t now = ctx_.clock->NowMs();
+  int64_t oldest_ts = -1;
+  for (const auto& s : p->log->RolledSegments()) {
+    if (s.end_offset <= st.remote_log_end) continue;
+    ++st.lag_segments;
+    st.lag_bytes += s.size;
+    if (oldest_ts < 0) oldest_ts = s.max_timestamp;
+  }
+  if (oldest_ts >= 0) st.lag_seconds = std::max<int64_t>(0, (now - oldest_ts) / 1000);
+  return st;
+}
+
+std::vector<std::pair<TopicPartition, RemotePartitionStats>> RemoteLogManager::AllPartitionStats()
+    const {
+  std::vector<std::pair<TopicPartition, RemotePartitionStats>> out;
+  for (const auto& p : Partitions()) {
+    if (!p->reader) out.emplace_back(p->id.tp(), PartitionStats(p->id.tp()));
+  }
+  return out;
+}
+
+RemoteLogCounters RemoteLogManager::counters() const {
+  RemoteLogCounters c;
+  c.uploads = counters_.uploads.load();
+  c.upload_failures = counters_.upload_failures.load();
+  c.bytes_uploaded = counters_.bytes_uploaded.load();
+  c.manifest_writes = counters_.manifest_writes.load();
+  c.manifest_write_failures = counters_.manifest_write_failures.load();
+  c.remote_reads = counters_.reads.load();
+  c.remote_read_failures = counters_.read_failures.load();
+  c.remote_read_bytes = counters_.read_bytes.load();
+  c.segments_expired = counters_.expired.load();
+  return c;
+}
+
+BreakerState RemoteLogManager::breaker_state() const {
+  return layers_.breaker ? layers_.breaker->state() : BreakerState::kClosed;
+}
+
+ResilienceCounters RemoteLogManager::resilience_counters() const { return layers_.counters(); }
+
+void RemoteLogManager::RegisterMetrics() {
+  metrics_hook_ = std::make_shared<MetricsHook>();
+  metrics_hook_->rlm = this;
+  auto hook = metrics_hook_;
+  using Values = std::vector<std::pair<metrics::Labels, double>>;
+  // Per-partition lag families.
+  auto family = [hook](auto field) {
+    return [hook, field]() {
+      Values out;
+      std::lock_guard lock(hook->mu);
+      if (!hook->rlm) return out;
+      for (const auto& [tp, st] : hook->rlm->AllPartitionStats()) {
+        out.push_back({{{"partition", tp.ToString()}}, double(field(st))});
+      }
+      return out;
+    };
+  };
+  auto& reg = metrics::Global();
+  reg.SetGaugeFamily("strata_remote_upload_lag_segments",
+                     "Rolled segments not yet in remote storage",
+                     family([](const RemotePartitionStats& s) { return s.lag_segments; }));
+  reg.SetGaugeFamily("strata_remote_upload_lag_bytes", "Bytes of rolled segments not yet uploaded",
+                     family([](const RemotePartitionStats& s) { return s.lag_bytes; }));
+  reg.SetGaugeFamily("strata_remote_upload_lag_seconds",
+                     "Age of the oldest un-uploaded rolled segment",
+                     family([](const RemotePartitionStats& s) { return s.lag_seconds; }));
+  reg.SetGaugeFamily("strata_remote_log_bytes", "Bytes in remote storage",
+                     family([](const RemotePartitionStats& s) { return s.remote_bytes; }));
+  // Manager-wide values (counters exported as gauges over the atomics).
+  auto scalar = [hook](auto get) {
+    return [hook, get]() {
+      std::lock_guard lock(hook->mu);
+      return hook->rlm ? double(get(*hook->rlm)) : 0.0;
+    };
+  };
+  using M = RemoteLogManager;
+  reg.SetCounterFunc("strata_remote_uploads_total", "Segments uploaded", {},
+                     scalar([](M& m) { return m.counters().uploads; }));
+  reg.SetCounterFunc("strata_remote_upload_failures_total", "Failed upload attempts", {},
+                     scalar([](M& m) { return m.counters().upload_failures; }));
+  reg.SetCounterFunc("strata_remote_uploaded_bytes_total", "Segment bytes uploaded", {},
+                     scalar([](M& m) { return m.counters().bytes_uploaded; }));
+  reg.SetCounterFunc("strata_remote_manifest_write_failures_total",
+                     "Failed manifest writes (retried with backoff)", {},
+                     scalar([](M& m) { return m.counters().manifest_write_failures; }));
+  reg.SetCounterFunc("strata_remote_reads_total", "Fetches served from remote storage", {},
+                     scalar([](M& m) { return m.counters().remote_reads; }));
+  reg.SetCounterFunc("strata_remote_read_failures_total", "Remote reads that failed", {},
+                     scalar([](M& m) { return m.counters().remote_read_failures; }));
+  reg.SetCounterFunc("strata_remote_segments_expired_total", "Remote segments deleted by retention",
+                     {}, scalar([](M& m) { return m.counters().segments_expired; }));
+  reg.SetGauge("strata_remote_pending_dir_deletions",
+               "Remote directories of deleted topics not yet removed", {},
+               scalar([](M& m) { return m.pending_dir_count(); }));
+  reg.SetGauge("strata_remote_breaker_state",
+               "Remote storage breaker: 0 closed, 1 open, 2 half-open", {},
+               scalar([](M& m) { return int(m.breaker_state()); }));
+  const std::pair<const char*, uint64_t (*)(const ResilienceCounters&)> decorators[] = {
+      {"retry_calls", [](const ResilienceCounters& c) { return c.retry.calls; }},
+      {"retry_attempts", [](const ResilienceCounters& c) { return c.retry.attempts; }},
+      {"retry_retries", [](const ResilienceCounters& c) { return c.retry.retries; }},
+      {"retry_failures", [](const ResilienceCounters& c) { return c.retry.failures; }},
+      {"retry_exhausted", [](const ResilienceCounters& c) { return c.retry.exhausted; }},
+      {"hedge_reads", [](const ResilienceCounters& c) { return c.hedge.reads; }},
+      {"hedge_fired", [](const ResilienceCounters& c) { return c.hedge.hedges_fired; }},
+      {"hedge_won", [](const ResilienceCounters& c) { return c.hedge.hedges_won; }},
+      {"breaker_calls", [](const ResilienceCounters& c) { return c.breaker.calls; }},
+      {"breaker_failures", [](const ResilienceCounters& c) { return c.breaker.failures; }},
+      {"breaker_rejected", [](const ResilienceCounters& c) { return c.breaker.rejected; }},
+      {"breaker_opened", [](const ResilienceCounters& c) { return c.breaker.opened; }},
+  };
+  for (const auto& [name, get] : decorators) {
+    auto fn = get;
+    reg.SetCounterFunc(fmt::format("strata_remote_storage_{}_total", name),
+                       "RemoteStorage decorator counter", {},
+                       scalar([fn](M& m) { return fn(m.resilience_counters()); }));
+  }
 }
 
 void RemoteLogManager::RegisterCacheMetrics() {

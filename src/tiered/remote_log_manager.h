@@ -1,34 +1,26 @@
 #pragma once
 // RemoteLogManager: tiered storage (KIP-405) for the broker's partitions with
-// remote.storage.enable. It
-//  - uploads every rolled segment (a scan thread queues new rolled segments
-//    within scan_interval_ms; a copier pool uploads them, one partition's
-//    segments in parallel once its backlog exceeds parallel_lag_segments,
-//    always committed to the manifest in offset order),
-//  - keeps a per-partition manifest.json (RemoteManifest) in the store,
-//  - tells the Log how far it is copied (so local retention deletes only
-//    uploaded segments),
-//  - expires remote segments by retention.ms / retention.bytes over local +
-//    remote (DELETE_STARTED -> objects deleted -> DELETE_FINISHED), moving the
-//    log start offset, and
-//  - serves reads below the local log start from remote storage (blocking:
-//    callers run them on reader_pool()), the .log objects through an on-disk
-//    chunk cache with read-ahead (RemoteChunkCache).
-// When the store is down uploads back off and resume in order; nothing is
-// deleted locally that is not COPY_FINISHED.
+// remote.storage.enable; what the rest of the broker calls. It keeps one
+// TieredPartition per registered partition (its manifest, saved offsets and
+// read view) and runs a scan thread that loads manifests, takes remote logs
+// over for new leaderships and hands rolled segments to the RemoteCopier
+// (uploads) and, every retention interval, partitions to the
+// RemoteRetention (expiry, DeleteRecords, deleted topics). It serves reads
+// below the local log start from remote storage (blocking: callers run them
+// on reader_pool()), the .log objects through an on-disk chunk cache with
+// read-ahead (RemoteChunkCache). When the store is down uploads back off
+// and resume in order; nothing is deleted locally that is not COPY_FINISHED
+// and saved where every replica sees it.
 //
 // Thread-safety: every public method is safe from any thread. One mutex per
 // partition guards its manifest and queues; the partition map has its own.
 #include <asio/thread_pool.hpp>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,35 +37,13 @@
 #include "tiered/remote_stack.h"
 #include "tiered/remote_storage.h"
 #include "tiered/resilient_storage.h"
+#include "tiered/tier_context.h"
+#include "tiered/tiered_partition.h"
 
 namespace strata::tiered {
 
-struct RemoteLogManagerOptions {
-  int copier_threads = 2;                 // remote.log.manager.copier.thread.pool.size
-  int reader_threads = 2;                 // remote.log.reader.threads
-  int parallel_lag_segments = 4;          // strata.remote.upload.parallel.lag.segments
-  int64_t retention_interval_ms = 30000;  // remote.log.manager.task.interval.ms
-  // Rolls wake the scan at once (Log::SetRollListener); this poll only paces
-  // retries after failures and catches anything missed.
-  int64_t scan_interval_ms = 1000;
-  int64_t retry_backoff_ms = 500;  // after a failed upload or manifest write (doubles)
-  int64_t max_retry_backoff_ms = 5000;
-  bool register_metrics = true;  // export gauges/counters to metrics::Global()
-  // On-disk chunk cache of remote .log objects (RemoteChunkCache).
-  uint64_t cache_bytes = uint64_t{1} << 30;        // strata.remote.cache.bytes; 0: no cache
-  uint64_t cache_chunk_bytes = uint64_t{4} << 20;  // strata.remote.cache.chunk.bytes
-  int readahead_chunks = 2;                        // strata.remote.cache.readahead.chunks
-  std::string cache_dir;                           // strata.remote.cache.dir; empty: no cache
-};
-
-// Identifies a tiered partition.
-struct RemotePartitionId {
-  std::string topic;
-  int32_t partition = 0;
-  std::string topic_id;  // base64 text form
-  TopicPartition tp() const { return {topic, partition}; }
-  std::string name() const { return tp().ToString(); }  // for log lines
-};
+class RemoteCopier;
+class RemoteRetention;
 
 // Per-partition numbers for metrics and tests.
 struct RemotePartitionStats {
@@ -115,7 +85,7 @@ class RemoteLogManager {
 
   // Where the remote log offsets of each partition are also kept (optional;
   // call before AddPartition).
-  void AttachMetadataStore(cluster::MetadataStore* store) { metadata_ = store; }
+  void AttachMetadataStore(cluster::MetadataStore* store) { ctx_.metadata = store; }
 
   void Start();  // starts the scan and copier threads
   void Stop();   // waits for in-flight uploads; idempotent
@@ -196,87 +166,39 @@ class RemoteLogManager {
   RemoteChunkCache& cache() { return *cache_; }
 
  private:
-  struct TieredPartition;
-  struct Inflight;
+  struct MetricsHook;
   std::shared_ptr<TieredPartition> FindPartition(const TopicPartition& tp) const;
+  std::vector<std::shared_ptr<TieredPartition>> Partitions() const;
   void Register(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                 const storage::LogConfig& config, std::function<int64_t()> committed_end,
                 int32_t leader_epoch, bool reader);
-  // Reader: the offsets the leader saved, for LogStartOffset (scan thread).
-  void FollowSavedOffsets(TieredPartition& p);
-  // Reader: loads the manifest the saved offsets name when they moved since
-  // the read view was loaded, or `force`d (a read's thread; never takes p.mu).
-  Status RefreshReadView(TieredPartition& p, bool force);
-  // Read's work against the partition's read view.
-  Result<Bytes> ReadFromView(TieredPartition& p, int64_t offset, int32_t max_bytes);
-  std::vector<std::shared_ptr<TieredPartition>> Partitions() const;
   void ScanPartition(const std::shared_ptr<TieredPartition>& p);
-  bool LoadManifestLocked(TieredPartition& p);
-  // Publishes the loaded manifest's offsets to the read view and the atomics,
-  // and saves them (SaveOffsetsLocked).
-  void PublishOffsetsLocked(TieredPartition& p);
-  // Once the manifest is written (not dirty), saves its offsets (with the
-  // DeleteRecords floor and the leader epoch) in the metadata store when
-  // they changed; only then may local retention drop what they cover.
-  void SaveOffsetsLocked(TieredPartition& p);
-  cluster::RemoteLogOffsets OffsetsLocked(const TieredPartition& p) const;
-  void FenceLocked(TieredPartition& p, const std::string& why);
-  // True (and fenced from then on) once a leader of a newer epoch took the
-  // remote log over.
-  bool SupersededLocked(TieredPartition& p);
-  // Takes the remote log over for p's leader epoch: writes the loaded
-  // manifest under its name and claims the saved offsets.
-  bool ClaimLocked(TieredPartition& p, const std::optional<cluster::RemoteLogOffsets>& seen);
-  Status WriteManifestLocked(TieredPartition& p);
-  // Completes the producer state of a log started at its leader's active
-  // segment from the remote snapshot below its start, once uploaded
-  // (remote_producer_state.cc).
-  void RestoreProducerStateLocked(TieredPartition& p);
-  void QueueRolledLocked(TieredPartition& p);
-  void CommitLocked(TieredPartition& p);
-  void DispatchLocked(const std::shared_ptr<TieredPartition>& p);
-  void RunUpload(std::shared_ptr<TieredPartition> p, int64_t base);
-  int ExpirePartition(TieredPartition& p);
-  bool DeleteSegmentLocked(TieredPartition& p, RemoteSegment& seg);
   void ScanLoop();
   void RequestScan();
-  // Backs the partition off after a failure (exponential, capped); true when
-  // the failure is worth logging (the first, then every 20th).
-  bool BackOffLocked(TieredPartition& p);
+  // Read's work against the partition's read view.
+  Result<Bytes> ReadFromView(TieredPartition& p, int64_t offset, int32_t max_bytes);
   void RegisterMetrics();
   void RegisterCacheMetrics();  // after RegisterMetrics (uses metrics_hook_)
 
-  struct MetricsHook;
   RemoteLogManagerOptions options_;
-  cluster::MetadataStore* metadata_ = nullptr;
-  mutable std::mutex deletions_mu_;  // guards pending_dirs_ (never held across store calls)
-  std::set<std::string> pending_dirs_;
-  std::mutex deletion_pass_mu_;  // one DeletePendingDirsOnce at a time
-  ResilientStorage layers_;      // layers_.storage is the store; the rest are for counters
-  Clock* clock_;
+  ResilientStorage layers_;  // layers_.storage is the store; the rest are for counters
+  TierCounters counters_;
+  TierContext ctx_;  // over the members above (and the metadata store)
+  // Declared after ctx_: stopped and destroyed before what it points to.
+  std::unique_ptr<RemoteCopier> copier_;
+  std::unique_ptr<RemoteRetention> retention_;
 
   mutable std::mutex map_mu_;
   std::map<TopicPartition, std::shared_ptr<TieredPartition>> partitions_;
 
-  // Copier pool: a plain queue of upload jobs.
-  std::mutex pool_mu_;
-  std::condition_variable pool_cv_;
-  std::deque<std::function<void()>> jobs_;
-  std::vector<std::thread> copiers_;
   std::thread scanner_;
   std::mutex scan_mu_;
   std::condition_variable scan_cv_;
-  bool stopping_ = false;        // guarded by pool_mu_ and scan_mu_ (set under both)
+  bool stopping_ = false;        // guarded by scan_mu_
   bool scan_requested_ = false;  // guarded by scan_mu_: a log rolled
   bool started_ = false;
   asio::thread_pool reader_pool_;
-  // DeleteRecords and topic deletion: their store calls can block for as long
-  // as the store is slow or down, which must not hold threads fetches need.
-  asio::thread_pool deletion_pool_;
 
-  std::atomic<uint64_t> uploads_{0}, upload_failures_{0}, bytes_uploaded_{0};
-  std::atomic<uint64_t> manifest_writes_{0}, manifest_write_failures_{0};
-  std::atomic<uint64_t> reads_{0}, read_failures_{0}, read_bytes_{0}, expired_{0};
   // strata_remote_read_seconds: one remote read (index and data), cache
   // hits included; owned by the process-wide registry.
   metrics::Histogram& read_seconds_ = metrics::Global().GetHistogram(

@@ -65,6 +65,14 @@ struct ReadTally {
   bool answer_now = false;     // an error, a divergence or a preferred read replica
 };
 
+// How much of a partition one fetch reads, and up to where.
+struct RecordsRead {
+  int32_t max_bytes = 0;
+  int64_t readable_end = 0;  // high watermark (consumer) or log end (follower)
+  bool first_data = false;   // nothing read yet: at least one batch (KIP-74)
+  bool as_follower = false;  // for a consumer, from a partition this broker follows
+};
+
 // The topic-level settings a partition read needs.
 struct TopicRead {
   const std::string& topic;
@@ -157,6 +165,46 @@ std::shared_ptr<broker::Partition> FindReplica(BrokerContext& ctx, const TopicPa
   return std::move(found.partition);
 }
 
+// Reads the records of one partition from `in.fetch_offset` into `out`,
+// or, when only remote storage holds them, reserves `max_bytes` for a read
+// there (`remote`). Returns the bytes spent, -1 with `out.error_code` set.
+// Local retention may delete the segment between the check and the read
+// (the records are remote by then): a read that finds its offset gone
+// looks again, as Kafka's handleOffsetOutOfRangeError does.
+int32_t ReadRecords(BrokerContext& ctx, const TopicPartition& tp, storage::Log& log,
+                    const Fetcher& fetcher, const FetchRequest::Partition& in,
+                    const RecordsRead& bounds, FetchResponse::Partition& out, RemoteRead* remote) {
+  for (int attempt = 0;; ++attempt) {
+    if (in.fetch_offset < log.log_start_offset() && ctx.topics.remote() != nullptr) {
+      if (fetcher.replica) {
+        // KIP-405: a follower does not copy what remote storage holds; it
+        // starts its log over where this leader says (replica_start.cc).
+        out.error_code = Code(ErrorCode::kOffsetMovedToTieredStorage);
+        return -1;
+      }
+      remote->tp = tp;
+      remote->offset = in.fetch_offset;
+      remote->max_bytes = bounds.max_bytes;
+      remote->readable_end = bounds.readable_end;
+      remote->as_follower = bounds.as_follower;
+      return bounds.max_bytes;  // reserved: the remote read may fill it
+    }
+    auto read = log.ReadRegion(in.fetch_offset, bounds.max_bytes, bounds.readable_end,
+                               /*min_one_batch=*/bounds.first_data);
+    if (read.ok()) {
+      const auto n = static_cast<int32_t>(read->region.length);
+      out.records.Send(std::move(read->region));
+      return n;
+    }
+    const bool retention_raced = read.error().code == Errc::kOutOfRange &&
+                                 in.fetch_offset < log.log_start_offset() && attempt == 0;
+    if (!retention_raced) {
+      out.error_code = Code(GenericErrorCode(read.error().code));
+      return -1;
+    }
+  }
+}
+
 // Reads one partition into `out`, spending `budget` bytes; returns the
 // readable end seen (-1 when the partition is unreadable or the client is
 // sent to another replica).
@@ -194,13 +242,6 @@ int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher&
     out.error_code = Code(ErrorCode::kOffsetOutOfRange);
     return -1;
   }
-  if (fetcher.replica && in.fetch_offset < log->log_start_offset() &&
-      log_start < log->log_start_offset()) {
-    // KIP-405: a follower does not copy what remote storage holds; it
-    // starts its log over where this leader says (replica_start.cc).
-    out.error_code = Code(ErrorCode::kOffsetMovedToTieredStorage);
-    return -1;
-  }
   if (in.fetch_offset >= readable || (budget <= 0 && !first_data)) return readable;
   // Kafka's leader-side replication quota: a throttled follower outside the
   // ISR gets nothing this round once the rate is used up.
@@ -210,23 +251,11 @@ int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher&
                                   cluster::NodeId(ctx.config.node_id()), fetcher.id);
   if (throttled && ctx.topics.leader_throttle().Exceeded()) return readable;
   int32_t max_bytes = std::max(std::min(in.partition_max_bytes, budget), 0);
-  if (in.fetch_offset < log->log_start_offset() && ctx.topics.remote() != nullptr) {
-    remote->tp = tp;
-    remote->offset = in.fetch_offset;
-    remote->max_bytes = max_bytes;
-    remote->readable_end = readable;
-    remote->as_follower = as_follower;
-    budget -= max_bytes;  // reserved: the remote read may fill it
-    return readable;
-  }
-  auto read = log->ReadRegion(in.fetch_offset, max_bytes, readable, /*min_one_batch=*/first_data);
-  if (!read.ok()) {
-    out.error_code = Code(GenericErrorCode(read.error().code));
-    return -1;
-  }
-  budget -= static_cast<int32_t>(read->region.length);
-  if (throttled) ctx.topics.leader_throttle().Record(static_cast<int64_t>(read->region.length));
-  out.records.Send(std::move(read->region));
+  const RecordsRead bounds{max_bytes, readable, first_data, as_follower};
+  const int32_t sent = ReadRecords(ctx, tp, *log, fetcher, in, bounds, out, remote);
+  if (sent < 0) return -1;
+  budget -= sent;
+  if (throttled) ctx.topics.leader_throttle().Record(sent);
   return readable;
 }
 
