@@ -1,14 +1,6 @@
-// TopicManager's replication throttles: Kafka's replication quotas as
-// kafka-reassign-partitions --throttle sets them. The broker configs
-// leader.replication.throttled.rate and follower.replication.throttled.rate
-// give each side of this broker a byte rate; the topic configs
-// leader/follower.replication.throttled.replicas name the replicas it
-// applies to ("partition:broker,..." or "*"). As in Kafka, a replica in the
-// ISR is never throttled: throttles slow down copies, not replication.
-#include <algorithm>
-#include <limits>
+#include "broker/replication_throttles.h"
 
-#include "broker/topic_manager.h"
+#include <algorithm>
 
 namespace strata::broker {
 
@@ -30,31 +22,28 @@ int64_t ThrottleRate(const config::BrokerConfig& config, const std::string& name
 
 }  // namespace
 
-void TopicManager::RefreshReplicationThrottles() {
-  leader_throttle_->SetRate(ThrottleRate(config_, "leader.replication.throttled.rate"));
-  follower_throttle_->SetRate(ThrottleRate(config_, "follower.replication.throttled.rate"));
+ReplicationThrottles::ReplicationThrottles(const config::BrokerConfig& config, const Clock* clock)
+    : config_(config),
+      leader_(std::make_shared<replication::ReplicationThrottle>(clock)),
+      follower_(std::make_shared<replication::ReplicationThrottle>(clock)) {
+  Refresh();
 }
 
-bool TopicManager::ReplicaThrottled(const Partition& p, const char* list_config,
-                                    cluster::NodeId named, cluster::NodeId replica) const {
-  auto info = GetTopicInfo(p.tp().topic);
-  if (!info) return false;
-  auto list = info->record.configs.find(list_config);
-  if (list == info->record.configs.end() ||
-      !replication::ThrottledReplicasContain(list->second, p.tp().partition, named.value())) {
+void ReplicationThrottles::Refresh() {
+  leader_->SetRate(ThrottleRate(config_, "leader.replication.throttled.rate"));
+  follower_->SetRate(ThrottleRate(config_, "follower.replication.throttled.rate"));
+}
+
+bool ReplicationThrottles::Throttled(const std::map<std::string, std::string>& topic_configs,
+                                     const char* list_config, int32_t partition,
+                                     cluster::NodeId named, const std::vector<cluster::NodeId>& isr,
+                                     cluster::NodeId replica) {
+  auto list = topic_configs.find(list_config);
+  if (list == topic_configs.end() ||
+      !replication::ThrottledReplicasContain(list->second, partition, named.value())) {
     return false;
   }
-  const std::vector<cluster::NodeId> isr = p.state().isr;
   return std::find(isr.begin(), isr.end(), replica) == isr.end();
-}
-
-std::function<bool()> TopicManager::FollowerThrottled(const std::shared_ptr<Partition>& p) const {
-  std::weak_ptr<Partition> weak = p;
-  return [this, weak] {
-    auto partition = weak.lock();
-    return partition &&
-           ReplicaThrottled(*partition, "follower.replication.throttled.replicas", self_, self_);
-  };
 }
 
 }  // namespace strata::broker

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "base/log.h"
@@ -32,7 +33,8 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
       self_(config.node_id()),
       cluster_metadata_(config.Get("strata.metadata.backend") == "etcd"),
       clock_(clock),
-      env_(env) {
+      env_(env),
+      throttles_(config, clock) {
   if (config_.GetBool("log.cleaner.enable")) {
     cleaner_ = std::make_unique<storage::LogCleaner>(CleanerConfigFrom(config_), clock_);
   }
@@ -44,11 +46,8 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
   PeerLivenessOptions liveness;
   liveness.enabled = cluster_metadata_ && config_.GetBool("strata.broker.liveness.probe.enable");
   peers_ = std::make_unique<PeerLiveness>(metadata_, self_, liveness);
-  leader_throttle_ = std::make_shared<replication::ReplicationThrottle>(clock_);
-  follower_throttle_ = std::make_shared<replication::ReplicationThrottle>(clock_);
-  RefreshReplicationThrottles();
   fetchers_ = std::make_unique<ReplicaFetchers>(
-      config_, metadata_.view(), self_, follower_throttle_,
+      config_, metadata_.view(), self_, throttles_.follower(),
       [peers = peers_.get()](cluster::NodeId leader) { peers->Suspect(leader); });
   IsrUpdater::Host& host = *this;  // a private base: converted here
   isr_ = std::make_unique<IsrUpdater>(host, config_, metadata_, clock_, *peers_, progress_);
@@ -391,7 +390,7 @@ int TopicManager::MinInsyncReplicas(const std::string& topic) const {
 
 void TopicManager::IsrChanged(Partition& p) { AdvanceHighWatermark(p); }
 
-void TopicManager::BeforePass() { RefreshReplicationThrottles(); }
+void TopicManager::BeforePass() { throttles_.Refresh(); }
 
 bool TopicManager::Fenced() const { return fenced_.load(); }
 
@@ -413,6 +412,68 @@ int64_t TopicManager::ContiguityBound(const Partition& p) const {
     remote_end = saved->end;
   }
   return std::max(LogStartOffset(p.tp(), *p.log()), remote_end + 1);
+}
+
+bool TopicManager::ReplicaThrottled(const Partition& p, const char* list_config,
+                                    cluster::NodeId named, cluster::NodeId replica) const {
+  auto info = GetTopicInfo(p.tp().topic);
+  return info && ReplicationThrottles::Throttled(info->record.configs, list_config,
+                                                 p.tp().partition, named, p.state().isr, replica);
+}
+
+std::function<bool()> TopicManager::FollowerThrottled(const std::shared_ptr<Partition>& p) const {
+  std::weak_ptr<Partition> weak = p;
+  return [this, weak] {
+    auto partition = weak.lock();
+    return partition &&
+           ReplicaThrottled(*partition, "follower.replication.throttled.replicas", self_, self_);
+  };
+}
+
+// Kafka ReplicaManager's figures for /metrics.
+TopicManager::ReplicationStats TopicManager::replication_stats() const {
+  ReplicationStats out;
+  for (const auto& p : LocalPartitions()) {
+    cluster::PartitionRecord state = p->state();
+    if (state.leader != self_) {
+      if (state.leader != cluster::kNoNode)
+        out.max_follower_lag = std::max(out.max_follower_lag, p->follower_lag());
+      continue;
+    }
+    if (state.isr.size() < state.replicas.size()) out.under_replicated++;
+    if (!state.non_contiguous.empty()) out.non_contiguous++;
+    auto info = GetTopicInfo(p->tp().topic);
+    if (info && static_cast<int>(state.isr.size()) < info->min_insync_replicas) out.under_min_isr++;
+  }
+  out.followed = static_cast<int64_t>(fetchers_->followed());
+  out.fetched_bytes = fetchers_->bytes_fetched();
+  out.isr_shrinks = isr_->shrinks();
+  out.isr_expands = isr_->expands();
+  return out;
+}
+
+std::vector<std::pair<TopicPartition, int64_t>> TopicManager::FollowerLags() const {
+  std::vector<std::pair<TopicPartition, int64_t>> out;
+  for (const auto& p : LocalPartitions()) {
+    const cluster::NodeId leader = p->leader();
+    if (leader != self_ && leader != cluster::kNoNode) out.push_back({p->tp(), p->follower_lag()});
+  }
+  return out;
+}
+
+std::vector<TopicManager::FollowerTimeLag> TopicManager::FollowerTimeLags() const {
+  std::vector<FollowerTimeLag> out;
+  const int64_t now = clock_->MonotonicMs();
+  for (const auto& p : LocalPartitions()) {
+    if (p->leader() != self_) continue;
+    for (cluster::NodeId r : p->state().replicas) {
+      if (r == self_) continue;
+      if (auto f = p->Follower(r)) {
+        out.push_back({p->tp(), r, std::max<int64_t>(0, now - f->last_caught_up_ms)});
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace strata::broker

@@ -31,6 +31,7 @@
 #include "broker/reassignment_progress.h"
 #include "broker/reconciler.h"
 #include "broker/replica_fetchers.h"
+#include "broker/replication_throttles.h"
 #include "broker/topic_partition.h"
 #include "cluster/metadata.h"
 #include "config/broker_config.h"
@@ -180,19 +181,14 @@ class TopicManager : private IsrUpdater::Host {
   int64_t LogStartOffset(const TopicPartition& tp, const storage::Log& log) const;
 
   // Replication throttles (Kafka's replication quotas, set by
-  // kafka-reassign-partitions --throttle; replication_throttles.cc).
-  // Whether `replica` of `p` is throttled on the side whose throttled-replicas
-  // topic config is `list_config` (leader/follower.replication.throttled
-  // .replicas), for the replica `named` there: throttled replicas that are
-  // not in the ISR are.
+  // kafka-reassign-partitions --throttle; ReplicationThrottles). Whether
+  // `replica` of `p` is throttled on the side whose throttled-replicas topic
+  // config is `list_config`, for the replica `named` there.
   bool ReplicaThrottled(const Partition& p, const char* list_config, cluster::NodeId named,
                         cluster::NodeId replica) const;
-  replication::ReplicationThrottle& leader_throttle() { return *leader_throttle_; }
+  replication::ReplicationThrottle& leader_throttle() { return throttles_.leader(); }
   // The copies of the replicas reassignments add to partitions led here.
   std::vector<ReplicaCopyProgress> ReassignmentCopies() const { return progress_.Snapshot(); }
-  // Takes the current leader/follower.replication.throttled.rate (dynamic
-  // broker config, then cluster default, then server.properties).
-  void RefreshReplicationThrottles();
   // The follower fetcher's check for replica `p` here.
   std::function<bool()> FollowerThrottled(const std::shared_ptr<Partition>& p) const;
 
@@ -268,8 +264,7 @@ class TopicManager : private IsrUpdater::Host {
   std::unique_ptr<tiered::RemoteLogManager> remote_;  // null unless tiered storage is on
   std::unique_ptr<DiskHighMark> high_mark_;           // produce back-pressure
   std::unique_ptr<PeerLiveness> peers_;               // before fetchers_: they report to it
-  std::shared_ptr<replication::ReplicationThrottle> leader_throttle_;
-  std::shared_ptr<replication::ReplicationThrottle> follower_throttle_;  // shared with fetchers_
+  ReplicationThrottles throttles_;
   std::unique_ptr<ReplicaFetchers> fetchers_;   // this broker's follower fetch loops
   storage::HighWatermarks checkpointed_marks_;  // read at Start, for OpenReplica
   ReassignmentProgress progress_;               // updated by isr_

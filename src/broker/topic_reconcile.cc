@@ -65,7 +65,7 @@ bool TopicManager::RefreshDynamicConfigs() {
   Log()->info("dynamic broker configs: {} for this broker, {} cluster-wide", now.broker.size(),
               now.cluster_default.size());
   config_.SetDynamic(std::move(now));
-  RefreshReplicationThrottles();
+  throttles_.Refresh();
   return true;
 }
 
