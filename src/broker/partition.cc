@@ -107,7 +107,7 @@ Result<Partition::LeaderAppend> Partition::AppendAsLeader(
   }
   // The log's own lock orders appends; holding mu_ across the write would
   // stall the followers' fetches of this partition behind the disk.
-  auto appended = log_->Append(batches, infos, epoch.value());
+  auto appended = log_->Append(batches, infos, epoch);
   if (!appended.ok()) return appended.take_error();
   if (!appended->duplicate) {
     traffic_.Produced(static_cast<int64_t>(batches.size()),
@@ -167,7 +167,8 @@ Status Partition::TruncateTo(cluster::LeaderEpoch fetched_under, int64_t offset)
   return st;
 }
 
-Status Partition::StartLogAt(cluster::LeaderEpoch fetched_under, int64_t offset, int32_t epoch_at) {
+Status Partition::StartLogAt(cluster::LeaderEpoch fetched_under, int64_t offset,
+                             cluster::LeaderEpoch epoch_at) {
   std::lock_guard lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckFollowingLocked(fetched_under));
   Status st = log_->TruncateFullyAndStartAt(offset, epoch_at);

@@ -122,8 +122,9 @@ class Partition : public replication::FollowerReplica {
   // applied meanwhile never sees a follower's write land after it began.
   int64_t log_end_offset() const override { return log_->log_end_offset(); }
   int64_t log_start_offset() const override { return log_->log_start_offset(); }
-  int32_t latest_epoch() const override { return log_->latest_epoch(); }
-  std::pair<int32_t, int64_t> EndOffsetForEpoch(int32_t epoch) const override {
+  cluster::LeaderEpoch latest_epoch() const override { return log_->latest_epoch(); }
+  std::pair<cluster::LeaderEpoch, int64_t> EndOffsetForEpoch(
+      cluster::LeaderEpoch epoch) const override {
     return log_->EndOffsetForEpoch(epoch);
   }
   // Counts the bytes as replication traffic.
@@ -132,7 +133,7 @@ class Partition : public replication::FollowerReplica {
   // The high watermark goes no higher than the new end.
   Status TruncateTo(cluster::LeaderEpoch fetched_under, int64_t offset) override;
   Status StartLogAt(cluster::LeaderEpoch fetched_under, int64_t offset,
-                    int32_t epoch_at = -1) override;
+                    cluster::LeaderEpoch epoch_at = cluster::kNoLeaderEpoch) override;
   Status DeleteRecordsBefore(cluster::LeaderEpoch fetched_under, int64_t offset) override;
   // The leader's mark, capped at the local log end, never back; wakes the
   // waiters (consumers fetching from this follower, KIP-392) when it moved.

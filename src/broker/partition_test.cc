@@ -205,7 +205,7 @@ TEST(Partition, AppendAsLeaderStampsItsEpochMovesTheMarkAndWakes) {
   EXPECT_EQ(first->appended.base_offset, 0);
   EXPECT_EQ(first->appended.last_offset, 2);
   EXPECT_EQ(first->leader_epoch, LeaderEpoch(6));
-  EXPECT_EQ(log->latest_epoch(), 6);
+  EXPECT_EQ(log->latest_epoch(), LeaderEpoch(6));
   EXPECT_EQ(p.high_watermark(), 3);  // an ISR of one
   EXPECT_EQ(woken, 1);
 
@@ -400,7 +400,7 @@ TEST(Partition, AFollowerTakesTheFetchersWritesOnlyUnderTheLeadershipItFollows) 
   EXPECT_EQ(log->log_end_offset(), 0);
   ASSERT_TRUE(p.AppendAsFollower(LeaderEpoch(3), batch.bytes, batch.infos).ok());
   EXPECT_EQ(p.log_end_offset(), 4);
-  EXPECT_EQ(p.latest_epoch(), 3);
+  EXPECT_EQ(p.latest_epoch(), LeaderEpoch(3));
   EXPECT_EQ(p.traffic().replication_bytes_in(), static_cast<int64_t>(batch.bytes.size()));
   p.OnLeaderFetched(LeaderEpoch(3), 4, 0);
   EXPECT_EQ(p.high_watermark(), 4);
@@ -439,7 +439,7 @@ TEST(Partition, AFollowerStartedOverKeepsItsMarkWithinTheNewLog) {
   auto batch = LeaderBatches(0, 4, 3);
   ASSERT_TRUE(p.AppendAsFollower(LeaderEpoch(3), batch.bytes, batch.infos).ok());
   p.OnLeaderFetched(LeaderEpoch(3), 4, 0);
-  ASSERT_TRUE(p.StartLogAt(LeaderEpoch(3), 20, 3).ok());
+  ASSERT_TRUE(p.StartLogAt(LeaderEpoch(3), 20, LeaderEpoch(3)).ok());
   EXPECT_EQ(p.log_start_offset(), 20);
   EXPECT_EQ(p.log_end_offset(), 20);
   EXPECT_EQ(p.high_watermark(), 20);
@@ -448,7 +448,8 @@ TEST(Partition, AFollowerStartedOverKeepsItsMarkWithinTheNewLog) {
   EXPECT_EQ(p.high_watermark(), 20);
   p.OnLeaderFetched(LeaderEpoch(3), 23, 20);
   EXPECT_EQ(p.high_watermark(), 23);
-  EXPECT_EQ(p.EndOffsetForEpoch(3), (std::pair<int32_t, int64_t>{3, 25}));
+  EXPECT_EQ(p.EndOffsetForEpoch(LeaderEpoch(3)),
+            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(3), 25}));
 }
 
 // Remote contiguity: a follower whose local log starts above the bound

@@ -11,7 +11,7 @@ ReplicaFetchers::ReplicaFetchers(const config::BrokerConfig& config, cluster::Me
                                  std::shared_ptr<replication::ReplicationThrottle> throttle,
                                  std::function<void(cluster::NodeId)> on_leader_unreachable)
     : self_(self), view_(view), on_leader_unreachable_(std::move(on_leader_unreachable)) {
-  options_.replica_id = self.value();
+  options_.replica_id = self;
   options_.max_wait_ms = static_cast<int32_t>(config.GetLong("replica.fetch.wait.max.ms"));
   options_.min_bytes = static_cast<int32_t>(config.GetLong("replica.fetch.min.bytes"));
   options_.max_bytes = static_cast<int32_t>(config.GetLong("replica.fetch.response.max.bytes"));

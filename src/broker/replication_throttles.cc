@@ -40,7 +40,7 @@ bool ReplicationThrottles::Throttled(const std::map<std::string, std::string>& t
                                      cluster::NodeId replica) {
   auto list = topic_configs.find(list_config);
   if (list == topic_configs.end() ||
-      !replication::ThrottledReplicasContain(list->second, partition, named.value())) {
+      !replication::ThrottledReplicasContain(list->second, partition, named)) {
     return false;
   }
   return std::find(isr.begin(), isr.end(), replica) == isr.end();

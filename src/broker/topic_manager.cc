@@ -115,7 +115,8 @@ void TopicManager::UpdateTiering(const cluster::TopicRecord& topic,
     std::weak_ptr<Partition> weak = partition;
     // In a cluster each leadership writes its own manifest and fences the
     // ones before it (RemoteLogManager::AddPartition).
-    const int32_t epoch = cluster_metadata_ ? partition->leader_epoch().value() : -1;
+    const cluster::LeaderEpoch epoch =
+        cluster_metadata_ ? partition->leader_epoch() : cluster::kNoLeaderEpoch;
     remote_->AddPartition(
         {topic.name, tp.partition, cluster::UuidToBase64(topic.id)}, partition->log(), config,
         [this, weak]() -> int64_t {

@@ -39,8 +39,8 @@ struct RemoteLogOffsets {
   int64_t end = -1;        // last offset in remote storage
   int64_t log_start = -1;  // log start set by DeleteRecords inside remote data
   // The epoch of the leader that saved them, whose manifest lists the
-  // segments (tiered::ManifestName); -1 on a single broker.
-  int32_t leader_epoch = -1;
+  // segments (tiered::ManifestName); kNoLeaderEpoch on a single broker.
+  LeaderEpoch leader_epoch = kNoLeaderEpoch;
   bool operator==(const RemoteLogOffsets&) const = default;
 };
 

@@ -76,19 +76,22 @@ TEST_F(MetadataStoreTest, RemoteLogOffsetsSurviveReopenAndGoWithTheTopic) {
 TEST_F(MetadataStoreTest, RemoteLogOffsetsAreFencedByLeaderEpoch) {
   auto store = OpenEmbeddedMetadataStore(dir_).value();
   const std::string id = UuidToBase64(store->CreateTopic({.name = "t"}).value().id);
-  const RemoteLogOffsets first{0, 99, -1, 3};
+  const RemoteLogOffsets first{0, 99, -1, LeaderEpoch(3)};
   ASSERT_TRUE(store->ClaimRemoteLog(id, 0, std::nullopt, first).ok());
-  ASSERT_TRUE(store->SetRemoteLogOffsets(id, 0, {0, 199, -1, 3}).ok());
+  ASSERT_TRUE(store->SetRemoteLogOffsets(id, 0, {0, 199, -1, LeaderEpoch(3)}).ok());
   // A claim over bounds that moved since they were read must load again.
-  EXPECT_EQ(store->ClaimRemoteLog(id, 0, first, {0, 99, -1, 4}).error().code, Errc::kUnavailable);
-  const RemoteLogOffsets current{0, 199, -1, 3};
-  ASSERT_TRUE(store->ClaimRemoteLog(id, 0, current, {0, 199, -1, 4}).ok());
+  EXPECT_EQ(store->ClaimRemoteLog(id, 0, first, {0, 99, -1, LeaderEpoch(4)}).error().code,
+            Errc::kUnavailable);
+  const RemoteLogOffsets current{0, 199, -1, LeaderEpoch(3)};
+  ASSERT_TRUE(store->ClaimRemoteLog(id, 0, current, {0, 199, -1, LeaderEpoch(4)}).ok());
   // Epoch 3 is deposed: its saves and claims change nothing.
-  EXPECT_EQ(store->SetRemoteLogOffsets(id, 0, {0, 299, -1, 3}).error().code, Errc::kFenced);
-  EXPECT_EQ(store->ClaimRemoteLog(id, 0, current, {0, 299, -1, 3}).error().code, Errc::kFenced);
-  EXPECT_EQ(store->GetRemoteLogOffsets(id, 0), (RemoteLogOffsets{0, 199, -1, 4}));
-  ASSERT_TRUE(store->SetRemoteLogOffsets(id, 0, {100, 299, -1, 4}).ok());
-  EXPECT_EQ(store->GetRemoteLogOffsets(id, 0), (RemoteLogOffsets{100, 299, -1, 4}));
+  EXPECT_EQ(store->SetRemoteLogOffsets(id, 0, {0, 299, -1, LeaderEpoch(3)}).error().code,
+            Errc::kFenced);
+  EXPECT_EQ(store->ClaimRemoteLog(id, 0, current, {0, 299, -1, LeaderEpoch(3)}).error().code,
+            Errc::kFenced);
+  EXPECT_EQ(store->GetRemoteLogOffsets(id, 0), (RemoteLogOffsets{0, 199, -1, LeaderEpoch(4)}));
+  ASSERT_TRUE(store->SetRemoteLogOffsets(id, 0, {100, 299, -1, LeaderEpoch(4)}).ok());
+  EXPECT_EQ(store->GetRemoteLogOffsets(id, 0), (RemoteLogOffsets{100, 299, -1, LeaderEpoch(4)}));
 }
 
 TEST_F(MetadataStoreTest, PendingRemoteDeletionsSurviveReopen) {

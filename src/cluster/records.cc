@@ -214,7 +214,7 @@ Result<std::map<std::string, std::string>> DecodeConfigs(const std::string& valu
 
 std::string EncodeRemoteLogOffsets(const RemoteLogOffsets& o) {
   json doc{{"start", o.start}, {"end", o.end}, {"log_start", o.log_start}};
-  if (o.leader_epoch >= 0) doc["leader_epoch"] = o.leader_epoch;
+  if (o.leader_epoch != kNoLeaderEpoch) doc["leader_epoch"] = o.leader_epoch.value();
   return doc.dump();
 }
 
@@ -223,7 +223,7 @@ Result<RemoteLogOffsets> DecodeRemoteLogOffsets(const std::string& value) {
       "remote log", value, [](const json& doc) -> Result<RemoteLogOffsets> {
         return RemoteLogOffsets{Field<int64_t>(doc, "start"), Field<int64_t>(doc, "end"),
                                 Field<int64_t>(doc, "log_start", -1),
-                                Field<int32_t>(doc, "leader_epoch", -1)};
+                                LeaderEpoch(Field<int32_t>(doc, "leader_epoch", -1))};
       });
 }
 

@@ -375,21 +375,22 @@ TEST(ConfigsRecord, RoundTripsAndRejectsNonStrings) {
 }
 
 TEST(RemoteLogRecord, RoundTripsEveryField) {
-  RemoteLogOffsets o{.start = 1'000, .end = 9'000'000'000, .log_start = 1'500, .leader_epoch = 7};
+  RemoteLogOffsets o{
+      .start = 1'000, .end = 9'000'000'000, .log_start = 1'500, .leader_epoch = LeaderEpoch(7)};
   std::string encoded = EncodeRemoteLogOffsets(o);
   auto d = DecodeRemoteLogOffsets(encoded);
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->start, 1'000);
   EXPECT_EQ(d->end, 9'000'000'000);
   EXPECT_EQ(d->log_start, 1'500);
-  EXPECT_EQ(d->leader_epoch, 7);
+  EXPECT_EQ(d->leader_epoch, LeaderEpoch(7));
   EXPECT_EQ(*d, o);
 }
 
 // Single-broker bounds carry no leader epoch; the field is left out and
 // reads back as -1, as do records written before it existed.
 TEST(RemoteLogRecord, NoLeaderEpochAndOlderRecords) {
-  RemoteLogOffsets o{.start = 0, .end = 41, .log_start = -1, .leader_epoch = -1};
+  RemoteLogOffsets o{.start = 0, .end = 41, .log_start = -1, .leader_epoch = LeaderEpoch(-1)};
   std::string encoded = EncodeRemoteLogOffsets(o);
   EXPECT_FALSE(nlohmann::json::parse(encoded).contains("leader_epoch"));
   auto d = DecodeRemoteLogOffsets(encoded);
@@ -397,7 +398,8 @@ TEST(RemoteLogRecord, NoLeaderEpochAndOlderRecords) {
   EXPECT_EQ(*d, o);
   auto old = DecodeRemoteLogOffsets(R"({"start":5,"end":6})");
   ASSERT_TRUE(old.ok()) << old.error().message;
-  EXPECT_EQ(*old, (RemoteLogOffsets{.start = 5, .end = 6, .log_start = -1, .leader_epoch = -1}));
+  EXPECT_EQ(*old, (RemoteLogOffsets{
+                      .start = 5, .end = 6, .log_start = -1, .leader_epoch = LeaderEpoch(-1)}));
 }
 
 TEST(RemoteLogRecord, MalformedIsCorrupt) {

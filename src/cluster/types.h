@@ -1,22 +1,14 @@
 #pragma once
-// The cluster's id types. Each is a StrongId so that ids and epochs of
-// different kinds never mix; -1 is Kafka's "none" for node ids.
-#include <cstdint>
-
-#include "base/strong_id.h"
+// The cluster's id types, as base/ids.h defines them for every layer.
+#include "base/ids.h"
 
 namespace strata::cluster {
 
-// A broker's node.id.
-using NodeId = StrongId<struct NodeIdTag, int32_t>;
-inline constexpr NodeId kNoNode{-1};
-// Bumped at every leader change of a partition (Kafka's leader epoch).
-using LeaderEpoch = StrongId<struct LeaderEpochTag, int32_t>;
-// Bumped at every change of a partition record (ISR, replicas, leader):
-// AlterPartition's PartitionEpoch, the expected version of a CAS.
-using PartitionEpoch = StrongId<struct PartitionEpochTag, int32_t>;
-// Grows at every registration of a broker: the etcd revision that created
-// its registration key, so a re-registered broker always has a higher one.
-using BrokerEpoch = StrongId<struct BrokerEpochTag, int64_t>;
+using ::strata::BrokerEpoch;
+using ::strata::kNoLeaderEpoch;
+using ::strata::kNoNode;
+using ::strata::LeaderEpoch;
+using ::strata::NodeId;
+using ::strata::PartitionEpoch;
 
 }  // namespace strata::cluster

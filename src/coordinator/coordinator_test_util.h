@@ -33,7 +33,7 @@ inline OffsetsLog::Appender AppendAtEpochZero(OffsetsLog::LogProvider logs) {
              const std::vector<storage::BatchInfo>& infos) -> Result<OffsetsLog::Appended> {
     auto log = logs(partition);
     if (!log) return MakeError(Errc::kUnavailable, "not hosted here");
-    STRATA_ASSIGN_OR_RETURN(auto appended, log->Append(batch, infos, 0));
+    STRATA_ASSIGN_OR_RETURN(auto appended, log->Append(batch, infos, LeaderEpoch(0)));
     return OffsetsLog::Appended{appended.last_offset, 0};
   };
 }

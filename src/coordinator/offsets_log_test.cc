@@ -40,7 +40,7 @@ class OffsetsLogTest : public storage::testing::TempDirTest {
                int32_t, MutableByteView batch,
                const std::vector<storage::BatchInfo>& infos) -> Result<OffsetsLog::Appended> {
       if (!epoch) return MakeError(Errc::kFenced, "not the leader");
-      STRATA_ASSIGN_OR_RETURN(auto appended, log_->Append(batch, infos, *epoch));
+      STRATA_ASSIGN_OR_RETURN(auto appended, log_->Append(batch, infos, LeaderEpoch(*epoch)));
       return OffsetsLog::Appended{appended.last_offset, *epoch};
     };
   }

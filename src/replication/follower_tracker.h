@@ -17,11 +17,9 @@
 #include <optional>
 #include <vector>
 
-#include "cluster/types.h"
+#include "base/ids.h"
 
 namespace strata::replication {
-
-using cluster::NodeId;
 
 struct FollowerState {
   int64_t log_end_offset = -1;  // -1 until its first fetch as our follower

@@ -128,11 +128,11 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
   bool holding = false;
   const std::set<Key> throttled = ThrottledPartitions(holding);
   FetchRequest req;
-  req.replica_id = options_.replica_id;
+  req.replica_id = options_.replica_id.value();
   req.max_wait_ms = options_.max_wait_ms;
   req.min_bytes = options_.min_bytes;
   req.max_bytes = options_.max_bytes;
-  std::map<Key, cluster::LeaderEpoch> epochs;  // the leadership each was fetched under
+  std::map<Key, LeaderEpoch> epochs;  // the leadership each was fetched under
   {
     std::lock_guard lock(mu_);
     auto now = Clock::now();
@@ -146,7 +146,7 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
       p.partition = key.second;
       p.current_leader_epoch = e.p.leader_epoch.value();
       p.fetch_offset = e.p.replica->log_end_offset();
-      p.last_fetched_epoch = e.p.replica->latest_epoch();
+      p.last_fetched_epoch = e.p.replica->latest_epoch().value();
       p.log_start_offset = e.p.replica->log_start_offset();
       p.partition_max_bytes = options_.partition_max_bytes;
       req.topics.back().partitions.push_back(p);
@@ -221,7 +221,7 @@ asio::awaitable<std::optional<net::Response>> ReplicaFetcher::CallLeader(
   co_return std::nullopt;
 }
 
-void ReplicaFetcher::Apply(const Key& key, cluster::LeaderEpoch leader_epoch, bool throttled,
+void ReplicaFetcher::Apply(const Key& key, LeaderEpoch leader_epoch, bool throttled,
                            FetchResponse::Partition& response) {
   std::shared_ptr<FollowerReplica> replica;
   {
@@ -269,8 +269,9 @@ void ReplicaFetcher::Apply(const Key& key, cluster::LeaderEpoch leader_epoch, bo
     const auto& d = *response.diverging_epoch;
     // Our end of the largest epoch <= the leader's (ours may be smaller:
     // the next fetch then compares again, from there).
-    auto [local_epoch, local_end] = replica->EndOffsetForEpoch(d.epoch);
-    int64_t to = std::min(d.end_offset, local_epoch < 0 ? replica->log_end_offset() : local_end);
+    auto [local_epoch, local_end] = replica->EndOffsetForEpoch(LeaderEpoch(d.epoch));
+    int64_t to = std::min(d.end_offset,
+                          local_epoch == kNoLeaderEpoch ? replica->log_end_offset() : local_end);
     Log()->info("{}: {} diverges from the leader at epoch {} (leader's end {}); truncating to {}",
                 name_, label, d.epoch, d.end_offset, to);
     Status st = replica->TruncateTo(leader_epoch, std::max(to, replica->log_start_offset()));
@@ -311,7 +312,7 @@ void ReplicaFetcher::Apply(const Key& key, cluster::LeaderEpoch leader_epoch, bo
   replica->OnLeaderFetched(leader_epoch, response.high_watermark, response.log_start_offset);
 }
 
-bool ReplicaFetcher::StartAtStraddlingBatch(const Key& key, cluster::LeaderEpoch leader_epoch,
+bool ReplicaFetcher::StartAtStraddlingBatch(const Key& key, LeaderEpoch leader_epoch,
                                             FollowerReplica& replica, ByteView fetched,
                                             int64_t& start_again) {
   const int64_t end = replica.log_end_offset();
@@ -335,7 +336,7 @@ bool ReplicaFetcher::StartAtStraddlingBatch(const Key& key, cluster::LeaderEpoch
   return true;
 }
 
-void ReplicaFetcher::ResetQuickRetries(const Key& key, cluster::LeaderEpoch leader_epoch) {
+void ReplicaFetcher::ResetQuickRetries(const Key& key, LeaderEpoch leader_epoch) {
   std::lock_guard lock(mu_);
   auto it = partitions_.find(key);
   if (it != partitions_.end() && it->second.p.leader_epoch == leader_epoch) {
@@ -357,8 +358,8 @@ bool LeaderBehindMetadata(int16_t code) {
 
 }  // namespace
 
-void ReplicaFetcher::Pause(const Key& key, cluster::LeaderEpoch leader_epoch,
-                           const std::string& why, int16_t error_code) {
+void ReplicaFetcher::Pause(const Key& key, LeaderEpoch leader_epoch, const std::string& why,
+                           int16_t error_code) {
   std::lock_guard lock(mu_);
   auto it = partitions_.find(key);
   if (it == partitions_.end() || it->second.p.leader_epoch != leader_epoch) return;

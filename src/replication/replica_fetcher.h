@@ -41,7 +41,7 @@
 namespace strata::replication {
 
 struct FetcherOptions {
-  int32_t replica_id = -1;                   // this broker's node.id
+  NodeId replica_id = kNoNode;               // this broker's node.id
   int32_t max_wait_ms = 500;                 // replica.fetch.wait.max.ms
   int32_t min_bytes = 1;                     // replica.fetch.min.bytes
   int32_t max_bytes = 10485760;              // replica.fetch.response.max.bytes
@@ -64,7 +64,7 @@ struct FollowedPartition {
   int32_t partition = 0;
   // The leadership followed (Fetch current_leader_epoch); the replica's
   // writes are made under it.
-  cluster::LeaderEpoch leader_epoch{-1};
+  LeaderEpoch leader_epoch{-1};
   // What the fetches fill; shared so a fetch in flight keeps it valid while
   // the broker drops the replica.
   std::shared_ptr<FollowerReplica> replica;
@@ -121,12 +121,12 @@ class ReplicaFetcher {
       int16_t api_key, int16_t version, Bytes body, std::chrono::steady_clock::time_point deadline,
       const char* what);
   // `leader_epoch_at`: the epoch of the leader's records at `offset`.
-  void ApplyStart(const Key& key, cluster::LeaderEpoch leader_epoch, int16_t error_code,
-                  int64_t offset, int32_t leader_epoch_at);
+  void ApplyStart(const Key& key, LeaderEpoch leader_epoch, int16_t error_code, int64_t offset,
+                  LeaderEpoch leader_epoch_at);
   // The ListOffsets timestamp a tiered partition's log starts from.
   int64_t StartTimestamp() const;
   // Applies one partition's part of a response.
-  void Apply(const Key& key, cluster::LeaderEpoch leader_epoch, bool throttled,
+  void Apply(const Key& key, LeaderEpoch leader_epoch, bool throttled,
              protocol::FetchResponse::Partition& response);
   // The partitions whose fetches count against the follower throttle; with
   // `holding`, the throttle is exceeded and they are left out of this round.
@@ -136,15 +136,15 @@ class ReplicaFetcher {
   // replica asks before the metadata reaches its leader) is retried after
   // kQuickRetry instead, kQuickRetries times, without a log line: moves and
   // new topics then wait a watch delivery, not a whole backoff.
-  void Pause(const Key& key, cluster::LeaderEpoch leader_epoch, const std::string& why,
+  void Pause(const Key& key, LeaderEpoch leader_epoch, const std::string& why,
              int16_t error_code = 0);
-  void ResetQuickRetries(const Key& key, cluster::LeaderEpoch leader_epoch);
+  void ResetQuickRetries(const Key& key, LeaderEpoch leader_epoch);
   // An empty log whose end is inside the first fetched batch (the leader's
   // log start fell inside it) starts again at the batch's base, and
   // `start_again` is set to its old start; false when that failed (the
   // partition is paused).
-  bool StartAtStraddlingBatch(const Key& key, cluster::LeaderEpoch leader_epoch,
-                              FollowerReplica& replica, ByteView fetched, int64_t& start_again);
+  bool StartAtStraddlingBatch(const Key& key, LeaderEpoch leader_epoch, FollowerReplica& replica,
+                              ByteView fetched, int64_t& start_again);
   static constexpr std::chrono::milliseconds kQuickRetry{100};
   static constexpr int kQuickRetries = 20;
 

@@ -103,7 +103,7 @@ int32_t EpochAt(const storage::Log& log, int64_t offset) {
   int32_t epoch = -1;
   for (const auto& [e, start] : log.LeaderEpochEntries()) {
     if (start > offset) break;
-    epoch = e;
+    epoch = e.value();
   }
   return epoch;
 }
@@ -143,9 +143,10 @@ int16_t Fenced(int32_t leader_epoch, int32_t current) {
 std::optional<FetchResponse::EpochEndOffset> Divergence(const storage::Log& log,
                                                         const FetchRequest::Partition& in) {
   if (in.last_fetched_epoch < 0) return std::nullopt;
-  auto [epoch, end] = log.EndOffsetForEpoch(in.last_fetched_epoch);
-  if (epoch == in.last_fetched_epoch && end >= in.fetch_offset) return std::nullopt;
-  return FetchResponse::EpochEndOffset{epoch, end};
+  const LeaderEpoch last_fetched(in.last_fetched_epoch);
+  auto [epoch, end] = log.EndOffsetForEpoch(last_fetched);
+  if (epoch == last_fetched && end >= in.fetch_offset) return std::nullopt;
+  return FetchResponse::EpochEndOffset{epoch.value(), end};
 }
 
 // Answers a replica's Fetch and ListOffsets as Kafka's leader does, and records what it was asked.
@@ -385,11 +386,11 @@ class LogReplica : public FollowerReplica {
 
   int64_t log_end_offset() const override { return log_->log_end_offset(); }
   int64_t log_start_offset() const override { return log_->log_start_offset(); }
-  int32_t latest_epoch() const override { return log_->latest_epoch(); }
-  std::pair<int32_t, int64_t> EndOffsetForEpoch(int32_t epoch) const override {
+  LeaderEpoch latest_epoch() const override { return log_->latest_epoch(); }
+  std::pair<LeaderEpoch, int64_t> EndOffsetForEpoch(LeaderEpoch epoch) const override {
     return log_->EndOffsetForEpoch(epoch);
   }
-  Status AppendAsFollower(cluster::LeaderEpoch under, MutableByteView batches,
+  Status AppendAsFollower(LeaderEpoch under, MutableByteView batches,
                           const std::vector<storage::BatchInfo>& infos) override {
     std::lock_guard lock(mu_);
     STRATA_RETURN_IF_ERROR(Following(under));
@@ -398,26 +399,25 @@ class LogReplica : public FollowerReplica {
     appended_ += static_cast<int64_t>(batches.size());
     return Status::Ok();
   }
-  Status TruncateTo(cluster::LeaderEpoch under, int64_t offset) override {
+  Status TruncateTo(LeaderEpoch under, int64_t offset) override {
     std::lock_guard lock(mu_);
     STRATA_RETURN_IF_ERROR(Following(under));
     Status st = log_->TruncateTo(offset);
     truncated_.push_back(log_->log_end_offset());
     return st;
   }
-  Status StartLogAt(cluster::LeaderEpoch under, int64_t offset, int32_t epoch_at) override {
+  Status StartLogAt(LeaderEpoch under, int64_t offset, LeaderEpoch epoch_at) override {
     std::lock_guard lock(mu_);
     STRATA_RETURN_IF_ERROR(Following(under));
     started_.push_back(offset);
     return log_->TruncateFullyAndStartAt(offset, epoch_at);
   }
-  Status DeleteRecordsBefore(cluster::LeaderEpoch under, int64_t offset) override {
+  Status DeleteRecordsBefore(LeaderEpoch under, int64_t offset) override {
     std::lock_guard lock(mu_);
     STRATA_RETURN_IF_ERROR(Following(under));
     return log_->DeleteRecordsBefore(offset);
   }
-  void OnLeaderFetched(cluster::LeaderEpoch under, int64_t high_watermark,
-                       int64_t log_start) override {
+  void OnLeaderFetched(LeaderEpoch under, int64_t high_watermark, int64_t log_start) override {
     std::lock_guard lock(mu_);
     if (!Following(under).ok()) return;
     high_watermark_ = high_watermark;
@@ -453,7 +453,7 @@ class LogReplica : public FollowerReplica {
   }
 
  private:
-  Status Following(cluster::LeaderEpoch under) const {
+  Status Following(LeaderEpoch under) const {
     if (leads_ || under.value() != epoch_) return MakeError(Errc::kFenced, "not following");
     return Status::Ok();
   }
@@ -473,7 +473,7 @@ FollowedPartition Follow(int32_t partition, const std::shared_ptr<LogReplica>& r
                          int32_t epoch, bool tiered = false) {
   return {.topic = kTopic,
           .partition = partition,
-          .leader_epoch = cluster::LeaderEpoch(epoch),
+          .leader_epoch = LeaderEpoch(epoch),
           .replica = replica,
           .tiered = tiered};
 }
@@ -481,7 +481,7 @@ FollowedPartition Follow(int32_t partition, const std::shared_ptr<LogReplica>& r
 // Small waits and backoffs: a test's rounds take milliseconds.
 FetcherOptions Fast() {
   FetcherOptions o;
-  o.replica_id = kReplicaId;
+  o.replica_id = NodeId(kReplicaId);
   o.max_wait_ms = 20;
   o.backoff = 100ms;
   o.timeout = 5s;
@@ -707,7 +707,8 @@ TEST_F(ReplicaFetcherTest, AnEmptyTieredReplicaStartsAtTheLeadersActiveSegment) 
   EXPECT_EQ(seen->started(), std::vector<int64_t>{20});
   EXPECT_TRUE(seen->truncated().empty());
   EXPECT_EQ(Stored(*follower, 20), Stored(*leader, 20));
-  EXPECT_EQ(follower->LeaderEpochEntries(), (std::vector<std::pair<int32_t, int64_t>>{{2, 20}}));
+  EXPECT_EQ(follower->LeaderEpochEntries(),
+            (std::vector<std::pair<LeaderEpoch, int64_t>>{{LeaderEpoch(2), 20}}));
 }
 
 TEST_F(ReplicaFetcherTest, WithoutActiveSegmentSyncAnEmptyTieredReplicaStartsAtTheLocalLogStart) {
@@ -893,7 +894,7 @@ TEST_F(ReplicaFetcherTest, AddingANewLeaderEpochFollowsItAtOnce) {
   ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20; }, 5s))
       << "the new epoch waited for the old one's backoff";
   EXPECT_EQ(fetcher->partitions(), 1u);
-  EXPECT_EQ(follower->latest_epoch(), 2);
+  EXPECT_EQ(follower->latest_epoch(), LeaderEpoch(2));
   EXPECT_EQ(Stored(*follower, 0), Stored(*leader, 0));
   const auto asked = leader_.AskedOf(kP0);
   for (size_t i = before; i < asked.size(); ++i) {

@@ -32,8 +32,8 @@ int64_t ReplicaFetcher::StartTimestamp() const {
 
 asio::awaitable<bool> ReplicaFetcher::StartLogs() {
   ListOffsetsRequest req;
-  req.replica_id = options_.replica_id;
-  std::map<Key, cluster::LeaderEpoch> epochs;
+  req.replica_id = options_.replica_id.value();
+  std::map<Key, LeaderEpoch> epochs;
   {
     std::lock_guard lock(mu_);
     auto now = std::chrono::steady_clock::now();
@@ -68,15 +68,15 @@ asio::awaitable<bool> ReplicaFetcher::StartLogs() {
       Key key{topic.name, p.partition_index};
       auto epoch = epochs.find(key);
       if (epoch != epochs.end()) {
-        ApplyStart(key, epoch->second, p.error_code, p.offset, p.leader_epoch);
+        ApplyStart(key, epoch->second, p.error_code, p.offset, LeaderEpoch(p.leader_epoch));
       }
     }
   }
   co_return true;
 }
 
-void ReplicaFetcher::ApplyStart(const Key& key, cluster::LeaderEpoch leader_epoch,
-                                int16_t error_code, int64_t offset, int32_t leader_epoch_at) {
+void ReplicaFetcher::ApplyStart(const Key& key, LeaderEpoch leader_epoch, int16_t error_code,
+                                int64_t offset, LeaderEpoch leader_epoch_at) {
   std::shared_ptr<FollowerReplica> replica;
   {
     std::lock_guard lock(mu_);

@@ -49,7 +49,7 @@ void ReplicationThrottle::Record(int64_t bytes) {
   tokens_ -= static_cast<double>(bytes);
 }
 
-bool ThrottledReplicasContain(std::string_view list, int32_t partition, int32_t broker) {
+bool ThrottledReplicasContain(std::string_view list, int32_t partition, NodeId broker) {
   while (!list.empty()) {
     size_t comma = list.find(',');
     std::string_view item = list.substr(0, comma);
@@ -62,7 +62,8 @@ bool ThrottledReplicasContain(std::string_view list, int32_t partition, int32_t 
     int32_t p = -1, b = -1;
     auto pr = std::from_chars(item.data(), item.data() + colon, p);
     auto br = std::from_chars(item.data() + colon + 1, item.data() + item.size(), b);
-    if (pr.ec == std::errc() && br.ec == std::errc() && p == partition && b == broker) return true;
+    if (pr.ec == std::errc() && br.ec == std::errc() && p == partition && NodeId(b) == broker)
+      return true;
   }
   return false;
 }

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "base/clock.h"
+#include "base/ids.h"
 
 namespace strata::replication {
 
@@ -45,6 +46,6 @@ class ReplicationThrottle {
 // Kafka's throttled-replicas list (a topic's leader/follower
 // .replication.throttled.replicas): empty, "*", or "partition:broker,...".
 // Whether it names replica `broker` of `partition`.
-bool ThrottledReplicasContain(std::string_view list, int32_t partition, int32_t broker);
+bool ThrottledReplicasContain(std::string_view list, int32_t partition, NodeId broker);
 
 }  // namespace strata::replication

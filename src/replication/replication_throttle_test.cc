@@ -32,13 +32,13 @@ TEST(ReplicationThrottle, HoldsOnceMoreThanTheRateWentOut) {
 }
 
 TEST(ReplicationThrottle, ThrottledReplicaLists) {
-  EXPECT_FALSE(ThrottledReplicasContain("", 0, 1));
-  EXPECT_TRUE(ThrottledReplicasContain("*", 7, 9));
-  EXPECT_TRUE(ThrottledReplicasContain("0:1,1:2", 1, 2));
-  EXPECT_TRUE(ThrottledReplicasContain("0:1, 1:2 ", 1, 2));
-  EXPECT_FALSE(ThrottledReplicasContain("0:1,1:2", 1, 1));
-  EXPECT_FALSE(ThrottledReplicasContain("10:1", 1, 1));
-  EXPECT_FALSE(ThrottledReplicasContain("x:1,1", 1, 1));
+  EXPECT_FALSE(ThrottledReplicasContain("", 0, NodeId(1)));
+  EXPECT_TRUE(ThrottledReplicasContain("*", 7, NodeId(9)));
+  EXPECT_TRUE(ThrottledReplicasContain("0:1,1:2", 1, NodeId(2)));
+  EXPECT_TRUE(ThrottledReplicasContain("0:1, 1:2 ", 1, NodeId(2)));
+  EXPECT_FALSE(ThrottledReplicasContain("0:1,1:2", 1, NodeId(1)));
+  EXPECT_FALSE(ThrottledReplicasContain("10:1", 1, NodeId(1)));
+  EXPECT_FALSE(ThrottledReplicasContain("x:1,1", 1, NodeId(1)));
 }
 
 }  // namespace

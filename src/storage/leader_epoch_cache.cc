@@ -54,10 +54,12 @@ Result<std::vector<EpochEntry>> LeaderEpochCache::Parse(std::string_view text) {
     std::istringstream fields(line);
     std::string epoch_s, offset_s, extra;
     EpochEntry e;
-    if (!(fields >> epoch_s >> offset_s) || (fields >> extra) || !ParseNumber(epoch_s, &e.epoch) ||
+    int32_t epoch = 0;
+    if (!(fields >> epoch_s >> offset_s) || (fields >> extra) || !ParseNumber(epoch_s, &epoch) ||
         !ParseNumber(offset_s, &e.start_offset)) {
       return MakeError(Errc::kCorrupt, fmt::format("bad entry line '{}'", line));
     }
+    e.epoch = LeaderEpoch(epoch);
     if (!entries.empty() &&
         (e.epoch <= entries.back().epoch || e.start_offset < entries.back().start_offset)) {
       return MakeError(Errc::kCorrupt, fmt::format("entry '{}' goes backwards", line));
@@ -83,8 +85,8 @@ Status LeaderEpochCache::Persist(const std::vector<EpochEntry>& entries) const {
       path_, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
-Status LeaderEpochCache::Assign(int32_t epoch, int64_t start_offset) {
-  if (epoch < 0 || start_offset < 0) return Status::Ok();
+Status LeaderEpochCache::Assign(LeaderEpoch epoch, int64_t start_offset) {
+  if (epoch < LeaderEpoch(0) || start_offset < 0) return Status::Ok();
   if (!entries_.empty()) {
     const EpochEntry& last = entries_.back();
     if (epoch == last.epoch && start_offset >= last.start_offset) return Status::Ok();
@@ -120,14 +122,14 @@ Status LeaderEpochCache::TruncateFromStart(int64_t start_offset) {
   return Persist();
 }
 
-std::pair<int32_t, int64_t> LeaderEpochCache::EndOffsetFor(int32_t epoch,
-                                                           int64_t log_end_offset) const {
-  if (epoch < 0 || entries_.empty()) return {-1, -1};
+std::pair<LeaderEpoch, int64_t> LeaderEpochCache::EndOffsetFor(LeaderEpoch epoch,
+                                                               int64_t log_end_offset) const {
+  if (epoch < LeaderEpoch(0) || entries_.empty()) return {kNoLeaderEpoch, -1};
   if (epoch == entries_.back().epoch) return {epoch, log_end_offset};
   // First entry with a higher epoch.
   size_t higher = 0;
   while (higher < entries_.size() && entries_[higher].epoch <= epoch) ++higher;
-  if (higher == entries_.size()) return {-1, -1};  // above every known epoch
+  if (higher == entries_.size()) return {kNoLeaderEpoch, -1};  // above every known epoch
   if (higher == 0) {
     // Older than anything we know: Kafka answers with the requested epoch
     // and the start of the first known one.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/env.h"
+#include "base/ids.h"
 #include "base/result.h"
 
 namespace strata::storage {
@@ -20,7 +21,7 @@ namespace strata::storage {
 inline constexpr std::string_view kLeaderEpochCheckpoint = "leader-epoch-checkpoint";
 
 struct EpochEntry {
-  int32_t epoch = 0;
+  LeaderEpoch epoch{0};
   int64_t start_offset = 0;
   bool operator==(const EpochEntry&) const = default;
 };
@@ -34,7 +35,7 @@ class LeaderEpochCache {
   // latest epoch (entries never go backwards). Persists on change, and keeps
   // the change only once it is persisted: an append whose epoch could not be
   // written (disk full) fails, and its retry writes the epoch again.
-  Status Assign(int32_t epoch, int64_t start_offset);
+  Status Assign(LeaderEpoch epoch, int64_t start_offset);
   // Drops entries starting at or after `end_offset` (log truncated there).
   Status TruncateFromEnd(int64_t end_offset);
   // Drops entries wholly below `start_offset`; the epoch covering it is kept
@@ -43,10 +44,12 @@ class LeaderEpochCache {
 
   // Kafka's OffsetsForLeaderEpoch answer: {largest epoch <= requested, start
   // offset of the next higher epoch or log_end_offset for the latest};
-  // {-1, -1} when unknown.
-  std::pair<int32_t, int64_t> EndOffsetFor(int32_t epoch, int64_t log_end_offset) const;
-  // -1 when empty.
-  int32_t latest_epoch() const { return entries_.empty() ? -1 : entries_.back().epoch; }
+  // {kNoLeaderEpoch, -1} when unknown.
+  std::pair<LeaderEpoch, int64_t> EndOffsetFor(LeaderEpoch epoch, int64_t log_end_offset) const;
+  // kNoLeaderEpoch when empty.
+  LeaderEpoch latest_epoch() const {
+    return entries_.empty() ? kNoLeaderEpoch : entries_.back().epoch;
+  }
   const std::vector<EpochEntry>& entries() const { return entries_; }
 
   static Result<std::vector<EpochEntry>> Parse(std::string_view text);

@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/file_region.h"
+#include "base/ids.h"
 #include "base/result.h"
 
 namespace strata::storage {
@@ -171,7 +172,7 @@ class Log {
   // writes nothing), rolls segments and maintains indexes. Errors:
   // kOutOfOrderSequence, kInvalidProducerEpoch, kUnknownProducerId, kIoError.
   virtual Result<AppendResult> Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
-                                      int32_t leader_epoch) = 0;
+                                      LeaderEpoch leader_epoch) = 0;
 
   // A follower's append: batches exactly as the leader wrote them (offsets,
   // leader epochs, timestamps kept; the caller checked their CRCs). Base
@@ -197,7 +198,8 @@ class Log {
   // `leader_epoch` >= 0 the epoch history starts with that epoch at
   // `offset` (the epoch of the leader's records there), so this replica can
   // tell a follower whose history reaches `offset` that it agrees.
-  virtual Status TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch = -1) = 0;
+  virtual Status TruncateFullyAndStartAt(int64_t offset,
+                                         LeaderEpoch leader_epoch = kNoLeaderEpoch) = 0;
 
   // Reads from `offset` up to `max_bytes` of whole batches, never past
   // `max_offset` (exclusive; the high watermark). When `min_one_batch` the
@@ -221,8 +223,8 @@ class Log {
 
   // OffsetForLeaderEpoch: {epoch, end offset} of the largest epoch <= `epoch`
   // from leader-epoch-checkpoint; {-1,-1} when unknown.
-  virtual std::pair<int32_t, int64_t> EndOffsetForEpoch(int32_t epoch) const = 0;
-  virtual int32_t latest_epoch() const = 0;
+  virtual std::pair<LeaderEpoch, int64_t> EndOffsetForEpoch(LeaderEpoch epoch) const = 0;
+  virtual LeaderEpoch latest_epoch() const = 0;
 
   // DeleteRecords: moves the log start offset up (persisted), deleting whole
   // segments below it. kOutOfRange if offset > log end.
@@ -298,7 +300,7 @@ class Log {
     return Status::Ok();
   }
   // The leader-epoch entries (epoch, start offset) known to the log.
-  virtual std::vector<std::pair<int32_t, int64_t>> LeaderEpochEntries() const { return {}; }
+  virtual std::vector<std::pair<LeaderEpoch, int64_t>> LeaderEpochEntries() const { return {}; }
   // Called (under the log's lock: keep it short, never call back into the
   // log) after each roll, so uploads start at once instead of at the next
   // poll. Replaces the previous listener; an empty function removes it.

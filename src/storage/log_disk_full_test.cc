@@ -55,8 +55,8 @@ TEST_F(LogDiskFullTest, ANewLeaderEpochThatCannotBeCheckpointedFailsTheAppendUnt
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.error().code, Errc::kIoError) << refused.error().message;
     env_.Heal();
-    EXPECT_EQ(log->log_end_offset(), 2);  // nothing of it was written
-    EXPECT_EQ(log->latest_epoch(), 1);    // nor remembered
+    EXPECT_EQ(log->log_end_offset(), 2);             // nothing of it was written
+    EXPECT_EQ(log->latest_epoch(), LeaderEpoch(1));  // nor remembered
   }
   auto retried = AppendOne(*log, {.records = 3}, /*leader_epoch=*/2);
   ASSERT_TRUE(retried.ok()) << retried.error().message;
@@ -65,8 +65,9 @@ TEST_F(LogDiskFullTest, ANewLeaderEpochThatCannotBeCheckpointedFailsTheAppendUnt
 
   // After a clean restart the epoch history comes from the checkpoint alone.
   auto reopened = OpenLog(Env::Default(), LogConfig{});
-  EXPECT_EQ(reopened->latest_epoch(), 2);
-  EXPECT_EQ(reopened->EndOffsetForEpoch(1), (std::pair<int32_t, int64_t>{1, 2}));
+  EXPECT_EQ(reopened->latest_epoch(), LeaderEpoch(2));
+  EXPECT_EQ(reopened->EndOffsetForEpoch(LeaderEpoch(1)),
+            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(1), 2}));
   EXPECT_EQ(Batches(*reopened), (std::vector<std::pair<int64_t, int32_t>>{{0, 1}, {2, 2}}));
   ASSERT_TRUE(reopened->Close().ok());
 }

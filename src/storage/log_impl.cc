@@ -90,13 +90,13 @@ Result<std::optional<AppendResult>> LogImpl::AssignOffsets(
 // The in-place rewrites a leader applies: offsets, leader epoch, and the
 // LogAppendTime max timestamp (which recomputes the CRC).
 void LogImpl::StampBatches(const std::vector<MutableByteView>& views,
-                           std::vector<BatchHeader>* headers, int32_t leader_epoch,
+                           std::vector<BatchHeader>* headers, LeaderEpoch leader_epoch,
                            int64_t now) const {
   for (size_t i = 0; i < views.size(); ++i) {
     BatchHeader& h = (*headers)[i];
     protocol::SetBaseOffset(views[i], h.base_offset);
-    protocol::SetPartitionLeaderEpoch(views[i], leader_epoch);
-    h.partition_leader_epoch = leader_epoch;
+    protocol::SetPartitionLeaderEpoch(views[i], leader_epoch.value());
+    h.partition_leader_epoch = leader_epoch.value();
     if (config_.message_timestamp_log_append) {
       protocol::SetLogAppendTime(views[i], now);
       h.max_timestamp = now;
@@ -106,7 +106,7 @@ void LogImpl::StampBatches(const std::vector<MutableByteView>& views,
 }
 
 Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
-                                     int32_t leader_epoch) {
+                                     LeaderEpoch leader_epoch) {
   std::lock_guard lock(mu_);
   if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
   if (infos.empty()) return MakeError(Errc::kInvalidArgument, "no batches to append");
@@ -122,7 +122,7 @@ Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<
 
   if (ShouldRoll(int64_t(batches.size()), next - 1, now)) STRATA_RETURN_IF_ERROR(RollLocked());
   StampBatches(views, &headers, leader_epoch, now);
-  if (leader_epoch >= 0 && leader_epoch > epochs_.latest_epoch()) {
+  if (leader_epoch > epochs_.latest_epoch()) {
     STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, first));
   }
 
@@ -333,12 +333,12 @@ void LogImpl::UpdateConfig(const LogConfig& config) {
   for (auto& [base, seg] : segments_) seg->set_max_index_bytes(config.segment_index_bytes);
 }
 
-std::pair<int32_t, int64_t> LogImpl::EndOffsetForEpoch(int32_t epoch) const {
+std::pair<LeaderEpoch, int64_t> LogImpl::EndOffsetForEpoch(LeaderEpoch epoch) const {
   std::lock_guard lock(mu_);
   return epochs_.EndOffsetFor(epoch, leo_.load());
 }
 
-int32_t LogImpl::latest_epoch() const {
+LeaderEpoch LogImpl::latest_epoch() const {
   std::lock_guard lock(mu_);
   return epochs_.latest_epoch();
 }

@@ -43,11 +43,12 @@ class LogImpl final : public Log {
   ~LogImpl() override = default;
 
   Result<AppendResult> Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
-                              int32_t leader_epoch) override;
+                              LeaderEpoch leader_epoch) override;
   Result<AppendResult> AppendAsFollower(MutableByteView batches,
                                         const std::vector<BatchInfo>& infos) override;
   Status TruncateTo(int64_t offset) override;
-  Status TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch = -1) override;
+  Status TruncateFullyAndStartAt(int64_t offset,
+                                 LeaderEpoch leader_epoch = kNoLeaderEpoch) override;
   Result<ReadResult> Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
                           bool min_one_batch) const override;
   Result<RegionReadResult> ReadRegion(int64_t offset, int32_t max_bytes, int64_t max_offset,
@@ -56,8 +57,8 @@ class LogImpl final : public Log {
   int64_t log_end_offset() const override { return leo_.load(); }
   std::optional<TimestampOffset> OffsetForTimestamp(int64_t ts) const override;
   TimestampOffset MaxTimestamp() const override;
-  std::pair<int32_t, int64_t> EndOffsetForEpoch(int32_t epoch) const override;
-  int32_t latest_epoch() const override;
+  std::pair<LeaderEpoch, int64_t> EndOffsetForEpoch(LeaderEpoch epoch) const override;
+  LeaderEpoch latest_epoch() const override;
   Status DeleteRecordsBefore(int64_t offset) override;
   Result<int> EnforceRetention() override;
   void UpdateConfig(const LogConfig& config) override;
@@ -79,7 +80,7 @@ class LogImpl final : public Log {
   Status Roll() override;
   void SetRemoteCopiedOffset(int64_t offset) override;
   void SetRollListener(std::function<void()> listener) override;
-  std::vector<std::pair<int32_t, int64_t>> LeaderEpochEntries() const override;
+  std::vector<std::pair<LeaderEpoch, int64_t>> LeaderEpochEntries() const override;
 
   // Steps of the compaction swap, for crash tests.
   enum class SwapStep {
@@ -130,7 +131,7 @@ class LogImpl final : public Log {
   Result<std::optional<AppendResult>> AssignOffsets(std::vector<protocol::BatchHeader>* headers,
                                                     ProducerStateManager::Staged* staged) const;
   void StampBatches(const std::vector<MutableByteView>& views,
-                    std::vector<protocol::BatchHeader>* headers, int32_t leader_epoch,
+                    std::vector<protocol::BatchHeader>* headers, LeaderEpoch leader_epoch,
                     int64_t now) const;
   bool ShouldRoll(int64_t append_bytes, int64_t max_offset, int64_t now) const;
   // log_replica.cc: one run of replicated batches that fits a segment.

@@ -199,9 +199,9 @@ Status LogImpl::RecoverSegments(bool clean) {
   int64_t min_offset = segments_.begin()->first;
   Status epoch_status;
   auto on_batch = [&](const BatchHeader& h) {
-    if (h.partition_leader_epoch >= 0 && h.partition_leader_epoch > epochs_.latest_epoch() &&
-        epoch_status.ok()) {
-      epoch_status = epochs_.Assign(h.partition_leader_epoch, h.base_offset);
+    const LeaderEpoch epoch(h.partition_leader_epoch);
+    if (epoch > epochs_.latest_epoch() && epoch_status.ok()) {
+      epoch_status = epochs_.Assign(epoch, h.base_offset);
     }
   };
   for (auto it = segments_.begin(); it != segments_.end(); ++it) {

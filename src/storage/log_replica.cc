@@ -66,8 +66,8 @@ Result<AppendResult> LogImpl::AppendRunAsFollowerLocked(MutableByteView batches,
   const int64_t first = headers.front().base_offset;
   if (ShouldRoll(int64_t(batches.size()), next - 1, now)) STRATA_RETURN_IF_ERROR(RollLocked());
   for (const BatchHeader& h : headers) {
-    if (h.partition_leader_epoch >= 0 && h.partition_leader_epoch > epochs_.latest_epoch()) {
-      STRATA_RETURN_IF_ERROR(epochs_.Assign(h.partition_leader_epoch, h.base_offset));
+    if (const LeaderEpoch epoch(h.partition_leader_epoch); epoch > epochs_.latest_epoch()) {
+      STRATA_RETURN_IF_ERROR(epochs_.Assign(epoch, h.base_offset));
     }
   }
 
@@ -135,7 +135,7 @@ Status LogImpl::TruncateTo(int64_t offset) {
   return Status::Ok();
 }
 
-Status LogImpl::TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch) {
+Status LogImpl::TruncateFullyAndStartAt(int64_t offset, LeaderEpoch leader_epoch) {
   std::lock_guard lock(mu_);
   if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
   const int64_t old_start = log_start_.load();
@@ -158,7 +158,7 @@ Status LogImpl::TruncateFullyAndStartAt(int64_t offset, int32_t leader_epoch) {
   leo_.store(offset);
   STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(std::numeric_limits<int64_t>::min()));
   producers_.Clear();
-  if (leader_epoch >= 0) {
+  if (leader_epoch >= LeaderEpoch(0)) {
     STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, offset));
     STRATA_RETURN_IF_ERROR(WriteOffsetFile(dir_, kProducerStateGapFile, offset, env_));
     producer_state_gap_.store(offset);

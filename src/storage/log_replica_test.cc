@@ -78,9 +78,9 @@ TEST_F(LogReplicaTest, AFollowerKeepsTheLeadersBytesOffsetsEpochsAndProducerStat
   EXPECT_EQ(follower->log_end_offset(), leader->log_end_offset());
   EXPECT_EQ(ReadRange(*follower, 0), all);  // byte-identical
   EXPECT_GT(follower->segment_count(), 1);
-  EXPECT_EQ(follower->latest_epoch(), 4);
+  EXPECT_EQ(follower->latest_epoch(), LeaderEpoch(4));
   EXPECT_EQ(follower->LeaderEpochEntries(), leader->LeaderEpochEntries());
-  EXPECT_EQ(follower->EndOffsetForEpoch(1), leader->EndOffsetForEpoch(1));
+  EXPECT_EQ(follower->EndOffsetForEpoch(LeaderEpoch(1)), leader->EndOffsetForEpoch(LeaderEpoch(1)));
 
   // Producer state came with the batches: as the new leader, this replica
   // answers a retry of the producer's last batch with its original offsets.
@@ -127,7 +127,7 @@ TEST_F(LogReplicaTest, TruncationCutsTheTailWithItsEpochsAndProducerState) {
   // Inside a batch: the whole batch goes.
   ASSERT_TRUE(log->TruncateTo(epoch2_start + 1).ok());
   EXPECT_EQ(log->log_end_offset(), epoch2_start);
-  EXPECT_EQ(log->latest_epoch(), 1);
+  EXPECT_EQ(log->latest_epoch(), LeaderEpoch(1));
   EXPECT_LT(log->segment_count(), segments_before);
   EXPECT_EQ(ReadRange(*log, 0), kept);
   // The producer's batch went with the tail: its retry is new, not a duplicate.
@@ -136,20 +136,20 @@ TEST_F(LogReplicaTest, TruncationCutsTheTailWithItsEpochsAndProducerState) {
   ASSERT_TRUE(retry.ok()) << retry.error().message;
   EXPECT_FALSE(retry->duplicate);
   EXPECT_EQ(retry->base_offset, epoch2_start);
-  EXPECT_EQ(log->latest_epoch(), 3);
-  EXPECT_EQ(log->EndOffsetForEpoch(1).second, epoch2_start);
+  EXPECT_EQ(log->latest_epoch(), LeaderEpoch(3));
+  EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(1)).second, epoch2_start);
 
   // A clean reopen sees the truncated log.
   const int64_t end = log->log_end_offset();
   ASSERT_TRUE(log->Close().ok());
   log = OpenLog(dir_);
   EXPECT_EQ(log->log_end_offset(), end);
-  EXPECT_EQ(log->latest_epoch(), 3);
+  EXPECT_EQ(log->latest_epoch(), LeaderEpoch(3));
   // To a segment's base, and to the start: the log stays usable.
   ASSERT_TRUE(log->TruncateTo(0).ok());
   EXPECT_EQ(log->log_end_offset(), 0);
   EXPECT_EQ(log->segment_count(), 1);
-  EXPECT_EQ(log->latest_epoch(), -1);
+  EXPECT_EQ(log->latest_epoch(), LeaderEpoch(-1));
   ASSERT_TRUE(AppendOne(*log, {.records = 1}, 4).ok());
   EXPECT_EQ(log->log_end_offset(), 1);
   ASSERT_TRUE(log->TruncateTo(5).ok());  // past the end: nothing to do
@@ -180,12 +180,12 @@ TEST_F(LogReplicaTest, AFullTruncationStartsTheLogAboveItsEnd) {
   EXPECT_EQ(follower->log_start_offset(), start);
   EXPECT_EQ(follower->log_end_offset(), start);
   EXPECT_EQ(follower->segment_count(), 1);
-  EXPECT_EQ(follower->latest_epoch(), -1);
+  EXPECT_EQ(follower->latest_epoch(), LeaderEpoch(-1));
   EXPECT_TRUE(ReadRange(*follower, start).empty());
   ASSERT_TRUE(Replicate(*follower, ReadRange(*leader, start)).ok());
   EXPECT_EQ(follower->log_end_offset(), leader->log_end_offset());
   EXPECT_EQ(ReadRange(*follower, start), ReadRange(*leader, start));
-  EXPECT_EQ(follower->latest_epoch(), 2);
+  EXPECT_EQ(follower->latest_epoch(), LeaderEpoch(2));
   // The producer's batch is gone with the log: its retry is new.
   auto retry = AppendOne(
       *follower, {.records = 2, .producer_id = kPid, .producer_epoch = 0, .base_sequence = 0}, 3);
@@ -236,21 +236,24 @@ TEST_F(LogReplicaTest, AnEmptyLogStartsLowerToTakeABatchHoldingItsStart) {
 // entries at the log end.)
 TEST_F(LogReplicaTest, AFullTruncationCanStartTheEpochHistory) {
   auto log = OpenLog(dir_);
-  ASSERT_TRUE(log->TruncateFullyAndStartAt(3000, /*leader_epoch=*/2).ok());
-  EXPECT_EQ(log->latest_epoch(), 2);
-  using Entries = std::vector<std::pair<int32_t, int64_t>>;
-  EXPECT_EQ(log->LeaderEpochEntries(), (Entries{{2, 3000}}));
+  ASSERT_TRUE(log->TruncateFullyAndStartAt(3000, /*leader_epoch=*/LeaderEpoch(2)).ok());
+  EXPECT_EQ(log->latest_epoch(), LeaderEpoch(2));
+  using Entries = std::vector<std::pair<LeaderEpoch, int64_t>>;
+  EXPECT_EQ(log->LeaderEpochEntries(), (Entries{{LeaderEpoch(2), 3000}}));
   // Epoch 2 runs to the log end; an older one ends where the history starts.
-  EXPECT_EQ(log->EndOffsetForEpoch(2), (std::pair<int32_t, int64_t>{2, 3000}));
-  EXPECT_EQ(log->EndOffsetForEpoch(1), (std::pair<int32_t, int64_t>{1, 3000}));
+  EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(2)),
+            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(2), 3000}));
+  EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(1)),
+            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(1), 3000}));
   // A newer epoch at the same offset takes the entry over (as Kafka's
   // cache does); epoch 2 still ends there.
   ASSERT_TRUE(AppendOne(*log, {.records = 2}, 4).ok());
-  EXPECT_EQ(log->LeaderEpochEntries(), (Entries{{4, 3000}}));
+  EXPECT_EQ(log->LeaderEpochEntries(), (Entries{{LeaderEpoch(4), 3000}}));
   ASSERT_TRUE(log->Close().ok());
   log = OpenLog(dir_);
-  EXPECT_EQ(log->LeaderEpochEntries(), (Entries{{4, 3000}}));
-  EXPECT_EQ(log->EndOffsetForEpoch(2), (std::pair<int32_t, int64_t>{2, 3000}));
+  EXPECT_EQ(log->LeaderEpochEntries(), (Entries{{LeaderEpoch(4), 3000}}));
+  EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(2)),
+            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(2), 3000}));
 }
 
 // A replica started at its leader's active segment does not know the
@@ -272,7 +275,7 @@ TEST_F(LogReplicaTest, AStartedLogGetsItsProducerStateFromASnapshot) {
   ASSERT_TRUE(AppendOne(*leader, {.records = 2}, 3).ok());  // another producer's records
 
   auto follower = OpenLog(dir_);
-  ASSERT_TRUE(follower->TruncateFullyAndStartAt(start, 3).ok());
+  ASSERT_TRUE(follower->TruncateFullyAndStartAt(start, LeaderEpoch(3)).ok());
   EXPECT_EQ(follower->producer_state_gap(), start);
   ASSERT_TRUE(Replicate(*follower, ReadRange(*leader, start)).ok());
   ASSERT_TRUE(follower->Close().ok());

@@ -131,9 +131,9 @@ void LogImpl::SetRemoteCopiedOffset(int64_t offset) {
   }
 }
 
-std::vector<std::pair<int32_t, int64_t>> LogImpl::LeaderEpochEntries() const {
+std::vector<std::pair<LeaderEpoch, int64_t>> LogImpl::LeaderEpochEntries() const {
   std::lock_guard lock(mu_);
-  std::vector<std::pair<int32_t, int64_t>> out;
+  std::vector<std::pair<LeaderEpoch, int64_t>> out;
   for (const auto& e : epochs_.entries()) out.emplace_back(e.epoch, e.start_offset);
   return out;
 }

@@ -242,7 +242,7 @@ TEST_F(LogTest, ReopenAfterCloseKeepsEverything) {
   auto log = OpenLog(config);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "strata-clean-shutdown"));
   EXPECT_EQ(log->log_end_offset(), 40);
-  EXPECT_EQ(log->latest_epoch(), 3);
+  EXPECT_EQ(log->latest_epoch(), LeaderEpoch(3));
   auto read = log->Read(0, 1 << 30, INT64_MAX, false);
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->records, all);
@@ -282,7 +282,7 @@ TEST_F(LogTest, RejectsMismatchedInfosAndTooLarge) {
   Bytes small = MakeBatch({});
   std::vector<BatchInfo> infos{testing::InfoFor(small)};
   infos[0].size -= 1;
-  auto bad = log->Append(MutableByteView(small), infos, 0);
+  auto bad = log->Append(MutableByteView(small), infos, LeaderEpoch(0));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, Errc::kInvalidArgument);
   EXPECT_EQ(log->log_end_offset(), 0);
@@ -321,26 +321,35 @@ TEST_F(LogTest, LeaderEpochCheckpointAndEndOffsetForEpoch) {
     auto text = ReadWholeFile(dir_ / "leader-epoch-checkpoint");
     ASSERT_TRUE(text.ok());
     EXPECT_EQ(std::string(text->begin(), text->end()), "0\n3\n1 0\n4 4\n6 7\n");
-    EXPECT_EQ(log->latest_epoch(), 6);
-    EXPECT_EQ(log->EndOffsetForEpoch(1), (std::pair<int32_t, int64_t>{1, 4}));
-    EXPECT_EQ(log->EndOffsetForEpoch(3), (std::pair<int32_t, int64_t>{1, 4}));
-    EXPECT_EQ(log->EndOffsetForEpoch(4), (std::pair<int32_t, int64_t>{4, 7}));
-    EXPECT_EQ(log->EndOffsetForEpoch(6), (std::pair<int32_t, int64_t>{6, 8}));
-    EXPECT_EQ(log->EndOffsetForEpoch(0), (std::pair<int32_t, int64_t>{0, 0}));
-    EXPECT_EQ(log->EndOffsetForEpoch(7), (std::pair<int32_t, int64_t>{-1, -1}));
-    EXPECT_EQ(log->EndOffsetForEpoch(-1), (std::pair<int32_t, int64_t>{-1, -1}));
+    EXPECT_EQ(log->latest_epoch(), LeaderEpoch(6));
+    EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(1)),
+              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(1), 4}));
+    EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(3)),
+              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(1), 4}));
+    EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(4)),
+              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(4), 7}));
+    EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(6)),
+              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(6), 8}));
+    EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(0)),
+              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(0), 0}));
+    EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(7)),
+              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(-1), -1}));
+    EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(-1)),
+              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(-1), -1}));
     // Batches carry the epoch they were appended in.
     auto read = log->Read(4, 1, INT64_MAX, true);
     ASSERT_TRUE(read.ok());
     EXPECT_EQ(Headers(read->records)[0].partition_leader_epoch, 4);
     // An older epoch never rewrites history.
     ASSERT_TRUE(AppendOne(*log, {}, 5).ok());
-    EXPECT_EQ(log->latest_epoch(), 6);
+    EXPECT_EQ(log->latest_epoch(), LeaderEpoch(6));
   }
   auto log = OpenLog();  // unclean: epochs re-derived from the scanned tail
-  EXPECT_EQ(log->latest_epoch(), 6);
-  EXPECT_EQ(log->EndOffsetForEpoch(4), (std::pair<int32_t, int64_t>{4, 7}));
-  EXPECT_EQ(log->EndOffsetForEpoch(6), (std::pair<int32_t, int64_t>{6, 9}));
+  EXPECT_EQ(log->latest_epoch(), LeaderEpoch(6));
+  EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(4)),
+            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(4), 7}));
+  EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(6)),
+            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(6), 9}));
 }
 
 TEST_F(LogTest, CloseRejectsAppendsAndDeleteRemovesDir) {

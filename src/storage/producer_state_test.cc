@@ -99,27 +99,30 @@ class LeaderEpochCacheTest : public testing::TempDirTest {
 TEST_F(LeaderEpochCacheTest, AssignPersistsAndReloads) {
   auto cache = LeaderEpochCache::Load(dir_);
   ASSERT_TRUE(cache.ok());
-  EXPECT_EQ(cache->latest_epoch(), -1);
-  ASSERT_TRUE(cache->Assign(0, 0).ok());
-  ASSERT_TRUE(cache->Assign(0, 10).ok());  // same epoch, later offset: no change
-  ASSERT_TRUE(cache->Assign(3, 25).ok());
+  EXPECT_EQ(cache->latest_epoch(), LeaderEpoch(-1));
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(0), 0).ok());
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(0), 10).ok());  // same epoch, later offset: no change
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(3), 25).ok());
   EXPECT_EQ(FileText(), "0\n2\n0 0\n3 25\n");
   auto reloaded = LeaderEpochCache::Load(dir_);
   ASSERT_TRUE(reloaded.ok());
-  EXPECT_EQ(reloaded->entries(), (std::vector<EpochEntry>{{0, 0}, {3, 25}}));
+  EXPECT_EQ(reloaded->entries(),
+            (std::vector<EpochEntry>{{LeaderEpoch(0), 0}, {LeaderEpoch(3), 25}}));
 }
 
 TEST_F(LeaderEpochCacheTest, TruncationFromBothEnds) {
   auto cache = LeaderEpochCache::Load(dir_);
-  ASSERT_TRUE(cache->Assign(1, 0).ok());
-  ASSERT_TRUE(cache->Assign(2, 10).ok());
-  ASSERT_TRUE(cache->Assign(4, 20).ok());
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(1), 0).ok());
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(2), 10).ok());
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(4), 20).ok());
   ASSERT_TRUE(cache->TruncateFromEnd(20).ok());
   EXPECT_EQ(FileText(), "0\n2\n1 0\n2 10\n");
   ASSERT_TRUE(cache->TruncateFromStart(15).ok());
   EXPECT_EQ(FileText(), "0\n1\n2 15\n");
-  EXPECT_EQ(cache->EndOffsetFor(2, 30), (std::pair<int32_t, int64_t>{2, 30}));
-  EXPECT_EQ(cache->EndOffsetFor(1, 30), (std::pair<int32_t, int64_t>{1, 15}));
+  EXPECT_EQ(cache->EndOffsetFor(LeaderEpoch(2), 30),
+            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(2), 30}));
+  EXPECT_EQ(cache->EndOffsetFor(LeaderEpoch(1), 30),
+            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(1), 15}));
 }
 
 TEST_F(LeaderEpochCacheTest, MalformedCheckpointIsCorrupt) {

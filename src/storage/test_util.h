@@ -96,7 +96,7 @@ inline Result<AppendResult> AppendAll(Log& log, const std::vector<Bytes>& batche
     infos.push_back(InfoFor(b));
     buf.insert(buf.end(), b.begin(), b.end());
   }
-  return log.Append(MutableByteView(buf), infos, leader_epoch);
+  return log.Append(MutableByteView(buf), infos, LeaderEpoch(leader_epoch));
 }
 
 inline Result<AppendResult> AppendOne(Log& log, const BatchOptions& o, int32_t leader_epoch = 0) {

@@ -27,7 +27,7 @@ class FailingCommitStorage : public testing::ForwardingStorage {
   using ForwardingStorage::ForwardingStorage;
   using RemoteStorage::Put;
   Status Put(std::string_view p, const PutSource& s, const CallOptions& o) override {
-    if (p.ends_with(ManifestName(-1))) {
+    if (p.ends_with(ManifestName(LeaderEpoch(-1)))) {
       manifest_puts.fetch_add(1);
       std::string_view text(reinterpret_cast<const char*>(s.bytes.data()), s.bytes.size());
       if (fail.load() && text.find("COPY_FINISHED") != std::string_view::npos) {
@@ -66,7 +66,7 @@ class SlowManifestStorage : public testing::ForwardingStorage {
   using ForwardingStorage::ForwardingStorage;
   using RemoteStorage::Put;
   Status Put(std::string_view p, const PutSource& s, const CallOptions& o) override {
-    if (slow.load() && p.ends_with(ManifestName(-1))) {
+    if (slow.load() && p.ends_with(ManifestName(LeaderEpoch(-1)))) {
       held.fetch_add(1);
       std::this_thread::sleep_for(std::chrono::milliseconds(2000));
     }

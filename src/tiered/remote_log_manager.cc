@@ -169,18 +169,19 @@ Status RemoteLogManager::DeleteTopicData(const std::string& topic,
 
 void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                                     const storage::LogConfig& config,
-                                    std::function<int64_t()> committed_end, int32_t leader_epoch) {
+                                    std::function<int64_t()> committed_end,
+                                    LeaderEpoch leader_epoch) {
   Register(id, std::move(log), config, std::move(committed_end), leader_epoch, /*reader=*/false);
 }
 
 void RemoteLogManager::AddReader(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                                  const storage::LogConfig& config) {
-  Register(id, std::move(log), config, {}, /*leader_epoch=*/-1, /*reader=*/true);
+  Register(id, std::move(log), config, {}, kNoLeaderEpoch, /*reader=*/true);
 }
 
 void RemoteLogManager::Register(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                                 const storage::LogConfig& config,
-                                std::function<int64_t()> committed_end, int32_t leader_epoch,
+                                std::function<int64_t()> committed_end, LeaderEpoch leader_epoch,
                                 bool reader) {
   std::lock_guard lock(map_mu_);
   auto& slot = partitions_[id.tp()];

@@ -102,7 +102,7 @@ class RemoteLogManager {
   // with another epoch takes it over again.
   void AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                     const storage::LogConfig& config, std::function<int64_t()> committed_end = {},
-                    int32_t leader_epoch = -1);
+                    LeaderEpoch leader_epoch = kNoLeaderEpoch);
   // Registers (or re-configures) a partition this broker follows, for reads
   // only (KIP-392: consumers may fetch from a follower): it never uploads,
   // writes a manifest, saves offsets or deletes anything. Its log start and
@@ -171,7 +171,7 @@ class RemoteLogManager {
   std::vector<std::shared_ptr<TieredPartition>> Partitions() const;
   void Register(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                 const storage::LogConfig& config, std::function<int64_t()> committed_end,
-                int32_t leader_epoch, bool reader);
+                LeaderEpoch leader_epoch, bool reader);
   void ScanPartition(const std::shared_ptr<TieredPartition>& p);
   void ScanLoop();
   void RequestScan();

@@ -53,7 +53,9 @@ TEST(RemoteManifestTest, RoundTripsAndFindsSegments) {
 }
 
 TEST(EpochCheckpointTest, KeepsEntriesUpToTheSegmentEnd) {
-  EXPECT_EQ(EpochCheckpointText({{0, 0}, {3, 50}, {4, 120}}, 99), "0\n2\n0 0\n3 50\n");
+  EXPECT_EQ(
+      EpochCheckpointText({{LeaderEpoch(0), 0}, {LeaderEpoch(3), 50}, {LeaderEpoch(4), 120}}, 99),
+      "0\n2\n0 0\n3 50\n");
 }
 
 class RemoteLogManagerTest : public testing::TieredLogTest {

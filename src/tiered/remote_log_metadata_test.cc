@@ -142,13 +142,13 @@ TEST_F(RemoteLogMetadataTest, RollWakesTheUploadScan) {
 // covers, and the deposed leader, still running, changes nothing any more.
 TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOldOne) {
   auto old_leader = MakeManager({}, /*add_partition=*/false);
-  old_leader->AddPartition(id_, log_, config_, {}, /*leader_epoch=*/0);
+  old_leader->AddPartition(id_, log_, config_, {}, LeaderEpoch(0));
   old_leader->Start();
   ASSERT_TRUE(old_leader->WaitForUploads(30000));
   const int64_t old_end = old_leader->RemoteLogEndOffset(id_.tp());
   ASSERT_GT(old_end, 0);
-  EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0)->leader_epoch, 0);
-  EXPECT_FALSE(fs::exists(remote_dir() / ManifestName(-1)));
+  EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0)->leader_epoch, LeaderEpoch(0));
+  EXPECT_FALSE(fs::exists(remote_dir() / ManifestName(LeaderEpoch(-1))));
 
   const size_t old_objects = RemoteLogFiles().size();
 
@@ -163,18 +163,18 @@ TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOld
   ASSERT_EQ(log_->RolledSegments().front().base_offset, 0);
   ASSERT_GT(log_->RolledSegments().front().end_offset, old_end);
   auto new_leader = MakeManager({}, /*add_partition=*/false);
-  new_leader->AddPartition(id_, log_, config_, {}, /*leader_epoch=*/1);
+  new_leader->AddPartition(id_, log_, config_, {}, LeaderEpoch(1));
   new_leader->Start();
   ASSERT_TRUE(new_leader->WaitForUploads(30000));
   new_leader->EnforceRetentionOnce();  // deletes the replaced segments' objects
 
   auto saved = metadata_->GetRemoteLogOffsets(id_.topic_id, 0);
   ASSERT_TRUE(saved.has_value());
-  EXPECT_EQ(saved->leader_epoch, 1);
+  EXPECT_EQ(saved->leader_epoch, LeaderEpoch(1));
   EXPECT_EQ(saved->end, log_->RolledSegments().back().end_offset);
-  auto manifest = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(1)));
+  auto manifest = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(LeaderEpoch(1))));
   ASSERT_TRUE(manifest.ok());
-  EXPECT_EQ(manifest->leader_epoch(), 1);
+  EXPECT_EQ(manifest->leader_epoch(), LeaderEpoch(1));
   // No finished segment lies within another, and each one's objects exist.
   std::set<std::string> listed;
   const auto& segs = manifest->segments();
@@ -207,7 +207,7 @@ TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOld
   EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0), saved);
   ASSERT_TRUE(old_log->EnforceRetention().ok());
   EXPECT_LE(old_log->log_start_offset(), old_end + 1);
-  auto still = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(1)));
+  auto still = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(LeaderEpoch(1))));
   ASSERT_TRUE(still.ok());
   EXPECT_EQ(still->Serialize(), manifest->Serialize());
   old_leader->Stop();
@@ -219,17 +219,17 @@ TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOld
 // in the local log, not yet uploaded again).
 TEST_F(RemoteLogMetadataTest, AnAbandonedUploadIsDeletedWithoutMovingTheLogStart) {
   RemoteManifest left;
-  left.set_leader_epoch(0);
+  left.set_leader_epoch(LeaderEpoch(0));
   left.Insert({0, 29, 4000, 1000, "halfdone", RemoteSegmentState::kCopyStarted, false});
   fs::create_directories(remote_dir());
   {
     Bytes data = left.Serialize();
-    std::ofstream(remote_dir() / ManifestName(0), std::ios::binary)
+    std::ofstream(remote_dir() / ManifestName(LeaderEpoch(0)), std::ios::binary)
         .write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
   }
-  ASSERT_TRUE(metadata_->SetRemoteLogOffsets(id_.topic_id, 0, {-1, -1, -1, 0}).ok());
+  ASSERT_TRUE(metadata_->SetRemoteLogOffsets(id_.topic_id, 0, {-1, -1, -1, LeaderEpoch(0)}).ok());
   auto m = MakeManager({}, /*add_partition=*/false);
-  m->AddPartition(id_, log_, config_, {}, /*leader_epoch=*/1);
+  m->AddPartition(id_, log_, config_, {}, LeaderEpoch(1));
   m->ScanOnce();              // loads, takes over, queues uploads (no copier runs yet)
   m->EnforceRetentionOnce();  // deletes the abandoned entry
   EXPECT_EQ(log_->log_start_offset(), 0);
@@ -255,11 +255,11 @@ std::set<std::string> RemoteObjects(const fs::path& dir) {
 // when registered as leader.
 TEST_F(RemoteLogMetadataTest, AReaderServesTheLeadersRemoteLogAndChangesNothing) {
   auto leader = MakeManager({}, /*add_partition=*/false);
-  leader->AddPartition(id_, log_, config_, {}, /*leader_epoch=*/2);
+  leader->AddPartition(id_, log_, config_, {}, LeaderEpoch(2));
   leader->Start();
   ASSERT_TRUE(leader->WaitForUploads(30000));
   const auto saved = metadata_->GetRemoteLogOffsets(id_.topic_id, 0);
-  ASSERT_TRUE(saved && saved->end > 0 && saved->leader_epoch == 2);
+  ASSERT_TRUE(saved && saved->end > 0 && saved->leader_epoch == LeaderEpoch(2));
 
   // The follower's copy, trimmed locally below the saved end.
   std::shared_ptr<storage::Log> copy = Replica("t-0-follower", 4096);
@@ -304,11 +304,11 @@ TEST_F(RemoteLogMetadataTest, AReaderServesTheLeadersRemoteLogAndChangesNothing)
 
   // Registered as the next leader, it takes the remote log over.
   leader->Stop();
-  reader->AddPartition(id_, copy, config_, {}, /*leader_epoch=*/3);
+  reader->AddPartition(id_, copy, config_, {}, LeaderEpoch(3));
   EXPECT_FALSE(reader->IsReader(id_.tp()));
   reader->ScanOnce();
-  EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0)->leader_epoch, 3);
-  EXPECT_TRUE(fs::exists(remote_dir() / ManifestName(3)));
+  EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0)->leader_epoch, LeaderEpoch(3));
+  EXPECT_TRUE(fs::exists(remote_dir() / ManifestName(LeaderEpoch(3))));
   reader->Stop();
 }
 
@@ -317,7 +317,7 @@ TEST_F(RemoteLogMetadataTest, AReaderServesTheLeadersRemoteLogAndChangesNothing)
 // manifest again when the objects are gone, and reads the new ones.
 TEST_F(RemoteLogMetadataTest, AReaderLoadsTheManifestAgainWhenASegmentWasReplaced) {
   auto leader = MakeManager({}, /*add_partition=*/false);
-  leader->AddPartition(id_, log_, config_, {}, /*leader_epoch=*/2);
+  leader->AddPartition(id_, log_, config_, {}, LeaderEpoch(2));
   leader->Start();
   ASSERT_TRUE(leader->WaitForUploads(30000));
   leader->Stop();
@@ -327,7 +327,7 @@ TEST_F(RemoteLogMetadataTest, AReaderLoadsTheManifestAgainWhenASegmentWasReplace
 
   // The last segment (not read yet: no index cached) under a new uuid, the
   // old objects gone.
-  auto manifest = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(2)));
+  auto manifest = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(LeaderEpoch(2))));
   ASSERT_TRUE(manifest.ok());
   ASSERT_GE(manifest->segments().size(), 2u);
   RemoteSegment* seg = &manifest->segments().back();
@@ -341,7 +341,7 @@ TEST_F(RemoteLogMetadataTest, AReaderLoadsTheManifestAgainWhenASegmentWasReplace
     fs::rename(e.path(), remote_dir() / (new_prefix + name.substr(old_prefix.size())));
   }
   Bytes data = manifest->Serialize();
-  std::ofstream(remote_dir() / ManifestName(2), std::ios::binary)
+  std::ofstream(remote_dir() / ManifestName(LeaderEpoch(2)), std::ios::binary)
       .write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
 
   auto got = reader->Read(id_.tp(), offset, 1);

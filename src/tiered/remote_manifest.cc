@@ -112,7 +112,7 @@ Bytes RemoteManifest::Serialize() const {
                     {"replaced", s.replaced}});
   }
   json doc = {{"version", 1},
-              {"leader_epoch", leader_epoch_},
+              {"leader_epoch", leader_epoch_.value()},
               {"log_start_offset", remote_log_start_offset()},
               {"log_end_offset", remote_log_end_offset()},
               {"segments", segs}};
@@ -128,7 +128,7 @@ Result<RemoteManifest> RemoteManifest::Parse(ByteView data) {
   }
   RemoteManifest m;
   try {
-    m.leader_epoch_ = doc.value("leader_epoch", int32_t{-1});
+    m.leader_epoch_ = LeaderEpoch(doc.value("leader_epoch", int32_t{-1}));
     for (const json& j : doc["segments"]) {
       RemoteSegment s;
       s.base_offset = j.at("base_offset").get<int64_t>();
@@ -152,8 +152,9 @@ Result<RemoteManifest> RemoteManifest::Parse(ByteView data) {
   return m;
 }
 
-std::string ManifestName(int32_t leader_epoch) {
-  return leader_epoch < 0 ? "manifest.json" : fmt::format("manifest-{}.json", leader_epoch);
+std::string ManifestName(LeaderEpoch leader_epoch) {
+  return leader_epoch < LeaderEpoch(0) ? "manifest.json"
+                                       : fmt::format("manifest-{}.json", leader_epoch);
 }
 
 std::string RemotePartitionDir(const std::string& topic, int32_t partition,

@@ -73,21 +73,22 @@ class RemoteManifest {
   // Drops DELETE_FINISHED entries (their objects are gone).
   size_t PruneDeleted();
 
-  // The leader epoch of the leader that wrote it; -1 on a single broker.
-  int32_t leader_epoch() const { return leader_epoch_; }
-  void set_leader_epoch(int32_t epoch) { leader_epoch_ = epoch; }
+  // The leader epoch of the leader that wrote it; kNoLeaderEpoch on a
+  // single broker.
+  LeaderEpoch leader_epoch() const { return leader_epoch_; }
+  void set_leader_epoch(LeaderEpoch epoch) { leader_epoch_ = epoch; }
 
   Bytes Serialize() const;
   static Result<RemoteManifest> Parse(ByteView json);
 
  private:
   std::vector<RemoteSegment> segments_;
-  int32_t leader_epoch_ = -1;
+  LeaderEpoch leader_epoch_ = kNoLeaderEpoch;
 };
 
-// The manifest's object name: "manifest.json" for leader epoch -1 (a single
+// The manifest's object name: "manifest.json" for kNoLeaderEpoch (a single
 // broker), else "manifest-<epoch>.json".
-std::string ManifestName(int32_t leader_epoch);
+std::string ManifestName(LeaderEpoch leader_epoch);
 
 // "<topic>-<partition>-<topic id base64>": a partition's directory in the store.
 std::string RemotePartitionDir(const std::string& topic, int32_t partition,

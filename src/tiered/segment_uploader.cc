@@ -40,9 +40,9 @@ uint64_t IndexPositionFor(ByteView index, int64_t base, int64_t offset) {
 
 }  // namespace
 
-std::string EpochCheckpointText(const std::vector<std::pair<int32_t, int64_t>>& epochs,
+std::string EpochCheckpointText(const std::vector<std::pair<LeaderEpoch, int64_t>>& epochs,
                                 int64_t end_offset) {
-  std::vector<std::pair<int32_t, int64_t>> kept;
+  std::vector<std::pair<LeaderEpoch, int64_t>> kept;
   for (const auto& e : epochs) {
     if (e.second <= end_offset) kept.push_back(e);
   }
@@ -53,7 +53,7 @@ std::string EpochCheckpointText(const std::vector<std::pair<int32_t, int64_t>>& 
 
 Status UploadSegment(RemoteStorage& store, const std::string& dir,
                      const storage::SegmentSummary& local,
-                     const std::vector<std::pair<int32_t, int64_t>>& epochs, RemoteSegment* seg,
+                     const std::vector<std::pair<LeaderEpoch, int64_t>>& epochs, RemoteSegment* seg,
                      const CallOptions& opts) {
   std::error_code ec;
   if (!fs::exists(local.log_path, ec)) {
@@ -78,8 +78,7 @@ Status UploadSegment(RemoteStorage& store, const std::string& dir,
     puts.emplace_back(RemoteObjectPath(dir, *seg, kRemoteSnapshotExt),
                       PutSource::File(snapshot.string()));
   }
-  puts.emplace_back(RemoteObjectPath(dir, *seg, kRemoteEpochsExt),
-                    PutSource::Memory(epochs_bytes));
+  puts.emplace_back(RemoteObjectPath(dir, *seg, kRemoteEpochsExt), PutSource::Memory(epochs_bytes));
   std::vector<std::future<Status>> pending;
   for (const auto& put : puts) {
     pending.push_back(std::async(std::launch::async, [&store, &put, &opts] {
@@ -102,8 +101,8 @@ Status UploadSegment(RemoteStorage& store, const std::string& dir,
   // kNotFound tells the caller the segment is gone (DeleteRecords), and the
   // caller then drops it: only say so when the .log itself is gone.
   if (!result.ok() && result.error().code == Errc::kNotFound && fs::exists(local.log_path, ec)) {
-    return MakeError(Errc::kIoError, "uploading " + local.log_path.string() + ": " +
-                                         result.error().message);
+    return MakeError(Errc::kIoError,
+                     "uploading " + local.log_path.string() + ": " + result.error().message);
   }
   return result;
 }
@@ -124,8 +123,8 @@ Result<Bytes> ReadRemoteSegment(RemoteStorage& store, const std::string& dir,
     return MakeError(Errc::kOutOfRange, fmt::format("offset {} not in remote segment [{}, {}]",
                                                     offset, seg.base_offset, seg.end_offset));
   }
-  STRATA_ASSIGN_OR_RETURN(Bytes index, store.Get(RemoteObjectPath(dir, seg, kRemoteIndexExt), 0,
-                                                 kToEnd, opts));
+  STRATA_ASSIGN_OR_RETURN(Bytes index,
+                          store.Get(RemoteObjectPath(dir, seg, kRemoteIndexExt), 0, kToEnd, opts));
   return ReadRemoteSegmentWithIndex(store, dir, seg, index, offset, max_bytes, opts);
 }
 
@@ -183,7 +182,8 @@ Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, RemoteChunkCache*
     pos += len;
     end = pos;
   }
-  if (!found) return MakeError(Errc::kCorrupt, fmt::format("offset {} not found in {}", offset, log_path));
+  if (!found)
+    return MakeError(Errc::kCorrupt, fmt::format("offset {} not found in {}", offset, log_path));
   return Bytes(buf.begin() + (start - buf_pos), buf.begin() + (end - buf_pos));
 }
 

@@ -28,7 +28,7 @@ class RemoteChunkCache;
 // kNotFound when the local .log is gone.
 Status UploadSegment(RemoteStorage& store, const std::string& dir,
                      const storage::SegmentSummary& local,
-                     const std::vector<std::pair<int32_t, int64_t>>& epochs, RemoteSegment* seg,
+                     const std::vector<std::pair<LeaderEpoch, int64_t>>& epochs, RemoteSegment* seg,
                      const CallOptions& opts = {});
 
 // Deletes every object of `seg` (missing objects are fine).
@@ -54,7 +54,7 @@ Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, RemoteChunkCache*
 
 // Kafka's leader-epoch checkpoint text for the entries starting at or below
 // `end_offset`.
-std::string EpochCheckpointText(const std::vector<std::pair<int32_t, int64_t>>& epochs,
+std::string EpochCheckpointText(const std::vector<std::pair<LeaderEpoch, int64_t>>& epochs,
                                 int64_t end_offset);
 
 }  // namespace strata::tiered

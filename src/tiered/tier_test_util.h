@@ -58,8 +58,8 @@ class TierFixture : public TieredLogTest {
     auto p = std::make_shared<TieredPartition>(id_, ctx_);
     std::lock_guard lock(p->mu);
     p->ConfigureLocked(
-        log_, config_, [this] { return std::min(committed_.load(), log_->log_end_offset()); }, -1,
-        reader);
+        log_, config_, [this] { return std::min(committed_.load(), log_->log_end_offset()); },
+        kNoLeaderEpoch, reader);
     return p;
   }
 

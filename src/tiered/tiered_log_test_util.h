@@ -123,7 +123,7 @@ class TieredLogTest : public ::testing::Test {
   }
 
   RemoteManifest Manifest() const {
-    auto m = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(-1)));
+    auto m = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(LeaderEpoch(-1))));
     EXPECT_TRUE(m.ok());
     return m.ok() ? std::move(m).value() : RemoteManifest{};
   }

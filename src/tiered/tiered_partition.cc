@@ -27,7 +27,7 @@ TieredPartition::TieredPartition(const RemotePartitionId& id, const TierContext&
 void TieredPartition::ConfigureLocked(std::shared_ptr<storage::Log> new_log,
                                       const storage::LogConfig& new_config,
                                       std::function<int64_t()> new_committed_end,
-                                      int32_t new_leader_epoch, bool as_reader) {
+                                      LeaderEpoch new_leader_epoch, bool as_reader) {
   if (log && log != new_log) log->SetRollListener({});
   log = std::move(new_log);
   config = new_config;
@@ -59,7 +59,7 @@ std::optional<cluster::RemoteLogOffsets> TieredPartition::SavedOffsets() const {
 bool TieredPartition::LoadManifestLocked() {
   if (SupersededLocked()) return false;
   std::optional<cluster::RemoteLogOffsets> seen = SavedOffsets();
-  const int32_t writer = seen ? seen->leader_epoch : -1;
+  const LeaderEpoch writer = seen ? seen->leader_epoch : kNoLeaderEpoch;
   auto data = ctx_.store->Get(dir + "/" + ManifestName(writer));
   RemoteManifest loaded_manifest;
   if (data.ok()) {
@@ -81,7 +81,7 @@ bool TieredPartition::LoadManifestLocked() {
   }
   manifest = std::move(loaded_manifest);
   saved_offsets_ = seen.value_or(cluster::RemoteLogOffsets{});
-  if (leader_epoch >= 0 && writer != leader_epoch && !ClaimLocked(seen)) return false;
+  if (leader_epoch != kNoLeaderEpoch && writer != leader_epoch && !ClaimLocked(seen)) return false;
   // Uploaded (or expired) offsets are not queued again; replaced ones are.
   next_to_queue = 0;
   for (const RemoteSegment& s : manifest.segments()) {
@@ -103,7 +103,7 @@ bool TieredPartition::LoadManifestLocked() {
 
 bool TieredPartition::SupersededLocked() {
   if (fenced) return true;
-  if (ctx_.metadata == nullptr || leader_epoch < 0) return false;
+  if (ctx_.metadata == nullptr || leader_epoch == kNoLeaderEpoch) return false;
   // The metadata view shows a takeover soon after it happened; the fence
   // itself is the epoch check of every save (SetRemoteLogOffsets).
   auto seen = SavedOffsets();
@@ -134,7 +134,7 @@ bool TieredPartition::ClaimLocked(const std::optional<cluster::RemoteLogOffsets>
       delete_floor.store(claimed.log_start);
       saved_offsets_ = claimed;
       Log()->info("{}: remote log taken over at leader epoch {} (from {})", id.name(), leader_epoch,
-                  seen ? seen->leader_epoch : -1);
+                  seen ? seen->leader_epoch : kNoLeaderEpoch);
       return true;
     }
     if (st.error().code == Errc::kFenced) {

@@ -53,12 +53,12 @@ class TieredPartition {
   TieredPartition(const TieredPartition&) = delete;
   TieredPartition& operator=(const TieredPartition&) = delete;
 
-  // Points the partition at `log` for `leader_epoch` (-1: a single broker)
+  // Points the partition at `log` for `leader_epoch` (none: a single broker)
   // or, with `reader`, as a follower's read-only replica. A new leadership
   // or role takes the remote log over again: the manifest is loaded and
   // claimed anew, and uploads of the old one find nothing to finish.
   void ConfigureLocked(std::shared_ptr<storage::Log> new_log, const storage::LogConfig& new_config,
-                       std::function<int64_t()> new_committed_end, int32_t new_leader_epoch,
+                       std::function<int64_t()> new_committed_end, LeaderEpoch new_leader_epoch,
                        bool as_reader);
 
   // Reads the manifest the metadata store's offsets name (the last leader's;
@@ -105,9 +105,9 @@ class TieredPartition {
   std::mutex mu;
   std::shared_ptr<storage::Log> log;
   storage::LogConfig config;
-  // This broker's leadership the uploads are for (-1: a single broker):
-  // names the manifest it writes and fences the offsets it saves.
-  int32_t leader_epoch = -1;
+  // This broker's leadership the uploads are for (kNoLeaderEpoch: a single
+  // broker): names the manifest it writes and fences the offsets it saves.
+  LeaderEpoch leader_epoch = kNoLeaderEpoch;
   bool fenced = false;
   // Registered by AddReader (written under `mu`; read without it).
   std::atomic<bool> reader{false};

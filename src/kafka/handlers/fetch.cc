@@ -86,9 +86,10 @@ struct TopicRead {
 std::optional<FetchResponse::EpochEndOffset> Divergence(const storage::Log& log,
                                                         const FetchRequest::Partition& in) {
   if (in.last_fetched_epoch < 0) return std::nullopt;
-  auto [epoch, end] = log.EndOffsetForEpoch(in.last_fetched_epoch);
-  if (epoch == in.last_fetched_epoch && end >= in.fetch_offset) return std::nullopt;
-  return FetchResponse::EpochEndOffset{epoch, end};
+  const LeaderEpoch last_fetched(in.last_fetched_epoch);
+  auto [epoch, end] = log.EndOffsetForEpoch(last_fetched);
+  if (epoch == last_fetched && end >= in.fetch_offset) return std::nullopt;
+  return FetchResponse::EpochEndOffset{epoch.value(), end};
 }
 
 // The offset a fetch of this partition reads up to: the log end for a

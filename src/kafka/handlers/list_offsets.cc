@@ -27,9 +27,9 @@ constexpr int64_t kLatestTiered = -5;
 constexpr int64_t kActiveSegmentBase = -1000;
 
 // The epoch of the leader's records at `offset` (the last that started at
-// or below it); -1 when the log knows none.
-int32_t EpochAt(const storage::Log& log, int64_t offset) {
-  int32_t epoch = -1;
+// or below it); kNoLeaderEpoch when the log knows none.
+LeaderEpoch EpochAt(const storage::Log& log, int64_t offset) {
+  LeaderEpoch epoch = kNoLeaderEpoch;
   for (const auto& [e, start] : log.LeaderEpochEntries()) {
     if (start > offset) break;
     epoch = e;
@@ -72,7 +72,7 @@ void ActiveSegmentBase(BrokerContext& ctx, const std::string& topic, storage::Lo
       break;
     }
   }
-  out.leader_epoch = EpochAt(log, out.offset);
+  out.leader_epoch = EpochAt(log, out.offset).value();
 }
 void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsRequest::Partition& in,
             int16_t version, bool from_replica, ListOffsetsResponse::Partition& out) {
@@ -97,7 +97,7 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
       break;
     case kEarliestLocal:
       out.offset = log->log_start_offset();
-      if (from_replica) out.leader_epoch = EpochAt(*log, out.offset);  // as Kafka's
+      if (from_replica) out.leader_epoch = EpochAt(*log, out.offset).value();  // as Kafka's
       break;
     case kLatestTiered: {
       auto* remote = ctx.topics.remote();

@@ -27,22 +27,23 @@ HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& reque
         continue;
       }
       const std::shared_ptr<storage::Log>& log = leader.partition->log();
-      const int32_t current = leader.partition->leader_epoch().value();
-      int32_t epoch = -1;
+      const LeaderEpoch current = leader.partition->leader_epoch();
+      const LeaderEpoch requested(p.leader_epoch);
+      LeaderEpoch epoch = kNoLeaderEpoch;
       int64_t end_offset = -1;
-      if (p.leader_epoch == current) {
+      if (requested == current) {
         // The leader's own epoch ends at the log end, written in it or not.
         epoch = current;
         end_offset = log->log_end_offset();
-      } else if (p.leader_epoch < current) {
-        std::tie(epoch, end_offset) = log->EndOffsetForEpoch(p.leader_epoch);
-        if (epoch < 0 && log->latest_epoch() < 0) {
+      } else if (requested < current) {
+        std::tie(epoch, end_offset) = log->EndOffsetForEpoch(requested);
+        if (epoch == kNoLeaderEpoch && log->latest_epoch() == kNoLeaderEpoch) {
           // Nothing written yet: every earlier epoch ends at the log end.
           epoch = current;
           end_offset = log->log_end_offset();
         }
       }  // a future epoch: UNDEFINED (-1, -1), as Kafka
-      out.leader_epoch = epoch;
+      out.leader_epoch = epoch.value();
       out.end_offset = end_offset;
     }
   }
