@@ -13,8 +13,6 @@
 #include "kafka/handlers/handlers.h"
 #include "kafka/handlers/test_requests.h"
 #include "kafka/in_process_broker.h"
-#include "protocol/batch_builder.h"
-#include "protocol/messages/produce.h"
 
 namespace strata::admin {
 namespace {
@@ -71,18 +69,8 @@ class AdminRoutesTest : public ::testing::Test {
 
   // `n` records into orders-`partition` through the Produce handler (acks=1).
   void Produce(int32_t partition, int n) {
-    protocol::BatchBuilder builder;
-    for (int i = 0; i < n; ++i) builder.Add("k", "v" + std::to_string(i), 1000 + i);
-    protocol::ProduceRequest req;
-    req.acks = 1;
-    auto& topic = req.topics.emplace_back();
-    topic.name = "orders";
-    auto& p = topic.partitions.emplace_back();
-    p.index = partition;
-    p.records.Own(builder.Build());
-    auto call = kafka::testing::Encode(req, 9);
-    auto out = kafka::testing::RunAsync(kafka::HandleProduce(broker_.context(), call->request));
-    ASSERT_TRUE(out.ok());
+    auto answer = kafka::testing::ProduceRecords(broker_.context(), "orders", partition, n, "v");
+    ASSERT_EQ(answer.error_code, 0);
   }
 
   kafka::testing::InProcessBroker broker_;

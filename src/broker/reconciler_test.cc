@@ -3,26 +3,15 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <thread>
-
 #include "broker/in_process_topics.h"
+#include "cluster/test_util.h"
 
 namespace strata::broker {
 namespace {
 
 using cluster::NodeId;
 
-// Waits up to 10 s for `done`; false (with what was seen) when it never came.
-template <class F>
-bool WaitFor(F done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
+using cluster::testing::Eventually;
 
 class ReconcilerTest : public ::testing::Test {
  protected:
@@ -45,14 +34,14 @@ TEST_F(ReconcilerTest, APassRunsAtStartAndAfterEachWatchedChange) {
     return Status::Ok();
   });
   r->Start();
-  ASSERT_TRUE(WaitFor([&] { return passes_ >= 1; })) << passes_;
+  ASSERT_TRUE(Eventually([&] { return passes_ >= 1; })) << passes_;
   EXPECT_EQ(topics_seen_, 0u);
 
   broker_.MakeTopic("a", {{NodeId(1)}});
-  ASSERT_TRUE(WaitFor([&] { return topics_seen_ == 1; }))
+  ASSERT_TRUE(Eventually([&] { return topics_seen_ == 1; }))
       << "passes " << passes_ << ", topics seen " << topics_seen_;
   broker_.MakeTopic("b", {{NodeId(1)}});
-  ASSERT_TRUE(WaitFor([&] { return topics_seen_ == 2; }))
+  ASSERT_TRUE(Eventually([&] { return topics_seen_ == 2; }))
       << "passes " << passes_ << ", topics seen " << topics_seen_;
   r->Stop();
   EXPECT_EQ(r->passes(), passes_.load());
@@ -65,7 +54,7 @@ TEST_F(ReconcilerTest, AFailedPassIsRetriedWithoutAnyChange) {
     return Status::Ok();
   });
   r->Start();
-  ASSERT_TRUE(WaitFor([&] { return r->passes() >= 3; })) << r->passes();
+  ASSERT_TRUE(Eventually([&] { return r->passes() >= 3; })) << r->passes();
   r->Stop();
   EXPECT_EQ(r->failed_passes(), 2);
   EXPECT_EQ(r->passes(), 3);  // no pass after the one that worked: nothing changed
@@ -77,7 +66,7 @@ TEST_F(ReconcilerTest, StopReturnsWhileThePassesAreIdle) {
     return Status::Ok();
   });
   r->Start();
-  ASSERT_TRUE(WaitFor([&] { return passes_ >= 1; }));
+  ASSERT_TRUE(Eventually([&] { return passes_ >= 1; }));
   r->Stop();
   r->Stop();  // idempotent
   EXPECT_EQ(r->passes(), passes_.load());

@@ -17,6 +17,7 @@
 
 #include "base/result.h"
 #include "cluster/replica_placement.h"
+#include "cluster/types.h"
 
 namespace strata::cluster {
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/bytes.h"
+#include "base/ids.h"
 #include "base/result.h"
 
 namespace strata::tiered {

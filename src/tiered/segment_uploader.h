@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/bytes.h"
+#include "base/ids.h"
 #include "base/result.h"
 #include "storage/log.h"
 #include "tiered/remote_manifest.h"

@@ -39,21 +39,7 @@ class HandlersTest : public ::testing::Test {
   // Produces `n` records to t-`partition` with acks=1, timestamped from
   // `first_ms` on; the partition's answer.
   protocol::ProduceResponse::Partition Produce(int32_t partition, int n, int64_t first_ms = 1000) {
-    protocol::BatchBuilder builder;
-    for (int i = 0; i < n; ++i) builder.Add("k", "value-" + std::to_string(i), first_ms + i);
-    protocol::ProduceRequest req;
-    req.acks = 1;
-    auto& topic = req.topics.emplace_back();
-    topic.name = "t";
-    auto& p = topic.partitions.emplace_back();
-    p.index = partition;
-    p.records.Own(builder.Build());
-    auto call = Encode(req, 9);
-    HandlerResult out = testing::RunAsync(HandleProduce(ctx(), call->request));
-    auto resp = DecodeResponse<protocol::ProduceResponse>(call->request, out);
-    EXPECT_EQ(resp.topics.size(), 1u);
-    if (resp.topics.empty() || resp.topics[0].partitions.empty()) return {};
-    return resp.topics[0].partitions[0];
+    return testing::ProduceRecords(ctx(), "t", partition, n, "value-", first_ms);
   }
   // ListOffsets for t-0 at `timestamp` (-1 latest, -2 earliest).
   protocol::ListOffsetsResponse::Partition ListOffset(int64_t timestamp) {

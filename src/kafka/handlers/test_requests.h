@@ -5,9 +5,13 @@
 
 #include <asio.hpp>
 
+#include "kafka/broker_context.h"
 #include "kafka/codec.h"
+#include "kafka/handlers/handlers.h"
 #include "net/server.h"
+#include "protocol/batch_builder.h"
 #include "protocol/message.h"
+#include "protocol/messages/produce.h"
 
 namespace strata::kafka::testing {
 
@@ -56,6 +60,31 @@ inline HandlerResult RunAsync(asio::awaitable<HandlerResult> handler) {
       io, [&]() -> asio::awaitable<void> { out = co_await std::move(handler); }, asio::detached);
   io.run();
   return out;
+}
+
+// Produces `n` records (key "k", values `value_prefix`0.., timestamps from
+// `first_ms` on) to `topic`-`partition` through the Produce handler with
+// acks=1; the partition's answer.
+inline protocol::ProduceResponse::Partition ProduceRecords(BrokerContext& ctx,
+                                                           const std::string& topic,
+                                                           int32_t partition, int n,
+                                                           const std::string& value_prefix,
+                                                           int64_t first_ms = 1000) {
+  protocol::BatchBuilder builder;
+  for (int i = 0; i < n; ++i) builder.Add("k", value_prefix + std::to_string(i), first_ms + i);
+  protocol::ProduceRequest req;
+  req.acks = 1;
+  auto& t = req.topics.emplace_back();
+  t.name = topic;
+  auto& p = t.partitions.emplace_back();
+  p.index = partition;
+  p.records.Own(builder.Build());
+  auto call = Encode(req, 9);
+  HandlerResult out = RunAsync(HandleProduce(ctx, call->request));
+  auto resp = DecodeResponse<protocol::ProduceResponse>(call->request, out);
+  EXPECT_EQ(resp.topics.size(), 1u);
+  if (resp.topics.empty() || resp.topics[0].partitions.empty()) return {};
+  return resp.topics[0].partitions[0];
 }
 
 }  // namespace strata::kafka::testing
