@@ -51,10 +51,7 @@ void RemoteCopier::CopyLocked(const std::shared_ptr<TieredPartition>& p) {
   // A commit whose manifest write failed or waited out a backoff is
   // written first, no sooner than the backoff ends: nothing is dispatched
   // over a manifest that is not durable.
-  if (p->manifest_dirty) {
-    if (ctx_.clock->MonotonicMs() < p->backoff_until_ms) return;
-    if (!p->WriteManifestLocked().ok()) return;
-  }
+  if (!p->WriteIfDirtyLocked()) return;
   QueueRolledLocked(*p);
   CommitLocked(*p);
   DispatchLocked(p);

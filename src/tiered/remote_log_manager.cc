@@ -117,12 +117,8 @@ void RemoteLogManager::ScanPartition(const std::shared_ptr<TieredPartition>& p) 
     return;
   }
   if (!p->loaded && !p->LoadManifestLocked()) return;
-  if (p->manifest_dirty) {
-    // A failed manifest write is retried here, no sooner than its backoff.
-    if (ctx_.clock->MonotonicMs() < p->backoff_until_ms) return;
-    if (!p->WriteManifestLocked().ok()) return;
-  }
-  p->SaveOffsetsLocked();  // retries a failed save
+  if (!p->WriteIfDirtyLocked()) return;  // a failed manifest write is retried here
+  p->SaveOffsetsLocked();                // retries a failed save
   if (p->SupersededLocked()) return;
   p->RestoreProducerStateLocked();
   copier_->CopyLocked(p);

@@ -28,14 +28,20 @@ class RemoteRetentionTest : public testing::TierFixture {
     ASSERT_TRUE(Until(
         *p, [&] { copier.CopyLocked(p); }, [&] { return RemoteCopier::UploadsDoneLocked(*p); }));
   }
+  // Produces 60 batches (more than four rolled segments) and uploads every
+  // rolled one through a new partition, which it returns.
+  std::shared_ptr<TieredPartition> Uploaded() {
+    Produce(60);
+    EXPECT_GT(log_->RolledSegments().size(), 4u);
+    auto p = Partition();
+    UploadAll(p);
+    return p;
+  }
 };
 
 TEST_F(RemoteRetentionTest, ExpiresTheOldestSegmentsByBytesAndMovesTheLogStart) {
-  Produce(60);
+  auto p = Uploaded();
   const auto rolled = log_->RolledSegments();
-  ASSERT_GT(rolled.size(), 4u);
-  auto p = Partition();
-  UploadAll(p);
   const auto files = RemoteLogFiles();
   ASSERT_EQ(files.size(), rolled.size());
   // Keep about all but the first two segments' bytes.
@@ -56,11 +62,8 @@ TEST_F(RemoteRetentionTest, ExpiresTheOldestSegmentsByBytesAndMovesTheLogStart) 
 }
 
 TEST_F(RemoteRetentionTest, DeletesSegmentsWhollyBelowTheDeleteRecordsFloor) {
-  Produce(60);
+  auto p = Uploaded();
   const auto rolled = log_->RolledSegments();
-  ASSERT_GT(rolled.size(), 4u);
-  auto p = Partition();
-  UploadAll(p);
   // Inside segment 3: segments 0..2 go, 3 stays (its head is below the floor).
   p->delete_floor = rolled[3].base_offset + 1;
   RemoteRetention retention(ctx_);
@@ -70,10 +73,8 @@ TEST_F(RemoteRetentionTest, DeletesSegmentsWhollyBelowTheDeleteRecordsFloor) {
 }
 
 TEST_F(RemoteRetentionTest, ADeletionTheStoreRefusedIsFinishedNextRound) {
-  Produce(60);
+  auto p = Uploaded();
   const auto rolled = log_->RolledSegments();
-  auto p = Partition();
-  UploadAll(p);
   store_->part = ".log";  // segment data cannot be deleted; the manifest can be written
   store_->fail = true;
   p->delete_floor = rolled[2].base_offset;

@@ -180,6 +180,12 @@ Status TieredPartition::WriteManifestLocked() {
   return Status::Ok();
 }
 
+bool TieredPartition::WriteIfDirtyLocked() {
+  if (!manifest_dirty) return true;
+  if (ctx_.clock->MonotonicMs() < backoff_until_ms) return false;
+  return WriteManifestLocked().ok();
+}
+
 void TieredPartition::PublishOffsetsLocked() {
   if (!loaded) return;
   auto view = std::make_shared<const RemoteManifest>(manifest);

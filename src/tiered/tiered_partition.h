@@ -72,6 +72,9 @@ class TieredPartition {
   // Writes the manifest under this leadership's name; on success publishes
   // and saves its offsets. On failure it stays dirty and backs off.
   Status WriteManifestLocked();
+  // Writes the manifest if a change to it is not written yet, no sooner than
+  // the backoff after a failure ends; true when it is written.
+  bool WriteIfDirtyLocked();
   // Publishes the manifest's offsets to the read view and the atomics, and
   // saves them (SaveOffsetsLocked).
   void PublishOffsetsLocked();
