@@ -46,7 +46,7 @@ from confluent_kafka.admin import NewTopic
 import kit
 import rawkafka
 from kit import wait_until
-from test_cluster import OFFLINE_WITHIN, PREFIX, leaders, prometheus, start_cluster
+from test_cluster import OFFLINE_WITHIN, PREFIX, leaders, metadata, prometheus, start_cluster
 from test_replication import JOIN_WITHIN, produce_raw
 from test_fast_migration import partition_state
 from test_tiered_cluster import local_logs
@@ -347,17 +347,25 @@ def controller(brokers):
 
 
 def make_controller(brokers, node: int) -> None:
-    """Broker `node` the active controller: the controller restarted (a clean stop hands the
-    role over) until `node` has it; a few rounds at most, each within a lease TTL."""
-    for _ in range(6):
-        c = wait_until(lambda: controller(brokers), OFFLINE_WITHIN, "an active controller")
-        if int(c.config["node.id"]) == node:
-            return
-        assert c.stop() == 0
-        wait_until(lambda: (lambda n: n is not None and n is not c)(controller(brokers)),
-                   OFFLINE_WITHIN, "the controller role handed over")
-        c.start()
-    raise AssertionError(f"broker {node} never became the controller")
+    """Broker `node` the active controller. Which broker wins a campaign is a race the same
+    broker may win every time, so the controllers are stopped (a clean stop hands the role
+    over) until `node` has the role, at the latest when it is the only broker left running;
+    then the others are started again."""
+    stopped = []
+    try:
+        for _ in range(len(brokers)):
+            c = wait_until(lambda: controller(brokers), OFFLINE_WITHIN, "an active controller")
+            if int(c.config["node.id"]) == node:
+                return
+            assert c.stop() == 0
+            stopped.append(c)
+        raise AssertionError(f"broker {node} never became the controller; stopped "
+                             f"{[b.config['node.id'] for b in stopped]}")
+    finally:
+        for b in stopped:
+            b.start()
+        wait_until(lambda: len(metadata(brokers[0]).brokers) == len(brokers), OFFLINE_WITHIN,
+                   f"{len(brokers)} registered brokers", lambda: metadata(brokers[0]).brokers)
 
 
 # Imbalance checks of the dangerous-case test: every second, and a broker counts as imbalanced
