@@ -25,9 +25,9 @@ json GroupsJson(kafka::BrokerContext& ctx) {
                  {"high_watermark", nullptr},
                  {"lag", nullptr}};
         if (auto partition = ctx.topics.GetPartition({t.name, p.partition_index})) {
-          const int64_t hw = partition->high_watermark();
-          const int64_t lag = std::max<int64_t>(0, hw - p.committed_offset);
-          row["high_watermark"] = hw;
+          const Offset hw = partition->high_watermark();
+          const int64_t lag = std::max<int64_t>(0, hw - Offset(p.committed_offset));
+          row["high_watermark"] = hw.value();
           row["lag"] = lag;
           total_lag += lag;
         }

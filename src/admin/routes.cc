@@ -62,9 +62,9 @@ json PartitionJson(kafka::BrokerContext& ctx, const broker::Partition& partition
   const auto& log = partition.log();
   cluster::PartitionRecord state = partition.state();
   json out{{"partition", partition.tp().partition},
-           {"log_start_offset", log->log_start_offset()},
-           {"log_end_offset", log->log_end_offset()},
-           {"high_watermark", partition.high_watermark()},
+           {"log_start_offset", log->log_start_offset().value()},
+           {"log_end_offset", log->log_end_offset().value()},
+           {"high_watermark", partition.high_watermark().value()},
            {"size_bytes", log->size_bytes()},
            {"segments", log->segment_count()},
            {"leader", state.leader.value()},
@@ -91,9 +91,9 @@ json ReassignmentsJson(kafka::BrokerContext& ctx) {
                    {"partition", c.tp.partition},
                    {"target_replicas", IdValues(c.target)},
                    {"replica", c.replica.value()},
-                   {"start_offset", c.start_offset},
-                   {"copied_offset", c.copied_offset},
-                   {"leader_end_offset", c.leader_end_offset},
+                   {"start_offset", c.start_offset.value()},
+                   {"copied_offset", c.copied_offset.value()},
+                   {"leader_end_offset", c.leader_end_offset.value()},
                    {"bytes_total", c.bytes_total},
                    {"bytes_copied", c.bytes_copied},
                    {"bytes_per_second", static_cast<int64_t>(c.bytes_per_second)},
@@ -258,11 +258,12 @@ void RegisterBrokerGauges(kafka::BrokerContext& ctx) {
         }
         return out;
       });
-  registry.SetGaugeFamily("strata_log_end_offset", "Next offset to be written",
-                          per_partition([](const storage::Log& l) { return l.log_end_offset(); }));
+  registry.SetGaugeFamily(
+      "strata_log_end_offset", "Next offset to be written",
+      per_partition([](const storage::Log& l) { return l.log_end_offset().value(); }));
   registry.SetGaugeFamily(
       "strata_log_start_offset", "First offset kept",
-      per_partition([](const storage::Log& l) { return l.log_start_offset(); }));
+      per_partition([](const storage::Log& l) { return l.log_start_offset().value(); }));
   registry.SetGaugeFamily("strata_log_size_bytes", "Bytes on local disk",
                           per_partition([](const storage::Log& l) { return l.size_bytes(); }));
   registry.SetGaugeFamily("strata_log_segments", "Local segments",

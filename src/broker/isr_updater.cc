@@ -86,7 +86,7 @@ int IsrUpdater::UpdateOnce() {
   progress_.Update(led, now);
   for (const auto& p : led) {
     p->ForgetRestartedFollowers(current_epoch);
-    const int64_t bound = host_.ContiguityBound(*p);
+    const Offset bound = host_.ContiguityBound(*p);
     auto wanted = p->WantedState(now, lag_ms, bound);
     if (!wanted) continue;
     cluster::PartitionRecord state = p->state();
@@ -122,9 +122,8 @@ int IsrUpdater::UpdateOnce() {
       Log()->info("{}: replicas not contiguous with remote storage [{}] -> [{}] ({})",
                   p->tp().ToString(), cluster::JoinIds(state.non_contiguous),
                   cluster::JoinIds(written->non_contiguous),
-                  bound == std::numeric_limits<int64_t>::max()
-                      ? std::string("not tiered")
-                      : fmt::format("remote log reaches offset {}", bound - 1));
+                  bound == Offset::Max() ? std::string("not tiered")
+                                         : fmt::format("remote log reaches offset {}", bound - 1));
     }
     p->Apply(*written, now);
     host_.IsrChanged(*p);

@@ -39,8 +39,8 @@ class IsrUpdater {
     virtual std::vector<std::shared_ptr<Partition>> LedPartitions() const = 0;
     virtual int MinInsyncReplicas(const std::string& topic) const = 0;
     // The highest local log start at which a replica of `p` joins up with
-    // remote storage; INT64_MAX for a partition that is not tiered.
-    virtual int64_t ContiguityBound(const Partition& p) const = 0;
+    // remote storage; Offset::Max() for a partition that is not tiered.
+    virtual Offset ContiguityBound(const Partition& p) const = 0;
     // After an ISR change was written: a smaller ISR may let the high
     // watermark move with no fetch or produce to move it.
     virtual void IsrChanged(Partition& p) = 0;

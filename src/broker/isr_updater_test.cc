@@ -28,7 +28,7 @@ class TestHost : public IsrUpdater::Host {
     return all;
   }
   int MinInsyncReplicas(const std::string&) const override { return 1; }
-  int64_t ContiguityBound(const Partition&) const override { return INT64_MAX; }
+  Offset ContiguityBound(const Partition&) const override { return Offset::Max(); }
   void IsrChanged(Partition& p) override { changed.push_back(p.tp()); }
   void BeforePass() override { passes++; }
   bool Fenced() const override { return fenced; }
@@ -66,7 +66,7 @@ class IsrUpdaterTest : public ::testing::Test {
   void CatchUp(int32_t r) {
     const int64_t epoch = r == 2 ? session_->epoch().value() : 0;
     partition_->OnFollowerFetch(NodeId(r), partition_->log()->log_end_offset(), 1,
-                                clock_.MonotonicMs(), -1, epoch);
+                                clock_.MonotonicMs(), kNoOffset, epoch);
   }
 
   // The partition's record in the store.

@@ -12,7 +12,7 @@ using protocol::ErrorCode;
 
 Partition::Partition(TopicPartition tp, std::string topic_id, std::shared_ptr<storage::Log> log,
                      cluster::PartitionRecord state, cluster::NodeId self, int64_t now_ms,
-                     int64_t high_watermark)
+                     Offset high_watermark)
     : tp_(std::move(tp)),
       topic_id_(std::move(topic_id)),
       log_(std::move(log)),
@@ -64,7 +64,7 @@ bool Partition::AdvanceLocked(int min_insync_replicas) {
   if (state_.leader != self_) return false;
   // Kafka's effective min ISR: never more than the replicas there are.
   int min_isr = std::min<int>(min_insync_replicas, static_cast<int>(state_.replicas.size()));
-  const int64_t current = high_watermark();
+  const Offset current = high_watermark();
   auto hw = followers_.HighWatermark(MaximalIsrLocked(), log_->log_end_offset(), min_isr, current);
   if (!hw || *hw <= current) return false;
   high_watermark_.store(*hw);
@@ -123,8 +123,8 @@ bool Partition::MaybeAdvanceHighWatermark(int min_insync_replicas) {
   return AdvanceLocked(min_insync_replicas);
 }
 
-bool Partition::OnFollowerFetch(cluster::NodeId follower, int64_t fetch_offset,
-                                int min_insync_replicas, int64_t now_ms, int64_t follower_log_start,
+bool Partition::OnFollowerFetch(cluster::NodeId follower, Offset fetch_offset,
+                                int min_insync_replicas, int64_t now_ms, Offset follower_log_start,
                                 int64_t follower_broker_epoch) {
   std::lock_guard lock(mu_);
   if (state_.leader != self_) return false;
@@ -159,7 +159,7 @@ Status Partition::AppendAsFollower(cluster::LeaderEpoch fetched_under, MutableBy
   return Status::Ok();
 }
 
-Status Partition::TruncateTo(cluster::LeaderEpoch fetched_under, int64_t offset) {
+Status Partition::TruncateTo(cluster::LeaderEpoch fetched_under, Offset offset) {
   std::lock_guard lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckFollowingLocked(fetched_under));
   Status st = log_->TruncateTo(offset);
@@ -167,7 +167,7 @@ Status Partition::TruncateTo(cluster::LeaderEpoch fetched_under, int64_t offset)
   return st;
 }
 
-Status Partition::StartLogAt(cluster::LeaderEpoch fetched_under, int64_t offset,
+Status Partition::StartLogAt(cluster::LeaderEpoch fetched_under, Offset offset,
                              cluster::LeaderEpoch epoch_at) {
   std::lock_guard lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckFollowingLocked(fetched_under));
@@ -176,14 +176,14 @@ Status Partition::StartLogAt(cluster::LeaderEpoch fetched_under, int64_t offset,
   return st;
 }
 
-Status Partition::DeleteRecordsBefore(cluster::LeaderEpoch fetched_under, int64_t offset) {
+Status Partition::DeleteRecordsBefore(cluster::LeaderEpoch fetched_under, Offset offset) {
   std::lock_guard lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckFollowingLocked(fetched_under));
   return log_->DeleteRecordsBefore(offset);
 }
 
-void Partition::OnLeaderFetched(cluster::LeaderEpoch fetched_under, int64_t high_watermark,
-                                int64_t log_start) {
+void Partition::OnLeaderFetched(cluster::LeaderEpoch fetched_under, Offset high_watermark,
+                                Offset log_start) {
   bool moved = false;
   {
     std::lock_guard lock(mu_);
@@ -194,18 +194,18 @@ void Partition::OnLeaderFetched(cluster::LeaderEpoch fetched_under, int64_t high
   if (moved && wake_) wake_(tp_);
 }
 
-bool Partition::TakeLeaderHighWatermark(int64_t leader_high_watermark) {
+bool Partition::TakeLeaderHighWatermark(Offset leader_high_watermark) {
   leader_high_watermark_.store(leader_high_watermark);
-  int64_t hw = std::min(leader_high_watermark, log_->log_end_offset());
-  int64_t current = high_watermark_.load();
+  Offset hw = std::min(leader_high_watermark, log_->log_end_offset());
+  Offset current = high_watermark_.load();
   while (hw > current) {
     if (high_watermark_.compare_exchange_weak(current, hw)) return true;
   }
   return false;
 }
 
-void Partition::TakeLeaderLogStart(int64_t leader_log_start) {
-  const int64_t start = std::min(leader_log_start, high_watermark());
+void Partition::TakeLeaderLogStart(Offset leader_log_start) {
+  const Offset start = std::min(leader_log_start, high_watermark());
   if (start <= log_->log_start_offset()) return;
   Status st = log_->DeleteRecordsBefore(start);
   if (!st.ok()) {
@@ -214,14 +214,15 @@ void Partition::TakeLeaderLogStart(int64_t leader_log_start) {
   }
 }
 
-void Partition::CapHighWatermark(int64_t log_end) {
-  int64_t current = high_watermark_.load();
+void Partition::CapHighWatermark(Offset log_end) {
+  Offset current = high_watermark_.load();
   while (current > log_end && !high_watermark_.compare_exchange_weak(current, log_end)) {
   }
 }
 
-std::optional<cluster::PartitionStateChange> Partition::WantedState(
-    int64_t now_ms, int64_t max_lag_ms, int64_t contiguity_bound) const {
+std::optional<cluster::PartitionStateChange> Partition::WantedState(int64_t now_ms,
+                                                                    int64_t max_lag_ms,
+                                                                    Offset contiguity_bound) const {
   std::lock_guard lock(mu_);
   if (state_.leader != self_) return std::nullopt;
   auto has = [](const std::vector<cluster::NodeId>& v, cluster::NodeId r) {

@@ -34,7 +34,7 @@ class Partition : public replication::FollowerReplica {
   // `high_watermark`: the checkpointed one (kept within the log's bounds).
   Partition(TopicPartition tp, std::string topic_id, std::shared_ptr<storage::Log> log,
             cluster::PartitionRecord state, cluster::NodeId self, int64_t now_ms,
-            int64_t high_watermark = 0);
+            Offset high_watermark = Offset());
 
   const TopicPartition& tp() const { return tp_; }
   const std::string& topic_id() const { return topic_id_; }  // base64
@@ -81,15 +81,15 @@ class Partition : public replication::FollowerReplica {
   // Never above the log end (OnTruncated lowers it, as Kafka's truncateTo).
   // Never below the log start either: a log started at its leader's active
   // segment (replica_start.cc) has nothing below to wait for.
-  int64_t high_watermark() const {
+  Offset high_watermark() const {
     return std::clamp(high_watermark_.load(), log_->log_start_offset(), log_->log_end_offset());
   }
   // Leader: moves the mark as far as the ISR allows; true when it moved.
   bool MaybeAdvanceHighWatermark(int min_insync_replicas);
   // Leader: a fetch by replica `follower` at `fetch_offset` (its log end).
   // True when the mark moved.
-  bool OnFollowerFetch(cluster::NodeId follower, int64_t fetch_offset, int min_insync_replicas,
-                       int64_t now_ms, int64_t follower_log_start = -1,
+  bool OnFollowerFetch(cluster::NodeId follower, Offset fetch_offset, int min_insync_replicas,
+                       int64_t now_ms, Offset follower_log_start = kNoOffset,
                        int64_t follower_broker_epoch = 0);
   // Leader: forgets what followers that registered again since said
   // (FollowerTracker::ForgetRestarted); `current_epoch(id)`: 0 when none.
@@ -104,9 +104,9 @@ class Partition : public replication::FollowerReplica {
   // AlterPartition). Followers that caught up join the ISR, if contiguous;
   // those not caught up for `max_lag_ms` leave it. A follower is contiguous
   // when its local log starts at or below `contiguity_bound` (see
-  // FollowerTracker::NonContiguous; INT64_MAX when nothing is tiered).
+  // FollowerTracker::NonContiguous; Offset::Max() when nothing is tiered).
   std::optional<cluster::PartitionStateChange> WantedState(int64_t now_ms, int64_t max_lag_ms,
-                                                           int64_t contiguity_bound) const;
+                                                           Offset contiguity_bound) const;
   // Leader: an ISR change to `isr` is about to be written, based on the
   // record at `base`. Until a record newer than `base` is applied, the mark
   // waits for every replica of the base ISR and of each ISR proposed on it
@@ -120,10 +120,10 @@ class Partition : public replication::FollowerReplica {
   // Each write is refused (kFenced) unless this replica still follows the
   // leadership `fetched_under` names; mu_ is held across it, so a leadership
   // applied meanwhile never sees a follower's write land after it began.
-  int64_t log_end_offset() const override { return log_->log_end_offset(); }
-  int64_t log_start_offset() const override { return log_->log_start_offset(); }
+  Offset log_end_offset() const override { return log_->log_end_offset(); }
+  Offset log_start_offset() const override { return log_->log_start_offset(); }
   cluster::LeaderEpoch latest_epoch() const override { return log_->latest_epoch(); }
-  std::pair<cluster::LeaderEpoch, int64_t> EndOffsetForEpoch(
+  std::pair<cluster::LeaderEpoch, Offset> EndOffsetForEpoch(
       cluster::LeaderEpoch epoch) const override {
     return log_->EndOffsetForEpoch(epoch);
   }
@@ -131,17 +131,17 @@ class Partition : public replication::FollowerReplica {
   Status AppendAsFollower(cluster::LeaderEpoch fetched_under, MutableByteView batches,
                           const std::vector<storage::BatchInfo>& infos) override;
   // The high watermark goes no higher than the new end.
-  Status TruncateTo(cluster::LeaderEpoch fetched_under, int64_t offset) override;
-  Status StartLogAt(cluster::LeaderEpoch fetched_under, int64_t offset,
+  Status TruncateTo(cluster::LeaderEpoch fetched_under, Offset offset) override;
+  Status StartLogAt(cluster::LeaderEpoch fetched_under, Offset offset,
                     cluster::LeaderEpoch epoch_at = cluster::kNoLeaderEpoch) override;
-  Status DeleteRecordsBefore(cluster::LeaderEpoch fetched_under, int64_t offset) override;
+  Status DeleteRecordsBefore(cluster::LeaderEpoch fetched_under, Offset offset) override;
   // The leader's mark, capped at the local log end, never back; wakes the
   // waiters (consumers fetching from this follower, KIP-392) when it moved.
   // As in Kafka, what the leader no longer holds (DeleteRecords, retention)
   // goes here too, up to this replica's mark, so a follower that takes over
   // never serves records the leader had deleted.
-  void OnLeaderFetched(cluster::LeaderEpoch fetched_under, int64_t high_watermark,
-                       int64_t log_start) override;
+  void OnLeaderFetched(cluster::LeaderEpoch fetched_under, Offset high_watermark,
+                       Offset log_start) override;
   // Leader: its followers as read replicas for a consumer (KIP-392), with
   // what their fetches said; rack and liveness are left for the caller.
   std::vector<ReadReplicaCandidate> ReadReplicaCandidates(int64_t now_ms) const;
@@ -150,9 +150,9 @@ class Partition : public replication::FollowerReplica {
   bool AdvanceLocked(int min_insync_replicas);
   // Ok when this replica follows the leadership `fetched_under` (mu_ held).
   Status CheckFollowingLocked(cluster::LeaderEpoch fetched_under) const;
-  bool TakeLeaderHighWatermark(int64_t leader_high_watermark);  // true when ours moved
-  void TakeLeaderLogStart(int64_t leader_log_start);
-  void CapHighWatermark(int64_t log_end);
+  bool TakeLeaderHighWatermark(Offset leader_high_watermark);  // true when ours moved
+  void TakeLeaderLogStart(Offset leader_log_start);
+  void CapHighWatermark(Offset log_end);
   std::vector<cluster::NodeId> MaximalIsrLocked() const;
 
   const TopicPartition tp_;
@@ -164,10 +164,10 @@ class Partition : public replication::FollowerReplica {
   std::atomic<bool> removed_{false};
   mutable std::mutex mu_;
   cluster::PartitionRecord state_;
-  std::atomic<int64_t> high_watermark_{0};
-  std::atomic<int64_t> leader_high_watermark_{0};  // as the leader last said (follower)
+  std::atomic<Offset> high_watermark_{Offset(0)};
+  std::atomic<Offset> leader_high_watermark_{Offset(0)};  // as the leader last said (follower)
   replication::FollowerTracker followers_;         // while leading
-  int64_t epoch_start_offset_ = 0;                 // the log end when this leadership began
+  Offset epoch_start_offset_;                      // the log end when this leadership began
   // Replicas proposed for the ISR on top of the record at proposed_base_.
   std::vector<cluster::NodeId> proposed_isr_;
   cluster::PartitionEpoch proposed_base_{-1};

@@ -35,7 +35,7 @@ std::shared_ptr<storage::Log> TempLog() {
   });
 }
 
-constexpr int64_t kNothingTiered = INT64_MAX;
+constexpr Offset kNothingTiered = Offset::Max();
 
 // The ISR a leader wants, for a partition with nothing in remote storage.
 std::optional<std::vector<NodeId>> WantedIsr(const Partition& p, int64_t now_ms,
@@ -139,18 +139,18 @@ TEST(Partition, ReadReplicaCandidatesComeFromTheFollowersFetches) {
   Partition p(kTp, "id", log, Record(1, 3, 1, three, {NodeId(1), NodeId(2)}), NodeId(1), 0);
   for (int i = 0; i < 5; ++i)
     ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());
-  p.OnFollowerFetch(NodeId(2), 10, 1, 100, /*follower_log_start=*/4);
-  p.OnFollowerFetch(NodeId(3), 6, 1, 100, 0);
+  p.OnFollowerFetch(NodeId(2), 10_o, 1, 100, /*follower_log_start=*/4_o);
+  p.OnFollowerFetch(NodeId(3), 6_o, 1, 100, 0_o);
   auto c = p.ReadReplicaCandidates(1100);
   ASSERT_EQ(c.size(), 2u);  // the leader is not one
   EXPECT_EQ(c[0].id, NodeId(2));
   EXPECT_TRUE(c[0].in_isr);
-  EXPECT_EQ(c[0].log_start_offset, 4);
-  EXPECT_EQ(c[0].log_end_offset, 10);
+  EXPECT_EQ(c[0].log_start_offset, 4_o);
+  EXPECT_EQ(c[0].log_end_offset, 10_o);
   EXPECT_EQ(c[0].since_caught_up_ms, 1000);  // caught up at its fetch, at 100
   EXPECT_EQ(c[1].id, NodeId(3));
   EXPECT_FALSE(c[1].in_isr);
-  EXPECT_EQ(c[1].log_end_offset, 6);
+  EXPECT_EQ(c[1].log_end_offset, 6_o);
   EXPECT_TRUE(c[0].rack.empty() && !c[0].alive);  // the caller's part
   // A follower has none to offer.
   Partition follower(kTp, "id", TempLog(), Record(1, 3, 1, three, three), NodeId(2), 0);
@@ -202,19 +202,19 @@ TEST(Partition, AppendAsLeaderStampsItsEpochMovesTheMarkAndWakes) {
   Batch b = RecordsBatch(3);
   auto first = p.AppendAsLeader(MutableByteView(b.bytes), b.infos, 1);
   ASSERT_TRUE(first.ok()) << first.error().message;
-  EXPECT_EQ(first->appended.base_offset, 0);
-  EXPECT_EQ(first->appended.last_offset, 2);
+  EXPECT_EQ(first->appended.base_offset, 0_o);
+  EXPECT_EQ(first->appended.last_offset, 2_o);
   EXPECT_EQ(first->leader_epoch, LeaderEpoch(6));
   EXPECT_EQ(log->latest_epoch(), LeaderEpoch(6));
-  EXPECT_EQ(p.high_watermark(), 3);  // an ISR of one
+  EXPECT_EQ(p.high_watermark(), 3_o);  // an ISR of one
   EXPECT_EQ(woken, 1);
 
   // With min.insync.replicas 2 and an ISR of one the mark holds.
   Batch c = RecordsBatch(2);
   auto second = p.AppendAsLeader(MutableByteView(c.bytes), c.infos, 2);
   ASSERT_TRUE(second.ok());
-  EXPECT_EQ(second->appended.base_offset, 3);
-  EXPECT_EQ(p.high_watermark(), 3);
+  EXPECT_EQ(second->appended.base_offset, 3_o);
+  EXPECT_EQ(p.high_watermark(), 3_o);
   EXPECT_EQ(woken, 2);  // the fetches waiting for new data still wake
 
   // Leadership passes to broker 2: refused, nothing written.
@@ -223,7 +223,7 @@ TEST(Partition, AppendAsLeaderStampsItsEpochMovesTheMarkAndWakes) {
   auto refused = p.AppendAsLeader(MutableByteView(d.bytes), d.infos, 1);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Errc::kFenced);
-  EXPECT_EQ(log->log_end_offset(), 5);
+  EXPECT_EQ(log->log_end_offset(), 5_o);
   EXPECT_EQ(woken, 2);
 }
 
@@ -235,7 +235,7 @@ TEST(Partition, AppendAsLeaderRefusesARemovedReplica) {
   auto refused = p.AppendAsLeader(MutableByteView(b.bytes), b.infos, 1);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Errc::kFenced);
-  EXPECT_EQ(log->log_end_offset(), 0);
+  EXPECT_EQ(log->log_end_offset(), 0_o);
 }
 
 // The leader's high watermark is the smallest log end over the ISR, moves
@@ -248,16 +248,17 @@ TEST(Partition, HighWatermarkAndIsrFollowTheFollowersFetches) {
   Partition p(kTp, "id", log, Record(1, 3, 1, three, {NodeId(1)}), NodeId(1), 0);
   for (int i = 0; i < 5; ++i)
     ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());
-  EXPECT_EQ(p.high_watermark(), 0);
+  EXPECT_EQ(p.high_watermark(), 0_o);
   EXPECT_TRUE(p.MaybeAdvanceHighWatermark(1));  // an ISR of one: its own end
-  EXPECT_EQ(p.high_watermark(), 10);
+  EXPECT_EQ(p.high_watermark(), 10_o);
   EXPECT_FALSE(p.MaybeAdvanceHighWatermark(1));
 
   // Followers fetch; both reach the mark and are proposed for the ISR.
-  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 4, 1, 100));
+  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 4_o, 1, 100));
   EXPECT_EQ(WantedIsr(p, 100, 30000), std::nullopt);
-  p.OnFollowerFetch(NodeId(2), 10, 1, 200);
-  p.OnFollowerFetch(NodeId(3), 10, 1, 200, /*follower_log_start=*/0, /*follower_broker_epoch=*/41);
+  p.OnFollowerFetch(NodeId(2), 10_o, 1, 200);
+  p.OnFollowerFetch(NodeId(3), 10_o, 1, 200, /*follower_log_start=*/0_o,
+                    /*follower_broker_epoch=*/41);
   EXPECT_EQ(WantedIsr(p, 200, 30000), three);
   // Each joins with the broker epoch it fetched under (KIP-903; 0: unregistered).
   EXPECT_EQ(p.WantedState(200, 30000, kNothingTiered)->joining_epochs,
@@ -267,23 +268,23 @@ TEST(Partition, HighWatermarkAndIsrFollowTheFollowersFetches) {
   p.Apply(Record(1, 3, 2, three, three), 300);
   ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());  // 10-11
   EXPECT_FALSE(p.MaybeAdvanceHighWatermark(2));
-  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 12, 2, 400));
-  EXPECT_EQ(p.high_watermark(), 10);
-  EXPECT_TRUE(p.OnFollowerFetch(NodeId(3), 12, 2, 400));
-  EXPECT_EQ(p.high_watermark(), 12);
+  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 12_o, 2, 400));
+  EXPECT_EQ(p.high_watermark(), 10_o);
+  EXPECT_TRUE(p.OnFollowerFetch(NodeId(3), 12_o, 2, 400));
+  EXPECT_EQ(p.high_watermark(), 12_o);
 
   // Follower 3 stops fetching: after the lag time it is proposed out.
   ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());  // 12-13
-  p.OnFollowerFetch(NodeId(2), 14, 2, 500);
+  p.OnFollowerFetch(NodeId(2), 14_o, 2, 500);
   EXPECT_EQ(WantedIsr(p, 20000, 30000), std::nullopt);
   EXPECT_EQ(WantedIsr(p, 30500, 30000), (std::vector<NodeId>{NodeId(1), NodeId(2)}));
   // An ISR below min.insync.replicas holds the mark.
   p.Apply(Record(1, 3, 3, three, {NodeId(1)}), 31000);
   ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());
   EXPECT_FALSE(p.MaybeAdvanceHighWatermark(2));
-  EXPECT_EQ(p.high_watermark(), 12);
+  EXPECT_EQ(p.high_watermark(), 12_o);
   EXPECT_TRUE(p.MaybeAdvanceHighWatermark(1));
-  EXPECT_EQ(p.high_watermark(), 16);
+  EXPECT_EQ(p.high_watermark(), 16_o);
 }
 
 TEST(Partition, AProposedIsrHoldsTheMarkUntilANewerRecordSettlesIt) {
@@ -292,34 +293,34 @@ TEST(Partition, AProposedIsrHoldsTheMarkUntilANewerRecordSettlesIt) {
   auto log = TempLog();
   Partition p(kTp, "id", log, Record(1, 3, 1, three, two), NodeId(1), 0);
   ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 4}, 3).ok());  // 0-3
-  p.OnFollowerFetch(NodeId(2), 4, 2, 100);
-  p.OnFollowerFetch(NodeId(3), 4, 2, 100);
-  EXPECT_EQ(p.high_watermark(), 4);
+  p.OnFollowerFetch(NodeId(2), 4_o, 2, 100);
+  p.OnFollowerFetch(NodeId(3), 4_o, 2, 100);
+  EXPECT_EQ(p.high_watermark(), 4_o);
   ASSERT_EQ(WantedIsr(p, 100, 30000), three);
 
   // Expanding to 3 is in flight: the store may already name 3, so a batch
   // is committed only once 3 has it too, although the record says [1,2].
   p.ProposeIsr(PartitionEpoch(1), three);
   ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());  // 4-5
-  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 6, 2, 200));
-  EXPECT_EQ(p.high_watermark(), 4);
-  EXPECT_TRUE(p.OnFollowerFetch(NodeId(3), 6, 2, 200));
-  EXPECT_EQ(p.high_watermark(), 6);
+  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 6_o, 2, 200));
+  EXPECT_EQ(p.high_watermark(), 4_o);
+  EXPECT_TRUE(p.OnFollowerFetch(NodeId(3), 6_o, 2, 200));
+  EXPECT_EQ(p.high_watermark(), 6_o);
 
   // A shrink proposed on the same base (say the first write timed out) adds
   // nobody, and a proposal on a stale base is dropped.
   p.ProposeIsr(PartitionEpoch(1), {NodeId(1)});
   p.ProposeIsr(PartitionEpoch(0), {NodeId(1)});
   ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());  // 6-7
-  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 8, 1, 300));
-  EXPECT_TRUE(p.OnFollowerFetch(NodeId(3), 8, 1, 300));
+  EXPECT_FALSE(p.OnFollowerFetch(NodeId(2), 8_o, 1, 300));
+  EXPECT_TRUE(p.OnFollowerFetch(NodeId(3), 8_o, 1, 300));
 
   // The store's answer ([1,2]: the expansion lost a race) settles it: 3 no
   // longer holds the mark.
   p.Apply(Record(1, 3, 2, three, two), 400);
   ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());  // 8-9
-  EXPECT_TRUE(p.OnFollowerFetch(NodeId(2), 10, 2, 500));
-  EXPECT_EQ(p.high_watermark(), 10);
+  EXPECT_TRUE(p.OnFollowerFetch(NodeId(2), 10_o, 2, 500));
+  EXPECT_EQ(p.high_watermark(), 10_o);
 }
 
 // What the leader deleted (DeleteRecords, retention) goes on a follower
@@ -332,15 +333,15 @@ TEST(Partition, AFollowerTakesTheLeadersLogStartUpToItsMark) {
   const LeaderEpoch e1(1);
   for (int i = 0; i < 5; ++i)
     ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 1).ok());  // 0-9
-  p.OnLeaderFetched(e1, 0, 3);  // the mark is still 0: nothing committed to delete
-  EXPECT_EQ(log->log_start_offset(), 0);
-  p.OnLeaderFetched(e1, 6, 3);
-  EXPECT_EQ(log->log_start_offset(), 3);
-  p.OnLeaderFetched(e1, 6, 1);  // never back
-  EXPECT_EQ(log->log_start_offset(), 3);
-  p.OnLeaderFetched(e1, 6, 50);  // past the mark: up to it
-  EXPECT_EQ(log->log_start_offset(), 6);
-  EXPECT_EQ(log->log_end_offset(), 10);
+  p.OnLeaderFetched(e1, 0_o, 3_o);  // the mark is still 0: nothing committed to delete
+  EXPECT_EQ(log->log_start_offset(), 0_o);
+  p.OnLeaderFetched(e1, 6_o, 3_o);
+  EXPECT_EQ(log->log_start_offset(), 3_o);
+  p.OnLeaderFetched(e1, 6_o, 1_o);  // never back
+  EXPECT_EQ(log->log_start_offset(), 3_o);
+  p.OnLeaderFetched(e1, 6_o, 50_o);  // past the mark: up to it
+  EXPECT_EQ(log->log_start_offset(), 6_o);
+  EXPECT_EQ(log->log_end_offset(), 10_o);
 }
 
 TEST(Partition, AFollowerTakesTheLeadersMarkUpToItsOwnEnd) {
@@ -352,25 +353,25 @@ TEST(Partition, AFollowerTakesTheLeadersMarkUpToItsOwnEnd) {
   const LeaderEpoch e1(1);
   for (int i = 0; i < 3; ++i)
     ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 1).ok());
-  p.OnLeaderFetched(e1, 4, 0);
-  EXPECT_EQ(p.high_watermark(), 4);
-  p.OnLeaderFetched(e1, 100, 0);
-  EXPECT_EQ(p.high_watermark(), 6);  // our end
+  p.OnLeaderFetched(e1, 4_o, 0_o);
+  EXPECT_EQ(p.high_watermark(), 4_o);
+  p.OnLeaderFetched(e1, 100_o, 0_o);
+  EXPECT_EQ(p.high_watermark(), 6_o);  // our end
   EXPECT_EQ(wakes, 2);
-  p.OnLeaderFetched(e1, 100, 0);  // moved no further: nobody to wake
-  p.OnLeaderFetched(e1, 2, 0);
+  p.OnLeaderFetched(e1, 100_o, 0_o);  // moved no further: nobody to wake
+  p.OnLeaderFetched(e1, 2_o, 0_o);
   EXPECT_EQ(wakes, 2);
-  EXPECT_EQ(p.high_watermark(), 6);              // never back
+  EXPECT_EQ(p.high_watermark(), 6_o);            // never back
   EXPECT_FALSE(p.MaybeAdvanceHighWatermark(1));  // not the leader
   EXPECT_EQ(WantedIsr(p, 100000, 1), std::nullopt);
   // A truncated tail takes the mark down with it, and it rises again from there.
-  ASSERT_TRUE(p.TruncateTo(e1, 2).ok());
-  EXPECT_EQ(p.high_watermark(), 2);
+  ASSERT_TRUE(p.TruncateTo(e1, 2_o).ok());
+  EXPECT_EQ(p.high_watermark(), 2_o);
   for (int i = 0; i < 3; ++i)
     ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 2).ok());
-  EXPECT_EQ(p.high_watermark(), 2);  // the old mark does not come back with the new tail
-  p.OnLeaderFetched(e1, 4, 0);
-  EXPECT_EQ(p.high_watermark(), 4);
+  EXPECT_EQ(p.high_watermark(), 2_o);  // the old mark does not come back with the new tail
+  p.OnLeaderFetched(e1, 4_o, 0_o);
+  EXPECT_EQ(p.high_watermark(), 4_o);
 }
 
 // The leader's batches, as a follower receives them: stamped with their
@@ -379,7 +380,7 @@ struct FollowerBatches {
   Bytes bytes;
   std::vector<storage::BatchInfo> infos;
 };
-FollowerBatches LeaderBatches(int64_t base_offset, int records, int32_t leader_epoch) {
+FollowerBatches LeaderBatches(Offset base_offset, int records, int32_t leader_epoch) {
   Bytes batch = storage::testing::Stamped(storage::testing::MakeBatch({.records = records}),
                                           base_offset, leader_epoch);
   storage::BatchInfo info = storage::testing::InfoFor(batch);
@@ -394,40 +395,40 @@ TEST(Partition, AFollowerTakesTheFetchersWritesOnlyUnderTheLeadershipItFollows) 
   auto log = TempLog();
   const std::vector<NodeId> two{NodeId(2), NodeId(1)};
   Partition p(kTp, "id", log, Record(2, 3, 1, two, two), NodeId(1), 0);
-  auto batch = LeaderBatches(0, 4, 3);
+  auto batch = LeaderBatches(0_o, 4, 3);
   EXPECT_EQ(p.AppendAsFollower(LeaderEpoch(2), batch.bytes, batch.infos).error().code,
             Errc::kFenced);
-  EXPECT_EQ(log->log_end_offset(), 0);
+  EXPECT_EQ(log->log_end_offset(), 0_o);
   ASSERT_TRUE(p.AppendAsFollower(LeaderEpoch(3), batch.bytes, batch.infos).ok());
-  EXPECT_EQ(p.log_end_offset(), 4);
+  EXPECT_EQ(p.log_end_offset(), 4_o);
   EXPECT_EQ(p.latest_epoch(), LeaderEpoch(3));
   EXPECT_EQ(p.traffic().replication_bytes_in(), static_cast<int64_t>(batch.bytes.size()));
-  p.OnLeaderFetched(LeaderEpoch(3), 4, 0);
-  EXPECT_EQ(p.high_watermark(), 4);
+  p.OnLeaderFetched(LeaderEpoch(3), 4_o, 0_o);
+  EXPECT_EQ(p.high_watermark(), 4_o);
 
   // This broker now leads, at epoch 4: the old leadership's answers are refused.
   p.Apply(Record(1, 4, 2, two, two), 100);
-  auto late = LeaderBatches(4, 2, 3);
+  auto late = LeaderBatches(4_o, 2, 3);
   EXPECT_EQ(p.AppendAsFollower(LeaderEpoch(3), late.bytes, late.infos).error().code, Errc::kFenced);
   EXPECT_EQ(p.AppendAsFollower(LeaderEpoch(4), late.bytes, late.infos).error().code,
             Errc::kFenced);  // its own epoch too: a leader takes no follower writes
-  EXPECT_EQ(p.TruncateTo(LeaderEpoch(3), 0).error().code, Errc::kFenced);
-  EXPECT_EQ(p.StartLogAt(LeaderEpoch(3), 100).error().code, Errc::kFenced);
-  EXPECT_EQ(p.DeleteRecordsBefore(LeaderEpoch(3), 2).error().code, Errc::kFenced);
-  EXPECT_EQ(log->log_end_offset(), 4);
-  EXPECT_EQ(log->log_start_offset(), 0);
+  EXPECT_EQ(p.TruncateTo(LeaderEpoch(3), 0_o).error().code, Errc::kFenced);
+  EXPECT_EQ(p.StartLogAt(LeaderEpoch(3), 100_o).error().code, Errc::kFenced);
+  EXPECT_EQ(p.DeleteRecordsBefore(LeaderEpoch(3), 2_o).error().code, Errc::kFenced);
+  EXPECT_EQ(log->log_end_offset(), 4_o);
+  EXPECT_EQ(log->log_start_offset(), 0_o);
 
   // Following again (epoch 5), then removed from this broker.
   p.Apply(Record(2, 5, 3, two, two), 200);
-  auto next = LeaderBatches(4, 2, 5);
+  auto next = LeaderBatches(4_o, 2, 5);
   ASSERT_TRUE(p.AppendAsFollower(LeaderEpoch(5), next.bytes, next.infos).ok());
   p.MarkRemoved();
-  auto after = LeaderBatches(6, 2, 5);
+  auto after = LeaderBatches(6_o, 2, 5);
   EXPECT_EQ(p.AppendAsFollower(LeaderEpoch(5), after.bytes, after.infos).error().code,
             Errc::kFenced);
-  p.OnLeaderFetched(LeaderEpoch(5), 6, 0);
-  EXPECT_EQ(p.log_end_offset(), 6);
-  EXPECT_EQ(p.high_watermark(), 4);
+  p.OnLeaderFetched(LeaderEpoch(5), 6_o, 0_o);
+  EXPECT_EQ(p.log_end_offset(), 6_o);
+  EXPECT_EQ(p.high_watermark(), 4_o);
 }
 
 // A follower's log started over where its leader says (a tiered replica, or
@@ -436,20 +437,20 @@ TEST(Partition, AFollowerStartedOverKeepsItsMarkWithinTheNewLog) {
   auto log = TempLog();
   const std::vector<NodeId> two{NodeId(2), NodeId(1)};
   Partition p(kTp, "id", log, Record(2, 3, 1, two, two), NodeId(1), 0);
-  auto batch = LeaderBatches(0, 4, 3);
+  auto batch = LeaderBatches(0_o, 4, 3);
   ASSERT_TRUE(p.AppendAsFollower(LeaderEpoch(3), batch.bytes, batch.infos).ok());
-  p.OnLeaderFetched(LeaderEpoch(3), 4, 0);
-  ASSERT_TRUE(p.StartLogAt(LeaderEpoch(3), 20, LeaderEpoch(3)).ok());
-  EXPECT_EQ(p.log_start_offset(), 20);
-  EXPECT_EQ(p.log_end_offset(), 20);
-  EXPECT_EQ(p.high_watermark(), 20);
-  auto tail = LeaderBatches(20, 5, 3);
+  p.OnLeaderFetched(LeaderEpoch(3), 4_o, 0_o);
+  ASSERT_TRUE(p.StartLogAt(LeaderEpoch(3), 20_o, LeaderEpoch(3)).ok());
+  EXPECT_EQ(p.log_start_offset(), 20_o);
+  EXPECT_EQ(p.log_end_offset(), 20_o);
+  EXPECT_EQ(p.high_watermark(), 20_o);
+  auto tail = LeaderBatches(20_o, 5, 3);
   ASSERT_TRUE(p.AppendAsFollower(LeaderEpoch(3), tail.bytes, tail.infos).ok());
-  EXPECT_EQ(p.high_watermark(), 20);
-  p.OnLeaderFetched(LeaderEpoch(3), 23, 20);
-  EXPECT_EQ(p.high_watermark(), 23);
+  EXPECT_EQ(p.high_watermark(), 20_o);
+  p.OnLeaderFetched(LeaderEpoch(3), 23_o, 20_o);
+  EXPECT_EQ(p.high_watermark(), 23_o);
   EXPECT_EQ(p.EndOffsetForEpoch(LeaderEpoch(3)),
-            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(3), 25}));
+            (std::pair<LeaderEpoch, Offset>{LeaderEpoch(3), 25_o}));
 }
 
 // Remote contiguity: a follower whose local log starts above the bound
@@ -464,22 +465,22 @@ TEST(Partition, AFollowerWithAGapToRemoteStorageStaysOutOfTheIsr) {
   Partition p(kTp, "id", log, record, NodeId(1), 0);
   for (int i = 0; i < 5; ++i)
     ASSERT_TRUE(storage::testing::AppendOne(*log, {.records = 2}, 3).ok());
-  p.OnFollowerFetch(NodeId(2), 10, 1, 100, /*follower_log_start=*/0);
-  ASSERT_EQ(p.high_watermark(), 10);
+  p.OnFollowerFetch(NodeId(2), 10_o, 1, 100, /*follower_log_start=*/0_o);
+  ASSERT_EQ(p.high_watermark(), 10_o);
   // Replica 3 has not fetched: its flag stays, nothing to change.
-  EXPECT_EQ(p.WantedState(100, 30000, /*contiguity_bound=*/4), std::nullopt);
+  EXPECT_EQ(p.WantedState(100, 30000, /*contiguity_bound=*/4_o), std::nullopt);
   // It synced at offset 8 and caught up, but remote storage ends at 3.
-  p.OnFollowerFetch(NodeId(3), 10, 1, 200, /*follower_log_start=*/8);
-  EXPECT_EQ(p.WantedState(200, 30000, 4), std::nullopt);
+  p.OnFollowerFetch(NodeId(3), 10_o, 1, 200, /*follower_log_start=*/8_o);
+  EXPECT_EQ(p.WantedState(200, 30000, 4_o), std::nullopt);
   // Uploads reached offset 7: contiguous, and in the ISR in one change.
-  auto wanted = p.WantedState(300, 30000, 8);
+  auto wanted = p.WantedState(300, 30000, 8_o);
   ASSERT_TRUE(wanted.has_value());
   EXPECT_EQ(wanted->isr, three);
   EXPECT_TRUE(wanted->non_contiguous.empty());
   // A member whose log start jumps past the bound (it started over) is
   // flagged and leaves the ISR.
-  p.OnFollowerFetch(NodeId(2), 10, 1, 400, /*follower_log_start=*/9);
-  wanted = p.WantedState(400, 30000, 8);
+  p.OnFollowerFetch(NodeId(2), 10_o, 1, 400, /*follower_log_start=*/9_o);
+  wanted = p.WantedState(400, 30000, 8_o);
   ASSERT_TRUE(wanted.has_value());
   EXPECT_EQ(wanted->isr, (std::vector<NodeId>{NodeId(1), NodeId(3)}));
   EXPECT_EQ(wanted->non_contiguous, std::vector<NodeId>{NodeId(2)});

@@ -32,10 +32,10 @@ ReplicaCopyProgress ReassignmentProgress::Measure(const Partition& p,
   const auto& log = p.log();
   out.leader_end_offset = log->log_end_offset();
   auto f = p.Follower(replica);
-  if (f && f->log_end_offset >= 0) {
-    out.start_offset = f->log_start_offset >= 0 ? f->log_start_offset : log->log_start_offset();
+  if (f && f->log_end_offset >= 0_o) {
+    out.start_offset = f->log_start_offset >= 0_o ? f->log_start_offset : log->log_start_offset();
     out.copied_offset = f->log_end_offset;
-    const int64_t from = std::max(out.start_offset, log->log_start_offset());
+    const Offset from = std::max(out.start_offset, log->log_start_offset());
     out.bytes_total = log->ApproximateBytesBetween(from, out.leader_end_offset);
     out.bytes_copied =
         std::min(out.bytes_total, log->ApproximateBytesBetween(from, out.copied_offset));

@@ -22,9 +22,9 @@ struct ReplicaCopyProgress {
   TopicPartition tp;
   cluster::NodeId replica{-1};
   std::vector<cluster::NodeId> target;  // the replicas the reassignment ends with
-  int64_t start_offset = -1;            // the replica's log start (-1: not fetched yet)
-  int64_t copied_offset = -1;           // its log end
-  int64_t leader_end_offset = 0;
+  Offset start_offset = kNoOffset;      // the replica's log start (kNoOffset: not fetched yet)
+  Offset copied_offset = kNoOffset;     // its log end
+  Offset leader_end_offset;
   int64_t bytes_total = 0;
   int64_t bytes_copied = 0;
   double bytes_per_second = 0;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/offset.h"
 #include "base/result.h"
 #include "cluster/types.h"
 
@@ -34,14 +35,14 @@ struct ReadReplicaCandidate {
   std::string rack;               // its broker's broker.rack; empty: none
   bool alive = false;             // registered, neither fenced nor shutting down
   bool in_isr = false;            // in the partition record's ISR
-  int64_t log_start_offset = -1;  // the first offset it can serve
-  int64_t log_end_offset = -1;    // as its last fetch said; -1: not fetched yet
+  Offset log_start_offset = kNoOffset;  // the first offset it can serve
+  Offset log_end_offset = kNoOffset;    // as its last fetch said; kNoOffset: not fetched yet
   int64_t since_caught_up_ms = 0;
 };
 
 struct ReadReplicaQuery {
   std::string client_rack;  // the Fetch request's rack_id (v11+)
-  int64_t fetch_offset = 0;
+  Offset fetch_offset;
   std::string leader_rack;  // this broker's broker.rack
   std::vector<ReadReplicaCandidate> followers;
 };

@@ -15,8 +15,8 @@ ReadReplicaCandidate Follower(int32_t id, std::string rack, int64_t log_end = 10
   c.rack = std::move(rack);
   c.alive = true;
   c.in_isr = true;
-  c.log_start_offset = 0;
-  c.log_end_offset = log_end;
+  c.log_start_offset = 0_o;
+  c.log_end_offset = Offset(log_end);
   c.since_caught_up_ms = since_caught_up_ms;
   return c;
 }
@@ -25,7 +25,7 @@ ReadReplicaQuery Query(std::string client_rack, std::vector<ReadReplicaCandidate
                        int64_t fetch_offset = 50, std::string leader_rack = "r1") {
   ReadReplicaQuery q;
   q.client_rack = std::move(client_rack);
-  q.fetch_offset = fetch_offset;
+  q.fetch_offset = Offset(fetch_offset);
   q.leader_rack = std::move(leader_rack);
   q.followers = std::move(followers);
   return q;
@@ -86,7 +86,7 @@ TEST(ReplicaSelector, OnlyLiveInSyncFollowersHoldingTheOffsetAreCandidates) {
   EXPECT_FALSE(SelectReadReplica(kRack, Query("r2", {Follower(2, "r2", -1)}, 0)));
   // Its log starts above the offset.
   auto trimmed = Follower(2, "r2");
-  trimmed.log_start_offset = 60;
+  trimmed.log_start_offset = 60_o;
   EXPECT_FALSE(SelectReadReplica(kRack, Query("r2", {trimmed}, 50)));
   EXPECT_EQ(SelectReadReplica(kRack, Query("r2", {trimmed}, 60)), NodeId(2));
 }

@@ -119,9 +119,9 @@ void TopicManager::UpdateTiering(const cluster::TopicRecord& topic,
         cluster_metadata_ ? partition->leader_epoch() : cluster::kNoLeaderEpoch;
     remote_->AddPartition(
         {topic.name, tp.partition, cluster::UuidToBase64(topic.id)}, partition->log(), config,
-        [this, weak]() -> int64_t {
+        [this, weak]() -> Offset {
           auto p = weak.lock();
-          return p ? HighWatermark(*p) : 0;
+          return p ? HighWatermark(*p) : Offset(0);
         },
         epoch);
   } else if (config.remote_storage_enable && cluster_metadata_) {
@@ -134,8 +134,8 @@ void TopicManager::UpdateTiering(const cluster::TopicRecord& topic,
   }
 }
 
-int64_t TopicManager::LogStartOffset(const TopicPartition& tp, const storage::Log& log) const {
-  int64_t local = log.log_start_offset();
+Offset TopicManager::LogStartOffset(const TopicPartition& tp, const storage::Log& log) const {
+  Offset local = log.log_start_offset();
   return remote_ ? remote_->LogStartOffset(tp, local) : local;
 }
 
@@ -205,7 +205,8 @@ Status TopicManager::CheckpointHighWatermarks() {
   storage::HighWatermarks marks;
   {
     std::shared_lock lock(mu_);
-    for (const auto& [tp, p] : partitions_) marks[{tp.topic, tp.partition}] = p->high_watermark();
+    for (const auto& [tp, p] : partitions_)
+      marks[{tp.topic, tp.partition}] = p->high_watermark().value();
   }
   return storage::WriteHighWatermarks(config_.log_dir(), marks, env_);
 }
@@ -217,7 +218,7 @@ void TopicManager::AdvanceHighWatermark(Partition& partition) const {
   }
 }
 
-int64_t TopicManager::HighWatermark(Partition& partition) const {
+Offset TopicManager::HighWatermark(Partition& partition) const {
   auto info = GetTopicInfo(partition.tp().topic);
   partition.MaybeAdvanceHighWatermark(info ? info->min_insync_replicas : 1);
   return partition.high_watermark();
@@ -355,7 +356,7 @@ void TopicManager::FollowSharedRemoteEnd() {
     // below it this replica's data is in remote storage, byte for byte
     // (both are below the high watermark).
     auto offsets = store_.GetRemoteLogOffsets(p->topic_id(), p->tp().partition);
-    if (offsets && offsets->end >= 0) p->log()->SetRemoteCopiedOffset(offsets->end + 1);
+    if (offsets && offsets->end >= 0) p->log()->SetRemoteCopiedOffset(Offset(offsets->end + 1));
   }
 }
 
@@ -395,10 +396,10 @@ void TopicManager::BeforePass() { throttles_.Refresh(); }
 
 bool TopicManager::Fenced() const { return fenced_.load(); }
 
-int64_t TopicManager::ContiguityBound(const Partition& p) const {
+Offset TopicManager::ContiguityBound(const Partition& p) const {
   auto info = GetTopicInfo(p.tp().topic);
   if (!remote_ || !info || !info->log_config.remote_storage_enable) {
-    return std::numeric_limits<int64_t>::max();  // nothing remote to join up with
+    return Offset::Max();  // nothing remote to join up with
   }
   // Offsets below the partition's log start are gone everywhere; up to the
   // remote end they are in remote storage. Only the end saved in the
@@ -408,9 +409,9 @@ int64_t TopicManager::ContiguityBound(const Partition& p) const {
   // the old replicas of a move deleted on that basis, would leave offsets
   // held nowhere if the new leader took over first (it retires uploads the
   // manifest it finds does not list as finished).
-  int64_t remote_end = -1;
+  Offset remote_end = kNoOffset;
   if (auto saved = store_.GetRemoteLogOffsets(p.topic_id(), p.tp().partition)) {
-    remote_end = saved->end;
+    remote_end = Offset(saved->end);
   }
   return std::max(LogStartOffset(p.tp(), *p.log()), remote_end + 1);
 }

@@ -141,7 +141,7 @@ class TopicManager : private IsrUpdater::Host {
   // (every replica.high.watermark.checkpoint.interval.ms, and at shutdown).
   Status CheckpointHighWatermarks();
   // The partition's high watermark, first moved as far as its ISR allows.
-  int64_t HighWatermark(Partition& partition) const;
+  Offset HighWatermark(Partition& partition) const;
 
   // Replication figures for /metrics (Kafka's ReplicaManager metrics).
   struct ReplicationStats {
@@ -178,7 +178,7 @@ class TopicManager : private IsrUpdater::Host {
   // Tiered storage (remote.log.storage.system.enable); nullptr when disabled.
   tiered::RemoteLogManager* remote() const { return remote_.get(); }
   // The partition's log start offset, remote segments included.
-  int64_t LogStartOffset(const TopicPartition& tp, const storage::Log& log) const;
+  Offset LogStartOffset(const TopicPartition& tp, const storage::Log& log) const;
 
   // Replication throttles (Kafka's replication quotas, set by
   // kafka-reassign-partitions --throttle; ReplicationThrottles). Whether
@@ -221,7 +221,7 @@ class TopicManager : private IsrUpdater::Host {
   // partition's log start when higher.
   std::vector<std::shared_ptr<Partition>> LedPartitions() const override;
   int MinInsyncReplicas(const std::string& topic) const override;
-  int64_t ContiguityBound(const Partition& p) const override;
+  Offset ContiguityBound(const Partition& p) const override;
   void IsrChanged(Partition& p) override;
   void BeforePass() override;
   bool Fenced() const override;

@@ -206,7 +206,7 @@ Status TopicManager::OpenReplica(const cluster::TopicRecord& topic, int32_t p,
   auto mark = checkpointed_marks_.find({tp.topic, tp.partition});
   auto partition = std::make_shared<Partition>(
       tp, cluster::UuidToBase64(topic.id), log, state, self_, clock_->MonotonicMs(),
-      mark == checkpointed_marks_.end() ? 0 : mark->second);
+      mark == checkpointed_marks_.end() ? Offset(0) : Offset(mark->second));
   partition->SetWakeListener(wake_listener_);
   if (cleaner_) cleaner_->Register(tp, log);
   UpdateTiering(topic, partition, config);

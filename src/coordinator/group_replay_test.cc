@@ -23,7 +23,7 @@ using testing::JoinSlot;
 // Every (key, value) of one partition of the test log, in order.
 std::vector<std::pair<Bytes, std::optional<Bytes>>> ReadAll(storage::Log& log) {
   std::vector<std::pair<Bytes, std::optional<Bytes>>> out;
-  auto read = log.Read(0, 64 << 20, log.log_end_offset(), true);
+  auto read = log.Read(0_o, 64 << 20, log.log_end_offset(), true);
   EXPECT_TRUE(read.ok());
   ByteView data(read->records);
   while (!data.empty()) {
@@ -52,7 +52,7 @@ TEST_F(CoordinatorTest, CommitIsWrittenInKafkaFormatToTheGroupsPartition) {
   EXPECT_EQ(*records[0].second, EncodeOffsetCommitValue({77, 4, "md", clock_.NowMs(), -1}));
   for (int32_t other = 0; other < kPartitions; ++other) {
     if (other != p) {
-      EXPECT_EQ(logs_[other]->log_end_offset(), 0);
+      EXPECT_EQ(logs_[other]->log_end_offset(), 0_o);
     }
   }
 }

@@ -61,13 +61,13 @@ Status OffsetsLog::Replay(int32_t partition, const Visitor& visit) const {
     return MakeError(Errc::kUnavailable,
                      fmt::format("__consumer_offsets-{} is not open", partition));
   }
-  int64_t offset = log->log_start_offset();
-  const int64_t end = log->log_end_offset();
+  Offset offset = log->log_start_offset();
+  const Offset end = log->log_end_offset();
   while (offset < end) {
     STRATA_ASSIGN_OR_RETURN(storage::ReadResult read, log->Read(offset, kReadChunk, end, true));
     if (read.records.empty()) break;
     ByteView data(read.records);
-    int64_t next = offset;
+    Offset next = offset;
     while (data.size() >= static_cast<size_t>(protocol::kBatchHeaderSize)) {
       STRATA_ASSIGN_OR_RETURN(protocol::BatchHeader header, protocol::ParseBatchHeader(data));
       if (header.size_in_bytes() > static_cast<int64_t>(data.size())) break;  // partial tail

@@ -15,6 +15,7 @@
 
 #include "base/bytes.h"
 #include "base/clock.h"
+#include "base/offset.h"
 #include "base/result.h"
 #include "storage/log.h"
 
@@ -32,7 +33,7 @@ class OffsetsLog {
   // produce is, so followers can truncate by epoch after a failover), moves
   // the high watermark, wakes fetches and refuses them without leadership.
   struct Appended {
-    int64_t last_offset = -1;
+    Offset last_offset = kNoOffset;
     int32_t leader_epoch = -1;
   };
   using Appender = std::function<Result<Appended>(int32_t partition, MutableByteView batch,
@@ -55,7 +56,7 @@ class OffsetsLog {
   // knows its records are committed once this is (Kafka's coordinator
   // answers only then, as an acks=all produce).
   struct LastAppend {
-    int64_t last_offset = -1;
+    Offset last_offset = kNoOffset;
     int32_t leader_epoch = -1;
   };
   std::optional<LastAppend> LastAppended(int32_t partition) const;

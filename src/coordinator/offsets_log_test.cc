@@ -25,7 +25,7 @@ class OffsetsLogTest : public storage::testing::TempDirTest {
   }
   // The partition leader epoch of every batch in the log, in offset order.
   std::vector<int32_t> Epochs() {
-    auto read = log_->Read(0, 1 << 20, log_->log_end_offset(), true);
+    auto read = log_->Read(0_o, 1 << 20, log_->log_end_offset(), true);
     EXPECT_TRUE(read.ok());
     std::vector<int32_t> out;
     for (const auto& h : storage::testing::Headers(read->records)) {
@@ -66,8 +66,8 @@ TEST_F(OffsetsLogTest, AppendsCarryTheLeaderEpochAndNeedLeadership) {
   Status refused = offsets.Append(0, One("d"));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Errc::kFenced);
-  EXPECT_FALSE(offsets.LastAppended(0)->last_offset > 2);
-  EXPECT_EQ(log_->log_end_offset(), 3);
+  EXPECT_FALSE(offsets.LastAppended(0)->last_offset > 2_o);
+  EXPECT_EQ(log_->log_end_offset(), 3_o);
 }
 
 // What a commit waits for: the end of the latest append, by (epoch, offset),
@@ -82,13 +82,13 @@ TEST_F(OffsetsLogTest, LastAppendedIsTheLatestByEpochThenOffset) {
   ASSERT_TRUE(offsets.Append(0, {{Bytes{'b'}, Bytes{'1'}}, {Bytes{'c'}, Bytes{'2'}}}).ok());
   auto last = offsets.LastAppended(0);
   ASSERT_TRUE(last);
-  EXPECT_EQ(last->last_offset, 2);
+  EXPECT_EQ(last->last_offset, 2_o);
   EXPECT_EQ(last->leader_epoch, 3);
-  ASSERT_TRUE(log_->TruncateTo(1).ok());  // as a follower would, before leading again
+  ASSERT_TRUE(log_->TruncateTo(1_o).ok());  // as a follower would, before leading again
   epoch = 5;
   ASSERT_TRUE(offsets.Append(0, One("d")).ok());
   last = offsets.LastAppended(0);
-  EXPECT_EQ(last->last_offset, 1);
+  EXPECT_EQ(last->last_offset, 1_o);
   EXPECT_EQ(last->leader_epoch, 5);
 }
 

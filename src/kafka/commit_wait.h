@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/offset.h"
 #include "broker/partition.h"
 #include "cluster/types.h"
 #include "kafka/broker_context.h"
@@ -18,7 +19,7 @@ namespace strata::kafka {
 // `last_offset`.
 struct CommitWait {
   std::shared_ptr<broker::Partition> partition;
-  int64_t last_offset = 0;
+  Offset last_offset;
   cluster::NodeId leader{-1};
   cluster::LeaderEpoch leader_epoch{-1};
 };

@@ -67,7 +67,7 @@ class CommitWaitTest : public ::testing::Test {
 TEST_F(CommitWaitTest, AnAppendTheIsrConfirmedIsCommitted) {
   CommitWait w = Append(3);
   EXPECT_EQ(Await(w, std::chrono::milliseconds(20)), CommitOutcome::kTimedOut);
-  partition_->OnFollowerFetch(NodeId(2), 3, 2, 100);  // the follower has it
+  partition_->OnFollowerFetch(NodeId(2), 3_o, 2, 100);  // the follower has it
   EXPECT_EQ(Await(w, std::chrono::milliseconds(20)), CommitOutcome::kCommitted);
 }
 
@@ -80,12 +80,12 @@ TEST_F(CommitWaitTest, AnAppendOfADeposedLeaderIsNeverCommittedByTheNextLeadersM
   CommitWait w = Append(3);  // offsets 0-2 at epoch 1, not confirmed
   partition_->Apply(Record(2, 2, 11), 200);
   const LeaderEpoch following(2);
-  ASSERT_TRUE(partition_->TruncateTo(following, 0).ok());  // the new leader never had them
-  Bytes batch = storage::testing::Stamped(storage::testing::MakeBatch({.records = 5}), 0, 2);
+  ASSERT_TRUE(partition_->TruncateTo(following, 0_o).ok());  // the new leader never had them
+  Bytes batch = storage::testing::Stamped(storage::testing::MakeBatch({.records = 5}), 0_o, 2);
   std::vector<storage::BatchInfo> infos{storage::testing::InfoFor(batch)};
   ASSERT_TRUE(partition_->AppendAsFollower(following, MutableByteView(batch), infos).ok());
-  partition_->OnLeaderFetched(following, 5, 0);
-  ASSERT_EQ(partition_->high_watermark(), 5);  // past the append's last offset, 2
+  partition_->OnLeaderFetched(following, 5_o, 0_o);
+  ASSERT_EQ(partition_->high_watermark(), 5_o);  // past the append's last offset, 2
   EXPECT_EQ(Await(w, std::chrono::milliseconds(20)), CommitOutcome::kDeposed);
 }
 

@@ -12,7 +12,7 @@ Result<BatchHeader> ParseBatchHeader(ByteView data) {
   }
   const uint8_t* p = data.data();
   BatchHeader h;
-  h.base_offset = static_cast<int64_t>(LoadBE64(p));
+  h.base_offset = Offset(static_cast<int64_t>(LoadBE64(p)));
   h.batch_length = static_cast<int32_t>(LoadBE32(p + 8));
   h.partition_leader_epoch = static_cast<int32_t>(LoadBE32(p + 12));
   h.magic = static_cast<int8_t>(p[16]);
@@ -47,8 +47,8 @@ bool BatchCrcValid(ByteView batch) {
   return LoadBE32(batch.data() + kCrcOffset) == ComputeBatchCrc(batch);
 }
 
-void SetBaseOffset(MutableByteView batch, int64_t base_offset) {
-  StoreBE64(batch.data(), static_cast<uint64_t>(base_offset));
+void SetBaseOffset(MutableByteView batch, Offset base_offset) {
+  StoreBE64(batch.data(), static_cast<uint64_t>(base_offset.value()));
 }
 
 void SetPartitionLeaderEpoch(MutableByteView batch, int32_t epoch) {

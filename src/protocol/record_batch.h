@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "base/bytes.h"
+#include "base/offset.h"
 #include "base/result.h"
 
 namespace strata::protocol {
@@ -29,7 +30,7 @@ enum class Compression : int8_t { kNone = 0, kGzip = 1, kSnappy = 2, kLz4 = 3, k
 
 // Parsed view of one batch header; does not own the bytes.
 struct BatchHeader {
-  int64_t base_offset = 0;
+  Offset base_offset;
   int32_t batch_length = 0;  // bytes after the length field
   int32_t partition_leader_epoch = -1;
   int8_t magic = 2;
@@ -46,9 +47,9 @@ struct BatchHeader {
   // 64-bit so a hostile batch_length cannot overflow.
   int64_t size_in_bytes() const { return int64_t{batch_length} + kLogOverhead; }
   // Wraps instead of overflowing on a hostile base offset (callers validate).
-  int64_t last_offset() const {
-    return static_cast<int64_t>(static_cast<uint64_t>(base_offset) +
-                                static_cast<uint64_t>(last_offset_delta));
+  Offset last_offset() const {
+    return Offset(static_cast<int64_t>(static_cast<uint64_t>(base_offset.value()) +
+                                       static_cast<uint64_t>(last_offset_delta)));
   }
   Compression compression() const { return static_cast<Compression>(attributes & 0x7); }
   bool log_append_time() const { return (attributes & 0x8) != 0; }
@@ -74,7 +75,7 @@ uint32_t ComputeBatchCrc(ByteView batch);
 bool BatchCrcValid(ByteView batch);
 
 // In-place rewrites used when appending as leader.
-void SetBaseOffset(MutableByteView batch, int64_t base_offset);
+void SetBaseOffset(MutableByteView batch, Offset base_offset);
 void SetPartitionLeaderEpoch(MutableByteView batch, int32_t epoch);
 // Sets maxTimestamp and the LogAppendTime attribute bit, then recomputes the CRC.
 void SetLogAppendTime(MutableByteView batch, int64_t timestamp_ms);

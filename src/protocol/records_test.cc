@@ -190,7 +190,7 @@ TEST(ValidateProduceRecords, SeveralBatchesAndNonZeroBaseOffset) {
   auto v = ValidateProduceRecords(both, {});
   ASSERT_TRUE(v.ok()) << v.error().message;
   ASSERT_EQ(v->size(), 2u);
-  EXPECT_EQ((*v)[0].header.base_offset, 12345);
+  EXPECT_EQ((*v)[0].header.base_offset, 12345_o);
   EXPECT_EQ((*v)[0].position, 0u);
   EXPECT_EQ((*v)[1].position, a.size());
   EXPECT_EQ((*v)[1].size, b.size());
@@ -397,7 +397,7 @@ TEST(BatchBuilder, HeaderFieldsAndCrc) {
                     .Build();
   EXPECT_TRUE(BatchCrcValid(batch));
   BatchHeader h = *ParseBatchHeader(batch);
-  EXPECT_EQ(h.base_offset, 77);
+  EXPECT_EQ(h.base_offset, 77_o);
   EXPECT_EQ(h.size_in_bytes(), static_cast<int32_t>(batch.size()));
   EXPECT_EQ(h.partition_leader_epoch, 9);
   EXPECT_TRUE(h.transactional());

@@ -15,6 +15,7 @@
 
 #include "base/bytes.h"
 #include "base/ids.h"
+#include "base/offset.h"
 #include "base/result.h"
 #include "storage/log.h"
 
@@ -25,13 +26,13 @@ class FollowerReplica {
   virtual ~FollowerReplica() = default;
 
   // What the next fetch asks from and tells the leader.
-  virtual int64_t log_end_offset() const = 0;
-  virtual int64_t log_start_offset() const = 0;
+  virtual Offset log_end_offset() const = 0;
+  virtual Offset log_start_offset() const = 0;
   // The epoch of the last batch in the log; kNoLeaderEpoch when it has none.
   virtual LeaderEpoch latest_epoch() const = 0;
   // The largest epoch <= `epoch` in the log and where it ends
-  // (Log::EndOffsetForEpoch); {kNoLeaderEpoch, -1} when there is none.
-  virtual std::pair<LeaderEpoch, int64_t> EndOffsetForEpoch(LeaderEpoch epoch) const = 0;
+  // (Log::EndOffsetForEpoch); {kNoLeaderEpoch, kNoOffset} when there is none.
+  virtual std::pair<LeaderEpoch, Offset> EndOffsetForEpoch(LeaderEpoch epoch) const = 0;
 
   // Appends the leader's batches verbatim (CRCs checked by the caller;
   // `infos` describes them) and counts them as replication traffic.
@@ -39,19 +40,19 @@ class FollowerReplica {
                                   const std::vector<storage::BatchInfo>& infos) = 0;
   // Truncates to `offset` where the log diverges from the leader's
   // (KIP-320); the high watermark goes no higher than the new end.
-  virtual Status TruncateTo(LeaderEpoch fetched_under, int64_t offset) = 0;
+  virtual Status TruncateTo(LeaderEpoch fetched_under, Offset offset) = 0;
   // Empties the log and starts it at `offset`, the leader's log start or
   // where it said a tiered replica starts; `epoch_at`: the leader epoch of
   // the records there (kNoLeaderEpoch: unknown).
-  virtual Status StartLogAt(LeaderEpoch fetched_under, int64_t offset,
+  virtual Status StartLogAt(LeaderEpoch fetched_under, Offset offset,
                             LeaderEpoch epoch_at = kNoLeaderEpoch) = 0;
   // Deletes the records below `offset` (a log started below its leader's
   // log start to take a whole batch).
-  virtual Status DeleteRecordsBefore(LeaderEpoch fetched_under, int64_t offset) = 0;
+  virtual Status DeleteRecordsBefore(LeaderEpoch fetched_under, Offset offset) = 0;
   // After each fetch of the partition that was not an error: the leader's
   // high watermark and log start offset.
-  virtual void OnLeaderFetched(LeaderEpoch fetched_under, int64_t high_watermark,
-                               int64_t log_start) = 0;
+  virtual void OnLeaderFetched(LeaderEpoch fetched_under, Offset high_watermark,
+                               Offset log_start) = 0;
 };
 
 }  // namespace strata::replication

@@ -26,24 +26,24 @@ void FollowerTracker::UpdateReplicas(const std::vector<NodeId>& replicas) {
   }
 }
 
-void FollowerTracker::OnFetch(NodeId follower, int64_t fetch_offset, int64_t leader_end,
-                              int64_t now_ms, int64_t log_start, int64_t broker_epoch) {
+void FollowerTracker::OnFetch(NodeId follower, Offset fetch_offset, Offset leader_end,
+                              int64_t now_ms, Offset log_start, int64_t broker_epoch) {
   auto it = followers_.find(follower);
   if (it == followers_.end()) return;
   FollowerState& s = it->second;
   if (s.broker_epoch >= 0 && s.broker_epoch != broker_epoch) {
     // Another incarnation: nothing it said before holds.
-    s.log_start_offset = -1;
-    s.leader_end_at_last_fetch = -1;
+    s.log_start_offset = kNoOffset;
+    s.leader_end_at_last_fetch = kNoOffset;
   }
   s.broker_epoch = broker_epoch;
   if (fetch_offset >= leader_end) {
     s.last_caught_up_ms = std::max(s.last_caught_up_ms, now_ms);
-  } else if (s.leader_end_at_last_fetch >= 0 && fetch_offset >= s.leader_end_at_last_fetch) {
+  } else if (s.leader_end_at_last_fetch >= 0_o && fetch_offset >= s.leader_end_at_last_fetch) {
     s.last_caught_up_ms = std::max(s.last_caught_up_ms, s.last_fetch_ms);
   }
   s.log_end_offset = fetch_offset;
-  if (log_start >= 0) s.log_start_offset = log_start;
+  if (log_start >= 0_o) s.log_start_offset = log_start;
   s.leader_end_at_last_fetch = leader_end;
   s.last_fetch_ms = now_ms;
 }
@@ -63,26 +63,26 @@ std::optional<FollowerState> FollowerTracker::Get(NodeId follower) const {
   return it->second;
 }
 
-std::optional<int64_t> FollowerTracker::HighWatermark(const std::vector<NodeId>& isr,
-                                                      int64_t leader_end, int min_isr,
-                                                      int64_t current) const {
+std::optional<Offset> FollowerTracker::HighWatermark(const std::vector<NodeId>& isr,
+                                                     Offset leader_end, int min_isr,
+                                                     Offset current) const {
   if (static_cast<int>(isr.size()) < min_isr) return std::nullopt;
-  int64_t hw = leader_end;
+  Offset hw = leader_end;
   for (NodeId r : isr) {
     if (r == self_) continue;
     auto it = followers_.find(r);
     // An ISR member not heard from yet (a new leadership) holds the mark
     // where it is: it may have less than the leader.
-    int64_t end = it == followers_.end() ? -1 : it->second.log_end_offset;
-    if (end < 0) return std::nullopt;
+    Offset end = it == followers_.end() ? kNoOffset : it->second.log_end_offset;
+    if (end < 0_o) return std::nullopt;
     hw = std::min(hw, end);
   }
   return std::max(hw, current);
 }
 
 std::vector<NodeId> FollowerTracker::ReadyToJoin(const std::vector<NodeId>& isr,
-                                                 int64_t high_watermark,
-                                                 int64_t leader_epoch_start) const {
+                                                 Offset high_watermark,
+                                                 Offset leader_epoch_start) const {
   std::vector<NodeId> out;
   for (const auto& [id, s] : followers_) {
     if (std::find(isr.begin(), isr.end(), id) != isr.end()) continue;
@@ -95,14 +95,14 @@ std::vector<NodeId> FollowerTracker::ReadyToJoin(const std::vector<NodeId>& isr,
 
 std::vector<NodeId> FollowerTracker::NonContiguous(const std::vector<NodeId>& replicas,
                                                    const std::vector<NodeId>& current,
-                                                   int64_t bound) const {
+                                                   Offset bound) const {
   std::vector<NodeId> out;
   for (NodeId r : replicas) {
     if (r == self_) continue;  // the leader's own log is what it uploads from
     auto it = followers_.find(r);
     bool flagged = std::find(current.begin(), current.end(), r) != current.end();
-    if (it != followers_.end() && it->second.log_end_offset >= 0 &&
-        it->second.log_start_offset >= 0) {
+    if (it != followers_.end() && it->second.log_end_offset >= 0_o &&
+        it->second.log_start_offset >= 0_o) {
       flagged = it->second.log_start_offset > bound;
     }
     if (flagged) out.push_back(r);

@@ -18,15 +18,16 @@
 #include <vector>
 
 #include "base/ids.h"
+#include "base/offset.h"
 
 namespace strata::replication {
 
 struct FollowerState {
-  int64_t log_end_offset = -1;  // -1 until its first fetch as our follower
+  Offset log_end_offset = kNoOffset;  // kNoOffset until its first fetch as our follower
   int64_t last_caught_up_ms = 0;
   int64_t last_fetch_ms = 0;
-  int64_t leader_end_at_last_fetch = -1;
-  int64_t log_start_offset = -1;  // its local log start, as its last fetch said
+  Offset leader_end_at_last_fetch = kNoOffset;
+  Offset log_start_offset = kNoOffset;  // its local log start, as its last fetch said
   // The follower's broker epoch (registration) when it last fetched; 0:
   // it was not registered; -1: not fetched yet.
   int64_t broker_epoch = -1;
@@ -45,11 +46,11 @@ class FollowerTracker {
   void UpdateReplicas(const std::vector<NodeId>& replicas);
 
   // A fetch by `follower` at `fetch_offset` while the leader's log ended at
-  // `leader_end`; `log_start` is the follower's local log start (-1 when
-  // the fetch did not say). Ignored for brokers that are not replicas.
+  // `leader_end`; `log_start` is the follower's local log start (kNoOffset
+  // when the fetch did not say). Ignored for brokers that are not replicas.
   // `broker_epoch`: the follower's registration at the fetch (0: none).
-  void OnFetch(NodeId follower, int64_t fetch_offset, int64_t leader_end, int64_t now_ms,
-               int64_t log_start = -1, int64_t broker_epoch = 0);
+  void OnFetch(NodeId follower, Offset fetch_offset, Offset leader_end, int64_t now_ms,
+               Offset log_start = kNoOffset, int64_t broker_epoch = 0);
 
   // Forgets what followers said before they registered again (KIP-903's
   // concern): `current_epoch(id)` is the follower's registration now (0:
@@ -67,20 +68,20 @@ class FollowerTracker {
   // (the leader's own is `leader_end`), or nullopt while the ISR is smaller
   // than `min_isr` (KIP-966: nothing is committed then). Never below
   // `current`: the caller keeps it monotonic.
-  std::optional<int64_t> HighWatermark(const std::vector<NodeId>& isr, int64_t leader_end,
-                                       int min_isr, int64_t current) const;
+  std::optional<Offset> HighWatermark(const std::vector<NodeId>& isr, Offset leader_end,
+                                      int min_isr, Offset current) const;
 
   // Followers outside the ISR whose log reached `high_watermark` and the
   // start of the leader's epoch (so they hold everything it committed).
-  std::vector<NodeId> ReadyToJoin(const std::vector<NodeId>& isr, int64_t high_watermark,
-                                  int64_t leader_epoch_start) const;
+  std::vector<NodeId> ReadyToJoin(const std::vector<NodeId>& isr, Offset high_watermark,
+                                  Offset leader_epoch_start) const;
   // Remote contiguity: `current` (the record's non-contiguous replicas)
   // updated with what fetches showed this leadership. A follower whose
   // local log starts at or below `bound` (remote log end + 1, or the
   // partition's log start when that is higher) joins up with remote
   // storage; one that has not fetched yet keeps its flag. Replica order.
   std::vector<NodeId> NonContiguous(const std::vector<NodeId>& replicas,
-                                    const std::vector<NodeId>& current, int64_t bound) const;
+                                    const std::vector<NodeId>& current, Offset bound) const;
   // ISR members (not the leader) not caught up for longer than `max_lag_ms`.
   std::vector<NodeId> Lagging(const std::vector<NodeId>& isr, int64_t now_ms,
                               int64_t max_lag_ms) const;

@@ -145,9 +145,9 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
       FetchRequest::Partition p;
       p.partition = key.second;
       p.current_leader_epoch = e.p.leader_epoch.value();
-      p.fetch_offset = e.p.replica->log_end_offset();
+      p.fetch_offset = e.p.replica->log_end_offset().value();
       p.last_fetched_epoch = e.p.replica->latest_epoch().value();
-      p.log_start_offset = e.p.replica->log_start_offset();
+      p.log_start_offset = e.p.replica->log_start_offset().value();
       p.partition_max_bytes = options_.partition_max_bytes;
       req.topics.back().partitions.push_back(p);
       epochs[key] = e.p.leader_epoch;
@@ -232,15 +232,15 @@ void ReplicaFetcher::Apply(const Key& key, LeaderEpoch leader_epoch, bool thrott
     replica = it->second.p.replica;
   }
   const std::string label = fmt::format("{}-{}", key.first, key.second);
-  const int64_t fetched_from = replica->log_end_offset();
+  const Offset fetched_from = replica->log_end_offset();
   if (response.error_code == Code(protocol::ErrorCode::kOffsetOutOfRange) &&
-      response.log_start_offset > fetched_from) {
+      Offset(response.log_start_offset) > fetched_from) {
     // The leader's retention (or DeleteRecords) passed this whole log while
     // it was away: start again at the leader's log start, as Kafka's
     // follower does (there is nothing here the leader still has).
     Log()->info("{}: {} ends at {}, below the leader's log start {}; starting the log there", name_,
                 label, fetched_from, response.log_start_offset);
-    Status st = replica->StartLogAt(leader_epoch, response.log_start_offset);
+    Status st = replica->StartLogAt(leader_epoch, Offset(response.log_start_offset));
     truncations_++;
     if (!st.ok()) Pause(key, leader_epoch, label + ": restarting the log: " + st.error().message);
     return;
@@ -270,8 +270,8 @@ void ReplicaFetcher::Apply(const Key& key, LeaderEpoch leader_epoch, bool thrott
     // Our end of the largest epoch <= the leader's (ours may be smaller:
     // the next fetch then compares again, from there).
     auto [local_epoch, local_end] = replica->EndOffsetForEpoch(LeaderEpoch(d.epoch));
-    int64_t to = std::min(d.end_offset,
-                          local_epoch == kNoLeaderEpoch ? replica->log_end_offset() : local_end);
+    Offset to = std::min(Offset(d.end_offset),
+                         local_epoch == kNoLeaderEpoch ? replica->log_end_offset() : local_end);
     Log()->info("{}: {} diverges from the leader at epoch {} (leader's end {}); truncating to {}",
                 name_, label, d.epoch, d.end_offset, to);
     Status st = replica->TruncateTo(leader_epoch, std::max(to, replica->log_start_offset()));
@@ -285,8 +285,8 @@ void ReplicaFetcher::Apply(const Key& key, LeaderEpoch leader_epoch, bool thrott
     Pause(key, leader_epoch, label + ": " + infos.error().message);
     return;
   }
-  // Where the log started before it had to start lower (-1: it did not).
-  int64_t start_again = -1;
+  // Where the log started before it had to start lower (kNoOffset: it did not).
+  Offset start_again = kNoOffset;
   if (!infos->empty() &&
       !StartAtStraddlingBatch(key, leader_epoch, *replica, response.records.view, start_again)) {
     return;
@@ -299,7 +299,7 @@ void ReplicaFetcher::Apply(const Key& key, LeaderEpoch leader_epoch, bool thrott
       return;
     }
     // Its records below that start were deleted on the leader: not served here either.
-    if (start_again >= 0) {
+    if (start_again >= 0_o) {
       Status st = replica->DeleteRecordsBefore(leader_epoch, start_again);
       if (!st.ok())
         Log()->warn("{}: {}: log start back to {}: {}", name_, label, start_again,
@@ -309,13 +309,14 @@ void ReplicaFetcher::Apply(const Key& key, LeaderEpoch leader_epoch, bool thrott
     if (throttled) options_.throttle->Record(static_cast<int64_t>(used));
     FetchedBytes().Add(static_cast<int64_t>(used));
   }
-  replica->OnLeaderFetched(leader_epoch, response.high_watermark, response.log_start_offset);
+  replica->OnLeaderFetched(leader_epoch, Offset(response.high_watermark),
+                           Offset(response.log_start_offset));
 }
 
 bool ReplicaFetcher::StartAtStraddlingBatch(const Key& key, LeaderEpoch leader_epoch,
                                             FollowerReplica& replica, ByteView fetched,
-                                            int64_t& start_again) {
-  const int64_t end = replica.log_end_offset();
+                                            Offset& start_again) {
+  const Offset end = replica.log_end_offset();
   if (replica.log_start_offset() != end) return true;  // only an empty log
   auto first = protocol::ParseBatchHeader(fetched);
   if (!first.ok() || first->base_offset >= end) return true;

@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/offset.h"
 #include "net/client.h"
 #include "protocol/messages/fetch.h"
 #include "replication/follower_replica.h"
@@ -121,7 +122,7 @@ class ReplicaFetcher {
       int16_t api_key, int16_t version, Bytes body, std::chrono::steady_clock::time_point deadline,
       const char* what);
   // `leader_epoch_at`: the epoch of the leader's records at `offset`.
-  void ApplyStart(const Key& key, LeaderEpoch leader_epoch, int16_t error_code, int64_t offset,
+  void ApplyStart(const Key& key, LeaderEpoch leader_epoch, int16_t error_code, Offset offset,
                   LeaderEpoch leader_epoch_at);
   // The ListOffsets timestamp a tiered partition's log starts from.
   int64_t StartTimestamp() const;
@@ -144,7 +145,7 @@ class ReplicaFetcher {
   // `start_again` is set to its old start; false when that failed (the
   // partition is paused).
   bool StartAtStraddlingBatch(const Key& key, LeaderEpoch leader_epoch, FollowerReplica& replica,
-                              ByteView fetched, int64_t& start_again);
+                              ByteView fetched, Offset& start_again);
   static constexpr std::chrono::milliseconds kQuickRetry{100};
   static constexpr int kQuickRetries = 20;
 

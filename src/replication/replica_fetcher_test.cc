@@ -70,11 +70,11 @@ void Produce(storage::Log& log, int batches, int records, int32_t epoch, uint8_t
   }
 }
 
-// The batches of `log` in [from, to) as stored (to = -1: its end).
-Bytes Stored(const storage::Log& log, int64_t from, int64_t to = -1) {
-  if (to < 0) to = log.log_end_offset();
+// The batches of `log` in [from, to) as stored (to = kNoOffset: its end).
+Bytes Stored(const storage::Log& log, Offset from, Offset to = kNoOffset) {
+  if (to < 0_o) to = log.log_end_offset();
   Bytes out;
-  for (int64_t offset = from; offset < to;) {
+  for (Offset offset = from; offset < to;) {
     auto read = log.Read(offset, 1 << 20, to, /*min_one_batch=*/true);
     EXPECT_TRUE(read.ok()) << read.error().message;
     if (!read.ok() || read->records.empty()) break;
@@ -85,7 +85,7 @@ Bytes Stored(const storage::Log& log, int64_t from, int64_t to = -1) {
 }
 
 // A follower's append done by hand: the batches of `from` in [begin, end), verbatim.
-void Copy(const storage::Log& from, storage::Log& to, int64_t begin, int64_t end) {
+void Copy(const storage::Log& from, storage::Log& to, Offset begin, Offset end) {
   Bytes data = Stored(from, begin, end);
   std::vector<storage::BatchInfo> infos;
   size_t pos = 0;
@@ -99,7 +99,7 @@ void Copy(const storage::Log& from, storage::Log& to, int64_t begin, int64_t end
 }
 
 // The leader epoch of the records at `offset`.
-int32_t EpochAt(const storage::Log& log, int64_t offset) {
+int32_t EpochAt(const storage::Log& log, Offset offset) {
   int32_t epoch = -1;
   for (const auto& [e, start] : log.LeaderEpochEntries()) {
     if (start > offset) break;
@@ -113,10 +113,10 @@ int32_t EpochAt(const storage::Log& log, int64_t offset) {
 // One partition as the leader holds it; tests change it through TestLeader::Update.
 struct LeaderPartition {
   std::shared_ptr<storage::Log> log;
-  int32_t epoch = 1;            // its leadership: fetches at another epoch are fenced
-  int16_t error = 0;            // answered to every fetch while set
-  int64_t high_watermark = -1;  // -1: the log end
-  int64_t remote_start = -1;    // the log start with remote storage; -1: the local log's
+  int32_t epoch = 1;                  // its leadership: fetches at another epoch are fenced
+  int16_t error = 0;                  // answered to every fetch while set
+  Offset high_watermark = kNoOffset;  // kNoOffset: the log end
+  Offset remote_start = kNoOffset;    // log start with remote storage; kNoOffset: the local log's
 };
 
 // One partition of one request, as the leader saw and answered it.
@@ -124,7 +124,8 @@ struct Asked {
   int16_t api_key = 0;
   int32_t replica_id = -1;
   int32_t current_leader_epoch = -1;
-  int64_t offset = -1;  // the fetch offset, or the ListOffsets timestamp
+  Offset fetch_offset = kNoOffset;  // a Fetch's fetch offset
+  int64_t timestamp = -1;           // a ListOffsets's timestamp
   int16_t error = 0;
   bool records = false;
   std::optional<FetchResponse::EpochEndOffset> diverging;
@@ -145,8 +146,8 @@ std::optional<FetchResponse::EpochEndOffset> Divergence(const storage::Log& log,
   if (in.last_fetched_epoch < 0) return std::nullopt;
   const LeaderEpoch last_fetched(in.last_fetched_epoch);
   auto [epoch, end] = log.EndOffsetForEpoch(last_fetched);
-  if (epoch == last_fetched && end >= in.fetch_offset) return std::nullopt;
-  return FetchResponse::EpochEndOffset{epoch.value(), end};
+  if (epoch == last_fetched && end >= Offset(in.fetch_offset)) return std::nullopt;
+  return FetchResponse::EpochEndOffset{epoch.value(), end.value()};
 }
 
 // Answers a replica's Fetch and ListOffsets as Kafka's leader does, and records what it was asked.
@@ -235,7 +236,7 @@ class TestLeader : public net::RequestHandler {
                         {.api_key = FetchRequest::kApiKey,
                          .replica_id = req.replica_id,
                          .current_leader_epoch = in.current_leader_epoch,
-                         .offset = in.fetch_offset,
+                         .fetch_offset = Offset(in.fetch_offset),
                          .error = out.error_code,
                          .records = !out.records.view.empty(),
                          .diverging = out.diverging_epoch,
@@ -258,18 +259,20 @@ class TestLeader : public net::RequestHandler {
     out.error_code = p.error != 0 ? p.error : Fenced(p.epoch, in.current_leader_epoch);
     if (out.error_code != 0) return;
     const storage::Log& log = *p.log;
-    const int64_t end = log.log_end_offset(), local_start = log.log_start_offset();
-    out.high_watermark = p.high_watermark >= 0 ? p.high_watermark : end;
+    const Offset end = log.log_end_offset(), local_start = log.log_start_offset();
+    const Offset log_start = p.remote_start >= 0_o ? p.remote_start : local_start;
+    const Offset fetch_offset(in.fetch_offset);
+    out.high_watermark = (p.high_watermark >= 0_o ? p.high_watermark : end).value();
     out.last_stable_offset = out.high_watermark;
-    out.log_start_offset = p.remote_start >= 0 ? p.remote_start : local_start;
+    out.log_start_offset = log_start.value();
     out.diverging_epoch = Divergence(log, in);
     if (out.diverging_epoch) return;
-    if (in.fetch_offset < out.log_start_offset || in.fetch_offset > end) {
+    if (fetch_offset < log_start || fetch_offset > end) {
       out.error_code = Code(ErrorCode::kOffsetOutOfRange);
-    } else if (in.fetch_offset < local_start) {
+    } else if (fetch_offset < local_start) {
       out.error_code = Code(ErrorCode::kOffsetMovedToTieredStorage);
-    } else if (in.fetch_offset < end) {
-      auto read = log.Read(in.fetch_offset, in.partition_max_bytes, end, /*min_one_batch=*/true);
+    } else if (fetch_offset < end) {
+      auto read = log.Read(fetch_offset, in.partition_max_bytes, end, /*min_one_batch=*/true);
       if (read.ok()) {
         out.records.Own(std::move(read->records));
       } else {
@@ -292,7 +295,7 @@ class TestLeader : public net::RequestHandler {
                         {.api_key = ListOffsetsRequest::kApiKey,
                          .replica_id = req.replica_id,
                          .current_leader_epoch = in.current_leader_epoch,
-                         .offset = in.timestamp,
+                         .timestamp = in.timestamp,
                          .error = answer.error_code,
                          .received = received}});
       }
@@ -314,16 +317,18 @@ class TestLeader : public net::RequestHandler {
     out.error_code = Fenced(it->second.epoch, in.current_leader_epoch);
     if (out.error_code != 0) return;
     const storage::Log& log = *it->second.log;
+    Offset start;
     if (in.timestamp == kActiveSegmentBase) {
-      out.offset = log.active_segment_base_offset();
+      start = log.active_segment_base_offset();
     } else if (in.timestamp == kEarliestLocal) {
-      out.offset = log.log_start_offset();
+      start = log.log_start_offset();
     } else {
       out.error_code = Code(ErrorCode::kInvalidRequest);  // a replica asks nothing else
       return;
     }
+    out.offset = start.value();
     out.timestamp = -1;
-    out.leader_epoch = EpochAt(log, out.offset);
+    out.leader_epoch = EpochAt(log, start);
   }
 
   void Record(Seen seen) {
@@ -384,10 +389,10 @@ class LogReplica : public FollowerReplica {
   LogReplica(std::shared_ptr<storage::Log> log, int32_t epoch)
       : log_(std::move(log)), epoch_(epoch) {}
 
-  int64_t log_end_offset() const override { return log_->log_end_offset(); }
-  int64_t log_start_offset() const override { return log_->log_start_offset(); }
+  Offset log_end_offset() const override { return log_->log_end_offset(); }
+  Offset log_start_offset() const override { return log_->log_start_offset(); }
   LeaderEpoch latest_epoch() const override { return log_->latest_epoch(); }
-  std::pair<LeaderEpoch, int64_t> EndOffsetForEpoch(LeaderEpoch epoch) const override {
+  std::pair<LeaderEpoch, Offset> EndOffsetForEpoch(LeaderEpoch epoch) const override {
     return log_->EndOffsetForEpoch(epoch);
   }
   Status AppendAsFollower(LeaderEpoch under, MutableByteView batches,
@@ -399,25 +404,25 @@ class LogReplica : public FollowerReplica {
     appended_ += static_cast<int64_t>(batches.size());
     return Status::Ok();
   }
-  Status TruncateTo(LeaderEpoch under, int64_t offset) override {
+  Status TruncateTo(LeaderEpoch under, Offset offset) override {
     std::lock_guard lock(mu_);
     STRATA_RETURN_IF_ERROR(Following(under));
     Status st = log_->TruncateTo(offset);
     truncated_.push_back(log_->log_end_offset());
     return st;
   }
-  Status StartLogAt(LeaderEpoch under, int64_t offset, LeaderEpoch epoch_at) override {
+  Status StartLogAt(LeaderEpoch under, Offset offset, LeaderEpoch epoch_at) override {
     std::lock_guard lock(mu_);
     STRATA_RETURN_IF_ERROR(Following(under));
     started_.push_back(offset);
     return log_->TruncateFullyAndStartAt(offset, epoch_at);
   }
-  Status DeleteRecordsBefore(LeaderEpoch under, int64_t offset) override {
+  Status DeleteRecordsBefore(LeaderEpoch under, Offset offset) override {
     std::lock_guard lock(mu_);
     STRATA_RETURN_IF_ERROR(Following(under));
     return log_->DeleteRecordsBefore(offset);
   }
-  void OnLeaderFetched(LeaderEpoch under, int64_t high_watermark, int64_t log_start) override {
+  void OnLeaderFetched(LeaderEpoch under, Offset high_watermark, Offset log_start) override {
     std::lock_guard lock(mu_);
     if (!Following(under).ok()) return;
     high_watermark_ = high_watermark;
@@ -429,11 +434,11 @@ class LogReplica : public FollowerReplica {
     std::lock_guard lock(mu_);
     leads_ = true;
   }
-  int64_t high_watermark() const {
+  Offset high_watermark() const {
     std::lock_guard lock(mu_);
     return high_watermark_;
   }
-  int64_t log_start() const {
+  Offset log_start() const {
     std::lock_guard lock(mu_);
     return log_start_;
   }
@@ -442,12 +447,12 @@ class LogReplica : public FollowerReplica {
     return appended_;
   }
   // The log end after each TruncateTo.
-  std::vector<int64_t> truncated() const {
+  std::vector<Offset> truncated() const {
     std::lock_guard lock(mu_);
     return truncated_;
   }
   // The offset of each StartLogAt.
-  std::vector<int64_t> started() const {
+  std::vector<Offset> started() const {
     std::lock_guard lock(mu_);
     return started_;
   }
@@ -462,11 +467,11 @@ class LogReplica : public FollowerReplica {
   const int32_t epoch_;
   mutable std::mutex mu_;
   bool leads_ = false;
-  int64_t high_watermark_ = -1;
-  int64_t log_start_ = -1;
+  Offset high_watermark_ = kNoOffset;
+  Offset log_start_ = kNoOffset;
   int64_t appended_ = 0;
-  std::vector<int64_t> truncated_;
-  std::vector<int64_t> started_;
+  std::vector<Offset> truncated_;
+  std::vector<Offset> started_;
 };
 
 FollowedPartition Follow(int32_t partition, const std::shared_ptr<LogReplica>& replica,
@@ -520,13 +525,13 @@ class ReplicaFetcherTest : public storage::testing::TempDirTest {
   }
   // A tiered leader at epoch 2: 0..19 at epoch 1 in a rolled segment, 20..29 at epoch 2 in the
   // active one, its local log starting at `local_start` (remote storage holds the rest).
-  std::shared_ptr<storage::Log> NewTieredLeader(int64_t local_start) {
+  std::shared_ptr<storage::Log> NewTieredLeader(Offset local_start) {
     auto leader = NewLeader(0, 2);
     Produce(*leader, 4, 5, 1);
     EXPECT_TRUE(leader->Roll().ok());
     Produce(*leader, 2, 5, 2, 'w');
     EXPECT_TRUE(leader->DeleteRecordsBefore(local_start).ok());
-    leader_.Update(kP0, [](LeaderPartition& p) { p.remote_start = 0; });
+    leader_.Update(kP0, [](LeaderPartition& p) { p.remote_start = 0_o; });
     return leader;
   }
   std::unique_ptr<ReplicaFetcher> StartFetcher(const FetcherOptions& options = Fast()) {
@@ -545,7 +550,7 @@ TEST_F(ReplicaFetcherTest, AnEmptyFollowerCopiesTheLeaderByteForByte) {
   auto leader = NewLeader(0, 3);
   Produce(*leader, 6, 3, 1);
   Produce(*leader, 4, 2, 3, 'w');  // 0..25
-  leader_.Update(kP0, [](LeaderPartition& p) { p.high_watermark = 20; });
+  leader_.Update(kP0, [](LeaderPartition& p) { p.high_watermark = 20_o; });
   auto follower = NewLog("follower-0");
   auto seen = std::make_shared<LogReplica>(follower, 3);
   FetcherOptions options = Fast();
@@ -553,27 +558,34 @@ TEST_F(ReplicaFetcherTest, AnEmptyFollowerCopiesTheLeaderByteForByte) {
   auto fetcher = StartFetcher(options);
   fetcher->Add(Follow(0, seen, 3));
 
-  const Bytes all = Stored(*leader, 0);
-  ASSERT_TRUE(Eventually([&] { return seen->appended() == static_cast<int64_t>(all.size()); }))
-      << "appended " << seen->appended() << " of " << all.size() << " bytes";
-  EXPECT_EQ(follower->log_end_offset(), 26);
-  EXPECT_EQ(Stored(*follower, 0), all);
+  const Bytes all = Stored(*leader, 0_o);
+  // The fetcher counts the bytes and takes the leader's mark just after the
+  // append of the round returns: wait for all three.
+  ASSERT_TRUE(Eventually([&] {
+    return seen->appended() == static_cast<int64_t>(all.size()) &&
+           fetcher->bytes_fetched() == static_cast<int64_t>(all.size()) &&
+           seen->high_watermark() == 20_o;
+  })) << "appended "
+      << seen->appended() << " of " << all.size() << " bytes, fetched " << fetcher->bytes_fetched()
+      << ", high watermark " << seen->high_watermark();
+  EXPECT_EQ(follower->log_end_offset(), 26_o);
+  EXPECT_EQ(Stored(*follower, 0_o), all);
   EXPECT_EQ(follower->LeaderEpochEntries(), leader->LeaderEpochEntries());
-  EXPECT_EQ(seen->high_watermark(), 20);
-  EXPECT_EQ(seen->log_start(), 0);
+  EXPECT_EQ(seen->high_watermark(), 20_o);
+  EXPECT_EQ(seen->log_start(), 0_o);
   EXPECT_EQ(fetcher->bytes_fetched(), static_cast<int64_t>(all.size()));
   EXPECT_EQ(fetcher->truncations(), 0);
   EXPECT_EQ(fetcher->log_starts(), 0);
   EXPECT_EQ(fetcher->partitions(), 1u);
   // As replica 2 at the leader's epoch, each round from where the last one ended.
   int rounds_with_records = 0;
-  int64_t offset = 0;
+  Offset offset = 0_o;
   for (const Asked& a : leader_.AskedOf(kP0)) {
     EXPECT_EQ(a.api_key, FetchRequest::kApiKey);
     EXPECT_EQ(a.replica_id, kReplicaId);
     EXPECT_EQ(a.current_leader_epoch, 3);
-    EXPECT_GE(a.offset, offset);
-    offset = a.offset;
+    EXPECT_GE(a.fetch_offset, offset);
+    offset = a.fetch_offset;
     rounds_with_records += a.records;
   }
   EXPECT_GT(rounds_with_records, 1);
@@ -584,18 +596,18 @@ TEST_F(ReplicaFetcherTest, ATailAtAnOlderEpochIsTruncatedToWhereTheLeaderAgrees)
   Produce(*leader, 2, 5, 1);       // 0..9 at epoch 1
   Produce(*leader, 2, 5, 2, 'w');  // 10..19 at epoch 2
   auto follower = NewLog("follower-0");
-  Copy(*leader, *follower, 0, 10);
+  Copy(*leader, *follower, 0_o, 10_o);
   Produce(*follower, 1, 5, 1, 'x');  // 10..14 at epoch 1: never the leader's
   auto seen = std::make_shared<LogReplica>(follower, 2);
   auto fetcher = StartFetcher();
   fetcher->Add(Follow(0, seen, 2));
 
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20; }))
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20_o; }))
       << "the follower ends at " << follower->log_end_offset();
-  EXPECT_EQ(Stored(*follower, 0), Stored(*leader, 0));
+  EXPECT_EQ(Stored(*follower, 0_o), Stored(*leader, 0_o));
   EXPECT_EQ(follower->LeaderEpochEntries(), leader->LeaderEpochEntries());
   EXPECT_EQ(fetcher->truncations(), 1);
-  EXPECT_EQ(seen->truncated(), std::vector<int64_t>{10});
+  EXPECT_EQ(seen->truncated(), std::vector<Offset>{10_o});
   // The leader's answer to the fetch at 15 with last epoch 1: epoch 1 ends at 10.
   std::vector<FetchResponse::EpochEndOffset> diverged;
   for (const Asked& a : leader_.AskedOf(kP0)) {
@@ -610,20 +622,20 @@ TEST_F(ReplicaFetcherTest, AnEpochTheLeaderNeverHadIsTruncatedInRounds) {
   Produce(*leader, 1, 4, 2, 'w');  // 8..11 at epoch 2
   Produce(*leader, 2, 4, 4, 'y');  // 12..19 at epoch 4
   auto follower = NewLog("follower-0");
-  Copy(*leader, *follower, 0, 8);
+  Copy(*leader, *follower, 0_o, 8_o);
   Produce(*follower, 1, 2, 1, 'x');  // 8..9 at epoch 1
   Produce(*follower, 1, 5, 3, 'z');  // 10..14 at epoch 3, which the leader never had
   auto seen = std::make_shared<LogReplica>(follower, 4);
   auto fetcher = StartFetcher();
   fetcher->Add(Follow(0, seen, 4));
 
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20; }))
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20_o; }))
       << "the follower ends at " << follower->log_end_offset();
-  EXPECT_EQ(Stored(*follower, 0), Stored(*leader, 0));
+  EXPECT_EQ(Stored(*follower, 0_o), Stored(*leader, 0_o));
   EXPECT_EQ(follower->LeaderEpochEntries(), leader->LeaderEpochEntries());
   // Epoch 3 -> the leader's epoch 2 ends at 12, ours (as epoch 1) at 10; then epoch 1 ends at 8.
   EXPECT_EQ(fetcher->truncations(), 2);
-  EXPECT_EQ(seen->truncated(), (std::vector<int64_t>{10, 8}));
+  EXPECT_EQ(seen->truncated(), (std::vector<Offset>{10_o, 8_o}));
 }
 
 TEST_F(ReplicaFetcherTest, APartitionThatErrsWaitsTheBackoffWhileTheOthersGoOn) {
@@ -643,7 +655,7 @@ TEST_F(ReplicaFetcherTest, APartitionThatErrsWaitsTheBackoffWhileTheOthersGoOn) 
 
   ASSERT_TRUE(Eventually([&] { return Errors(leader_.AskedOf(kP1), fenced) >= 1; }));
   leader_.Update(kP1, [](LeaderPartition& p) { p.error = 0; });
-  ASSERT_TRUE(Eventually([&] { return follower1->log_end_offset() == 4; }));
+  ASSERT_TRUE(Eventually([&] { return follower1->log_end_offset() == 4_o; }));
   const auto asked1 = leader_.AskedOf(kP1);
   ASSERT_GE(asked1.size(), 2u);
   const auto paused_from = asked1[0].answered, paused_to = asked1[1].received;
@@ -654,9 +666,9 @@ TEST_F(ReplicaFetcherTest, APartitionThatErrsWaitsTheBackoffWhileTheOthersGoOn) 
     copied_meanwhile += a.records && a.received > paused_from && a.received < paused_to;
   }
   EXPECT_GE(copied_meanwhile, 9);
-  ASSERT_TRUE(Eventually([&] { return follower0->log_end_offset() == 20; }));
-  EXPECT_EQ(Stored(*follower0, 0), Stored(*leader0, 0));
-  EXPECT_EQ(Stored(*follower1, 0), Stored(*leader1, 0));
+  ASSERT_TRUE(Eventually([&] { return follower0->log_end_offset() == 20_o; }));
+  EXPECT_EQ(Stored(*follower0, 0_o), Stored(*leader0, 0_o));
+  EXPECT_EQ(Stored(*follower1, 0_o), Stored(*leader1, 0_o));
 }
 
 TEST_F(ReplicaFetcherTest, ALeaderThatHasNotLearntItsLeadershipIsAskedAgainSoon) {
@@ -678,41 +690,41 @@ TEST_F(ReplicaFetcherTest, ALeaderThatHasNotLearntItsLeadershipIsAskedAgainSoon)
     EXPECT_LT(waited, options.backoff);
   }
   leader_.Update(kP0, [](LeaderPartition& p) { p.error = 0; });
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 4; }, 4s));
-  EXPECT_EQ(Stored(*follower, 0), Stored(*leader, 0));
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 4_o; }, 4s));
+  EXPECT_EQ(Stored(*follower, 0_o), Stored(*leader, 0_o));
 }
 
 TEST_F(ReplicaFetcherTest, AnEmptyTieredReplicaStartsAtTheLeadersActiveSegment) {
-  auto leader = NewTieredLeader(0);
+  auto leader = NewTieredLeader(0_o);
   auto follower = NewLog("follower-0");
   auto seen = std::make_shared<LogReplica>(follower, 2);
   auto fetcher = StartFetcher();  // sync_from_active_segment
   fetcher->Add(Follow(0, seen, 2, /*tiered=*/true));
 
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }))
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30_o; }))
       << "the follower ends at " << follower->log_end_offset();
   const auto asked = leader_.AskedOf(kP0);
   ASSERT_GE(asked.size(), 2u);
   EXPECT_EQ(asked[0].api_key, ListOffsetsRequest::kApiKey);
-  EXPECT_EQ(asked[0].offset, kActiveSegmentBase);
+  EXPECT_EQ(asked[0].timestamp, kActiveSegmentBase);
   EXPECT_EQ(asked[0].replica_id, kReplicaId);
   EXPECT_EQ(asked[0].current_leader_epoch, 2);
   for (size_t i = 1; i < asked.size(); ++i) {
     EXPECT_EQ(asked[i].api_key, FetchRequest::kApiKey);
-    EXPECT_GE(asked[i].offset, 20) << "copied what remote storage holds";
+    EXPECT_GE(asked[i].fetch_offset, 20_o) << "copied what remote storage holds";
   }
-  EXPECT_EQ(follower->log_start_offset(), 20);
+  EXPECT_EQ(follower->log_start_offset(), 20_o);
   EXPECT_EQ(fetcher->log_starts(), 1);
   EXPECT_EQ(fetcher->truncations(), 0);
-  EXPECT_EQ(seen->started(), std::vector<int64_t>{20});
+  EXPECT_EQ(seen->started(), std::vector<Offset>{20_o});
   EXPECT_TRUE(seen->truncated().empty());
-  EXPECT_EQ(Stored(*follower, 20), Stored(*leader, 20));
+  EXPECT_EQ(Stored(*follower, 20_o), Stored(*leader, 20_o));
   EXPECT_EQ(follower->LeaderEpochEntries(),
-            (std::vector<std::pair<LeaderEpoch, int64_t>>{{LeaderEpoch(2), 20}}));
+            (std::vector<std::pair<LeaderEpoch, Offset>>{{LeaderEpoch(2), 20_o}}));
 }
 
 TEST_F(ReplicaFetcherTest, WithoutActiveSegmentSyncAnEmptyTieredReplicaStartsAtTheLocalLogStart) {
-  auto leader = NewTieredLeader(10);
+  auto leader = NewTieredLeader(10_o);
   auto follower = NewLog("follower-0");
   auto seen = std::make_shared<LogReplica>(follower, 2);
   FetcherOptions options = Fast();
@@ -720,69 +732,69 @@ TEST_F(ReplicaFetcherTest, WithoutActiveSegmentSyncAnEmptyTieredReplicaStartsAtT
   auto fetcher = StartFetcher(options);
   fetcher->Add(Follow(0, seen, 2, /*tiered=*/true));
 
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }))
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30_o; }))
       << "the follower ends at " << follower->log_end_offset();
   // As Kafka's follower: a fetch at 0, answered OFFSET_MOVED_TO_TIERED_STORAGE, then
   // EARLIEST_LOCAL.
   const auto asked = leader_.AskedOf(kP0);
   ASSERT_GE(asked.size(), 3u);
   EXPECT_EQ(asked[0].api_key, FetchRequest::kApiKey);
-  EXPECT_EQ(asked[0].offset, 0);
+  EXPECT_EQ(asked[0].fetch_offset, 0_o);
   EXPECT_EQ(asked[0].error, Code(ErrorCode::kOffsetMovedToTieredStorage));
   EXPECT_EQ(asked[1].api_key, ListOffsetsRequest::kApiKey);
-  EXPECT_EQ(asked[1].offset, kEarliestLocal);
-  for (size_t i = 2; i < asked.size(); ++i) EXPECT_GE(asked[i].offset, 10);
-  EXPECT_EQ(follower->log_start_offset(), 10);
+  EXPECT_EQ(asked[1].timestamp, kEarliestLocal);
+  for (size_t i = 2; i < asked.size(); ++i) EXPECT_GE(asked[i].fetch_offset, 10_o);
+  EXPECT_EQ(follower->log_start_offset(), 10_o);
   EXPECT_EQ(fetcher->log_starts(), 1);
-  EXPECT_EQ(seen->started(), std::vector<int64_t>{10});
-  EXPECT_EQ(Stored(*follower, 10), Stored(*leader, 10));
+  EXPECT_EQ(seen->started(), std::vector<Offset>{10_o});
+  EXPECT_EQ(Stored(*follower, 10_o), Stored(*leader, 10_o));
   EXPECT_EQ(follower->LeaderEpochEntries(), leader->LeaderEpochEntries());
 }
 
 TEST_F(ReplicaFetcherTest, AReplicaBelowTheLeadersLocalLogStartsOverWhereTheLeaderSays) {
-  auto leader = NewTieredLeader(10);
+  auto leader = NewTieredLeader(10_o);
   auto follower = NewLog("follower-0");
   Produce(*follower, 1, 5, 1);  // 0..4: the leader's remote storage holds these
   auto seen = std::make_shared<LogReplica>(follower, 2);
   auto fetcher = StartFetcher();
   fetcher->Add(Follow(0, seen, 2, /*tiered=*/true));
 
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }))
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30_o; }))
       << "the follower ends at " << follower->log_end_offset();
   const auto asked = leader_.AskedOf(kP0);
   ASSERT_GE(asked.size(), 3u);
   EXPECT_EQ(asked[0].api_key, FetchRequest::kApiKey);
-  EXPECT_EQ(asked[0].offset, 5);
+  EXPECT_EQ(asked[0].fetch_offset, 5_o);
   EXPECT_EQ(asked[0].error, Code(ErrorCode::kOffsetMovedToTieredStorage));
   EXPECT_EQ(asked[1].api_key, ListOffsetsRequest::kApiKey);
-  EXPECT_EQ(asked[1].offset, kActiveSegmentBase);
-  for (size_t i = 2; i < asked.size(); ++i) EXPECT_GE(asked[i].offset, 20);
-  EXPECT_EQ(follower->log_start_offset(), 20);
+  EXPECT_EQ(asked[1].timestamp, kActiveSegmentBase);
+  for (size_t i = 2; i < asked.size(); ++i) EXPECT_GE(asked[i].fetch_offset, 20_o);
+  EXPECT_EQ(follower->log_start_offset(), 20_o);
   EXPECT_EQ(fetcher->log_starts(), 1);
-  EXPECT_EQ(seen->started(), std::vector<int64_t>{20});
+  EXPECT_EQ(seen->started(), std::vector<Offset>{20_o});
   EXPECT_TRUE(seen->truncated().empty());
-  EXPECT_EQ(Stored(*follower, 20), Stored(*leader, 20));
+  EXPECT_EQ(Stored(*follower, 20_o), Stored(*leader, 20_o));
 }
 
 TEST_F(ReplicaFetcherTest, AFollowerBelowTheLeadersLogStartStartsThere) {
   auto leader = NewLeader(0, 1);
   Produce(*leader, 6, 5, 1);  // 0..29
   auto follower = NewLog("follower-0");
-  Copy(*leader, *follower, 0, 5);
-  ASSERT_TRUE(leader->DeleteRecordsBefore(15).ok());  // while the follower was away
+  Copy(*leader, *follower, 0_o, 5_o);
+  ASSERT_TRUE(leader->DeleteRecordsBefore(15_o).ok());  // while the follower was away
   auto seen = std::make_shared<LogReplica>(follower, 1);
   auto fetcher = StartFetcher();
   fetcher->Add(Follow(0, seen, 1));
 
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }))
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30_o; }))
       << "the follower ends at " << follower->log_end_offset();
   EXPECT_EQ(leader_.AskedOf(kP0).at(0).error, Code(ErrorCode::kOffsetOutOfRange));
-  EXPECT_EQ(follower->log_start_offset(), 15);
-  EXPECT_EQ(Stored(*follower, 15), Stored(*leader, 15));
+  EXPECT_EQ(follower->log_start_offset(), 15_o);
+  EXPECT_EQ(Stored(*follower, 15_o), Stored(*leader, 15_o));
   EXPECT_EQ(fetcher->truncations(), 1);
   EXPECT_EQ(fetcher->log_starts(), 0);
-  EXPECT_EQ(seen->started(), std::vector<int64_t>{15});
-  ASSERT_TRUE(Eventually([&] { return seen->log_start() == 15; }));
+  EXPECT_EQ(seen->started(), std::vector<Offset>{15_o});
+  ASSERT_TRUE(Eventually([&] { return seen->log_start() == 15_o; }));
 }
 
 // DeleteRecords takes any offset, so a leader's log may start inside a batch; a fetch there gets
@@ -791,16 +803,16 @@ TEST_F(ReplicaFetcherTest, AFollowerBelowALogStartInsideABatchCopiesOn) {
   auto leader = NewLeader(0, 1);
   Produce(*leader, 6, 5, 1);  // 0..29
   auto follower = NewLog("follower-0");
-  Copy(*leader, *follower, 0, 5);
-  ASSERT_TRUE(leader->DeleteRecordsBefore(12).ok());  // inside the batch 10..14
+  Copy(*leader, *follower, 0_o, 5_o);
+  ASSERT_TRUE(leader->DeleteRecordsBefore(12_o).ok());  // inside the batch 10..14
   auto fetcher = StartFetcher();
   fetcher->Add(Follow(0, std::make_shared<LogReplica>(follower, 1), 1));
 
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }, 3s))
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30_o; }, 3s))
       << "the follower is stuck at " << follower->log_end_offset() << " (log start "
       << follower->log_start_offset() << ")";
-  EXPECT_LE(follower->log_start_offset(), 12);
-  EXPECT_EQ(Stored(*follower, 15), Stored(*leader, 15));
+  EXPECT_LE(follower->log_start_offset(), 12_o);
+  EXPECT_EQ(Stored(*follower, 15_o), Stored(*leader, 15_o));
 }
 
 TEST_F(ReplicaFetcherTest, AnUnreachableLeaderIsReportedAndFollowedAgainWhenBack) {
@@ -812,7 +824,7 @@ TEST_F(ReplicaFetcherTest, AnUnreachableLeaderIsReportedAndFollowedAgainWhenBack
   options.on_unreachable = [&] { ++unreachable; };
   auto fetcher = StartFetcher(options);
   fetcher->Add(Follow(0, std::make_shared<LogReplica>(follower, 1), 1));
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 10; }));
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 10_o; }));
   EXPECT_EQ(unreachable.load(), 0);
 
   const uint16_t port = port_;
@@ -820,9 +832,9 @@ TEST_F(ReplicaFetcherTest, AnUnreachableLeaderIsReportedAndFollowedAgainWhenBack
   ASSERT_TRUE(Eventually([&] { return unreachable.load() >= 1; }));
   Produce(*leader, 2, 5, 1, 'w');  // 10..19 while it is away
   StartServer(port);
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20; }))
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20_o; }))
       << "the follower ends at " << follower->log_end_offset();
-  EXPECT_EQ(Stored(*follower, 0), Stored(*leader, 0));
+  EXPECT_EQ(Stored(*follower, 0_o), Stored(*leader, 0_o));
 }
 
 // ReplicaFetchers destroys a leader's fetchers when the leader moves to a new endpoint, that is
@@ -856,7 +868,7 @@ TEST_F(ReplicaFetcherTest, ARemovedPartitionIsNoLongerFetched) {
   fetcher->Add(Follow(0, seen0, 1));
   fetcher->Add(Follow(1, std::make_shared<LogReplica>(follower1, 1), 1));
   ASSERT_TRUE(Eventually(
-      [&] { return follower0->log_end_offset() == 10 && follower1->log_end_offset() == 10; }));
+      [&] { return follower0->log_end_offset() == 10_o && follower1->log_end_offset() == 10_o; }));
   ASSERT_TRUE(Eventually([&] { return seen0->appended() > 0; }));
   const int64_t appended0 = seen0->appended();
 
@@ -864,15 +876,15 @@ TEST_F(ReplicaFetcherTest, ARemovedPartitionIsNoLongerFetched) {
   EXPECT_EQ(fetcher->partitions(), 1u);
   Produce(*leader0, 2, 5, 1, 'w');
   Produce(*leader1, 2, 5, 1, 'w');
-  ASSERT_TRUE(Eventually([&] { return follower1->log_end_offset() == 20; }));
+  ASSERT_TRUE(Eventually([&] { return follower1->log_end_offset() == 20_o; }));
   // Every round from here was sent after the removal.
   const size_t asked0 = leader_.AskedOf(kP0).size();
   const int rounds = leader_.fetches();
   ASSERT_TRUE(Eventually([&] { return leader_.fetches() >= rounds + 3; }));
   EXPECT_EQ(leader_.AskedOf(kP0).size(), asked0);
-  EXPECT_EQ(follower0->log_end_offset(), 10);
+  EXPECT_EQ(follower0->log_end_offset(), 10_o);
   EXPECT_EQ(seen0->appended(), appended0);
-  EXPECT_EQ(Stored(*follower1, 0), Stored(*leader1, 0));
+  EXPECT_EQ(Stored(*follower1, 0_o), Stored(*leader1, 0_o));
 }
 
 TEST_F(ReplicaFetcherTest, AddingANewLeaderEpochFollowsItAtOnce) {
@@ -883,7 +895,7 @@ TEST_F(ReplicaFetcherTest, AddingANewLeaderEpochFollowsItAtOnce) {
   options.backoff = 10s;  // the fenced partition is not retried within the test
   auto fetcher = StartFetcher(options);
   fetcher->Add(Follow(0, std::make_shared<LogReplica>(follower, 1), 1));
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 10; }));
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 10_o; }));
 
   leader_.Update(kP0, [](LeaderPartition& p) { p.epoch = 2; });
   Produce(*leader, 2, 5, 2, 'w');  // 10..19 at epoch 2
@@ -891,11 +903,11 @@ TEST_F(ReplicaFetcherTest, AddingANewLeaderEpochFollowsItAtOnce) {
   ASSERT_TRUE(Eventually([&] { return Errors(leader_.AskedOf(kP0), fenced) >= 1; }));
   const size_t before = leader_.AskedOf(kP0).size();
   fetcher->Add(Follow(0, std::make_shared<LogReplica>(follower, 2), 2));
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20; }, 5s))
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 20_o; }, 5s))
       << "the new epoch waited for the old one's backoff";
   EXPECT_EQ(fetcher->partitions(), 1u);
   EXPECT_EQ(follower->latest_epoch(), LeaderEpoch(2));
-  EXPECT_EQ(Stored(*follower, 0), Stored(*leader, 0));
+  EXPECT_EQ(Stored(*follower, 0_o), Stored(*leader, 0_o));
   const auto asked = leader_.AskedOf(kP0);
   for (size_t i = before; i < asked.size(); ++i) {
     EXPECT_EQ(asked[i].current_leader_epoch, 2);
@@ -918,9 +930,9 @@ TEST_F(ReplicaFetcherTest, AReplicaThatNoLongerFollowsTakesNoAnswer) {
     auto asked = leader_.AskedOf(kP0);
     return std::any_of(asked.begin(), asked.end(), [](const Asked& a) { return a.records; });
   })) << "the leader was never asked";
-  EXPECT_EQ(follower->log_end_offset(), 0);
+  EXPECT_EQ(follower->log_end_offset(), 0_o);
   EXPECT_EQ(replica->appended(), 0);
-  EXPECT_EQ(replica->high_watermark(), -1);
+  EXPECT_EQ(replica->high_watermark(), kNoOffset);
   EXPECT_EQ(fetcher->bytes_fetched(), 0);
 }
 
@@ -928,7 +940,7 @@ TEST_F(ReplicaFetcherTest, AReplicaThatNoLongerFollowsTakesNoAnswer) {
 // older leadership) leaves the log as it is; asked again under the current
 // leadership, the replica starts where the leader says.
 TEST_F(ReplicaFetcherTest, AStartTheLeaderRefusesLeavesTheLogUntilAskedUnderTheCurrentEpoch) {
-  auto leader = NewTieredLeader(0);      // epoch 2
+  auto leader = NewTieredLeader(0_o);    // epoch 2
   auto follower = NewLog("follower-0");  // empty: it asks where to start first
   FetcherOptions options = Fast();
   options.backoff = 10s;  // the refused start is not retried within the test
@@ -938,18 +950,18 @@ TEST_F(ReplicaFetcherTest, AStartTheLeaderRefusesLeavesTheLogUntilAskedUnderTheC
   const int16_t fenced = Code(ErrorCode::kFencedLeaderEpoch);
   ASSERT_TRUE(Eventually([&] { return Errors(leader_.AskedOf(kP0), fenced) >= 1; }))
       << "the leader was never asked under epoch 1";
-  EXPECT_EQ(follower->log_start_offset(), 0);
-  EXPECT_EQ(follower->log_end_offset(), 0);
+  EXPECT_EQ(follower->log_start_offset(), 0_o);
+  EXPECT_EQ(follower->log_end_offset(), 0_o);
   EXPECT_TRUE(stale->started().empty());
   EXPECT_EQ(fetcher->log_starts(), 0);
 
   auto current = std::make_shared<LogReplica>(follower, 2);
   fetcher->Add(Follow(0, current, 2, /*tiered=*/true));
-  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30; }, 5s))
+  ASSERT_TRUE(Eventually([&] { return follower->log_end_offset() == 30_o; }, 5s))
       << "the follower ends at " << follower->log_end_offset();
-  EXPECT_EQ(current->started(), std::vector<int64_t>{20});
-  EXPECT_EQ(follower->log_start_offset(), 20);
-  EXPECT_EQ(Stored(*follower, 20), Stored(*leader, 20));
+  EXPECT_EQ(current->started(), std::vector<Offset>{20_o});
+  EXPECT_EQ(follower->log_start_offset(), 20_o);
+  EXPECT_EQ(Stored(*follower, 20_o), Stored(*leader, 20_o));
 }
 
 }  // namespace

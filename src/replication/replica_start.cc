@@ -68,7 +68,7 @@ asio::awaitable<bool> ReplicaFetcher::StartLogs() {
       Key key{topic.name, p.partition_index};
       auto epoch = epochs.find(key);
       if (epoch != epochs.end()) {
-        ApplyStart(key, epoch->second, p.error_code, p.offset, LeaderEpoch(p.leader_epoch));
+        ApplyStart(key, epoch->second, p.error_code, Offset(p.offset), LeaderEpoch(p.leader_epoch));
       }
     }
   }
@@ -76,7 +76,7 @@ asio::awaitable<bool> ReplicaFetcher::StartLogs() {
 }
 
 void ReplicaFetcher::ApplyStart(const Key& key, LeaderEpoch leader_epoch, int16_t error_code,
-                                int64_t offset, LeaderEpoch leader_epoch_at) {
+                                Offset offset, LeaderEpoch leader_epoch_at) {
   std::shared_ptr<FollowerReplica> replica;
   {
     std::lock_guard lock(mu_);
@@ -85,14 +85,14 @@ void ReplicaFetcher::ApplyStart(const Key& key, LeaderEpoch leader_epoch, int16_
     replica = it->second.p.replica;
   }
   const std::string label = fmt::format("{}-{}", key.first, key.second);
-  if (error_code != 0 || offset < 0) {
+  if (error_code != 0 || offset < 0_o) {
     Pause(
         key, leader_epoch,
         fmt::format("{}: the leader did not say where to start (error code {})", label, error_code),
         error_code);
     return;
   }
-  const int64_t end = replica->log_end_offset();
+  const Offset end = replica->log_end_offset();
   if (offset > end) {
     Status st = replica->StartLogAt(leader_epoch, offset, leader_epoch_at);
     if (!st.ok()) {

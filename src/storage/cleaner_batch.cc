@@ -67,7 +67,7 @@ struct NewHeader {
 Bytes AssembleBatch(const BatchHeader& h, const NewHeader& n, ByteView section) {
   Bytes b(protocol::kBatchHeaderSize);
   uint8_t* p = b.data();
-  StoreBE64(p, static_cast<uint64_t>(h.base_offset));
+  StoreBE64(p, static_cast<uint64_t>(h.base_offset.value()));
   StoreBE32(p + 8, static_cast<uint32_t>(protocol::kBatchHeaderSize - protocol::kLogOverhead +
                                          section.size()));
   StoreBE32(p + 12, static_cast<uint32_t>(h.partition_leader_epoch));

@@ -59,7 +59,7 @@ struct FilteredBatch {
 };
 
 // Decides whether the record at `offset` survives.
-using RecordRetainFn = std::function<bool(int64_t offset, const protocol::Record& record)>;
+using RecordRetainFn = std::function<bool(Offset offset, const protocol::Record& record)>;
 
 // Filters `batch` (exactly one whole batch described by `h`). Control
 // batches are kept as they are without consulting `retain`. kCorrupt when

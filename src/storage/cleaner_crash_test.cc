@@ -27,7 +27,7 @@ class CleanerCrashTest : public testing::CompactedLogTest {
     }
     Put(log, "key-1", "active");
   }
-  static constexpr int64_t kEnd = 24;  // first uncleanable offset after Fill
+  static constexpr Offset kEnd = 24_o;  // first uncleanable offset after Fill
 
   // Cleans with a crash injected after `step`, then "restarts".
   void CrashDuringSwap(std::unique_ptr<Log> log, Step step) {
@@ -56,7 +56,7 @@ class CleanerCrashTest : public testing::CompactedLogTest {
     ExpectAllIndexesValid();
     EXPECT_EQ(log->log_end_offset(), kEnd + 1);
     // The checkpoint was not advanced by the interrupted pass.
-    EXPECT_EQ(log->cleaner_checkpoint(), -1);
+    EXPECT_EQ(log->cleaner_checkpoint(), kNoOffset);
     auto r = Clean(*log);
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_EQ(Describe(ReadAllRecords(*log)), Describe(fully_cleaned));

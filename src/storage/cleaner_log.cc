@@ -28,7 +28,7 @@ CleaningEstimate LogImpl::EstimateCleaning(int64_t now) const {
 
 // Kafka's maxCompactionDelay: how long the oldest dirty record (by the first
 // batch timestamp of each dirty non-active segment) is past max.compaction.lag.ms.
-int64_t LogImpl::CompactionDelayLocked(int64_t first_dirty, int64_t now) const {
+int64_t LogImpl::CompactionDelayLocked(Offset first_dirty, int64_t now) const {
   const int64_t clean_until = now - std::max<int64_t>(config_.max_compaction_lag_ms, 0);
   if (clean_until <= 0) return 0;  // the default (Long.MAX_VALUE) never forces a clean
   int64_t earliest = INT64_MAX;
@@ -51,12 +51,12 @@ CleaningEstimate LogImpl::PlanCleaningLocked(int64_t now, CleanPassInput* input)
   e.compacted = config_.compacted;
   e.min_dirty_ratio = config_.min_cleanable_dirty_ratio;
   if (!e.compacted && input == nullptr) return e;  // not a candidate: skip the work
-  int64_t first_dirty = cleaner_checkpoint_.load();
+  Offset first_dirty = cleaner_checkpoint_.load();
   if (first_dirty < log_start_.load() || first_dirty > leo_.load()) first_dirty = log_start_.load();
   e.first_dirty_offset = first_dirty;
 
-  const int64_t active_base = segments_.rbegin()->first;
-  int64_t uncleanable = active_base;
+  const Offset active_base = segments_.rbegin()->first;
+  Offset uncleanable = active_base;
   for (auto it = segments_.begin(); config_.min_compaction_lag_ms > 0 && it->first < active_base;
        ++it) {
     if (it->second->next_offset() <= first_dirty) continue;
@@ -67,13 +67,13 @@ CleaningEstimate LogImpl::PlanCleaningLocked(int64_t now, CleanPassInput* input)
     }
   }
   // Round down to a segment base (the dirty section ends on a boundary).
-  auto floor_base = [&](int64_t offset) {
+  auto floor_base = [&](Offset offset) {
     auto it = segments_.upper_bound(offset);
     return it == segments_.begin() ? it->first : std::prev(it)->first;
   };
-  const int64_t first_uncleanable = floor_base(std::max(first_dirty, uncleanable));
+  const Offset first_uncleanable = floor_base(std::max(first_dirty, uncleanable));
   e.first_uncleanable_offset = first_uncleanable;
-  const int64_t cleanable_from = floor_base(std::min(first_dirty, first_uncleanable));
+  const Offset cleanable_from = floor_base(std::min(first_dirty, first_uncleanable));
   for (const auto& [base, seg] : segments_) {
     if (base < first_dirty) e.clean_bytes += int64_t(seg->size());
     if (base >= cleanable_from && base < first_uncleanable)
@@ -99,11 +99,11 @@ CleaningEstimate LogImpl::PlanCleaningLocked(int64_t now, CleanPassInput* input)
   return e;
 }
 
-// The last offset of the producer's newest batch, or -1.
-int64_t LogImpl::ProducerLastOffset(int64_t producer_id) const {
+// The last offset of the producer's newest batch, or kNoOffset.
+Offset LogImpl::ProducerLastOffset(int64_t producer_id) const {
   std::lock_guard lock(mu_);
   const ProducerEntry* entry = producers_.Get(producer_id);
-  return entry == nullptr || entry->batches.empty() ? -1 : entry->batches.back().last_offset;
+  return entry == nullptr || entry->batches.empty() ? kNoOffset : entry->batches.back().last_offset;
 }
 
 Result<CleaningResult> LogImpl::Clean(OffsetMap& map, int64_t now) {
@@ -131,9 +131,9 @@ Result<CleaningResult> LogImpl::Clean(OffsetMap& map, int64_t now) {
   }
   // A producer's last batch can only move forward (into the active segment)
   // during the pass, so caching the answer per producer is safe.
-  std::unordered_map<int64_t, int64_t> last_offsets;
+  std::unordered_map<int64_t, Offset> last_offsets;
   CleanPassHooks hooks;
-  hooks.is_last_of_producer = [&](int64_t producer_id, int64_t last_offset) {
+  hooks.is_last_of_producer = [&](int64_t producer_id, Offset last_offset) {
     auto it = last_offsets.find(producer_id);
     if (it == last_offsets.end()) {
       it = last_offsets.emplace(producer_id, ProducerLastOffset(producer_id)).first;
@@ -160,7 +160,7 @@ Result<CleaningResult> LogImpl::RunPass(CleanPass& pass) {
   STRATA_RETURN_IF_ERROR(pass.BuildOffsetMap());
   int cleaned = 0, written = 0, skipped = 0;
   for (const SegmentGroup& group : pass.GroupSegments()) {
-    STRATA_ASSIGN_OR_RETURN(int64_t base, pass.CleanGroup(group));
+    STRATA_ASSIGN_OR_RETURN(Offset base, pass.CleanGroup(group));
     STRATA_ASSIGN_OR_RETURN(bool swapped, SwapInCleaned(group, base));
     cleaned += swapped ? int(group.size()) : 0;
     written += swapped ? 1 : 0;
@@ -169,7 +169,7 @@ Result<CleaningResult> LogImpl::RunPass(CleanPass& pass) {
   {
     std::lock_guard lock(mu_);
     if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
-    STRATA_RETURN_IF_ERROR(WriteCleanerCheckpoint(dir_, pass.End(), env_));
+    STRATA_RETURN_IF_ERROR(WriteCleanerCheckpoint(dir_, pass.End().value(), env_));
     cleaner_checkpoint_.store(pass.End());
   }
   CleaningResult result = pass.counters();
@@ -182,7 +182,7 @@ Result<CleaningResult> LogImpl::RunPass(CleanPass& pass) {
 
 // Swaps the cleaned files of `group` in under the mutex; false (files
 // discarded) when retention or DeleteRecords removed one of its segments.
-Result<bool> LogImpl::SwapInCleaned(const SegmentGroup& group, int64_t base) {
+Result<bool> LogImpl::SwapInCleaned(const SegmentGroup& group, Offset base) {
   std::lock_guard lock(mu_);
   auto discard = [&] { (void)RemoveSegmentFiles(dir_, base, kCleanedSuffix); };
   if (closed_) {
@@ -223,7 +223,7 @@ Result<bool> LogImpl::SwapInCleaned(const SegmentGroup& group, int64_t base) {
 
 // The file steps, each made durable before the next: .cleaned -> .swap (the
 // commit point), replaced segments -> .deleted, .swap -> live names.
-Status LogImpl::SwapFilesLocked(const SegmentGroup& group, int64_t base) {
+Status LogImpl::SwapFilesLocked(const SegmentGroup& group, Offset base) {
   auto crash = [&](SwapStep step) { return swap_crash_step_ == static_cast<int>(step); };
   if (crash(SwapStep::kCleanedWritten)) return InjectedCrash(0);
   STRATA_RETURN_IF_ERROR(RenameSegmentFiles(dir_, base, kCleanedSuffix, kSwapSuffix));

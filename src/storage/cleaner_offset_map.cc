@@ -57,7 +57,7 @@ OffsetMap::OffsetMap(size_t memory_bytes, double load_factor)
   seed_[1] = RandomSeed();
 }
 
-void OffsetMap::Allocate() { table_.assign(slots_, Slot{0, 0, -1}); }
+void OffsetMap::Allocate() { table_.assign(slots_, Slot{0, 0, kNoOffset}); }
 
 OffsetMap::Hash OffsetMap::HashKey(ByteView key) const {
   uint64_t a = seed_[0] ^ (uint64_t(key.size()) * kMulA);
@@ -85,18 +85,18 @@ size_t OffsetMap::Find(const Hash& h) const {
   const size_t step = 1 + size_t(h.h2 % (slots_ - 1));
   for (;;) {
     const Slot& s = table_[idx];
-    if (s.offset < 0 || (s.h1 == h.h1 && s.h2 == h.h2)) return idx;
+    if (s.offset == kNoOffset || (s.h1 == h.h1 && s.h2 == h.h2)) return idx;
     idx += step;
     if (idx >= slots_) idx -= slots_;
   }
 }
 
-bool OffsetMap::Put(ByteView key, int64_t offset) {
-  STRATA_CHECK(offset >= 0, "negative offset {} in the offset map", offset);
+bool OffsetMap::Put(ByteView key, Offset offset) {
+  STRATA_CHECK(offset >= 0_o, "negative offset {} in the offset map", offset);
   if (table_.empty()) Allocate();
   Hash h = HashKey(key);
   Slot& s = table_[Find(h)];
-  if (s.offset < 0) {
+  if (s.offset == kNoOffset) {
     if (size_ >= max_entries_) return false;
     s.h1 = h.h1;
     s.h2 = h.h2;
@@ -107,15 +107,15 @@ bool OffsetMap::Put(ByteView key, int64_t offset) {
   return true;
 }
 
-int64_t OffsetMap::Get(ByteView key) const {
-  if (table_.empty()) return -1;
+Offset OffsetMap::Get(ByteView key) const {
+  if (table_.empty()) return kNoOffset;
   return table_[Find(HashKey(key))].offset;
 }
 
 void OffsetMap::Clear() {
-  if (!table_.empty() && size_ > 0) std::fill(table_.begin(), table_.end(), Slot{0, 0, -1});
+  if (!table_.empty() && size_ > 0) std::fill(table_.begin(), table_.end(), Slot{0, 0, kNoOffset});
   size_ = 0;
-  latest_offset_ = -1;
+  latest_offset_ = kNoOffset;
   seed_[0] = RandomSeed();
   seed_[1] = RandomSeed();
 }

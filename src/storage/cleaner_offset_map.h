@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/bytes.h"
+#include "base/offset.h"
 
 namespace strata::storage {
 
@@ -28,17 +29,17 @@ class OffsetMap {
   // Records `offset` as the latest for `key` and as the map's latest offset.
   // False (nothing recorded) when `key` is new and the map already holds
   // max_entries() keys.
-  bool Put(ByteView key, int64_t offset);
-  // The offset recorded for `key`, or -1.
-  int64_t Get(ByteView key) const;
+  bool Put(ByteView key, Offset offset);
+  // The offset recorded for `key`, or kNoOffset.
+  Offset Get(ByteView key) const;
   // Empties the map and draws a new hash seed.
   void Clear();
 
   // Raises the latest offset (a whole batch or segment was mapped).
-  void UpdateLatestOffset(int64_t offset) {
+  void UpdateLatestOffset(Offset offset) {
     if (offset > latest_offset_) latest_offset_ = offset;
   }
-  int64_t latest_offset() const { return latest_offset_; }
+  Offset latest_offset() const { return latest_offset_; }
   size_t size() const { return size_; }
   size_t slots() const { return slots_; }
   size_t max_entries() const { return max_entries_; }
@@ -48,7 +49,7 @@ class OffsetMap {
   struct Slot {
     uint64_t h1;
     uint64_t h2;
-    int64_t offset;  // -1: empty
+    Offset offset;  // kNoOffset: empty
   };
   struct Hash {
     uint64_t h1;
@@ -64,7 +65,7 @@ class OffsetMap {
   size_t max_entries_;
   std::vector<Slot> table_;  // empty until first use
   size_t size_ = 0;
-  int64_t latest_offset_ = -1;
+  Offset latest_offset_ = kNoOffset;
   uint64_t seed_[2] = {0, 0};
 };
 

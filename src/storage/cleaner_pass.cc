@@ -76,7 +76,7 @@ Status CleanPass::BuildOffsetMap() {
   }
   for (size_t i = 0; i < dirty.size(); ++i) {
     const Segment& seg = *dirty[i];
-    int64_t next_start = i + 1 < dirty.size() ? dirty[i + 1]->base_offset() : in_.first_uncleanable;
+    Offset next_start = i + 1 < dirty.size() ? dirty[i + 1]->base_offset() : in_.first_uncleanable;
     uint64_t from = seg.base_offset() <= in_.first_dirty ? in_.first_dirty_position : 0;
     STRATA_ASSIGN_OR_RETURN(bool full, MapSegment(seg, from, next_start));
     if (full) {
@@ -91,7 +91,7 @@ Status CleanPass::BuildOffsetMap() {
 }
 
 // Maps the records at or after the first dirty offset; true when the map filled.
-Result<bool> CleanPass::MapSegment(const Segment& seg, uint64_t from, int64_t next_start) {
+Result<bool> CleanPass::MapSegment(const Segment& seg, uint64_t from, Offset next_start) {
   SegmentBatchReader reader(seg, from, seg.size());
   BatchHeader h;
   ByteView batch;
@@ -120,7 +120,7 @@ Result<bool> CleanPass::MapBatch(const BatchHeader& h, ByteView batch) {
   protocol::Record record;
   for (int32_t i = 0; i < h.records_count; ++i) {
     STRATA_RETURN_IF_ERROR(parser.Next(record));
-    const int64_t offset = h.base_offset + record.offset_delta;
+    const Offset offset = h.base_offset + record.offset_delta;
     if (!record.key || offset < in_.first_dirty) continue;
     if (!map_.Put(*record.key, offset)) return true;
   }
@@ -145,7 +145,7 @@ std::vector<SegmentGroup> CleanPass::GroupSegments() const {
     int64_t log_bytes = int64_t(segs[i]->size());
     int64_t oindex = segs[i]->offset_index_bytes();
     int64_t tindex = segs[i]->time_index_bytes();
-    const int64_t base = segs[i]->base_offset();
+    const Offset base = segs[i]->base_offset();
     for (++i; i < segs.size() && segs[i]->base_offset() < end_; ++i) {
       const Segment& next = *segs[i];
       if (next.size() == 0 || log_bytes + int64_t(next.size()) > max_log ||
@@ -164,7 +164,7 @@ std::vector<SegmentGroup> CleanPass::GroupSegments() const {
   return groups;
 }
 
-bool CleanPass::Retain(const BatchHeader& h, int64_t offset, const protocol::Record& r) const {
+bool CleanPass::Retain(const BatchHeader& h, Offset offset, const protocol::Record& r) const {
   // Beyond what this pass mapped. Below the first dirty offset every key is
   // at its latest already, so a pass with nothing dirty (run for expired
   // tombstones) still applies the tombstone rule there.
@@ -177,8 +177,8 @@ bool CleanPass::Retain(const BatchHeader& h, int64_t offset, const protocol::Rec
   return !horizon || in_.now < *horizon;
 }
 
-Result<int64_t> CleanPass::CleanGroup(const SegmentGroup& group) {
-  const int64_t base = group.front()->base_offset();
+Result<Offset> CleanPass::CleanGroup(const SegmentGroup& group) {
+  const Offset base = group.front()->base_offset();
   STRATA_ASSIGN_OR_RETURN(
       auto dest, Segment::Create(in_.dir, base, in_.config.segment_index_bytes, kCleanedSuffix));
   Status st;
@@ -238,7 +238,7 @@ Status CleanPass::CleanSegmentInto(const Segment& seg, bool last_in_group, Segme
         (h.idempotent() && hooks_.is_last_of_producer(h.producer_id, h.last_offset()));
     STRATA_ASSIGN_OR_RETURN(
         FilteredBatch out,
-        FilterBatch(batch, h, options, [&](int64_t offset, const protocol::Record& r) {
+        FilterBatch(batch, h, options, [&](Offset offset, const protocol::Record& r) {
           return Retain(h, offset, r);
         }));
     counters_.records_read += out.records_read;

@@ -41,9 +41,9 @@ struct CleanPassInput {
   std::filesystem::path dir;
   std::string label;  // for log lines
   LogConfig config;
-  int64_t now = 0;                // ms; tombstone horizons are judged against it
-  int64_t first_dirty = 0;        // dirty section start (cleaner checkpoint)
-  int64_t first_uncleanable = 0;  // dirty section end (a segment base)
+  int64_t now = 0;           // ms; tombstone horizons are judged against it
+  Offset first_dirty;        // dirty section start (cleaner checkpoint)
+  Offset first_uncleanable;  // dirty section end (a segment base)
   // Index position to start mapping at in the segment holding first_dirty.
   uint64_t first_dirty_position = 0;
   // Every non-active segment, ascending.
@@ -53,7 +53,7 @@ struct CleanPassInput {
 struct CleanPassHooks {
   // True when the batch ending at `last_offset` is producer `producer_id`'s
   // latest (so an empty batch must stay to carry its sequence).
-  std::function<bool(int64_t producer_id, int64_t last_offset)> is_last_of_producer;
+  std::function<bool(int64_t producer_id, Offset last_offset)> is_last_of_producer;
   // True when the pass must stop (log closed or deleted).
   std::function<bool()> aborted;
 };
@@ -67,7 +67,7 @@ class CleanPass {
   // Step 1. kShuttingDown when aborted; kCorrupt for unreadable batches.
   Status BuildOffsetMap();
   // First offset not covered by this pass (the next cleaner checkpoint).
-  int64_t End() const { return end_; }
+  Offset End() const { return end_; }
   bool map_full() const { return map_full_; }
 
   // Step 2.
@@ -75,21 +75,21 @@ class CleanPass {
 
   // Step 3: writes, flushes and closes the cleaned files of `group`; returns
   // the cleaned segment's base offset. On error the .cleaned files are removed.
-  Result<int64_t> CleanGroup(const SegmentGroup& group);
+  Result<Offset> CleanGroup(const SegmentGroup& group);
 
   // Counters so far (bytes, records, map bytes).
   const CleaningResult& counters() const { return counters_; }
 
  private:
-  Result<bool> MapSegment(const Segment& seg, uint64_t from, int64_t next_start);
+  Result<bool> MapSegment(const Segment& seg, uint64_t from, Offset next_start);
   Result<bool> MapBatch(const protocol::BatchHeader& h, ByteView batch);
   Status CleanSegmentInto(const Segment& seg, bool last_in_group, Segment& dest);
-  bool Retain(const protocol::BatchHeader& h, int64_t offset, const protocol::Record& r) const;
+  bool Retain(const protocol::BatchHeader& h, Offset offset, const protocol::Record& r) const;
 
   CleanPassInput in_;
   CleanPassHooks hooks_;
   OffsetMap& map_;
-  int64_t end_ = 0;
+  Offset end_;
   bool map_full_ = false;
   CleaningResult counters_;
 };

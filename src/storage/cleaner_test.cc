@@ -24,7 +24,7 @@ class CleanerTest : public testing::CompactedLogTest {
  protected:
   // 10 keys written 5 times over 5 segments; then an active segment with
   // one more batch. Returns the active segment's base.
-  int64_t WriteOverwrites(Log& log) {
+  Offset WriteOverwrites(Log& log) {
     for (int round = 0; round < 5; ++round) {
       for (int k = 0; k < 10; ++k) {
         Put(log, "key-" + std::to_string(k), "v" + std::to_string(round) + "-" + std::to_string(k));
@@ -37,22 +37,22 @@ class CleanerTest : public testing::CompactedLogTest {
 
 TEST_F(CleanerTest, KeepsOnlyTheLatestValuePerKeyWithOffsetsPreserved) {
   auto log = OpenLog();
-  const int64_t active_base = WriteOverwrites(*log);
-  ASSERT_EQ(active_base, 50);
+  const Offset active_base = WriteOverwrites(*log);
+  ASSERT_EQ(active_base, 50_o);
   ASSERT_EQ(log->segment_count(), 6);
   const auto before = ReadAllRecords(*log);
   ASSERT_EQ(before.size(), 51u);
 
   CleaningEstimate est = log->EstimateCleaning(clock_.NowMs());
   EXPECT_TRUE(est.ShouldClean());
-  EXPECT_EQ(est.first_dirty_offset, 0);
-  EXPECT_EQ(est.first_uncleanable_offset, 50);
+  EXPECT_EQ(est.first_dirty_offset, 0_o);
+  EXPECT_EQ(est.first_uncleanable_offset, 50_o);
   EXPECT_EQ(est.clean_bytes, 0);
   EXPECT_DOUBLE_EQ(est.dirty_ratio(), 1.0);
 
   auto r = Clean(*log);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->end_offset, 50);
+  EXPECT_EQ(r->end_offset, 50_o);
   EXPECT_EQ(r->segments_cleaned, 5);
   EXPECT_EQ(r->segments_written, 1);  // grouped: five small segments into one
   EXPECT_EQ(r->records_read, 50);
@@ -61,37 +61,37 @@ TEST_F(CleanerTest, KeepsOnlyTheLatestValuePerKeyWithOffsetsPreserved) {
   EXPECT_LT(r->bytes_written, r->bytes_read);
 
   const auto after = ReadAllRecords(*log);
-  EXPECT_EQ(Describe(after), Describe(ExpectedAfterClean(before, 50)));
+  EXPECT_EQ(Describe(after), Describe(ExpectedAfterClean(before, 50_o)));
   ASSERT_EQ(after.size(), 11u);
   for (int k = 0; k < 10; ++k) {
-    EXPECT_EQ(after[size_t(k)].offset, 40 + k);
+    EXPECT_EQ(after[size_t(k)].offset, 40_o + k);
     EXPECT_EQ(after[size_t(k)].value, "v4-" + std::to_string(k));
   }
   EXPECT_EQ(log->segment_count(), 2);
-  EXPECT_EQ(log->log_end_offset(), 51);
-  EXPECT_EQ(log->log_start_offset(), 0);
-  EXPECT_EQ(log->cleaner_checkpoint(), 50);
+  EXPECT_EQ(log->log_end_offset(), 51_o);
+  EXPECT_EQ(log->log_start_offset(), 0_o);
+  EXPECT_EQ(log->cleaner_checkpoint(), 50_o);
   ExpectAllIndexesValid();
   EXPECT_TRUE(SwapLeftovers().empty());
   EXPECT_FALSE(fs::exists(File(10, ".log")));
 
   // A fetch at a removed offset gets the next surviving batch.
-  auto read = log->Read(3, 1 << 20, 51, true);
+  auto read = log->Read(3_o, 1 << 20, 51_o, true);
   ASSERT_TRUE(read.ok());
   auto headers = testing::Headers(read->records);
   ASSERT_FALSE(headers.empty());
-  EXPECT_EQ(headers.front().base_offset, 40);
+  EXPECT_EQ(headers.front().base_offset, 40_o);
 
   // Nothing dirty is left: the estimate agrees and a second pass is a no-op.
   est = log->EstimateCleaning(clock_.NowMs());
-  EXPECT_EQ(est.first_dirty_offset, 50);
+  EXPECT_EQ(est.first_dirty_offset, 50_o);
   EXPECT_FALSE(est.ShouldClean());
 
   // The cleaned segment survives a clean restart and a crash restart.
   ASSERT_TRUE(log->Close().ok());
   log = OpenLog();
   EXPECT_EQ(Describe(ReadAllRecords(*log)), Describe(after));
-  EXPECT_EQ(log->cleaner_checkpoint(), 50);
+  EXPECT_EQ(log->cleaner_checkpoint(), 50_o);
   log.reset();
   log = OpenLog();
   EXPECT_EQ(Describe(ReadAllRecords(*log)), Describe(after));
@@ -110,24 +110,24 @@ TEST_F(CleanerTest, CheckpointIsPersistedAndBoundsTheNextDirtySection) {
   Put(*log, "key-4", "late-4");
   Roll(*log);
   CleaningEstimate est = log->EstimateCleaning(clock_.NowMs());
-  EXPECT_EQ(est.first_dirty_offset, 50);
-  EXPECT_EQ(est.first_uncleanable_offset, 53);
+  EXPECT_EQ(est.first_dirty_offset, 50_o);
+  EXPECT_EQ(est.first_uncleanable_offset, 53_o);
   EXPECT_GT(est.clean_bytes, 0);
   EXPECT_GT(est.cleanable_bytes, 0);
   const auto before = ReadAllRecords(*log);
   auto r = Clean(*log);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->first_dirty_offset, 50);
-  EXPECT_EQ(r->end_offset, 53);
+  EXPECT_EQ(r->first_dirty_offset, 50_o);
+  EXPECT_EQ(r->end_offset, 53_o);
   const auto after = ReadAllRecords(*log);
-  EXPECT_EQ(Describe(after), Describe(ExpectedAfterClean(before, 53)));
+  EXPECT_EQ(Describe(after), Describe(ExpectedAfterClean(before, 53_o)));
   EXPECT_EQ(LatestByKey(after)["key-3"].second, "late-3");
   EXPECT_EQ(after.size(), 10u);  // key-0, key-3 and key-4 now live at 50..52
 
   ASSERT_TRUE(log->Close().ok());
   log = OpenLog();
-  EXPECT_EQ(log->cleaner_checkpoint(), 53);
-  EXPECT_EQ(log->EstimateCleaning(clock_.NowMs()).first_dirty_offset, 53);
+  EXPECT_EQ(log->cleaner_checkpoint(), 53_o);
+  EXPECT_EQ(log->EstimateCleaning(clock_.NowMs()).first_dirty_offset, 53_o);
 }
 
 TEST_F(CleanerTest, CheckpointBelowLogStartIsIgnored) {
@@ -136,9 +136,9 @@ TEST_F(CleanerTest, CheckpointBelowLogStartIsIgnored) {
   ASSERT_TRUE(WriteCleanerCheckpoint(dir_, 7).ok());
   ASSERT_TRUE(log->Close().ok());
   log = OpenLog();
-  EXPECT_EQ(log->EstimateCleaning(clock_.NowMs()).first_dirty_offset, 7);
-  ASSERT_TRUE(log->DeleteRecordsBefore(20).ok());
-  EXPECT_EQ(log->EstimateCleaning(clock_.NowMs()).first_dirty_offset, 20);
+  EXPECT_EQ(log->EstimateCleaning(clock_.NowMs()).first_dirty_offset, 7_o);
+  ASSERT_TRUE(log->DeleteRecordsBefore(20_o).ok());
+  EXPECT_EQ(log->EstimateCleaning(clock_.NowMs()).first_dirty_offset, 20_o);
 }
 
 TEST_F(CleanerTest, TombstonesStayUntilTheDeleteHorizonPasses) {
@@ -147,7 +147,7 @@ TEST_F(CleanerTest, TombstonesStayUntilTheDeleteHorizonPasses) {
   Put(*log, "b", "b1");
   Put(*log, "a", "a2");
   const int64_t tombstone_ts = clock_.NowMs();
-  const int64_t tombstone = Put(*log, "a", std::nullopt);  // offset 3
+  const Offset tombstone = Put(*log, "a", std::nullopt);  // offset 3
   Put(*log, "c", "c1");
   Roll(*log);
   Put(*log, "d", "d1");  // active
@@ -224,20 +224,20 @@ TEST_F(CleanerTest, ActiveSegmentIsNeverTouched) {
   Put(*log, "x", "1");
   Put(*log, "x", "2");
   Roll(*log);
-  const int64_t active = Put(*log, "x", "3");
+  const Offset active = Put(*log, "x", "3");
   Put(*log, "x", "4");
   Put(*log, "y", std::nullopt);
-  auto active_bytes = ReadWholeFile(File(active, ".log"));
+  auto active_bytes = ReadWholeFile(File(active.value(), ".log"));
   ASSERT_TRUE(active_bytes.ok());
   auto r = Clean(*log);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->end_offset, active);
-  EXPECT_EQ(ReadWholeFile(File(active, ".log")).value(), *active_bytes);
+  EXPECT_EQ(ReadWholeFile(File(active.value(), ".log")).value(), *active_bytes);
   EXPECT_EQ(Describe(ReadAllRecords(*log)).size(), 4u);  // x=2 plus the three active records
   auto records = ReadAllRecords(*log);
-  EXPECT_EQ(records[0].offset, 1);
-  EXPECT_EQ(records[1].offset, 2);
-  EXPECT_EQ(records[3].offset, 4);
+  EXPECT_EQ(records[0].offset, 1_o);
+  EXPECT_EQ(records[1].offset, 2_o);
+  EXPECT_EQ(records[3].offset, 4_o);
 }
 
 TEST_F(CleanerTest, MinCompactionLagKeepsYoungSegmentsDirty) {
@@ -247,7 +247,7 @@ TEST_F(CleanerTest, MinCompactionLagKeepsYoungSegmentsDirty) {
   Put(*log, {{"k", "old1"}}, {.timestamp = old_ts});
   Put(*log, {{"k", "old2"}}, {.timestamp = old_ts + 1});
   Roll(*log);
-  const int64_t young_base = Put(*log, "k", "young1");  // timestamp now
+  const Offset young_base = Put(*log, "k", "young1");  // timestamp now
   Put(*log, "k", "young2");
   Roll(*log);
   Put(*log, "z", "active");
@@ -315,19 +315,19 @@ TEST_F(CleanerTest, SmallOffsetMapCleansInSeveralPasses) {
   OffsetMap small(OffsetMap::kSlotBytes * 11);  // 11 slots, 9 keys per pass
   ASSERT_EQ(small.max_entries(), 9u);
   int passes = 0;
-  int64_t end = 0;
-  while (end < 60 && passes < 20) {
+  Offset end = 0_o;
+  while (end < 60_o && passes < 20) {
     auto r = log->Clean(small, clock_.NowMs());
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_GT(r->end_offset, end);
-    EXPECT_EQ(r->map_full, r->end_offset < 60);
+    EXPECT_EQ(r->map_full, r->end_offset < 60_o);
     end = r->end_offset;
     EXPECT_EQ(log->cleaner_checkpoint(), end);
     ++passes;
   }
-  EXPECT_EQ(end, 60);
+  EXPECT_EQ(end, 60_o);
   EXPECT_GT(passes, 3);
-  EXPECT_EQ(Describe(ReadAllRecords(*log)), Describe(ExpectedAfterClean(before, 60)));
+  EXPECT_EQ(Describe(ReadAllRecords(*log)), Describe(ExpectedAfterClean(before, 60_o)));
   EXPECT_EQ(ReadAllRecords(*log).size(), 31u);
 }
 
@@ -351,10 +351,10 @@ TEST_P(CleanerCodecTest, CompressedBatchesAreRewrittenWithTheirCodec) {
   const auto before_batches = ReadAllBatches(*log);
   ASSERT_TRUE(Clean(*log).ok());
   const auto after = ReadAllRecords(*log);
-  EXPECT_EQ(Describe(after), Describe(ExpectedAfterClean(before, 48)));
+  EXPECT_EQ(Describe(after), Describe(ExpectedAfterClean(before, 48_o)));
   int rewritten = 0;
   for (const auto& b : ReadAllBatches(*log)) {
-    if (b.header.base_offset >= 48) continue;
+    if (b.header.base_offset >= 48_o) continue;
     if (b.header.records_count > 0) {
       EXPECT_EQ(b.header.compression(), codec);
     }
@@ -397,13 +397,13 @@ TEST_F(CleanerTest, IdempotentBatchesKeepProducerFieldsAndState) {
   // Every earlier producer batch is gone; the last one stays, empty, with its
   // producer fields and offset range.
   const auto& last = batches[0].header;
-  EXPECT_EQ(last.base_offset, 8);
-  EXPECT_EQ(last.last_offset(), 9);
+  EXPECT_EQ(last.base_offset, 8_o);
+  EXPECT_EQ(last.last_offset(), 9_o);
   EXPECT_EQ(last.records_count, 0);
   EXPECT_EQ(last.producer_id, kPid);
   EXPECT_EQ(last.producer_epoch, 3);
   EXPECT_EQ(last.base_sequence, 8);
-  EXPECT_EQ(batches[1].header.base_offset, 10);
+  EXPECT_EQ(batches[1].header.base_offset, 10_o);
   EXPECT_EQ(batches[1].records.size(), 3u);
 
   // Rebuild producer state from the log alone (no snapshots): the sequence
@@ -423,7 +423,7 @@ TEST_F(CleanerTest, IdempotentBatchesKeepProducerFieldsAndState) {
                                   {.producer_id = kPid, .producer_epoch = 3, .base_sequence = 8})});
   ASSERT_TRUE(retry.ok());
   EXPECT_TRUE(retry->duplicate);
-  EXPECT_EQ(retry->base_offset, 8);
+  EXPECT_EQ(retry->base_offset, 8_o);
   auto next = AppendAll(
       *log,
       {KeyedBatch({{"p0", "z"}}, {.producer_id = kPid, .producer_epoch = 3, .base_sequence = 10})});
@@ -441,14 +441,14 @@ TEST_F(CleanerTest, PartiallyKeptIdempotentBatchKeepsItsSequenceRange) {
   ASSERT_TRUE(Clean(*log).ok());
   auto batches = ReadAllBatches(*log);
   ASSERT_EQ(batches.size(), 3u);
-  EXPECT_EQ(batches[0].header.base_offset, 0);
+  EXPECT_EQ(batches[0].header.base_offset, 0_o);
   EXPECT_EQ(batches[0].header.last_offset_delta, 2);
   EXPECT_EQ(batches[0].header.base_sequence, 0);
   EXPECT_EQ(batches[0].header.producer_id, 5);
   ASSERT_EQ(batches[0].records.size(), 2u);
   EXPECT_EQ(batches[0].records[0].key, "a");
   EXPECT_EQ(batches[0].records[1].key, "c");
-  EXPECT_EQ(batches[0].records[1].offset, 2);
+  EXPECT_EQ(batches[0].records[1].offset, 2_o);
 }
 
 TEST_F(CleanerTest, NonCompactedLogIsRefused) {

@@ -40,7 +40,7 @@ inline Bytes KeyedBatch(const std::vector<KeyValue>& kvs, const KeyedBatchOption
 
 // One record of a log as read back.
 struct ReadRecord {
-  int64_t offset = -1;
+  Offset offset = kNoOffset;
   std::optional<std::string> key;
   std::optional<std::string> value;
   int64_t timestamp = -1;
@@ -59,8 +59,8 @@ inline std::optional<std::string> ToString(const std::optional<ByteView>& v) {
 // Every batch from the log start to the log end, via Log::Read, CRC-checked.
 inline std::vector<ReadBatch> ReadAllBatches(const Log& log) {
   std::vector<ReadBatch> out;
-  int64_t offset = log.log_start_offset();
-  const int64_t end = log.log_end_offset();
+  Offset offset = log.log_start_offset();
+  const Offset end = log.log_end_offset();
   while (offset < end) {
     auto r = log.Read(offset, 1 << 20, end, true);
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
@@ -97,9 +97,9 @@ inline std::vector<ReadRecord> ReadAllRecords(const Log& log) {
 }
 
 // key -> (offset, value) of the last record per key among `records`.
-inline std::map<std::string, std::pair<int64_t, std::optional<std::string>>> LatestByKey(
+inline std::map<std::string, std::pair<Offset, std::optional<std::string>>> LatestByKey(
     const std::vector<ReadRecord>& records) {
-  std::map<std::string, std::pair<int64_t, std::optional<std::string>>> latest;
+  std::map<std::string, std::pair<Offset, std::optional<std::string>>> latest;
   for (const auto& r : records) {
     if (r.key) latest[*r.key] = {r.offset, r.value};
   }
@@ -116,7 +116,7 @@ inline void ExpectIndexMatchesLog(const std::filesystem::path& log_path,
   ASSERT_EQ(index->size() % 8, 0u);
   int64_t last_position = -1;
   for (size_t i = 0; i < index->size(); i += 8) {
-    int64_t offset = base + int32_t(LoadBE32(index->data() + i));
+    const Offset offset(base + int32_t(LoadBE32(index->data() + i)));
     int64_t position = LoadBE32(index->data() + i + 4);
     ASSERT_GT(position, last_position);
     ASSERT_LT(size_t(position), log->size());
@@ -148,13 +148,13 @@ class CompactedLogTest : public TempDirTest {
     return log.ok() ? std::move(*log) : nullptr;
   }
   // Appends one batch of `kvs`; returns its base offset.
-  int64_t Put(Log& log, const std::vector<KeyValue>& kvs, KeyedBatchOptions o = {}) {
+  Offset Put(Log& log, const std::vector<KeyValue>& kvs, KeyedBatchOptions o = {}) {
     if (o.timestamp < 0) o.timestamp = clock_.NowMs();
     auto r = AppendAll(log, {KeyedBatch(kvs, o)});
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-    return r.ok() ? r->base_offset : -1;
+    return r.ok() ? r->base_offset : kNoOffset;
   }
-  int64_t Put(Log& log, const std::string& key, std::optional<std::string> value) {
+  Offset Put(Log& log, const std::string& key, std::optional<std::string> value) {
     return Put(log, {{key, std::move(value)}});
   }
   // Rolls the active segment (segment.ms), so what was appended becomes cleanable.
@@ -169,7 +169,7 @@ class CompactedLogTest : public TempDirTest {
   // The records a full clean up to `end` should leave: below `end` only
   // the last record of each key (keyless records dropped), all from `end`.
   static std::vector<ReadRecord> ExpectedAfterClean(const std::vector<ReadRecord>& before,
-                                                    int64_t end) {
+                                                    Offset end) {
     std::vector<ReadRecord> below;
     for (const auto& r : before) {
       if (r.offset < end) below.push_back(r);
@@ -186,7 +186,7 @@ class CompactedLogTest : public TempDirTest {
   static std::vector<std::string> Describe(const std::vector<ReadRecord>& records) {
     std::vector<std::string> out;
     for (const auto& r : records) {
-      out.push_back(std::to_string(r.offset) + ":" + r.key.value_or("<null>") + "=" +
+      out.push_back(std::to_string(r.offset.value()) + ":" + r.key.value_or("<null>") + "=" +
                     r.value.value_or("<null>") + "@" + std::to_string(r.timestamp));
     }
     return out;

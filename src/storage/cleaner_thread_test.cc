@@ -61,16 +61,16 @@ TEST_F(CleanerThreadTest, BackgroundThreadCleansOnlyCompactedLogs) {
   cleaner.Register({"compacted", 0}, compacted);
   cleaner.Register({"plain", 0}, other);
   cleaner.Start();
-  ASSERT_TRUE(WaitFor([&] { return compacted->cleaner_checkpoint() == 20; }));
+  ASSERT_TRUE(WaitFor([&] { return compacted->cleaner_checkpoint() == 20_o; }));
   // Give the thread another round: the clean log is no longer chosen.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   cleaner.Stop();
 
   auto after = ReadAllRecords(*compacted);
   ASSERT_EQ(after.size(), 6u);
-  EXPECT_EQ(after[0].offset, 15);
+  EXPECT_EQ(after[0].offset, 15_o);
   EXPECT_EQ(Describe(ReadAllRecords(*other)), Describe(other_before));
-  EXPECT_EQ(other->cleaner_checkpoint(), -1);
+  EXPECT_EQ(other->cleaner_checkpoint(), kNoOffset);
   CleanerStats s = cleaner.stats();
   EXPECT_EQ(s.passes, 1);
   EXPECT_EQ(s.segments_cleaned, 4);
@@ -95,7 +95,7 @@ TEST_F(CleanerThreadTest, TwoThreadsCleanSeveralLogs) {
   cleaner.Start();
   ASSERT_TRUE(WaitFor([&] {
     for (auto& log : logs) {
-      if (log->cleaner_checkpoint() != 24) return false;
+      if (log->cleaner_checkpoint() != 24_o) return false;
     }
     return true;
   }));
@@ -146,7 +146,7 @@ TEST_F(CleanerThreadTest, ReadsAndAppendsRunDuringCleaning) {
   auto reader = [&] {
     while (!stop.load()) {
       auto records = ReadAllRecords(*log);
-      int64_t prev = -1;
+      Offset prev = kNoOffset;
       for (const auto& r : records) {
         ASSERT_GT(r.offset, prev);
         prev = r.offset;

@@ -22,48 +22,48 @@ ByteView Key(const std::string& s) {
 
 TEST(OffsetMapTest, PutGetOverwriteAndLatestOffset) {
   OffsetMap map(1 << 12);
-  EXPECT_EQ(map.Get(Key("a")), -1);
-  EXPECT_TRUE(map.Put(Key("a"), 5));
-  EXPECT_TRUE(map.Put(Key("b"), 6));
-  EXPECT_TRUE(map.Put(Key("a"), 9));
-  EXPECT_EQ(map.Get(Key("a")), 9);
-  EXPECT_EQ(map.Get(Key("b")), 6);
-  EXPECT_EQ(map.Get(Key("c")), -1);
-  EXPECT_EQ(map.Get(Key("")), -1);
+  EXPECT_EQ(map.Get(Key("a")), kNoOffset);
+  EXPECT_TRUE(map.Put(Key("a"), 5_o));
+  EXPECT_TRUE(map.Put(Key("b"), 6_o));
+  EXPECT_TRUE(map.Put(Key("a"), 9_o));
+  EXPECT_EQ(map.Get(Key("a")), 9_o);
+  EXPECT_EQ(map.Get(Key("b")), 6_o);
+  EXPECT_EQ(map.Get(Key("c")), kNoOffset);
+  EXPECT_EQ(map.Get(Key("")), kNoOffset);
   EXPECT_EQ(map.size(), 2u);
-  EXPECT_EQ(map.latest_offset(), 9);
-  map.UpdateLatestOffset(20);
-  map.UpdateLatestOffset(15);
-  EXPECT_EQ(map.latest_offset(), 20);
+  EXPECT_EQ(map.latest_offset(), 9_o);
+  map.UpdateLatestOffset(20_o);
+  map.UpdateLatestOffset(15_o);
+  EXPECT_EQ(map.latest_offset(), 20_o);
   map.Clear();
   EXPECT_EQ(map.size(), 0u);
-  EXPECT_EQ(map.Get(Key("a")), -1);
-  EXPECT_EQ(map.latest_offset(), -1);
+  EXPECT_EQ(map.Get(Key("a")), kNoOffset);
+  EXPECT_EQ(map.latest_offset(), kNoOffset);
 }
 
 TEST(OffsetMapTest, FullMapRejectsNewKeysButUpdatesKnownOnes) {
   OffsetMap map(OffsetMap::kSlotBytes * 11);
   ASSERT_EQ(map.slots(), 11u);
   ASSERT_EQ(map.max_entries(), 9u);
-  for (int i = 0; i < 9; ++i) ASSERT_TRUE(map.Put(Key("k" + std::to_string(i)), i));
-  EXPECT_FALSE(map.Put(Key("new"), 100));
-  EXPECT_EQ(map.latest_offset(), 8);
-  EXPECT_TRUE(map.Put(Key("k3"), 101));
-  EXPECT_EQ(map.Get(Key("k3")), 101);
-  EXPECT_EQ(map.Get(Key("new")), -1);
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(map.Put(Key("k" + std::to_string(i)), Offset(i)));
+  EXPECT_FALSE(map.Put(Key("new"), 100_o));
+  EXPECT_EQ(map.latest_offset(), 8_o);
+  EXPECT_TRUE(map.Put(Key("k3"), 101_o));
+  EXPECT_EQ(map.Get(Key("k3")), 101_o);
+  EXPECT_EQ(map.Get(Key("new")), kNoOffset);
 }
 
 TEST(OffsetMapTest, ManyKeysNoMixUps) {
   OffsetMap map(8 << 20);
   const int n = int(map.max_entries());
   ASSERT_GT(n, 300000);
-  for (int i = 0; i < n; ++i) ASSERT_TRUE(map.Put(Key("key-" + std::to_string(i)), i));
-  for (int i = 0; i < n; ++i) ASSERT_EQ(map.Get(Key("key-" + std::to_string(i))), i);
-  for (int i = 0; i < 1000; ++i) ASSERT_EQ(map.Get(Key("absent-" + std::to_string(i))), -1);
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(map.Put(Key("key-" + std::to_string(i)), Offset(i)));
+  for (int i = 0; i < n; ++i) ASSERT_EQ(map.Get(Key("key-" + std::to_string(i))), Offset(i));
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(map.Get(Key("absent-" + std::to_string(i))), kNoOffset);
 }
 
 // Header of a batch, with its base offset set.
-Bytes At(Bytes batch, int64_t base) {
+Bytes At(Bytes batch, Offset base) {
   protocol::SetBaseOffset(batch, base);
   return batch;
 }
@@ -80,9 +80,9 @@ std::vector<std::pair<int64_t, std::optional<std::string>>> Records(ByteView bat
 }
 
 TEST(FilterBatchTest, KeepsAnUntouchedBatchByteForByte) {
-  Bytes batch = At(KeyedBatch({{"a", "1"}, {"b", "2"}}), 10);
+  Bytes batch = At(KeyedBatch({{"a", "1"}, {"b", "2"}}), 10_o);
   auto h = protocol::ParseBatchHeader(batch).value();
-  auto out = FilterBatch(batch, h, {}, [](int64_t, const Record&) { return true; });
+  auto out = FilterBatch(batch, h, {}, [](Offset, const Record&) { return true; });
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->outcome, BatchOutcome::kOriginal);
   EXPECT_EQ(out->records_read, 2);
@@ -95,16 +95,17 @@ TEST(FilterBatchTest, RewritesSurvivorsWithTheSameCodecOffsetsAndProducer) {
                                                                      .producer_id = 9,
                                                                      .producer_epoch = 2,
                                                                      .base_sequence = 40}),
-                   100);
+                   100_o);
   protocol::SetPartitionLeaderEpoch(batch, 7);
   auto h = protocol::ParseBatchHeader(batch).value();
-  auto out = FilterBatch(batch, h, {}, [](int64_t offset, const Record&) { return offset != 100; });
+  auto out =
+      FilterBatch(batch, h, {}, [](Offset offset, const Record&) { return offset != 100_o; });
   ASSERT_TRUE(out.ok());
   ASSERT_EQ(out->outcome, BatchOutcome::kRewritten);
   EXPECT_EQ(out->records_retained, 2);
   ASSERT_TRUE(protocol::BatchCrcValid(out->bytes));
   auto nh = protocol::ParseBatchHeader(out->bytes).value();
-  EXPECT_EQ(nh.base_offset, 100);
+  EXPECT_EQ(nh.base_offset, 100_o);
   EXPECT_EQ(nh.last_offset_delta, 2);
   EXPECT_EQ(nh.records_count, 2);
   EXPECT_EQ(nh.compression(), Compression::kZstd);
@@ -124,9 +125,9 @@ TEST(FilterBatchTest, EmptyBatchKeepsOffsetsAndProducerFields) {
                                                          .producer_id = 3,
                                                          .producer_epoch = 1,
                                                          .base_sequence = 11}),
-                   50);
+                   50_o);
   auto h = protocol::ParseBatchHeader(batch).value();
-  auto none = [](int64_t, const Record&) { return false; };
+  auto none = [](Offset, const Record&) { return false; };
   auto dropped = FilterBatch(batch, h, {}, none);
   ASSERT_TRUE(dropped.ok());
   EXPECT_EQ(dropped->outcome, BatchOutcome::kDropped);
@@ -136,8 +137,8 @@ TEST(FilterBatchTest, EmptyBatchKeepsOffsetsAndProducerFields) {
   EXPECT_EQ(kept->bytes.size(), size_t(protocol::kBatchHeaderSize));
   EXPECT_TRUE(protocol::BatchCrcValid(kept->bytes));
   auto nh = protocol::ParseBatchHeader(kept->bytes).value();
-  EXPECT_EQ(nh.base_offset, 50);
-  EXPECT_EQ(nh.last_offset(), 51);
+  EXPECT_EQ(nh.base_offset, 50_o);
+  EXPECT_EQ(nh.last_offset(), 51_o);
   EXPECT_EQ(nh.records_count, 0);
   EXPECT_EQ(nh.compression(), Compression::kNone);
   EXPECT_EQ(nh.base_sequence, 11);
@@ -146,10 +147,10 @@ TEST(FilterBatchTest, EmptyBatchKeepsOffsetsAndProducerFields) {
 }
 
 TEST(FilterBatchTest, TombstoneGetsADeleteHorizonAndKeepsItsTimestamp) {
-  Bytes batch = At(KeyedBatch({{"a", std::nullopt}, {"b", "2"}}, {.timestamp = 9000}), 0);
+  Bytes batch = At(KeyedBatch({{"a", std::nullopt}, {"b", "2"}}, {.timestamp = 9000}), 0_o);
   auto h = protocol::ParseBatchHeader(batch).value();
   EXPECT_FALSE(DeleteHorizon(h).has_value());
-  auto all = [](int64_t, const Record&) { return true; };
+  auto all = [](Offset, const Record&) { return true; };
   auto out = FilterBatch(batch, h, {.new_delete_horizon = 123456}, all);
   ASSERT_TRUE(out.ok());
   ASSERT_EQ(out->outcome, BatchOutcome::kRewritten);
@@ -165,10 +166,10 @@ TEST(FilterBatchTest, TombstoneGetsADeleteHorizonAndKeepsItsTimestamp) {
 }
 
 TEST(FilterBatchTest, LogAppendTimeBatchKeepsItsTimestampType) {
-  Bytes batch = At(KeyedBatch({{"a", "1"}, {"b", "2"}}, {.timestamp = 100}), 0);
+  Bytes batch = At(KeyedBatch({{"a", "1"}, {"b", "2"}}, {.timestamp = 100}), 0_o);
   protocol::SetLogAppendTime(batch, 777);
   auto h = protocol::ParseBatchHeader(batch).value();
-  auto out = FilterBatch(batch, h, {}, [](int64_t offset, const Record&) { return offset == 1; });
+  auto out = FilterBatch(batch, h, {}, [](Offset offset, const Record&) { return offset == 1_o; });
   ASSERT_TRUE(out.ok());
   auto nh = protocol::ParseBatchHeader(out->bytes).value();
   EXPECT_TRUE(nh.log_append_time());
@@ -184,7 +185,7 @@ TEST(FilterBatchTest, ControlBatchesAreKept) {
   b.set_control(true).set_producer(1, 0, -1).Add(std::move(marker));
   Bytes batch = b.Build();
   auto h = protocol::ParseBatchHeader(batch).value();
-  auto out = FilterBatch(batch, h, {}, [](int64_t, const Record&) {
+  auto out = FilterBatch(batch, h, {}, [](Offset, const Record&) {
     ADD_FAILURE() << "control records are not judged";
     return false;
   });
@@ -193,10 +194,10 @@ TEST(FilterBatchTest, ControlBatchesAreKept) {
 }
 
 TEST(FilterBatchTest, CorruptRecordsAreAnError) {
-  Bytes batch = At(KeyedBatch({{"a", "1"}}), 0);
+  Bytes batch = At(KeyedBatch({{"a", "1"}}), 0_o);
   batch.back() = 0x7f;  // the header count varint now claims 63 headers
   auto h = protocol::ParseBatchHeader(batch).value();
-  auto out = FilterBatch(batch, h, {}, [](int64_t, const Record&) { return true; });
+  auto out = FilterBatch(batch, h, {}, [](Offset, const Record&) { return true; });
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().code, Errc::kCorrupt);
 }

@@ -55,11 +55,13 @@ Result<std::vector<EpochEntry>> LeaderEpochCache::Parse(std::string_view text) {
     std::string epoch_s, offset_s, extra;
     EpochEntry e;
     int32_t epoch = 0;
+    int64_t start_offset = 0;
     if (!(fields >> epoch_s >> offset_s) || (fields >> extra) || !ParseNumber(epoch_s, &epoch) ||
-        !ParseNumber(offset_s, &e.start_offset)) {
+        !ParseNumber(offset_s, &start_offset)) {
       return MakeError(Errc::kCorrupt, fmt::format("bad entry line '{}'", line));
     }
     e.epoch = LeaderEpoch(epoch);
+    e.start_offset = Offset(start_offset);
     if (!entries.empty() &&
         (e.epoch <= entries.back().epoch || e.start_offset < entries.back().start_offset)) {
       return MakeError(Errc::kCorrupt, fmt::format("entry '{}' goes backwards", line));
@@ -75,7 +77,8 @@ Result<std::vector<EpochEntry>> LeaderEpochCache::Parse(std::string_view text) {
 
 std::string LeaderEpochCache::Format(const std::vector<EpochEntry>& entries) {
   std::string out = fmt::format("0\n{}\n", entries.size());
-  for (const EpochEntry& e : entries) out += fmt::format("{} {}\n", e.epoch, e.start_offset);
+  for (const EpochEntry& e : entries)
+    out += fmt::format("{} {}\n", e.epoch, e.start_offset.value());
   return out;
 }
 
@@ -85,8 +88,8 @@ Status LeaderEpochCache::Persist(const std::vector<EpochEntry>& entries) const {
       path_, ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
-Status LeaderEpochCache::Assign(LeaderEpoch epoch, int64_t start_offset) {
-  if (epoch < LeaderEpoch(0) || start_offset < 0) return Status::Ok();
+Status LeaderEpochCache::Assign(LeaderEpoch epoch, Offset start_offset) {
+  if (epoch < LeaderEpoch(0) || start_offset < 0_o) return Status::Ok();
   if (!entries_.empty()) {
     const EpochEntry& last = entries_.back();
     if (epoch == last.epoch && start_offset >= last.start_offset) return Status::Ok();
@@ -103,13 +106,13 @@ Status LeaderEpochCache::Assign(LeaderEpoch epoch, int64_t start_offset) {
   return Status::Ok();
 }
 
-Status LeaderEpochCache::TruncateFromEnd(int64_t end_offset) {
+Status LeaderEpochCache::TruncateFromEnd(Offset end_offset) {
   size_t before = entries_.size();
   while (!entries_.empty() && entries_.back().start_offset >= end_offset) entries_.pop_back();
   return entries_.size() == before ? Status::Ok() : Persist();
 }
 
-Status LeaderEpochCache::TruncateFromStart(int64_t start_offset) {
+Status LeaderEpochCache::TruncateFromStart(Offset start_offset) {
   size_t first_kept = 0;
   while (first_kept < entries_.size() && entries_[first_kept].start_offset <= start_offset) {
     ++first_kept;
@@ -122,14 +125,14 @@ Status LeaderEpochCache::TruncateFromStart(int64_t start_offset) {
   return Persist();
 }
 
-std::pair<LeaderEpoch, int64_t> LeaderEpochCache::EndOffsetFor(LeaderEpoch epoch,
-                                                               int64_t log_end_offset) const {
-  if (epoch < LeaderEpoch(0) || entries_.empty()) return {kNoLeaderEpoch, -1};
+std::pair<LeaderEpoch, Offset> LeaderEpochCache::EndOffsetFor(LeaderEpoch epoch,
+                                                              Offset log_end_offset) const {
+  if (epoch < LeaderEpoch(0) || entries_.empty()) return {kNoLeaderEpoch, kNoOffset};
   if (epoch == entries_.back().epoch) return {epoch, log_end_offset};
   // First entry with a higher epoch.
   size_t higher = 0;
   while (higher < entries_.size() && entries_[higher].epoch <= epoch) ++higher;
-  if (higher == entries_.size()) return {kNoLeaderEpoch, -1};  // above every known epoch
+  if (higher == entries_.size()) return {kNoLeaderEpoch, kNoOffset};  // above every known epoch
   if (higher == 0) {
     // Older than anything we know: Kafka answers with the requested epoch
     // and the start of the first known one.

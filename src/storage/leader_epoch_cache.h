@@ -14,6 +14,7 @@
 
 #include "base/env.h"
 #include "base/ids.h"
+#include "base/offset.h"
 #include "base/result.h"
 
 namespace strata::storage {
@@ -22,7 +23,7 @@ inline constexpr std::string_view kLeaderEpochCheckpoint = "leader-epoch-checkpo
 
 struct EpochEntry {
   LeaderEpoch epoch{0};
-  int64_t start_offset = 0;
+  Offset start_offset;
   bool operator==(const EpochEntry&) const = default;
 };
 
@@ -35,17 +36,17 @@ class LeaderEpochCache {
   // latest epoch (entries never go backwards). Persists on change, and keeps
   // the change only once it is persisted: an append whose epoch could not be
   // written (disk full) fails, and its retry writes the epoch again.
-  Status Assign(LeaderEpoch epoch, int64_t start_offset);
+  Status Assign(LeaderEpoch epoch, Offset start_offset);
   // Drops entries starting at or after `end_offset` (log truncated there).
-  Status TruncateFromEnd(int64_t end_offset);
+  Status TruncateFromEnd(Offset end_offset);
   // Drops entries wholly below `start_offset`; the epoch covering it is kept
   // with its start moved up to `start_offset` (as Kafka does).
-  Status TruncateFromStart(int64_t start_offset);
+  Status TruncateFromStart(Offset start_offset);
 
   // Kafka's OffsetsForLeaderEpoch answer: {largest epoch <= requested, start
   // offset of the next higher epoch or log_end_offset for the latest};
-  // {kNoLeaderEpoch, -1} when unknown.
-  std::pair<LeaderEpoch, int64_t> EndOffsetFor(LeaderEpoch epoch, int64_t log_end_offset) const;
+  // {kNoLeaderEpoch, kNoOffset} when unknown.
+  std::pair<LeaderEpoch, Offset> EndOffsetFor(LeaderEpoch epoch, Offset log_end_offset) const;
   // kNoLeaderEpoch when empty.
   LeaderEpoch latest_epoch() const {
     return entries_.empty() ? kNoLeaderEpoch : entries_.back().epoch;

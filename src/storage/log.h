@@ -20,6 +20,7 @@
 #include "base/env.h"
 #include "base/file_region.h"
 #include "base/ids.h"
+#include "base/offset.h"
 #include "base/result.h"
 
 namespace strata::storage {
@@ -56,8 +57,8 @@ struct LogConfig {
 
 // A non-active (rolled, immutable) segment, for tiered storage uploads.
 struct SegmentSummary {
-  int64_t base_offset = 0;
-  int64_t end_offset = 0;  // last offset stored (next offset - 1)
+  Offset base_offset;
+  Offset end_offset;  // last offset stored (next offset - 1)
   int64_t size = 0;
   int64_t max_timestamp = -1;
   std::filesystem::path log_path;  // <dir>/<base>.log
@@ -77,30 +78,30 @@ struct BatchInfo {
 };
 
 struct AppendResult {
-  int64_t base_offset = -1;  // offset of the first record appended
-  int64_t last_offset = -1;
+  Offset base_offset = kNoOffset;  // offset of the first record appended
+  Offset last_offset = kNoOffset;
   int64_t log_append_time = -1;  // -1 unless LogAppendTime
-  int64_t log_start_offset = 0;
+  Offset log_start_offset;
   bool duplicate = false;  // an idempotent retry: offsets are the original ones
 };
 
 // Bytes read from the log: whole batches, first one containing the fetch offset.
 struct ReadResult {
   Bytes records;
-  int64_t log_start_offset = 0;
-  int64_t log_end_offset = 0;
+  Offset log_start_offset;
+  Offset log_end_offset;
 };
 
 // ReadResult's zero-copy form (Log::ReadRegion).
 struct RegionReadResult {
   FileRegion region;  // length 0 when there is nothing to read
-  int64_t log_start_offset = 0;
-  int64_t log_end_offset = 0;
+  Offset log_start_offset;
+  Offset log_end_offset;
 };
 
 struct TimestampOffset {
   int64_t timestamp = -1;
-  int64_t offset = -1;
+  Offset offset = kNoOffset;
 };
 
 class OffsetMap;  // storage/cleaner_offset_map.h
@@ -109,13 +110,13 @@ class OffsetMap;  // storage/cleaner_offset_map.h
 // Byte counts are whole segments, as in Kafka: the segment holding the first
 // dirty offset counts as both clean and cleanable.
 struct CleaningEstimate {
-  bool compacted = false;                // cleanup.policy contains "compact"
-  int64_t first_dirty_offset = 0;        // the cleaner checkpoint, within [log start, log end]
-  int64_t first_uncleanable_offset = 0;  // the dirty section is [first dirty, this)
-  int64_t clean_bytes = 0;               // segments below the first dirty offset
-  int64_t cleanable_bytes = 0;           // segments in the dirty section
-  int64_t compaction_delay_ms = 0;       // > 0: max.compaction.lag.ms is overdue by this much
-  double min_dirty_ratio = 0.5;          // the log's min.cleanable.dirty.ratio
+  bool compacted = false;           // cleanup.policy contains "compact"
+  Offset first_dirty_offset;        // the cleaner checkpoint, within [log start, log end]
+  Offset first_uncleanable_offset;  // the dirty section is [first dirty, this)
+  int64_t clean_bytes = 0;          // segments below the first dirty offset
+  int64_t cleanable_bytes = 0;      // segments in the dirty section
+  int64_t compaction_delay_ms = 0;  // > 0: max.compaction.lag.ms is overdue by this much
+  double min_dirty_ratio = 0.5;     // the log's min.cleanable.dirty.ratio
   // A kept tombstone's delete horizon has passed: worth a pass even with
   // nothing dirty, or an idle topic would keep its tombstones for ever.
   bool tombstones_expired = false;
@@ -134,11 +135,11 @@ struct CleaningEstimate {
 
 // What one cleaning pass did (counters for the cleaner's metrics).
 struct CleaningResult {
-  int64_t first_dirty_offset = 0;  // where the dirty section started
-  int64_t end_offset = 0;          // the new cleaner checkpoint (first offset not cleaned)
-  int64_t bytes_read = 0;          // segment bytes read while rewriting (map building excluded)
-  int64_t bytes_written = 0;       // bytes of the cleaned segments
-  int64_t map_bytes_read = 0;      // dirty-section bytes read to build the offset map
+  Offset first_dirty_offset;   // where the dirty section started
+  Offset end_offset;           // the new cleaner checkpoint (first offset not cleaned)
+  int64_t bytes_read = 0;      // segment bytes read while rewriting (map building excluded)
+  int64_t bytes_written = 0;   // bytes of the cleaned segments
+  int64_t map_bytes_read = 0;  // dirty-section bytes read to build the offset map
   int64_t records_read = 0;
   int64_t records_retained = 0;
   int segments_cleaned = 0;  // old segments replaced
@@ -188,7 +189,7 @@ class Log {
   // not be reading above the offset (consumers never read above the high
   // watermark, which a truncation never passes). kOutOfRange below the log
   // start.
-  virtual Status TruncateTo(int64_t offset) = 0;
+  virtual Status TruncateTo(Offset offset) = 0;
   // Empties the log and starts it at `offset`, above its end: a follower
   // whose whole log is below the leader's log start (Kafka's
   // truncateFullyAndStartAt). An empty log may also start lower: the
@@ -198,23 +199,23 @@ class Log {
   // `leader_epoch` >= 0 the epoch history starts with that epoch at
   // `offset` (the epoch of the leader's records there), so this replica can
   // tell a follower whose history reaches `offset` that it agrees.
-  virtual Status TruncateFullyAndStartAt(int64_t offset,
+  virtual Status TruncateFullyAndStartAt(Offset offset,
                                          LeaderEpoch leader_epoch = kNoLeaderEpoch) = 0;
 
   // Reads from `offset` up to `max_bytes` of whole batches, never past
   // `max_offset` (exclusive; the high watermark). When `min_one_batch` the
   // first batch is returned even if bigger than max_bytes. Returns kOutOfRange
   // when offset < log start or offset > log end.
-  virtual Result<ReadResult> Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
+  virtual Result<ReadResult> Read(Offset offset, int32_t max_bytes, Offset max_offset,
                                   bool min_one_batch) const = 0;
 
   // The same batches as Read, left in their segment file: the fetch path
   // sends them with sendfile(2). `records` stays empty.
-  virtual Result<RegionReadResult> ReadRegion(int64_t offset, int32_t max_bytes, int64_t max_offset,
+  virtual Result<RegionReadResult> ReadRegion(Offset offset, int32_t max_bytes, Offset max_offset,
                                               bool min_one_batch) const = 0;
 
-  virtual int64_t log_start_offset() const = 0;
-  virtual int64_t log_end_offset() const = 0;  // next offset to be assigned
+  virtual Offset log_start_offset() const = 0;
+  virtual Offset log_end_offset() const = 0;  // next offset to be assigned
 
   // Earliest offset whose timestamp >= ts (ListOffsets by time); nullopt when none.
   virtual std::optional<TimestampOffset> OffsetForTimestamp(int64_t ts) const = 0;
@@ -222,13 +223,13 @@ class Log {
   virtual TimestampOffset MaxTimestamp() const = 0;
 
   // OffsetForLeaderEpoch: {epoch, end offset} of the largest epoch <= `epoch`
-  // from leader-epoch-checkpoint; {-1,-1} when unknown.
-  virtual std::pair<LeaderEpoch, int64_t> EndOffsetForEpoch(LeaderEpoch epoch) const = 0;
+  // from leader-epoch-checkpoint; {kNoLeaderEpoch, kNoOffset} when unknown.
+  virtual std::pair<LeaderEpoch, Offset> EndOffsetForEpoch(LeaderEpoch epoch) const = 0;
   virtual LeaderEpoch latest_epoch() const = 0;
 
   // DeleteRecords: moves the log start offset up (persisted), deleting whole
   // segments below it. kOutOfRange if offset > log end.
-  virtual Status DeleteRecordsBefore(int64_t offset) = 0;
+  virtual Status DeleteRecordsBefore(Offset offset) = 0;
 
   // Applies retention.ms / retention.bytes and segment.ms rolling; returns the
   // number of segments deleted. Never deletes the active segment.
@@ -251,7 +252,7 @@ class Log {
   // About how many bytes of the local log hold offsets [from, to): whole
   // segments exactly, a segment partly in range by its share of offsets
   // (progress estimates, not accounting).
-  virtual int64_t ApproximateBytesBetween(int64_t from, int64_t to) const {
+  virtual int64_t ApproximateBytesBetween(Offset from, Offset to) const {
     (void)from;
     (void)to;
     return 0;
@@ -269,38 +270,38 @@ class Log {
   // running on this log, kShuttingDown when the log is closed or deleted
   // during the pass, kCorrupt for unreadable batches.
   virtual Result<CleaningResult> Clean(OffsetMap& map, int64_t now) = 0;
-  // The persisted cleaner checkpoint (first dirty offset); -1 when none.
-  virtual int64_t cleaner_checkpoint() const = 0;
+  // The persisted cleaner checkpoint (first dirty offset); kNoOffset when none.
+  virtual Offset cleaner_checkpoint() const = 0;
 
   // --- Tiered storage, driven by tiered::RemoteLogManager. ---
   // Rolled segments (every one but the active), oldest first.
   virtual std::vector<SegmentSummary> RolledSegments() const { return {}; }
   // Offsets below `offset` are copied to remote storage (COPY_FINISHED), so
   // local retention may delete segments wholly below it. Only moves up.
-  virtual void SetRemoteCopiedOffset(int64_t offset) { (void)offset; }
+  virtual void SetRemoteCopiedOffset(Offset offset) { (void)offset; }
   // The base offset of the active segment: where a new replica of a tiered
   // partition starts its log (the records below are, or will be, in remote
   // storage).
-  virtual int64_t active_segment_base_offset() const { return log_start_offset(); }
+  virtual Offset active_segment_base_offset() const { return log_start_offset(); }
   // Rolls the active segment now if it holds records (so it is uploaded
   // and a new replica starting at the next one copies nothing of it).
   virtual Status Roll() { return Status::Ok(); }
   // After TruncateFullyAndStartAt with a leader epoch (a replica started at
   // its leader's active segment): the offset its producer state starts at,
-  // -1 when it is complete. Persisted until MergeProducerSnapshot.
-  virtual int64_t producer_state_gap() const { return -1; }
+  // kNoOffset when it is complete. Persisted until MergeProducerSnapshot.
+  virtual Offset producer_state_gap() const { return kNoOffset; }
   // Completes the producer state with a snapshot (Kafka's format) taken at
   // `snapshot_offset`, which must lie in [producer_state_gap(), log end]:
   // producers this log does not know are taken from it. The state is
   // snapshotted at the log end and the gap cleared. kInvalidArgument
   // outside that range or without a gap.
-  virtual Status MergeProducerSnapshot(ByteView snapshot, int64_t snapshot_offset) {
+  virtual Status MergeProducerSnapshot(ByteView snapshot, Offset snapshot_offset) {
     (void)snapshot;
     (void)snapshot_offset;
     return Status::Ok();
   }
   // The leader-epoch entries (epoch, start offset) known to the log.
-  virtual std::vector<std::pair<LeaderEpoch, int64_t>> LeaderEpochEntries() const { return {}; }
+  virtual std::vector<std::pair<LeaderEpoch, Offset>> LeaderEpochEntries() const { return {}; }
   // Called (under the log's lock: keep it short, never call back into the
   // log) after each roll, so uploads start at once instead of at the next
   // poll. Replaces the previous listener; an empty function removes it.

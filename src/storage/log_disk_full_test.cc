@@ -25,11 +25,11 @@ class LogDiskFullTest : public testing::TempDirTest {
 
   // Base offset and leader epoch of every batch in the log, from offset 0
   // (a read stops at a segment's end).
-  static std::vector<std::pair<int64_t, int32_t>> Batches(Log& log) {
-    std::vector<std::pair<int64_t, int32_t>> out;
-    int64_t next = 0;
+  static std::vector<std::pair<Offset, int32_t>> Batches(Log& log) {
+    std::vector<std::pair<Offset, int32_t>> out;
+    Offset next = 0_o;
     while (next < log.log_end_offset()) {
-      auto read = log.Read(next, 1 << 30, INT64_MAX, false);
+      auto read = log.Read(next, 1 << 30, Offset::Max(), false);
       EXPECT_TRUE(read.ok());
       if (!read.ok()) break;
       auto headers = Headers(read->records);
@@ -55,20 +55,20 @@ TEST_F(LogDiskFullTest, ANewLeaderEpochThatCannotBeCheckpointedFailsTheAppendUnt
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.error().code, Errc::kIoError) << refused.error().message;
     env_.Heal();
-    EXPECT_EQ(log->log_end_offset(), 2);             // nothing of it was written
+    EXPECT_EQ(log->log_end_offset(), 2_o);           // nothing of it was written
     EXPECT_EQ(log->latest_epoch(), LeaderEpoch(1));  // nor remembered
   }
   auto retried = AppendOne(*log, {.records = 3}, /*leader_epoch=*/2);
   ASSERT_TRUE(retried.ok()) << retried.error().message;
-  EXPECT_EQ(retried->base_offset, 2);
+  EXPECT_EQ(retried->base_offset, 2_o);
   ASSERT_TRUE(log->Close().ok());
 
   // After a clean restart the epoch history comes from the checkpoint alone.
   auto reopened = OpenLog(Env::Default(), LogConfig{});
   EXPECT_EQ(reopened->latest_epoch(), LeaderEpoch(2));
   EXPECT_EQ(reopened->EndOffsetForEpoch(LeaderEpoch(1)),
-            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(1), 2}));
-  EXPECT_EQ(Batches(*reopened), (std::vector<std::pair<int64_t, int32_t>>{{0, 1}, {2, 2}}));
+            (std::pair<LeaderEpoch, Offset>{LeaderEpoch(1), 2_o}));
+  EXPECT_EQ(Batches(*reopened), (std::vector<std::pair<Offset, int32_t>>{{0_o, 1}, {2_o, 2}}));
   ASSERT_TRUE(reopened->Close().ok());
 }
 
@@ -88,7 +88,7 @@ TEST_F(LogDiskFullTest, ARollWhoseProducerSnapshotCannotBeWrittenLosesNothing) {
     if (r.ok()) seq += 2;
     return r;
   };
-  std::vector<int64_t> acknowledged;
+  std::vector<Offset> acknowledged;
   int failures = 0;
   for (int i = 0; i < 12; ++i) {
     // Every third append on a full disk: a roll then cannot snapshot.
@@ -104,11 +104,12 @@ TEST_F(LogDiskFullTest, ARollWhoseProducerSnapshotCannotBeWrittenLosesNothing) {
   }
   ASSERT_GT(failures, 0) << "no append needed a checkpoint while the disk was full";
   // Offsets stay dense: a failed append took none.
-  for (size_t i = 0; i < acknowledged.size(); ++i) EXPECT_EQ(acknowledged[i], int64_t(i) * 2);
+  for (size_t i = 0; i < acknowledged.size(); ++i)
+    EXPECT_EQ(acknowledged[i], Offset(int64_t(i) * 2));
   ASSERT_TRUE(log->Close().ok());
 
   auto reopened = OpenLog(Env::Default(), config);
-  std::vector<int64_t> bases;
+  std::vector<Offset> bases;
   for (const auto& [base, epoch] : Batches(*reopened)) bases.push_back(base);
   EXPECT_EQ(bases, acknowledged);
   // Producer state survived: the last batch sent again is a duplicate.

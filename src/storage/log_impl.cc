@@ -67,7 +67,7 @@ Status LogImpl::SplitBatches(MutableByteView batches, const std::vector<BatchInf
 // result when a batch retries one of its producer's last five.
 Result<std::optional<AppendResult>> LogImpl::AssignOffsets(
     std::vector<BatchHeader>* headers, ProducerStateManager::Staged* staged) const {
-  int64_t next = leo_.load();
+  Offset next = leo_.load();
   for (BatchHeader& h : *headers) {
     h.base_offset = next;
     next = h.last_offset() + 1;
@@ -117,8 +117,8 @@ Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<
   ProducerStateManager::Staged staged;
   STRATA_ASSIGN_OR_RETURN(auto duplicate, AssignOffsets(&headers, &staged));
   if (duplicate) return *duplicate;
-  const int64_t first = headers.front().base_offset;
-  const int64_t next = headers.back().last_offset() + 1;
+  const Offset first = headers.front().base_offset;
+  const Offset next = headers.back().last_offset() + 1;
 
   if (ShouldRoll(int64_t(batches.size()), next - 1, now)) STRATA_RETURN_IF_ERROR(RollLocked());
   StampBatches(views, &headers, leader_epoch, now);
@@ -151,7 +151,7 @@ Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<
   return result;
 }
 
-bool LogImpl::ShouldRoll(int64_t append_bytes, int64_t max_offset, int64_t now) const {
+bool LogImpl::ShouldRoll(int64_t append_bytes, Offset max_offset, int64_t now) const {
   const Segment& seg = active();
   if (seg.size() == 0) return false;
   return int64_t(seg.size()) > segment_bytes_limit() - append_bytes ||
@@ -162,7 +162,7 @@ bool LogImpl::ShouldRoll(int64_t append_bytes, int64_t max_offset, int64_t now) 
 Status LogImpl::RollLocked() {
   Segment& old = active();
   if (old.size() == 0) return Status::Ok();
-  const int64_t base = leo_.load();
+  const Offset base = leo_.load();
   STRATA_RETURN_IF_ERROR(old.OnBecomeInactive());
   // Rolled segments are made durable here, so after a crash only the active
   // segment needs a recovery scan.
@@ -179,7 +179,7 @@ Status LogImpl::RollLocked() {
   return Status::Ok();
 }
 
-int64_t LogImpl::active_segment_base_offset() const {
+Offset LogImpl::active_segment_base_offset() const {
   std::lock_guard lock(mu_);
   return active().base_offset();
 }
@@ -195,7 +195,7 @@ void LogImpl::SetRollListener(std::function<void()> listener) {
   roll_listener_ = std::move(listener);
 }
 
-Result<LogImpl::ReadSpan> LogImpl::Locate(int64_t offset, int32_t max_bytes, int64_t max_offset,
+Result<LogImpl::ReadSpan> LogImpl::Locate(Offset offset, int32_t max_bytes, Offset max_offset,
                                           bool min_one_batch) const {
   ReadSpan span;
   uint64_t limit = 0;
@@ -239,7 +239,7 @@ Result<LogImpl::ReadSpan> LogImpl::Locate(int64_t offset, int32_t max_bytes, int
   return span;
 }
 
-Result<ReadResult> LogImpl::Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
+Result<ReadResult> LogImpl::Read(Offset offset, int32_t max_bytes, Offset max_offset,
                                  bool min_one_batch) const {
   STRATA_ASSIGN_OR_RETURN(ReadSpan span, Locate(offset, max_bytes, max_offset, min_one_batch));
   ReadResult result;
@@ -252,7 +252,7 @@ Result<ReadResult> LogImpl::Read(int64_t offset, int32_t max_bytes, int64_t max_
   return result;
 }
 
-Result<RegionReadResult> LogImpl::ReadRegion(int64_t offset, int32_t max_bytes, int64_t max_offset,
+Result<RegionReadResult> LogImpl::ReadRegion(Offset offset, int32_t max_bytes, Offset max_offset,
                                              bool min_one_batch) const {
   STRATA_ASSIGN_OR_RETURN(ReadSpan span, Locate(offset, max_bytes, max_offset, min_one_batch));
   RegionReadResult result;
@@ -304,7 +304,7 @@ Status LogImpl::Close() {
   closed_ = true;
   STRATA_RETURN_IF_ERROR(active().OnBecomeInactive());
   STRATA_RETURN_IF_ERROR(FlushLocked());
-  const int64_t leo = leo_.load();
+  const Offset leo = leo_.load();
   STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, leo, env_));
   STRATA_RETURN_IF_ERROR(
       ProducerStateManager::PruneSnapshots(dir_, log_start_.load(), leo, kKeptSnapshots, env_));
@@ -333,7 +333,7 @@ void LogImpl::UpdateConfig(const LogConfig& config) {
   for (auto& [base, seg] : segments_) seg->set_max_index_bytes(config.segment_index_bytes);
 }
 
-std::pair<LeaderEpoch, int64_t> LogImpl::EndOffsetForEpoch(LeaderEpoch epoch) const {
+std::pair<LeaderEpoch, Offset> LogImpl::EndOffsetForEpoch(LeaderEpoch epoch) const {
   std::lock_guard lock(mu_);
   return epochs_.EndOffsetFor(epoch, leo_.load());
 }
@@ -350,14 +350,14 @@ int64_t LogImpl::size_bytes() const {
   return total;
 }
 
-int64_t LogImpl::ApproximateBytesBetween(int64_t from, int64_t to) const {
+int64_t LogImpl::ApproximateBytesBetween(Offset from, Offset to) const {
   std::lock_guard lock(mu_);
   double total = 0;
   for (auto it = segments_.begin(); it != segments_.end(); ++it) {
-    const int64_t base = it->first;
+    const Offset base = it->first;
     auto next = std::next(it);
-    const int64_t end = next == segments_.end() ? leo_.load() : next->first;
-    const int64_t lo = std::max(base, from), hi = std::min(end, to);
+    const Offset end = next == segments_.end() ? leo_.load() : next->first;
+    const Offset lo = std::max(base, from), hi = std::min(end, to);
     if (hi <= lo || end <= base) continue;
     total += double(it->second->size()) * double(hi - lo) / double(end - base);
   }

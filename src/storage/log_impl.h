@@ -46,20 +46,19 @@ class LogImpl final : public Log {
                               LeaderEpoch leader_epoch) override;
   Result<AppendResult> AppendAsFollower(MutableByteView batches,
                                         const std::vector<BatchInfo>& infos) override;
-  Status TruncateTo(int64_t offset) override;
-  Status TruncateFullyAndStartAt(int64_t offset,
-                                 LeaderEpoch leader_epoch = kNoLeaderEpoch) override;
-  Result<ReadResult> Read(int64_t offset, int32_t max_bytes, int64_t max_offset,
+  Status TruncateTo(Offset offset) override;
+  Status TruncateFullyAndStartAt(Offset offset, LeaderEpoch leader_epoch = kNoLeaderEpoch) override;
+  Result<ReadResult> Read(Offset offset, int32_t max_bytes, Offset max_offset,
                           bool min_one_batch) const override;
-  Result<RegionReadResult> ReadRegion(int64_t offset, int32_t max_bytes, int64_t max_offset,
+  Result<RegionReadResult> ReadRegion(Offset offset, int32_t max_bytes, Offset max_offset,
                                       bool min_one_batch) const override;
-  int64_t log_start_offset() const override { return log_start_.load(); }
-  int64_t log_end_offset() const override { return leo_.load(); }
+  Offset log_start_offset() const override { return log_start_.load(); }
+  Offset log_end_offset() const override { return leo_.load(); }
   std::optional<TimestampOffset> OffsetForTimestamp(int64_t ts) const override;
   TimestampOffset MaxTimestamp() const override;
-  std::pair<LeaderEpoch, int64_t> EndOffsetForEpoch(LeaderEpoch epoch) const override;
+  std::pair<LeaderEpoch, Offset> EndOffsetForEpoch(LeaderEpoch epoch) const override;
   LeaderEpoch latest_epoch() const override;
-  Status DeleteRecordsBefore(int64_t offset) override;
+  Status DeleteRecordsBefore(Offset offset) override;
   Result<int> EnforceRetention() override;
   void UpdateConfig(const LogConfig& config) override;
   Status Flush() override;
@@ -68,19 +67,19 @@ class LogImpl final : public Log {
   Status Delete() override;
   std::filesystem::path dir() const override { return dir_; }
   int64_t size_bytes() const override;
-  int64_t ApproximateBytesBetween(int64_t from, int64_t to) const override;
+  int64_t ApproximateBytesBetween(Offset from, Offset to) const override;
   int segment_count() const override;
   CleaningEstimate EstimateCleaning(int64_t now) const override;
   Result<CleaningResult> Clean(OffsetMap& map, int64_t now) override;
-  int64_t cleaner_checkpoint() const override { return cleaner_checkpoint_.load(); }
+  Offset cleaner_checkpoint() const override { return cleaner_checkpoint_.load(); }
   std::vector<SegmentSummary> RolledSegments() const override;
-  int64_t active_segment_base_offset() const override;
-  int64_t producer_state_gap() const override { return producer_state_gap_.load(); }
-  Status MergeProducerSnapshot(ByteView snapshot, int64_t snapshot_offset) override;
+  Offset active_segment_base_offset() const override;
+  Offset producer_state_gap() const override { return producer_state_gap_.load(); }
+  Status MergeProducerSnapshot(ByteView snapshot, Offset snapshot_offset) override;
   Status Roll() override;
-  void SetRemoteCopiedOffset(int64_t offset) override;
+  void SetRemoteCopiedOffset(Offset offset) override;
   void SetRollListener(std::function<void()> listener) override;
-  std::vector<std::pair<LeaderEpoch, int64_t>> LeaderEpochEntries() const override;
+  std::vector<std::pair<LeaderEpoch, Offset>> LeaderEpochEntries() const override;
 
   // Steps of the compaction swap, for crash tests.
   enum class SwapStep {
@@ -99,7 +98,7 @@ class LogImpl final : public Log {
   }
 
  private:
-  using SegmentMap = std::map<int64_t, std::shared_ptr<Segment>>;
+  using SegmentMap = std::map<Offset, std::shared_ptr<Segment>>;
 
   LogImpl(std::filesystem::path dir, const LogConfig& config, Clock* clock, Env* env);
 
@@ -108,9 +107,9 @@ class LogImpl final : public Log {
   struct ReadSpan {
     std::shared_ptr<Segment> segment;
     uint64_t start = 0, end = 0;
-    int64_t log_start_offset = 0, log_end_offset = 0;
+    Offset log_start_offset, log_end_offset;
   };
-  Result<ReadSpan> Locate(int64_t offset, int32_t max_bytes, int64_t max_offset,
+  Result<ReadSpan> Locate(Offset offset, int32_t max_bytes, Offset max_offset,
                           bool min_one_batch) const;
 
   // log_load.cc
@@ -121,7 +120,7 @@ class LogImpl final : public Log {
   Status FixLogStartAfterLoad();
   Status LoadProducerState();
   Status CompleteInterruptedSwaps();
-  Status CompleteSwap(int64_t base);
+  Status CompleteSwap(Offset base);
   void LoadCleanerCheckpoint();
 
   // log_impl.cc
@@ -133,7 +132,7 @@ class LogImpl final : public Log {
   void StampBatches(const std::vector<MutableByteView>& views,
                     std::vector<protocol::BatchHeader>* headers, LeaderEpoch leader_epoch,
                     int64_t now) const;
-  bool ShouldRoll(int64_t append_bytes, int64_t max_offset, int64_t now) const;
+  bool ShouldRoll(int64_t append_bytes, Offset max_offset, int64_t now) const;
   // log_replica.cc: one run of replicated batches that fits a segment.
   Result<AppendResult> AppendRunAsFollowerLocked(MutableByteView batches,
                                                  const std::vector<BatchInfo>& infos);
@@ -143,21 +142,21 @@ class LogImpl final : public Log {
 
   // log_replica.cc: TruncateFullyAndStartAt of an empty log at an offset
   // below its end (the batch fetched next brings its epoch).
-  Status RestartEmptyLowerLocked(int64_t offset);
+  Status RestartEmptyLowerLocked(Offset offset);
   // log_retention.cc
-  Result<int> DeleteSegmentsBelowLocked(int64_t offset);
+  Result<int> DeleteSegmentsBelowLocked(Offset offset);
   Status DeleteFirstSegmentLocked(const char* reason);
-  Status MoveLogStartLocked(int64_t offset);
+  Status MoveLogStartLocked(Offset offset);
   Result<int> EnforceSizeAndTimeLocked(int64_t now);
   bool DeletableByRetentionLocked() const;
 
   // cleaner_log.cc
   CleaningEstimate PlanCleaningLocked(int64_t now, CleanPassInput* input) const;
-  int64_t CompactionDelayLocked(int64_t first_dirty, int64_t now) const;
+  int64_t CompactionDelayLocked(Offset first_dirty, int64_t now) const;
   Result<CleaningResult> RunPass(CleanPass& pass);
-  Result<bool> SwapInCleaned(const SegmentGroup& group, int64_t base);
-  Status SwapFilesLocked(const SegmentGroup& group, int64_t base);
-  int64_t ProducerLastOffset(int64_t producer_id) const;
+  Result<bool> SwapInCleaned(const SegmentGroup& group, Offset base);
+  Status SwapFilesLocked(const SegmentGroup& group, Offset base);
+  Offset ProducerLastOffset(int64_t producer_id) const;
 
   Segment& active() const { return *segments_.rbegin()->second; }
   int64_t segment_bytes_limit() const;
@@ -172,10 +171,10 @@ class LogImpl final : public Log {
   mutable std::mutex mu_;
   LogConfig config_;
   SegmentMap segments_;
-  std::atomic<int64_t> log_start_{0};
-  std::atomic<int64_t> leo_{0};
+  std::atomic<Offset> log_start_{Offset(0)};
+  std::atomic<Offset> leo_{Offset(0)};
   ProducerStateManager producers_;
-  std::atomic<int64_t> producer_state_gap_{-1};  // see Log::producer_state_gap
+  std::atomic<Offset> producer_state_gap_{kNoOffset};  // see Log::producer_state_gap
   LeaderEpochCache epochs_;
   std::function<void()> roll_listener_;
   int64_t unflushed_records_ = 0;
@@ -187,13 +186,13 @@ class LogImpl final : public Log {
   // Compaction.
   std::mutex clean_mu_;                     // held for a whole cleaning pass
   std::atomic<bool> stop_cleaning_{false};  // set by Close/Delete to abort a pass
-  std::atomic<int64_t> cleaner_checkpoint_{-1};
+  std::atomic<Offset> cleaner_checkpoint_{kNoOffset};
   // CleaningResult::earliest_delete_horizon of the last pass (in memory: after
   // a restart the next pass that covers the tombstones finds it again).
   std::atomic<int64_t> earliest_delete_horizon_{-1};
   int swap_crash_step_ = -1;  // InjectSwapCrashForTest
-  // Tiered storage: offsets below this are in remote storage (-1: none).
-  std::atomic<int64_t> remote_copied_{-1};
+  // Tiered storage: offsets below this are in remote storage (kNoOffset: none).
+  std::atomic<Offset> remote_copied_{kNoOffset};
 };
 
 }  // namespace strata::storage

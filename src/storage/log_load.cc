@@ -49,10 +49,10 @@ Status LogImpl::LoadLocked() {
     if (start.error().code != Errc::kCorrupt) return start.take_error();
     logger->warn("{}: ignoring {}", label_, start.error().message);
   }
-  log_start_.store(start.ok() && start->has_value() ? **start : 0);
+  log_start_.store(start.ok() && start->has_value() ? Offset(**start) : Offset(0));
   auto gap = ReadOffsetFile(dir_, kProducerStateGapFile, env_);
   if (!gap.ok()) return gap.take_error();
-  producer_state_gap_.store(gap->value_or(-1));
+  producer_state_gap_.store(gap->has_value() ? Offset(**gap) : kNoOffset);
   LoadCleanerCheckpoint();
 
   STRATA_RETURN_IF_ERROR(OpenSegments());
@@ -86,7 +86,7 @@ void LogImpl::LoadCleanerCheckpoint() {
                               checkpoint.error().message);
     return;
   }
-  cleaner_checkpoint_.store(checkpoint->has_value() ? **checkpoint : -1);
+  cleaner_checkpoint_.store(checkpoint->has_value() ? Offset(**checkpoint) : kNoOffset);
 }
 
 // Finishes or rolls back a compaction swap cut short by a crash. Files named
@@ -98,7 +98,7 @@ void LogImpl::LoadCleanerCheckpoint() {
 // without their .log.swap are strays from an unfinished rename.
 Status LogImpl::CompleteInterruptedSwaps() {
   std::error_code ec;
-  std::vector<int64_t> swaps;
+  std::vector<Offset> swaps;
   std::vector<fs::path> doomed;
   for (const auto& ent : fs::directory_iterator(dir_, ec)) {
     std::string name = ent.path().filename().string();
@@ -107,7 +107,7 @@ Status LogImpl::CompleteInterruptedSwaps() {
     } else if (name.ends_with(kSwapSuffix)) {
       std::string live = name.substr(0, name.size() - kSwapSuffix.size());
       if (auto base = ParseOffsetFileName(live, kLogSuffix)) {
-        swaps.push_back(*base);
+        swaps.push_back(Offset(*base));
       } else if (!fs::exists(dir_ / (live.substr(0, 20) + std::string(kLogSuffix) +
                                      std::string(kSwapSuffix)))) {
         doomed.push_back(ent.path());
@@ -117,13 +117,13 @@ Status LogImpl::CompleteInterruptedSwaps() {
   if (ec) return MakeError(Errc::kIoError, fmt::format("list {}: {}", dir_.string(), ec.message()));
   for (const fs::path& path : doomed) STRATA_RETURN_IF_ERROR(env_->RemoveFile(path));
   std::sort(swaps.begin(), swaps.end());
-  for (int64_t base : swaps) STRATA_RETURN_IF_ERROR(CompleteSwap(base));
+  for (Offset base : swaps) STRATA_RETURN_IF_ERROR(CompleteSwap(base));
   if (!doomed.empty() || !swaps.empty()) STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   return Status::Ok();
 }
 
-Status LogImpl::CompleteSwap(int64_t base) {
-  int64_t end = base;
+Status LogImpl::CompleteSwap(Offset base) {
+  Offset end = base;
   {
     STRATA_ASSIGN_OR_RETURN(auto swap,
                             Segment::Open(dir_, base, config_.segment_index_bytes, kSwapSuffix));
@@ -136,14 +136,16 @@ Status LogImpl::CompleteSwap(int64_t base) {
     }
     end = swap->next_offset();
   }
-  std::vector<int64_t> replaced;
+  std::vector<Offset> replaced;
   std::error_code ec;
   for (const auto& ent : fs::directory_iterator(dir_, ec)) {
     auto seg_base = ParseOffsetFileName(ent.path().filename().string(), kLogSuffix);
-    if (seg_base && *seg_base >= base && *seg_base < end) replaced.push_back(*seg_base);
+    if (seg_base && Offset(*seg_base) >= base && Offset(*seg_base) < end) {
+      replaced.push_back(Offset(*seg_base));
+    }
   }
   if (ec) return MakeError(Errc::kIoError, fmt::format("list {}: {}", dir_.string(), ec.message()));
-  for (int64_t b : replaced) STRATA_RETURN_IF_ERROR(RemoveSegmentFiles(dir_, b, ""));
+  for (Offset b : replaced) STRATA_RETURN_IF_ERROR(RemoveSegmentFiles(dir_, b, ""));
   // Index files of `base` may already be the cleaned ones (half-done final
   // rename) or old ones: drop them; the swap's own indexes (or a rebuild) win.
   STRATA_RETURN_IF_ERROR(RemoveSegmentFiles(dir_, base, ""));
@@ -176,13 +178,14 @@ Status LogImpl::OpenSegments() {
   for (const auto& ent : fs::directory_iterator(dir_, ec)) {
     auto base = ParseOffsetFileName(ent.path().filename().string(), kLogSuffix);
     if (!base) continue;
-    STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Open(dir_, *base, config_.segment_index_bytes));
-    segments_[*base] = std::move(seg);
+    STRATA_ASSIGN_OR_RETURN(auto seg,
+                            Segment::Open(dir_, Offset(*base), config_.segment_index_bytes));
+    segments_[Offset(*base)] = std::move(seg);
   }
   if (ec) return MakeError(Errc::kIoError, fmt::format("list {}: {}", dir_.string(), ec.message()));
   fresh_ = segments_.empty();
   if (fresh_) {
-    const int64_t base = log_start_.load();
+    const Offset base = log_start_.load();
     STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, base, config_.segment_index_bytes));
     segments_[base] = std::move(seg);
     STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
@@ -196,7 +199,7 @@ Status LogImpl::OpenSegments() {
 // segments were fsynced at roll). A truncated segment drops every later one.
 Status LogImpl::RecoverSegments(bool clean) {
   auto logger = log::Get("storage");
-  int64_t min_offset = segments_.begin()->first;
+  Offset min_offset = segments_.begin()->first;
   Status epoch_status;
   auto on_batch = [&](const BatchHeader& h) {
     const LeaderEpoch epoch(h.partition_leader_epoch);
@@ -230,7 +233,7 @@ Status LogImpl::RecoverSegments(bool clean) {
       logger->warn("{}: rebuilt indexes of segment {}: {}", label_, seg.base_offset(), why);
     }
     if (r.truncated_bytes > 0 && !last) {
-      std::vector<int64_t> dropped;
+      std::vector<Offset> dropped;
       for (auto later = std::next(it); later != segments_.end();) {
         dropped.push_back(later->first);
         STRATA_RETURN_IF_ERROR(later->second->DeleteFiles());
@@ -247,8 +250,8 @@ Status LogImpl::RecoverSegments(bool clean) {
 }
 
 Status LogImpl::FixLogStartAfterLoad() {
-  const int64_t first_base = segments_.begin()->first;
-  int64_t start = log_start_.load();
+  const Offset first_base = segments_.begin()->first;
+  Offset start = log_start_.load();
   if (start > leo_.load()) {
     // The tail the log start pointed into was lost: start afresh there, as
     // Kafka does when the log start offset passes the log end.
@@ -266,7 +269,7 @@ Status LogImpl::FixLogStartAfterLoad() {
   }
   if (start < first_base) {
     log_start_.store(first_base);
-    STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, first_base, env_));
+    STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, first_base.value(), env_));
   }
   STRATA_ASSIGN_OR_RETURN(int deleted, DeleteSegmentsBelowLocked(log_start_.load()));
   (void)deleted;
@@ -275,12 +278,12 @@ Status LogImpl::FixLogStartAfterLoad() {
 
 // Newest snapshot at or below the log end, then a replay of the batches after it.
 Status LogImpl::LoadProducerState() {
-  const int64_t leo = leo_.load();
-  const int64_t start = log_start_.load();
-  STRATA_RETURN_IF_ERROR(
-      ProducerStateManager::PruneSnapshots(dir_, 0, leo, std::numeric_limits<size_t>::max(), env_));
+  const Offset leo = leo_.load();
+  const Offset start = log_start_.load();
+  STRATA_RETURN_IF_ERROR(ProducerStateManager::PruneSnapshots(
+      dir_, 0_o, leo, std::numeric_limits<size_t>::max(), env_));
   STRATA_ASSIGN_OR_RETURN(auto snapshot, producers_.LoadNewestSnapshot(dir_, leo, env_));
-  const int64_t from = snapshot ? std::max(*snapshot, start) : start;
+  const Offset from = snapshot ? std::max(*snapshot, start) : start;
   int64_t replayed = 0;
   auto replay = [&](const BatchHeader& h, uint64_t) {
     if (h.base_offset >= from && h.idempotent()) {
@@ -294,7 +297,7 @@ Status LogImpl::LoadProducerState() {
     STRATA_RETURN_IF_ERROR(seg->ForEachBatch(seg->IndexPosition(from), seg->size(), replay));
   }
   producer_load_note_ = fmt::format("{} producers from snapshot {} + {} batches", producers_.size(),
-                                    snapshot ? *snapshot : -1, replayed);
+                                    snapshot.value_or(kNoOffset), replayed);
   return Status::Ok();
 }
 

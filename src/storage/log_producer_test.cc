@@ -33,7 +33,7 @@ class LogProducerTest : public testing::TempDirTest {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, code) << r.error().message;
   }
-  static void ExpectDuplicate(const Result<AppendResult>& r, int64_t base, int64_t last) {
+  static void ExpectDuplicate(const Result<AppendResult>& r, Offset base, Offset last) {
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_TRUE(r->duplicate);
     EXPECT_EQ(r->base_offset, base);
@@ -51,13 +51,13 @@ TEST_F(LogProducerTest, RetriesOfLastFiveBatchesReturnOriginalOffsets) {
     auto r = AppendOne(*log, Idem(2 * i));  // seq 2i..2i+1 at offsets 3+2i..4+2i
     ASSERT_TRUE(r.ok());
     EXPECT_FALSE(r->duplicate);
-    EXPECT_EQ(r->base_offset, 3 + 2 * i);
+    EXPECT_EQ(r->base_offset, Offset(3 + 2 * i));
   }
   const auto size = log->size_bytes();
   for (int i = 1; i < 6; ++i) {
-    ExpectDuplicate(AppendOne(*log, Idem(2 * i)), 3 + 2 * i, 4 + 2 * i);
+    ExpectDuplicate(AppendOne(*log, Idem(2 * i)), Offset(3 + 2 * i), Offset(4 + 2 * i));
   }
-  EXPECT_EQ(log->log_end_offset(), 15);
+  EXPECT_EQ(log->log_end_offset(), 15_o);
   EXPECT_EQ(log->size_bytes(), size);  // nothing written
   // The sixth-newest batch fell out of the window: a plain sequence error.
   ExpectError(AppendOne(*log, Idem(0)), Errc::kOutOfOrderSequence);
@@ -65,21 +65,21 @@ TEST_F(LogProducerTest, RetriesOfLastFiveBatchesReturnOriginalOffsets) {
   ExpectError(AppendOne(*log, Idem(10, 1)), Errc::kOutOfOrderSequence);
   auto next = AppendOne(*log, Idem(12));
   ASSERT_TRUE(next.ok());
-  EXPECT_EQ(next->base_offset, 15);
+  EXPECT_EQ(next->base_offset, 15_o);
 }
 
 TEST_F(LogProducerTest, SequenceGapIsOutOfOrder) {
   auto log = OpenLog();
   ASSERT_TRUE(AppendOne(*log, Idem(0)).ok());
   ExpectError(AppendOne(*log, Idem(3)), Errc::kOutOfOrderSequence);
-  EXPECT_EQ(log->log_end_offset(), 2);
+  EXPECT_EQ(log->log_end_offset(), 2_o);
   // A multi-batch append is checked batch after batch and is all or nothing.
   ExpectError(AppendAll(*log, {MakeBatch(Idem(2)), MakeBatch(Idem(5))}), Errc::kOutOfOrderSequence);
-  EXPECT_EQ(log->log_end_offset(), 2);
+  EXPECT_EQ(log->log_end_offset(), 2_o);
   auto ok = AppendAll(*log, {MakeBatch(Idem(2)), MakeBatch(Idem(4))});
   ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(ok->base_offset, 2);
-  EXPECT_EQ(ok->last_offset, 5);
+  EXPECT_EQ(ok->base_offset, 2_o);
+  EXPECT_EQ(ok->last_offset, 5_o);
 }
 
 TEST_F(LogProducerTest, EpochRules) {
@@ -98,8 +98,8 @@ TEST_F(LogProducerTest, UnknownProducerAcceptedAtAnySequenceAndSequencesWrap) {
   ASSERT_TRUE(AppendOne(*log, Idem(INT32_MAX - 1, 2, 3, 7)).ok());  // last seq INT32_MAX
   auto wrapped = AppendOne(*log, Idem(0, 2, 3, 7));
   ASSERT_TRUE(wrapped.ok());
-  EXPECT_EQ(wrapped->base_offset, 2);
-  ExpectDuplicate(AppendOne(*log, Idem(INT32_MAX - 1, 2, 3, 7)), 0, 1);
+  EXPECT_EQ(wrapped->base_offset, 2_o);
+  ExpectDuplicate(AppendOne(*log, Idem(INT32_MAX - 1, 2, 3, 7)), 0_o, 1_o);
 }
 
 TEST_F(LogProducerTest, StateSurvivesCleanReopenViaSnapshot) {
@@ -116,14 +116,14 @@ TEST_F(LogProducerTest, StateSurvivesCleanReopenViaSnapshot) {
   ASSERT_TRUE(decoded.DecodeSnapshot(*snap).ok());
   ASSERT_NE(decoded.Get(kPid), nullptr);
   EXPECT_EQ(decoded.Get(kPid)->batches.back().last_seq, 3);
-  EXPECT_EQ(decoded.Get(kPid)->batches.back().last_offset, 3);
+  EXPECT_EQ(decoded.Get(kPid)->batches.back().last_offset, 3_o);
 
   auto log = OpenLog();
-  ExpectDuplicate(AppendOne(*log, Idem(2)), 2, 3);
+  ExpectDuplicate(AppendOne(*log, Idem(2)), 2_o, 3_o);
   ExpectError(AppendOne(*log, Idem(5)), Errc::kOutOfOrderSequence);
   auto next = AppendOne(*log, Idem(4));
   ASSERT_TRUE(next.ok());
-  EXPECT_EQ(next->base_offset, 4);
+  EXPECT_EQ(next->base_offset, 4_o);
 }
 
 TEST_F(LogProducerTest, StateSurvivesCrashViaRollSnapshotAndTailReplay) {
@@ -139,15 +139,15 @@ TEST_F(LogProducerTest, StateSurvivesCrashViaRollSnapshotAndTailReplay) {
   EXPECT_TRUE(fs::exists(File(12, ".snapshot")));
   EXPECT_FALSE(fs::exists(File(16, ".snapshot")));
   auto log = OpenLog();
-  EXPECT_EQ(log->log_end_offset(), 16);
+  EXPECT_EQ(log->log_end_offset(), 16_o);
   // The snapshot at 12 carries the batch ending at 11; the tail replays 12..15.
-  ExpectDuplicate(AppendOne(*log, Idem(12)), 14, 15);
-  ExpectDuplicate(AppendOne(*log, Idem(10)), 12, 13);
-  ExpectDuplicate(AppendOne(*log, Idem(8)), 10, 11);
+  ExpectDuplicate(AppendOne(*log, Idem(12)), 14_o, 15_o);
+  ExpectDuplicate(AppendOne(*log, Idem(10)), 12_o, 13_o);
+  ExpectDuplicate(AppendOne(*log, Idem(8)), 10_o, 11_o);
   ExpectError(AppendOne(*log, Idem(16 + 1)), Errc::kOutOfOrderSequence);
   ASSERT_TRUE(AppendOne(*log, Idem(14)).ok());
   // The other producer, known only from the snapshot, keeps its sequence.
-  ExpectDuplicate(AppendOne(*log, Idem(0, 2, 0, 99)), 0, 1);
+  ExpectDuplicate(AppendOne(*log, Idem(0, 2, 0, 99)), 0_o, 1_o);
   ExpectError(AppendOne(*log, Idem(3, 2, 0, 99)), Errc::kOutOfOrderSequence);
   ASSERT_TRUE(AppendOne(*log, Idem(2, 2, 0, 99)).ok());
 }
@@ -156,8 +156,8 @@ TEST_F(LogProducerTest, OnlyRecentSnapshotsAreKept) {
   config_.segment_bytes = int64_t(MakeBatch(Idem(0)).size());
   auto log = OpenLog();
   for (int i = 0; i < 8; ++i) ASSERT_TRUE(AppendOne(*log, Idem(2 * i)).ok());
-  std::vector<int64_t> snaps = ProducerStateManager::ListSnapshots(dir_);
-  EXPECT_EQ(snaps, (std::vector<int64_t>{10, 12, 14}));
+  std::vector<Offset> snaps = ProducerStateManager::ListSnapshots(dir_);
+  EXPECT_EQ(snaps, (std::vector<Offset>{10_o, 12_o, 14_o}));
 }
 
 }  // namespace

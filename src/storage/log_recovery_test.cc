@@ -36,7 +36,7 @@ class LogRecoveryTest : public testing::TempDirTest {
     return sizes;
   }
   Bytes ReadAll(Log& log) {
-    auto r = log.Read(log.log_start_offset(), 1 << 30, INT64_MAX, false);
+    auto r = log.Read(log.log_start_offset(), 1 << 30, Offset::Max(), false);
     EXPECT_TRUE(r.ok());
     return r.ok() ? r->records : Bytes();
   }
@@ -65,12 +65,12 @@ TEST_F(LogRecoveryTest, TornTailIsTruncatedAndAppendsContinue) {
   }                                             // no Close: a crash
   fs::resize_file(File(0, ".log"), keep + 30);  // cut the fifth batch in half
   auto log = OpenLog();
-  EXPECT_EQ(log->log_end_offset(), 8);
+  EXPECT_EQ(log->log_end_offset(), 8_o);
   EXPECT_EQ(fs::file_size(File(0, ".log")), keep);
   EXPECT_EQ(ReadAll(*log), Bytes(before.begin(), before.begin() + long(keep)));
   auto r = AppendOne(*log, {});
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->base_offset, 8);
+  EXPECT_EQ(r->base_offset, 8_o);
 }
 
 TEST_F(LogRecoveryTest, GarbageAfterCleanCloseIsTruncated) {
@@ -88,12 +88,12 @@ TEST_F(LogRecoveryTest, GarbageAfterCleanCloseIsTruncated) {
     ASSERT_TRUE((*file)->Append(garbage).ok());
   }
   auto log = OpenLog();
-  EXPECT_EQ(log->log_end_offset(), 6);
+  EXPECT_EQ(log->log_end_offset(), 6_o);
   EXPECT_EQ(fs::file_size(File(0, ".log")), before.size());
   EXPECT_EQ(ReadAll(*log), before);
   auto r = AppendOne(*log, {});
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->base_offset, 6);
+  EXPECT_EQ(r->base_offset, 6_o);
 }
 
 TEST_F(LogRecoveryTest, CorruptCrcInLastBatchTruncatesFromThere) {
@@ -105,12 +105,12 @@ TEST_F(LogRecoveryTest, CorruptCrcInLastBatchTruncatesFromThere) {
   }
   FlipByte(File(0, ".log"), keep + 70);  // inside the fourth batch's records
   auto log = OpenLog();
-  EXPECT_EQ(log->log_end_offset(), 6);
+  EXPECT_EQ(log->log_end_offset(), 6_o);
   EXPECT_EQ(fs::file_size(File(0, ".log")), keep);
   auto r = AppendOne(*log, {.records = 3});
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->base_offset, 6);
-  EXPECT_EQ(r->last_offset, 8);
+  EXPECT_EQ(r->base_offset, 6_o);
+  EXPECT_EQ(r->last_offset, 8_o);
 }
 
 TEST_F(LogRecoveryTest, DeletedAndCorruptIndexesAreRebuilt) {
@@ -150,8 +150,8 @@ TEST_F(LogRecoveryTest, DeletedAndCorruptIndexesAreRebuilt) {
   EXPECT_EQ(*ReadWholeFile(File(0, ".timeindex")), tindex0);
   EXPECT_EQ(*ReadWholeFile(File(second_base, ".index")), index1);
   EXPECT_EQ(ReadAll(*log), before);  // the first segment's batches
-  for (int64_t off = 0; off < 80; off += 3) {
-    auto r = log->Read(off, 1, INT64_MAX, true);
+  for (Offset off = 0_o; off < 80_o; off += 3) {
+    auto r = log->Read(off, 1, Offset::Max(), true);
     ASSERT_TRUE(r.ok());
     auto h = Headers(r->records);
     ASSERT_EQ(h.size(), 1u);
@@ -179,7 +179,7 @@ TEST_F(LogRecoveryTest, IndexPointingPastTheLogIsRebuilt) {
   }
   auto log = OpenLog();
   EXPECT_EQ(*ReadWholeFile(File(0, ".index")), index);
-  EXPECT_EQ(log->log_end_offset(), 20);
+  EXPECT_EQ(log->log_end_offset(), 20_o);
 }
 
 TEST_F(LogRecoveryTest, UncleanShutdownRebuildsActiveIndexIdentically) {
@@ -193,7 +193,7 @@ TEST_F(LogRecoveryTest, UncleanShutdownRebuildsActiveIndexIdentically) {
   ASSERT_FALSE(index.empty());
   auto log = OpenLog();
   EXPECT_EQ(*ReadWholeFile(File(0, ".index")), index);
-  EXPECT_EQ(log->log_end_offset(), 50);
+  EXPECT_EQ(log->log_end_offset(), 50_o);
 }
 
 TEST_F(LogRecoveryTest, CorruptionInOlderSegmentDropsLaterSegments) {
@@ -211,11 +211,11 @@ TEST_F(LogRecoveryTest, CorruptionInOlderSegmentDropsLaterSegments) {
   const int64_t batches_in_first = int64_t(first_size / sizes[0]);
   auto log = OpenLog();
   EXPECT_EQ(log->segment_count(), 1);
-  EXPECT_EQ(log->log_end_offset(), (batches_in_first - 1) * 2);
+  EXPECT_EQ(log->log_end_offset(), Offset((batches_in_first - 1) * 2));
   EXPECT_EQ(fs::file_size(File(0, ".log")), first_size - sizes[0]);
   auto r = AppendOne(*log, {});
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->base_offset, (batches_in_first - 1) * 2);
+  EXPECT_EQ(r->base_offset, Offset((batches_in_first - 1) * 2));
 }
 
 }  // namespace

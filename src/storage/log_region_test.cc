@@ -39,10 +39,10 @@ TEST_F(LogRegionTest, RegionHoldsTheBytesReadReturns) {
     ASSERT_TRUE(AppendAll(*log, {MakeBatch({.records = 4, .fill = uint8_t('a' + i)})}, 1).ok());
   }
   ASSERT_GT(log->segment_count(), 2);
-  const int64_t end = log->log_end_offset();
+  const Offset end = log->log_end_offset();
   for (int32_t max_bytes : {1, 100, 1 << 20}) {
-    for (int64_t offset = 0; offset < end; ++offset) {
-      for (int64_t hw : {end, offset + 1}) {
+    for (Offset offset = 0_o; offset < end; ++offset) {
+      for (Offset hw : {end, offset + 1}) {
         auto copy = log->Read(offset, max_bytes, hw, /*min_one_batch=*/true);
         auto region = log->ReadRegion(offset, max_bytes, hw, /*min_one_batch=*/true);
         ASSERT_TRUE(copy.ok() && region.ok());
@@ -69,10 +69,10 @@ TEST_F(LogRegionTest, RegionOutlivesDeletedSegment) {
   for (int i = 0; i < 4; ++i) {
     ASSERT_TRUE(AppendAll(*log, {MakeBatch({.records = 4, .fill = uint8_t('k' + i)})}, 1).ok());
   }
-  auto before = log->Read(0, 1 << 20, log->log_end_offset(), true);
-  auto region = log->ReadRegion(0, 1 << 20, log->log_end_offset(), true);
+  auto before = log->Read(0_o, 1 << 20, log->log_end_offset(), true);
+  auto region = log->ReadRegion(0_o, 1 << 20, log->log_end_offset(), true);
   ASSERT_TRUE(before.ok() && region.ok());
-  ASSERT_TRUE(log->DeleteRecordsBefore(8).ok());  // unlinks the first segments
+  ASSERT_TRUE(log->DeleteRecordsBefore(8_o).ok());  // unlinks the first segments
   EXPECT_FALSE(std::filesystem::exists(dir_ / "00000000000000000000.log"));
   EXPECT_EQ(PreadRegion(region->region), before->records);
 }

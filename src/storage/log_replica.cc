@@ -36,7 +36,7 @@ Result<AppendResult> LogImpl::AppendAsFollower(MutableByteView batches,
     }
     STRATA_ASSIGN_OR_RETURN(
         AppendResult r, AppendRunAsFollowerLocked(batches.subspan(pos, size_t(run_bytes)), run));
-    if (result.base_offset < 0) result.base_offset = r.base_offset;
+    if (result.base_offset < 0_o) result.base_offset = r.base_offset;
     result.last_offset = r.last_offset;
     result.log_start_offset = r.log_start_offset;
     pos += size_t(run_bytes);
@@ -54,7 +54,7 @@ Result<AppendResult> LogImpl::AppendRunAsFollowerLocked(MutableByteView batches,
   STRATA_RETURN_IF_ERROR(SplitBatches(batches, infos, &views, &headers));
   // The leader's offsets are kept. Compaction on the leader may have left
   // gaps between batches, never an overlap or a step back.
-  int64_t next = leo_.load();
+  Offset next = leo_.load();
   for (const BatchHeader& h : headers) {
     if (h.base_offset < next) {
       return MakeError(Errc::kInvalidArgument,
@@ -63,7 +63,7 @@ Result<AppendResult> LogImpl::AppendRunAsFollowerLocked(MutableByteView batches,
     }
     next = h.last_offset() + 1;
   }
-  const int64_t first = headers.front().base_offset;
+  const Offset first = headers.front().base_offset;
   if (ShouldRoll(int64_t(batches.size()), next - 1, now)) STRATA_RETURN_IF_ERROR(RollLocked());
   for (const BatchHeader& h : headers) {
     if (const LeaderEpoch epoch(h.partition_leader_epoch); epoch > epochs_.latest_epoch()) {
@@ -94,10 +94,10 @@ Result<AppendResult> LogImpl::AppendRunAsFollowerLocked(MutableByteView batches,
   return result;
 }
 
-Status LogImpl::TruncateTo(int64_t offset) {
+Status LogImpl::TruncateTo(Offset offset) {
   std::lock_guard lock(mu_);
   if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
-  const int64_t old_end = leo_.load();
+  const Offset old_end = leo_.load();
   if (offset >= old_end) return Status::Ok();
   if (offset < log_start_.load()) {
     return MakeError(Errc::kOutOfRange, fmt::format("{}: truncation to {} below the log start {}",
@@ -124,7 +124,7 @@ Status LogImpl::TruncateTo(int64_t offset) {
   }
   STRATA_RETURN_IF_ERROR(seg.Flush());
   STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
-  const int64_t end = std::max(seg.next_offset(), seg.base_offset());
+  const Offset end = std::max(seg.next_offset(), seg.base_offset());
   leo_.store(end);
   STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(end));
   if (cleaner_checkpoint_.load() > end) cleaner_checkpoint_.store(end);
@@ -135,11 +135,11 @@ Status LogImpl::TruncateTo(int64_t offset) {
   return Status::Ok();
 }
 
-Status LogImpl::TruncateFullyAndStartAt(int64_t offset, LeaderEpoch leader_epoch) {
+Status LogImpl::TruncateFullyAndStartAt(Offset offset, LeaderEpoch leader_epoch) {
   std::lock_guard lock(mu_);
   if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
-  const int64_t old_start = log_start_.load();
-  const int64_t old_end = leo_.load();
+  const Offset old_start = log_start_.load();
+  const Offset old_end = leo_.load();
   if (old_start == old_end && offset < old_end) return RestartEmptyLowerLocked(offset);
   if (offset <= old_end) {
     return MakeError(Errc::kInvalidArgument,
@@ -156,11 +156,11 @@ Status LogImpl::TruncateFullyAndStartAt(int64_t offset, LeaderEpoch leader_epoch
   segments_[offset] = std::move(seg);
   STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   leo_.store(offset);
-  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(std::numeric_limits<int64_t>::min()));
+  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(Offset(std::numeric_limits<int64_t>::min())));
   producers_.Clear();
   if (leader_epoch >= LeaderEpoch(0)) {
     STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, offset));
-    STRATA_RETURN_IF_ERROR(WriteOffsetFile(dir_, kProducerStateGapFile, offset, env_));
+    STRATA_RETURN_IF_ERROR(WriteOffsetFile(dir_, kProducerStateGapFile, offset.value(), env_));
     producer_state_gap_.store(offset);
   }
   STRATA_RETURN_IF_ERROR(MoveLogStartLocked(offset));
@@ -171,12 +171,12 @@ Status LogImpl::TruncateFullyAndStartAt(int64_t offset, LeaderEpoch leader_epoch
   return Status::Ok();
 }
 
-Status LogImpl::RestartEmptyLowerLocked(int64_t offset) {
+Status LogImpl::RestartEmptyLowerLocked(Offset offset) {
   // The new segment first (below every old one: a failure leaves the log
   // as it was), then the old ones, which hold no records. A crash before
   // the log start is written reloads at the old start (the load empties a
   // log whose segments start below it).
-  const int64_t old_start = log_start_.load();
+  const Offset old_start = log_start_.load();
   STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, offset, config_.segment_index_bytes));
   segments_[offset] = std::move(seg);
   while (segments_.size() > 1) {
@@ -186,22 +186,22 @@ Status LogImpl::RestartEmptyLowerLocked(int64_t offset) {
     STRATA_RETURN_IF_ERROR(old->second->DeleteFiles());
     segments_.erase(old);
   }
-  STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, offset, env_));
+  STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, offset.value(), env_));
   STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   log_start_.store(offset);
   leo_.store(offset);
-  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(std::numeric_limits<int64_t>::min()));
+  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(Offset(std::numeric_limits<int64_t>::min())));
   producers_.Clear();
   if (cleaner_checkpoint_.load() > offset) cleaner_checkpoint_.store(offset);
   log::Get("storage")->info("{}: empty at {}, started again at {}", label_, old_start, offset);
   return Status::Ok();
 }
 
-Status LogImpl::MergeProducerSnapshot(ByteView snapshot, int64_t snapshot_offset) {
+Status LogImpl::MergeProducerSnapshot(ByteView snapshot, Offset snapshot_offset) {
   std::lock_guard lock(mu_);
   if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
-  const int64_t gap = producer_state_gap_.load();
-  if (gap < 0 || snapshot_offset < gap || snapshot_offset > leo_.load()) {
+  const Offset gap = producer_state_gap_.load();
+  if (gap < 0_o || snapshot_offset < gap || snapshot_offset > leo_.load()) {
     return MakeError(Errc::kInvalidArgument,
                      fmt::format("{}: a producer snapshot at {} does not close the gap at {} "
                                  "(log end {})",
@@ -214,7 +214,7 @@ Status LogImpl::MergeProducerSnapshot(ByteView snapshot, int64_t snapshot_offset
   STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, leo_.load(), env_));
   STRATA_RETURN_IF_ERROR(env_->RemoveFile(dir_ / kProducerStateGapFile));
   STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
-  producer_state_gap_.store(-1);
+  producer_state_gap_.store(kNoOffset);
   log::Get("storage")->info(
       "{}: producer state below {} restored from a snapshot at {} ({} producers taken)", label_,
       gap, snapshot_offset, taken);

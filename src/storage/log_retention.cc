@@ -19,7 +19,7 @@ Status LogImpl::DeleteFirstSegmentLocked(const char* reason) {
 
 // Deletes non-active segments wholly below `offset` (the next segment starts
 // at or before it).
-Result<int> LogImpl::DeleteSegmentsBelowLocked(int64_t offset) {
+Result<int> LogImpl::DeleteSegmentsBelowLocked(Offset offset) {
   int deleted = 0;
   while (segments_.size() > 1 && std::next(segments_.begin())->first <= offset) {
     STRATA_RETURN_IF_ERROR(DeleteFirstSegmentLocked("below the log start offset"));
@@ -30,15 +30,15 @@ Result<int> LogImpl::DeleteSegmentsBelowLocked(int64_t offset) {
 }
 
 // Persists a higher log start offset and trims what hangs off it.
-Status LogImpl::MoveLogStartLocked(int64_t offset) {
+Status LogImpl::MoveLogStartLocked(Offset offset) {
   if (offset <= log_start_.load()) return Status::Ok();
-  STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, offset, env_));
+  STRATA_RETURN_IF_ERROR(WriteLogStartOffset(dir_, offset.value(), env_));
   log_start_.store(offset);
   STRATA_RETURN_IF_ERROR(epochs_.TruncateFromStart(offset));
   return ProducerStateManager::PruneSnapshots(dir_, offset, leo_.load(), kKeptSnapshots);
 }
 
-Status LogImpl::DeleteRecordsBefore(int64_t offset) {
+Status LogImpl::DeleteRecordsBefore(Offset offset) {
   std::lock_guard lock(mu_);
   if (offset > leo_.load()) {
     return MakeError(Errc::kOutOfRange, fmt::format("{}: delete records before {} past log end {}",
@@ -125,15 +125,15 @@ std::vector<SegmentSummary> LogImpl::RolledSegments() const {
   return out;
 }
 
-void LogImpl::SetRemoteCopiedOffset(int64_t offset) {
-  int64_t cur = remote_copied_.load();
+void LogImpl::SetRemoteCopiedOffset(Offset offset) {
+  Offset cur = remote_copied_.load();
   while (offset > cur && !remote_copied_.compare_exchange_weak(cur, offset)) {
   }
 }
 
-std::vector<std::pair<LeaderEpoch, int64_t>> LogImpl::LeaderEpochEntries() const {
+std::vector<std::pair<LeaderEpoch, Offset>> LogImpl::LeaderEpochEntries() const {
   std::lock_guard lock(mu_);
-  std::vector<std::pair<LeaderEpoch, int64_t>> out;
+  std::vector<std::pair<LeaderEpoch, Offset>> out;
   for (const auto& e : epochs_.entries()) out.emplace_back(e.epoch, e.start_offset);
   return out;
 }

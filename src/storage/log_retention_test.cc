@@ -54,11 +54,11 @@ TEST_F(LogRetentionTest, RetentionMsDeletesOldSegmentsAndMovesLogStart) {
   ASSERT_TRUE(deleted.ok());
   EXPECT_EQ(*deleted, 2);
   EXPECT_EQ(log->segment_count(), 2);
-  EXPECT_EQ(log->log_start_offset(), 8);
+  EXPECT_EQ(log->log_start_offset(), 8_o);
   EXPECT_FALSE(fs::exists(File(0, ".log")));
   EXPECT_FALSE(fs::exists(File(4, ".index")));
   EXPECT_TRUE(fs::exists(File(8, ".log")));
-  auto read = log->Read(4, 1 << 20, INT64_MAX, true);
+  auto read = log->Read(4_o, 1 << 20, Offset::Max(), true);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.error().code, Errc::kOutOfRange);
   // Everything expires eventually, but the active segment stays.
@@ -67,7 +67,7 @@ TEST_F(LogRetentionTest, RetentionMsDeletesOldSegmentsAndMovesLogStart) {
   ASSERT_TRUE(deleted.ok());
   EXPECT_EQ(*deleted, 1);
   EXPECT_EQ(log->segment_count(), 1);
-  EXPECT_EQ(log->log_start_offset(), 12);
+  EXPECT_EQ(log->log_start_offset(), 12_o);
   auto text = ReadWholeFile(dir_ / "strata-log-start-offset");
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(std::string(text->begin(), text->end()), "0\n12\n");
@@ -84,7 +84,7 @@ TEST_F(LogRetentionTest, RetentionBytesKeepsNewestWithinLimit) {
   // 9 batches, limit 5: dropping two 2-batch segments leaves 5.
   EXPECT_EQ(*deleted, 2);
   EXPECT_EQ(log->size_bytes(), int64_t(batch_size_) * 5);
-  EXPECT_EQ(log->log_start_offset(), 8);
+  EXPECT_EQ(log->log_start_offset(), 8_o);
   EXPECT_TRUE(fs::exists(File(8, ".log")));
   EXPECT_FALSE(fs::exists(File(4, ".log")));
 }
@@ -122,29 +122,29 @@ TEST_F(LogRetentionTest, DeleteRecordsBeforePersistsAcrossReopen) {
   {
     auto log = OpenLog();
     for (int i = 0; i < 5; ++i) Append(*log, 1'000'000);  // segments 0, 4, 8(active)
-    ASSERT_TRUE(log->DeleteRecordsBefore(6).ok());
-    EXPECT_EQ(log->log_start_offset(), 6);
+    ASSERT_TRUE(log->DeleteRecordsBefore(6_o).ok());
+    EXPECT_EQ(log->log_start_offset(), 6_o);
     EXPECT_EQ(log->segment_count(), 2);  // [0,4) deleted; [4,8) still holds 6, 7
     EXPECT_FALSE(fs::exists(File(0, ".log")));
-    auto below = log->Read(5, 1 << 20, INT64_MAX, true);
+    auto below = log->Read(5_o, 1 << 20, Offset::Max(), true);
     ASSERT_FALSE(below.ok());
     EXPECT_EQ(below.error().code, Errc::kOutOfRange);
-    auto at = log->Read(6, 1 << 20, INT64_MAX, false);
+    auto at = log->Read(6_o, 1 << 20, Offset::Max(), false);
     ASSERT_TRUE(at.ok());
-    EXPECT_EQ(testing::Headers(at->records).front().base_offset, 6);
-    auto past = log->DeleteRecordsBefore(11);
+    EXPECT_EQ(testing::Headers(at->records).front().base_offset, 6_o);
+    auto past = log->DeleteRecordsBefore(11_o);
     ASSERT_FALSE(past.ok());
     EXPECT_EQ(past.error().code, Errc::kOutOfRange);
-    ASSERT_TRUE(log->DeleteRecordsBefore(3).ok());  // lower: no-op
-    EXPECT_EQ(log->log_start_offset(), 6);
+    ASSERT_TRUE(log->DeleteRecordsBefore(3_o).ok());  // lower: no-op
+    EXPECT_EQ(log->log_start_offset(), 6_o);
   }  // crash, no Close
   auto log = OpenLog();
-  EXPECT_EQ(log->log_start_offset(), 6);
-  EXPECT_EQ(log->log_end_offset(), 10);
-  EXPECT_FALSE(log->Read(5, 1 << 20, INT64_MAX, true).ok());
-  ASSERT_TRUE(log->DeleteRecordsBefore(10).ok());
+  EXPECT_EQ(log->log_start_offset(), 6_o);
+  EXPECT_EQ(log->log_end_offset(), 10_o);
+  EXPECT_FALSE(log->Read(5_o, 1 << 20, Offset::Max(), true).ok());
+  ASSERT_TRUE(log->DeleteRecordsBefore(10_o).ok());
   EXPECT_EQ(log->segment_count(), 1);
-  EXPECT_EQ(log->log_start_offset(), 10);
+  EXPECT_EQ(log->log_start_offset(), 10_o);
 }
 
 }  // namespace

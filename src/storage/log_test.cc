@@ -38,24 +38,24 @@ TEST_F(LogTest, AppendReadRoundTripExactBytes) {
   Bytes b = MakeBatch({.records = 2, .first_timestamp = 6000, .fill = 'b'});
   auto r1 = AppendAll(*log, {a}, 7);
   ASSERT_TRUE(r1.ok());
-  EXPECT_EQ(r1->base_offset, 0);
-  EXPECT_EQ(r1->last_offset, 2);
+  EXPECT_EQ(r1->base_offset, 0_o);
+  EXPECT_EQ(r1->last_offset, 2_o);
   EXPECT_EQ(r1->log_append_time, -1);
   EXPECT_FALSE(r1->duplicate);
   auto r2 = AppendAll(*log, {b}, 7);
   ASSERT_TRUE(r2.ok());
-  EXPECT_EQ(r2->base_offset, 3);
-  EXPECT_EQ(r2->last_offset, 4);
-  EXPECT_EQ(log->log_end_offset(), 5);
+  EXPECT_EQ(r2->base_offset, 3_o);
+  EXPECT_EQ(r2->last_offset, 4_o);
+  EXPECT_EQ(log->log_end_offset(), 5_o);
 
-  auto read = log->Read(0, 1 << 20, INT64_MAX, false);
+  auto read = log->Read(0_o, 1 << 20, Offset::Max(), false);
   ASSERT_TRUE(read.ok());
-  Bytes expected = Stamped(a, 0, 7);
-  Bytes sb = Stamped(b, 3, 7);
+  Bytes expected = Stamped(a, 0_o, 7);
+  Bytes sb = Stamped(b, 3_o, 7);
   expected.insert(expected.end(), sb.begin(), sb.end());
   EXPECT_EQ(read->records, expected);
-  EXPECT_EQ(read->log_start_offset, 0);
-  EXPECT_EQ(read->log_end_offset, 5);
+  EXPECT_EQ(read->log_start_offset, 0_o);
+  EXPECT_EQ(read->log_end_offset, 5_o);
   EXPECT_TRUE(protocol::BatchCrcValid(ByteView(read->records).subspan(0, a.size())));
 
   // The .log file holds exactly the same bytes.
@@ -68,12 +68,12 @@ TEST_F(LogTest, ReadMidBatchReturnsContainingBatch) {
   auto log = OpenLog();
   ASSERT_TRUE(AppendOne(*log, {.records = 4}).ok());  // 0..3
   ASSERT_TRUE(AppendOne(*log, {.records = 4}).ok());  // 4..7
-  auto read = log->Read(6, 1 << 20, INT64_MAX, false);
+  auto read = log->Read(6_o, 1 << 20, Offset::Max(), false);
   ASSERT_TRUE(read.ok());
   auto headers = Headers(read->records);
   ASSERT_EQ(headers.size(), 1u);
-  EXPECT_EQ(headers[0].base_offset, 4);
-  EXPECT_EQ(headers[0].last_offset(), 7);
+  EXPECT_EQ(headers[0].base_offset, 4_o);
+  EXPECT_EQ(headers[0].last_offset(), 7_o);
 }
 
 TEST_F(LogTest, ReadLimitsAndRange) {
@@ -82,32 +82,32 @@ TEST_F(LogTest, ReadLimitsAndRange) {
   const int32_t size = static_cast<int32_t>(batch.size());
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(AppendAll(*log, {batch}).ok());  // 0..7
 
-  auto two = log->Read(0, 2 * size + size / 2, INT64_MAX, false);
+  auto two = log->Read(0_o, 2 * size + size / 2, Offset::Max(), false);
   ASSERT_TRUE(two.ok());
   EXPECT_EQ(two->records.size(), size_t(2 * size));
 
-  auto none = log->Read(0, size - 1, INT64_MAX, false);
+  auto none = log->Read(0_o, size - 1, Offset::Max(), false);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->records.empty());
 
-  auto one = log->Read(0, size - 1, INT64_MAX, true);
+  auto one = log->Read(0_o, size - 1, Offset::Max(), true);
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(one->records.size(), size_t(size));
 
   // max_offset 5 (high watermark inside the third batch): only 0..3 visible.
-  auto below_hw = log->Read(0, 1 << 20, 5, true);
+  auto below_hw = log->Read(0_o, 1 << 20, 5_o, true);
   ASSERT_TRUE(below_hw.ok());
   ASSERT_EQ(Headers(below_hw->records).size(), 2u);
-  EXPECT_EQ(Headers(below_hw->records).back().last_offset(), 3);
-  auto at_hw = log->Read(6, 1 << 20, 6, true);
+  EXPECT_EQ(Headers(below_hw->records).back().last_offset(), 3_o);
+  auto at_hw = log->Read(6_o, 1 << 20, 6_o, true);
   ASSERT_TRUE(at_hw.ok());
   EXPECT_TRUE(at_hw->records.empty());
 
-  auto at_end = log->Read(8, 1 << 20, INT64_MAX, true);
+  auto at_end = log->Read(8_o, 1 << 20, Offset::Max(), true);
   ASSERT_TRUE(at_end.ok());
   EXPECT_TRUE(at_end->records.empty());
-  EXPECT_EQ(at_end->log_end_offset, 8);
-  auto past_end = log->Read(9, 1 << 20, INT64_MAX, true);
+  EXPECT_EQ(at_end->log_end_offset, 8_o);
+  auto past_end = log->Read(9_o, 1 << 20, Offset::Max(), true);
   ASSERT_FALSE(past_end.ok());
   EXPECT_EQ(past_end.error().code, Errc::kOutOfRange);
 }
@@ -127,8 +127,8 @@ TEST_F(LogTest, RollsBySize) {
   EXPECT_TRUE(std::filesystem::exists(File(3, ".snapshot")));
   EXPECT_TRUE(std::filesystem::exists(File(6, ".snapshot")));
   // Reads cross segments in order.
-  for (int64_t off = 0; off < 7; ++off) {
-    auto read = log->Read(off, 1 << 20, INT64_MAX, false);
+  for (Offset off = 0_o; off < 7_o; ++off) {
+    auto read = log->Read(off, 1 << 20, Offset::Max(), false);
     ASSERT_TRUE(read.ok());
     ASSERT_FALSE(read->records.empty());
     EXPECT_EQ(Headers(read->records).front().base_offset, off);
@@ -154,7 +154,7 @@ TEST_F(LogTest, IndexesMatchBatchesAcrossManyBatches) {
   LogConfig config;
   config.index_interval_bytes = 1000;
   auto log = OpenLog(config);
-  std::vector<std::pair<int64_t, uint32_t>> batches;  // (last offset, position)
+  std::vector<std::pair<Offset, uint32_t>> batches;  // (last offset, position)
   uint32_t pos = 0;
   for (int i = 0; i < 200; ++i) {
     Bytes b =
@@ -173,7 +173,7 @@ TEST_F(LogTest, IndexesMatchBatchesAcrossManyBatches) {
     auto it = std::find_if(batches.begin(), batches.end(),
                            [&](const auto& b) { return b.second == e.position; });
     ASSERT_NE(it, batches.end());
-    EXPECT_EQ(it->first, e.offset);
+    EXPECT_EQ(it->first, Offset(e.offset));
   }
   EXPECT_EQ(std::filesystem::file_size(File(0, ".index")), (*index)->entries() * 8);
   // Kafka's rule: the first entry comes with the first batch that starts more
@@ -191,8 +191,8 @@ TEST_F(LogTest, IndexesMatchBatchesAcrossManyBatches) {
     EXPECT_EQ((*tindex)->entry(i).offset, (*index)->entry(i).offset);
   }
   // Every offset reads back from its own batch.
-  for (int64_t off = 0; off < log->log_end_offset(); off += 7) {
-    auto read = log->Read(off, 1, INT64_MAX, true);
+  for (Offset off = 0_o; off < log->log_end_offset(); off += 7) {
+    auto read = log->Read(off, 1, Offset::Max(), true);
     ASSERT_TRUE(read.ok());
     auto h = Headers(read->records);
     ASSERT_EQ(h.size(), 1u);
@@ -232,7 +232,7 @@ TEST_F(LogTest, ReopenAfterCloseKeepsEverything) {
     for (int i = 0; i < 20; ++i) {
       ASSERT_TRUE(AppendOne(*log, {.records = 2, .first_timestamp = 100 + i}, 3).ok());
     }
-    auto read = log->Read(0, 1 << 30, INT64_MAX, false);
+    auto read = log->Read(0_o, 1 << 30, Offset::Max(), false);
     ASSERT_TRUE(read.ok());
     all = read->records;
     ASSERT_TRUE(log->Close().ok());
@@ -241,15 +241,15 @@ TEST_F(LogTest, ReopenAfterCloseKeepsEverything) {
   auto index_bytes = ReadWholeFile(File(0, ".index"));
   auto log = OpenLog(config);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "strata-clean-shutdown"));
-  EXPECT_EQ(log->log_end_offset(), 40);
+  EXPECT_EQ(log->log_end_offset(), 40_o);
   EXPECT_EQ(log->latest_epoch(), LeaderEpoch(3));
-  auto read = log->Read(0, 1 << 30, INT64_MAX, false);
+  auto read = log->Read(0_o, 1 << 30, Offset::Max(), false);
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->records, all);
   EXPECT_EQ(*ReadWholeFile(File(0, ".index")), *index_bytes);  // trusted, not rebuilt
   auto r = AppendOne(*log, {});
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->base_offset, 40);
+  EXPECT_EQ(r->base_offset, 40_o);
 }
 
 TEST_F(LogTest, LogAppendTimeStampsBatches) {
@@ -259,7 +259,7 @@ TEST_F(LogTest, LogAppendTimeStampsBatches) {
   auto r = AppendOne(*log, {.records = 2, .first_timestamp = 5});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->log_append_time, clock_.NowMs());
-  auto read = log->Read(0, 1 << 20, INT64_MAX, false);
+  auto read = log->Read(0_o, 1 << 20, Offset::Max(), false);
   ASSERT_TRUE(read.ok());
   auto h = Headers(read->records);
   ASSERT_EQ(h.size(), 1u);
@@ -268,7 +268,7 @@ TEST_F(LogTest, LogAppendTimeStampsBatches) {
   EXPECT_TRUE(protocol::BatchCrcValid(read->records));
   auto max = log->MaxTimestamp();
   EXPECT_EQ(max.timestamp, clock_.NowMs());
-  EXPECT_EQ(max.offset, 0);
+  EXPECT_EQ(max.offset, 0_o);
 }
 
 TEST_F(LogTest, RejectsMismatchedInfosAndTooLarge) {
@@ -285,7 +285,7 @@ TEST_F(LogTest, RejectsMismatchedInfosAndTooLarge) {
   auto bad = log->Append(MutableByteView(small), infos, LeaderEpoch(0));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, Errc::kInvalidArgument);
-  EXPECT_EQ(log->log_end_offset(), 0);
+  EXPECT_EQ(log->log_end_offset(), 0_o);
 }
 
 TEST_F(LogTest, OffsetForTimestampIsRecordLevel) {
@@ -300,15 +300,15 @@ TEST_F(LogTest, OffsetForTimestampIsRecordLevel) {
   }
   auto hit = log->OffsetForTimestamp(1000 + 10 * 17 + 3);  // record ts 1174 is offset 53
   ASSERT_TRUE(hit.has_value());
-  EXPECT_EQ(hit->offset, 17 * 3 + 2);
+  EXPECT_EQ(hit->offset, Offset(17 * 3 + 2));
   EXPECT_EQ(hit->timestamp, 1000 + 10 * 17 + 4);
   auto first = log->OffsetForTimestamp(0);
   ASSERT_TRUE(first.has_value());
-  EXPECT_EQ(first->offset, 0);
+  EXPECT_EQ(first->offset, 0_o);
   EXPECT_FALSE(log->OffsetForTimestamp(1000 + 10 * 29 + 5).has_value());
   auto max = log->MaxTimestamp();
   EXPECT_EQ(max.timestamp, 1000 + 10 * 29 + 4);
-  EXPECT_EQ(max.offset, 89);
+  EXPECT_EQ(max.offset, 89_o);
 }
 
 TEST_F(LogTest, LeaderEpochCheckpointAndEndOffsetForEpoch) {
@@ -323,21 +323,21 @@ TEST_F(LogTest, LeaderEpochCheckpointAndEndOffsetForEpoch) {
     EXPECT_EQ(std::string(text->begin(), text->end()), "0\n3\n1 0\n4 4\n6 7\n");
     EXPECT_EQ(log->latest_epoch(), LeaderEpoch(6));
     EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(1)),
-              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(1), 4}));
+              (std::pair<LeaderEpoch, Offset>{LeaderEpoch(1), 4_o}));
     EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(3)),
-              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(1), 4}));
+              (std::pair<LeaderEpoch, Offset>{LeaderEpoch(1), 4_o}));
     EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(4)),
-              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(4), 7}));
+              (std::pair<LeaderEpoch, Offset>{LeaderEpoch(4), 7_o}));
     EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(6)),
-              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(6), 8}));
+              (std::pair<LeaderEpoch, Offset>{LeaderEpoch(6), 8_o}));
     EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(0)),
-              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(0), 0}));
+              (std::pair<LeaderEpoch, Offset>{LeaderEpoch(0), 0_o}));
     EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(7)),
-              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(-1), -1}));
+              (std::pair<LeaderEpoch, Offset>{LeaderEpoch(-1), kNoOffset}));
     EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(-1)),
-              (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(-1), -1}));
+              (std::pair<LeaderEpoch, Offset>{LeaderEpoch(-1), kNoOffset}));
     // Batches carry the epoch they were appended in.
-    auto read = log->Read(4, 1, INT64_MAX, true);
+    auto read = log->Read(4_o, 1, Offset::Max(), true);
     ASSERT_TRUE(read.ok());
     EXPECT_EQ(Headers(read->records)[0].partition_leader_epoch, 4);
     // An older epoch never rewrites history.
@@ -347,9 +347,9 @@ TEST_F(LogTest, LeaderEpochCheckpointAndEndOffsetForEpoch) {
   auto log = OpenLog();  // unclean: epochs re-derived from the scanned tail
   EXPECT_EQ(log->latest_epoch(), LeaderEpoch(6));
   EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(4)),
-            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(4), 7}));
+            (std::pair<LeaderEpoch, Offset>{LeaderEpoch(4), 7_o}));
   EXPECT_EQ(log->EndOffsetForEpoch(LeaderEpoch(6)),
-            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(6), 9}));
+            (std::pair<LeaderEpoch, Offset>{LeaderEpoch(6), 9_o}));
 }
 
 TEST_F(LogTest, CloseRejectsAppendsAndDeleteRemovesDir) {
@@ -378,7 +378,7 @@ TEST_F(LogTest, CallsAfterDeleteAreSafe) {
   EXPECT_EQ(log->size_bytes(), 0);
   EXPECT_EQ(log->segment_count(), 0);
   EXPECT_FALSE(AppendOne(*log, {}).ok());
-  auto read = log->Read(0, 1000, log->log_end_offset(), true);
+  auto read = log->Read(0_o, 1000, log->log_end_offset(), true);
   if (read.ok()) {
     EXPECT_TRUE(read->records.empty());
   }
@@ -397,11 +397,11 @@ TEST_F(LogTest, ReadsRunConcurrentlyWithAppendsAndRolls) {
   std::atomic<int> reads{0};
   auto reader = [&](uint32_t seed) {
     while (!done.load()) {
-      int64_t end = log->log_end_offset();
-      if (end == 0) continue;
+      const Offset end = log->log_end_offset();
+      if (end == 0_o) continue;
       seed = seed * 1103515245 + 12345;
-      int64_t off = int64_t(seed % uint64_t(end));
-      auto r = log->Read(off, 1, INT64_MAX, true);
+      const Offset off(int64_t(seed % uint64_t(end.value())));
+      auto r = log->Read(off, 1, Offset::Max(), true);
       if (!r.ok()) {
         ++bad;
         continue;

@@ -16,10 +16,10 @@ namespace {
 // offset >= min_offset.
 Result<std::optional<TimestampOffset>> SearchBatch(const Segment& seg, uint64_t pos,
                                                    const BatchHeader& h, int64_t ts, bool exact,
-                                                   int64_t min_offset) {
+                                                   Offset min_offset) {
   STRATA_ASSIGN_OR_RETURN(Bytes batch, seg.ReadBatch(pos, h));
   std::optional<TimestampOffset> found;
-  Status st = ForEachRecordTimestamp(batch, h, [&](int64_t offset, int64_t record_ts) {
+  Status st = ForEachRecordTimestamp(batch, h, [&](Offset offset, int64_t record_ts) {
     bool match = exact ? record_ts == ts : record_ts >= ts;
     if (!match || offset < min_offset) return true;
     found = TimestampOffset{record_ts, offset};
@@ -33,7 +33,7 @@ Result<std::optional<TimestampOffset>> SearchBatch(const Segment& seg, uint64_t 
 
 std::optional<TimestampOffset> LogImpl::OffsetForTimestamp(int64_t ts) const {
   std::lock_guard lock(mu_);
-  const int64_t start = log_start_.load();
+  const Offset start = log_start_.load();
   for (const auto& entry_pair : segments_) {
     // Named, not a structured binding: clang 14 cannot capture bindings in lambdas.
     const auto base = entry_pair.first;
@@ -42,7 +42,7 @@ std::optional<TimestampOffset> LogImpl::OffsetForTimestamp(int64_t ts) const {
     // The time index gives an offset whose batch and everything before it
     // hold only timestamps <= the entry's, so the scan can start there.
     TimeIndex::Entry entry = seg->time_index().Lookup(ts);
-    uint64_t from = seg->IndexPosition(std::max(entry.offset, start));
+    uint64_t from = seg->IndexPosition(std::max(Offset(entry.offset), start));
     std::optional<TimestampOffset> found;
     Status st = seg->ForEachBatch(from, seg->size(), [&](const BatchHeader& h, uint64_t pos) {
       if (h.max_timestamp < ts || h.last_offset() < start) return true;

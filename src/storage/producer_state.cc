@@ -107,12 +107,12 @@ void ProducerStateManager::Apply(const ProducerBatch& b, ProducerEntry* entry) {
     entry->epoch = b.epoch;
   }
   if (b.control) {
-    entry->current_txn_first_offset = -1;  // a commit/abort marker ends the transaction
+    entry->current_txn_first_offset = kNoOffset;  // a commit/abort marker ends the transaction
   } else {
     entry->batches.push_back(
         {b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.max_timestamp});
     while (entry->batches.size() > ProducerEntry::kMaxBatches) entry->batches.pop_front();
-    if (b.transactional && entry->current_txn_first_offset < 0) {
+    if (b.transactional && entry->current_txn_first_offset < 0_o) {
       entry->current_txn_first_offset = b.first_offset;
     }
   }
@@ -136,11 +136,11 @@ Bytes ProducerStateManager::EncodeSnapshot() const {
     StoreBE64(p, static_cast<uint64_t>(id));
     StoreBE16(p + 8, static_cast<uint16_t>(e.epoch));
     StoreBE32(p + 10, static_cast<uint32_t>(last.last_seq));
-    StoreBE64(p + 14, static_cast<uint64_t>(last.last_offset));
+    StoreBE64(p + 14, static_cast<uint64_t>(last.last_offset.value()));
     StoreBE32(p + 22, static_cast<uint32_t>(offset_delta));
     StoreBE64(p + 26, static_cast<uint64_t>(e.last_timestamp));
     StoreBE32(p + 34, static_cast<uint32_t>(e.coordinator_epoch));
-    StoreBE64(p + 38, static_cast<uint64_t>(e.current_txn_first_offset));
+    StoreBE64(p + 38, static_cast<uint64_t>(e.current_txn_first_offset.value()));
     p += kSnapshotEntrySize;
   }
   uint32_t crc = protocol::Crc32c(out.data() + kEntriesOffset, out.size() - kEntriesOffset);
@@ -169,12 +169,12 @@ Status ProducerStateManager::DecodeSnapshot(ByteView data) {
     int64_t id = static_cast<int64_t>(LoadBE64(p));
     e.epoch = static_cast<int16_t>(LoadBE16(p + 8));
     int32_t last_seq = static_cast<int32_t>(LoadBE32(p + 10));
-    int64_t last_offset = static_cast<int64_t>(LoadBE64(p + 14));
+    const Offset last_offset(static_cast<int64_t>(LoadBE64(p + 14)));
     int32_t offset_delta = static_cast<int32_t>(LoadBE32(p + 22));
     e.last_timestamp = static_cast<int64_t>(LoadBE64(p + 26));
     e.coordinator_epoch = static_cast<int32_t>(LoadBE32(p + 34));
-    e.current_txn_first_offset = static_cast<int64_t>(LoadBE64(p + 38));
-    if (last_offset >= 0) {
+    e.current_txn_first_offset = Offset(static_cast<int64_t>(LoadBE64(p + 38)));
+    if (last_offset >= 0_o) {
       // First sequence = last - delta, wrapping below 0 back to INT32_MAX.
       int64_t first_seq = int64_t(last_seq) - offset_delta;
       if (first_seq < 0) first_seq += int64_t(INT32_MAX) + 1;
@@ -186,44 +186,45 @@ Status ProducerStateManager::DecodeSnapshot(ByteView data) {
   return Status::Ok();
 }
 
-Status ProducerStateManager::WriteSnapshot(const fs::path& dir, int64_t offset, Env* env) const {
-  return env->WriteFileAtomic(dir / OffsetFileName(offset, kSnapshotSuffix), EncodeSnapshot());
+Status ProducerStateManager::WriteSnapshot(const fs::path& dir, Offset offset, Env* env) const {
+  return env->WriteFileAtomic(dir / OffsetFileName(offset.value(), kSnapshotSuffix),
+                              EncodeSnapshot());
 }
 
-std::vector<int64_t> ProducerStateManager::ListSnapshots(const fs::path& dir) {
-  std::vector<int64_t> out;
+std::vector<Offset> ProducerStateManager::ListSnapshots(const fs::path& dir) {
+  std::vector<Offset> out;
   std::error_code ec;
   for (const auto& ent : fs::directory_iterator(dir, ec)) {
     if (auto off = ParseOffsetFileName(ent.path().filename().string(), kSnapshotSuffix)) {
-      out.push_back(*off);
+      out.push_back(Offset(*off));
     }
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-Result<std::optional<int64_t>> ProducerStateManager::LoadNewestSnapshot(const fs::path& dir,
-                                                                        int64_t max_offset,
-                                                                        Env* env) {
-  std::vector<int64_t> offsets = ListSnapshots(dir);
+Result<std::optional<Offset>> ProducerStateManager::LoadNewestSnapshot(const fs::path& dir,
+                                                                       Offset max_offset,
+                                                                       Env* env) {
+  std::vector<Offset> offsets = ListSnapshots(dir);
   for (auto it = offsets.rbegin(); it != offsets.rend(); ++it) {
     if (*it > max_offset) continue;
-    fs::path path = dir / OffsetFileName(*it, kSnapshotSuffix);
+    fs::path path = dir / OffsetFileName(it->value(), kSnapshotSuffix);
     auto data = env->ReadFile(path);
     if (!data.ok()) return data.take_error();
     Status st = DecodeSnapshot(*data);
-    if (st.ok()) return std::optional<int64_t>(*it);
+    if (st.ok()) return std::optional<Offset>(*it);
     log::Get("storage")->warn("{}: dropping unreadable producer snapshot {}: {}", dir.string(),
                               path.filename().string(), st.error().message);
     STRATA_RETURN_IF_ERROR(env->RemoveFile(path));
   }
   producers_.clear();
-  return std::optional<int64_t>();
+  return std::optional<Offset>();
 }
 
-Status ProducerStateManager::PruneSnapshots(const fs::path& dir, int64_t min_offset,
-                                            int64_t max_offset, size_t keep, Env* env) {
-  std::vector<int64_t> offsets = ListSnapshots(dir);
+Status ProducerStateManager::PruneSnapshots(const fs::path& dir, Offset min_offset,
+                                            Offset max_offset, size_t keep, Env* env) {
+  std::vector<Offset> offsets = ListSnapshots(dir);
   size_t kept = 0;
   for (auto it = offsets.rbegin(); it != offsets.rend(); ++it) {
     bool in_range = *it >= min_offset && *it <= max_offset;
@@ -231,7 +232,7 @@ Status ProducerStateManager::PruneSnapshots(const fs::path& dir, int64_t min_off
       ++kept;
       continue;
     }
-    STRATA_RETURN_IF_ERROR(env->RemoveFile(dir / OffsetFileName(*it, kSnapshotSuffix)));
+    STRATA_RETURN_IF_ERROR(env->RemoveFile(dir / OffsetFileName(it->value(), kSnapshotSuffix)));
   }
   return Status::Ok();
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/env.h"
+#include "base/offset.h"
 #include "base/result.h"
 #include "protocol/record_batch.h"
 
@@ -35,8 +36,8 @@ struct ProducerBatch {
   int16_t epoch = -1;
   int32_t first_seq = -1;
   int32_t last_seq = -1;
-  int64_t first_offset = -1;
-  int64_t last_offset = -1;
+  Offset first_offset = kNoOffset;
+  Offset last_offset = kNoOffset;
   int64_t max_timestamp = -1;
   bool transactional = false;
   bool control = false;
@@ -47,8 +48,8 @@ struct ProducerBatch {
 struct ProducerBatchMeta {
   int32_t first_seq = -1;
   int32_t last_seq = -1;
-  int64_t first_offset = -1;
-  int64_t last_offset = -1;
+  Offset first_offset = kNoOffset;
+  Offset last_offset = kNoOffset;
   int64_t timestamp = -1;
 };
 
@@ -58,7 +59,7 @@ struct ProducerEntry {
   std::deque<ProducerBatchMeta> batches;  // oldest first
   int32_t coordinator_epoch = -1;
   int64_t last_timestamp = -1;
-  int64_t current_txn_first_offset = -1;
+  Offset current_txn_first_offset = kNoOffset;
 };
 
 class ProducerStateManager {
@@ -79,19 +80,19 @@ class ProducerStateManager {
   void Replay(const ProducerBatch& b);
 
   // Writes <dir>/<offset>.snapshot (tmp + fsync + rename).
-  Status WriteSnapshot(const std::filesystem::path& dir, int64_t offset,
+  Status WriteSnapshot(const std::filesystem::path& dir, Offset offset,
                        Env* env = Env::Default()) const;
   // Replaces the state with the newest readable snapshot at or below
   // `max_offset`, returning its offset; nullopt (empty state) when none.
   // Unreadable snapshots are deleted with a warning.
-  Result<std::optional<int64_t>> LoadNewestSnapshot(const std::filesystem::path& dir,
-                                                    int64_t max_offset, Env* env = Env::Default());
+  Result<std::optional<Offset>> LoadNewestSnapshot(const std::filesystem::path& dir,
+                                                   Offset max_offset, Env* env = Env::Default());
   // Snapshot offsets in `dir`, ascending.
-  static std::vector<int64_t> ListSnapshots(const std::filesystem::path& dir);
+  static std::vector<Offset> ListSnapshots(const std::filesystem::path& dir);
   // Deletes snapshots above `max_offset`, below `min_offset`, and all but the
   // `keep` newest.
-  static Status PruneSnapshots(const std::filesystem::path& dir, int64_t min_offset,
-                               int64_t max_offset, size_t keep, Env* env = Env::Default());
+  static Status PruneSnapshots(const std::filesystem::path& dir, Offset min_offset,
+                               Offset max_offset, size_t keep, Env* env = Env::Default());
 
   // Encoding, exposed for tests.
   Bytes EncodeSnapshot() const;

@@ -12,7 +12,7 @@ namespace strata::storage {
 namespace {
 
 ProducerBatch Batch(int64_t pid, int16_t epoch, int32_t first_seq, int32_t last_seq,
-                    int64_t first_offset, int64_t last_offset, int64_t ts) {
+                    Offset first_offset, Offset last_offset, int64_t ts) {
   ProducerBatch b;
   b.producer_id = pid;
   b.epoch = epoch;
@@ -26,8 +26,8 @@ ProducerBatch Batch(int64_t pid, int16_t epoch, int32_t first_seq, int32_t last_
 
 TEST(ProducerStateTest, SnapshotBytesFollowKafkaLayout) {
   ProducerStateManager psm;
-  psm.Replay(Batch(7, 2, 0, 4, 100, 104, 5555));
-  psm.Replay(Batch(7, 2, 5, 6, 110, 111, 6666));
+  psm.Replay(Batch(7, 2, 0, 4, 100_o, 104_o, 5555));
+  psm.Replay(Batch(7, 2, 5, 6, 110_o, 111_o, 6666));
   Bytes data = psm.EncodeSnapshot();
   ASSERT_EQ(data.size(), 6u + 4 + 46);
   EXPECT_EQ(LoadBE16(&data[0]), 1);  // version
@@ -49,14 +49,14 @@ TEST(ProducerStateTest, SnapshotBytesFollowKafkaLayout) {
   ASSERT_NE(entry, nullptr);
   ASSERT_EQ(entry->batches.size(), 1u);  // only the last batch is persisted
   EXPECT_EQ(entry->batches[0].first_seq, 5);
-  EXPECT_EQ(entry->batches[0].first_offset, 110);
+  EXPECT_EQ(entry->batches[0].first_offset, 110_o);
   EXPECT_EQ(entry->epoch, 2);
   EXPECT_EQ(loaded.EncodeSnapshot(), data);
 }
 
 TEST(ProducerStateTest, SnapshotDecodeRejectsDamage) {
   ProducerStateManager psm;
-  psm.Replay(Batch(1, 0, INT32_MAX - 1, 1, 0, 3, 10));  // 4 records, wraps
+  psm.Replay(Batch(1, 0, INT32_MAX - 1, 1, 0_o, 3_o, 10));  // 4 records, wraps
   Bytes data = psm.EncodeSnapshot();
   ProducerStateManager loaded;
   ASSERT_TRUE(loaded.DecodeSnapshot(data).ok());
@@ -73,14 +73,14 @@ TEST(ProducerStateTest, SnapshotDecodeRejectsDamage) {
 
 TEST(ProducerStateTest, TransactionalBatchOpensTransactionUntilMarker) {
   ProducerStateManager psm;
-  ProducerBatch b = Batch(9, 0, 0, 0, 40, 40, 1);
+  ProducerBatch b = Batch(9, 0, 0, 0, 40_o, 40_o, 1);
   b.transactional = true;
   psm.Replay(b);
-  EXPECT_EQ(psm.Get(9)->current_txn_first_offset, 40);
-  ProducerBatch marker = Batch(9, 0, -1, -1, 41, 41, 2);
+  EXPECT_EQ(psm.Get(9)->current_txn_first_offset, 40_o);
+  ProducerBatch marker = Batch(9, 0, -1, -1, 41_o, 41_o, 2);
   marker.control = true;
   psm.Replay(marker);
-  EXPECT_EQ(psm.Get(9)->current_txn_first_offset, -1);
+  EXPECT_EQ(psm.Get(9)->current_txn_first_offset, kNoOffset);
   EXPECT_EQ(psm.Get(9)->batches.size(), 1u);
 }
 
@@ -100,29 +100,29 @@ TEST_F(LeaderEpochCacheTest, AssignPersistsAndReloads) {
   auto cache = LeaderEpochCache::Load(dir_);
   ASSERT_TRUE(cache.ok());
   EXPECT_EQ(cache->latest_epoch(), LeaderEpoch(-1));
-  ASSERT_TRUE(cache->Assign(LeaderEpoch(0), 0).ok());
-  ASSERT_TRUE(cache->Assign(LeaderEpoch(0), 10).ok());  // same epoch, later offset: no change
-  ASSERT_TRUE(cache->Assign(LeaderEpoch(3), 25).ok());
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(0), 0_o).ok());
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(0), 10_o).ok());  // same epoch, later offset: no change
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(3), 25_o).ok());
   EXPECT_EQ(FileText(), "0\n2\n0 0\n3 25\n");
   auto reloaded = LeaderEpochCache::Load(dir_);
   ASSERT_TRUE(reloaded.ok());
   EXPECT_EQ(reloaded->entries(),
-            (std::vector<EpochEntry>{{LeaderEpoch(0), 0}, {LeaderEpoch(3), 25}}));
+            (std::vector<EpochEntry>{{LeaderEpoch(0), 0_o}, {LeaderEpoch(3), 25_o}}));
 }
 
 TEST_F(LeaderEpochCacheTest, TruncationFromBothEnds) {
   auto cache = LeaderEpochCache::Load(dir_);
-  ASSERT_TRUE(cache->Assign(LeaderEpoch(1), 0).ok());
-  ASSERT_TRUE(cache->Assign(LeaderEpoch(2), 10).ok());
-  ASSERT_TRUE(cache->Assign(LeaderEpoch(4), 20).ok());
-  ASSERT_TRUE(cache->TruncateFromEnd(20).ok());
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(1), 0_o).ok());
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(2), 10_o).ok());
+  ASSERT_TRUE(cache->Assign(LeaderEpoch(4), 20_o).ok());
+  ASSERT_TRUE(cache->TruncateFromEnd(20_o).ok());
   EXPECT_EQ(FileText(), "0\n2\n1 0\n2 10\n");
-  ASSERT_TRUE(cache->TruncateFromStart(15).ok());
+  ASSERT_TRUE(cache->TruncateFromStart(15_o).ok());
   EXPECT_EQ(FileText(), "0\n1\n2 15\n");
-  EXPECT_EQ(cache->EndOffsetFor(LeaderEpoch(2), 30),
-            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(2), 30}));
-  EXPECT_EQ(cache->EndOffsetFor(LeaderEpoch(1), 30),
-            (std::pair<LeaderEpoch, int64_t>{LeaderEpoch(1), 15}));
+  EXPECT_EQ(cache->EndOffsetFor(LeaderEpoch(2), 30_o),
+            (std::pair<LeaderEpoch, Offset>{LeaderEpoch(2), 30_o}));
+  EXPECT_EQ(cache->EndOffsetFor(LeaderEpoch(1), 30_o),
+            (std::pair<LeaderEpoch, Offset>{LeaderEpoch(1), 15_o}));
 }
 
 TEST_F(LeaderEpochCacheTest, MalformedCheckpointIsCorrupt) {

@@ -10,9 +10,9 @@ constexpr size_t kMaxDecompressed = 256u << 20;
 }  // namespace
 
 Status ForEachRecordTimestamp(ByteView batch, const protocol::BatchHeader& h,
-                              const std::function<bool(int64_t, int64_t)>& visit) {
+                              const std::function<bool(Offset, int64_t)>& visit) {
   if (h.log_append_time()) {
-    for (int64_t off = h.base_offset; off <= h.last_offset(); ++off) {
+    for (Offset off = h.base_offset; off <= h.last_offset(); ++off) {
       if (!visit(off, h.max_timestamp)) break;
     }
     return Status::Ok();

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "base/bytes.h"
+#include "base/offset.h"
 #include "base/result.h"
 #include "protocol/record_batch.h"
 
@@ -18,6 +19,6 @@ namespace strata::storage {
 // record carries the batch max timestamp, as in Kafka. kCorrupt when the
 // records are malformed.
 Status ForEachRecordTimestamp(ByteView batch, const protocol::BatchHeader& header,
-                              const std::function<bool(int64_t, int64_t)>& visit);
+                              const std::function<bool(Offset, int64_t)>& visit);
 
 }  // namespace strata::storage

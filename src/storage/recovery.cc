@@ -12,7 +12,7 @@ namespace {
 
 // Why the batch at `pos` is unusable, or "" when it is fine. I/O failures
 // come back as errors so that a failing disk is not mistaken for corruption.
-Result<std::string> CheckBatch(const Segment& seg, uint64_t pos, uint64_t end, int64_t prev_last,
+Result<std::string> CheckBatch(const Segment& seg, uint64_t pos, uint64_t end, Offset prev_last,
                                BatchHeader* out) {
   auto header = seg.HeaderAt(pos, end);
   if (!header.ok()) {
@@ -38,13 +38,13 @@ Result<std::string> CheckBatch(const Segment& seg, uint64_t pos, uint64_t end, i
 
 }  // namespace
 
-Result<SegmentRecovery> RecoverSegment(Segment& seg, int64_t min_offset,
+Result<SegmentRecovery> RecoverSegment(Segment& seg, Offset min_offset,
                                        int32_t index_interval_bytes, const std::string& dir_label,
                                        const std::function<void(const BatchHeader&)>& on_batch) {
   STRATA_RETURN_IF_ERROR(seg.ResetIndexes());
   const uint64_t end = seg.size();
   uint64_t pos = 0;
-  int64_t prev_last = std::max(min_offset, seg.base_offset()) - 1;
+  Offset prev_last = std::max(min_offset, seg.base_offset()) - 1;
   std::string problem;
   while (pos < end) {
     BatchHeader h;

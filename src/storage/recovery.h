@@ -18,7 +18,7 @@ namespace strata::storage {
 struct SegmentRecovery {
   uint64_t valid_bytes = 0;
   uint64_t truncated_bytes = 0;  // > 0 when a bad tail was cut off
-  int64_t next_offset = 0;       // one past the last valid batch
+  Offset next_offset;            // one past the last valid batch
 };
 
 // Scans `seg` from byte 0. A batch is valid when its header parses, it fits
@@ -28,7 +28,7 @@ struct SegmentRecovery {
 // line naming `dir_label`, the offset and the byte position. `on_batch` sees
 // every valid batch in order. Only I/O failures are returned as errors.
 Result<SegmentRecovery> RecoverSegment(
-    Segment& seg, int64_t min_offset, int32_t index_interval_bytes, const std::string& dir_label,
+    Segment& seg, Offset min_offset, int32_t index_interval_bytes, const std::string& dir_label,
     const std::function<void(const protocol::BatchHeader&)>& on_batch);
 
 }  // namespace strata::storage

@@ -12,16 +12,16 @@ using protocol::BatchHeader;
 
 namespace {
 
-fs::path SegmentFile(const fs::path& dir, int64_t base, std::string_view kind,
+fs::path SegmentFile(const fs::path& dir, Offset base, std::string_view kind,
                      std::string_view suffix) {
-  fs::path p = dir / OffsetFileName(base, kind);
+  fs::path p = dir / OffsetFileName(base.value(), kind);
   p += std::string(suffix);
   return p;
 }
 
 }  // namespace
 
-Result<std::shared_ptr<Segment>> Segment::OpenFiles(const fs::path& dir, int64_t base,
+Result<std::shared_ptr<Segment>> Segment::OpenFiles(const fs::path& dir, Offset base,
                                                     int64_t max_index_bytes, bool truncate,
                                                     std::string_view suffix) {
   std::shared_ptr<Segment> seg(new Segment(dir, base));
@@ -35,14 +35,15 @@ Result<std::shared_ptr<Segment>> Segment::OpenFiles(const fs::path& dir, int64_t
   }
   STRATA_ASSIGN_OR_RETURN(seg->log_,
                           File::Open(SegmentFile(dir, base, kLogSuffix, suffix), true, truncate));
-  STRATA_ASSIGN_OR_RETURN(seg->oindex_, OffsetIndex::Open(index_path, base, max_index_bytes));
-  STRATA_ASSIGN_OR_RETURN(seg->tindex_, TimeIndex::Open(time_path, base, max_index_bytes));
+  STRATA_ASSIGN_OR_RETURN(seg->oindex_,
+                          OffsetIndex::Open(index_path, base.value(), max_index_bytes));
+  STRATA_ASSIGN_OR_RETURN(seg->tindex_, TimeIndex::Open(time_path, base.value(), max_index_bytes));
   seg->next_offset_ = base;
   seg->max_ts_offset_ = base;
   return seg;
 }
 
-Result<std::shared_ptr<Segment>> Segment::Create(const fs::path& dir, int64_t base,
+Result<std::shared_ptr<Segment>> Segment::Create(const fs::path& dir, Offset base,
                                                  int64_t max_index_bytes, std::string_view suffix) {
   STRATA_ASSIGN_OR_RETURN(auto seg,
                           OpenFiles(dir, base, max_index_bytes, /*truncate=*/true, suffix));
@@ -50,7 +51,7 @@ Result<std::shared_ptr<Segment>> Segment::Create(const fs::path& dir, int64_t ba
   return seg;
 }
 
-Result<std::shared_ptr<Segment>> Segment::Open(const fs::path& dir, int64_t base,
+Result<std::shared_ptr<Segment>> Segment::Open(const fs::path& dir, Offset base,
                                                int64_t max_index_bytes, std::string_view suffix) {
   return OpenFiles(dir, base, max_index_bytes, /*truncate=*/false, suffix);
 }
@@ -81,10 +82,10 @@ Status Segment::IndexBatch(const BatchHeader& h, uint32_t position, int32_t inde
   // since the last entry, counting only the bytes before this batch.
   if (bytes_since_index_entry_ > index_interval_bytes) {
     size_t n = oindex_->entries();
-    if (!oindex_->IsFull() && (n == 0 || oindex_->entry(n - 1).offset < h.last_offset())) {
-      STRATA_RETURN_IF_ERROR(oindex_->Append(h.last_offset(), position));
+    if (!oindex_->IsFull() && (n == 0 || Offset(oindex_->entry(n - 1).offset) < h.last_offset())) {
+      STRATA_RETURN_IF_ERROR(oindex_->Append(h.last_offset().value(), position));
     }
-    STRATA_RETURN_IF_ERROR(tindex_->MaybeAppend(max_ts_, max_ts_offset_));
+    STRATA_RETURN_IF_ERROR(tindex_->MaybeAppend(max_ts_, max_ts_offset_.value()));
     bytes_since_index_entry_ = 0;
   }
   bytes_since_index_entry_ += h.size_in_bytes();
@@ -128,7 +129,7 @@ Status Segment::ForEachBatch(uint64_t from, uint64_t limit,
   return Status::Ok();
 }
 
-Result<std::optional<std::pair<uint64_t, BatchHeader>>> Segment::FindBatch(int64_t offset,
+Result<std::optional<std::pair<uint64_t, BatchHeader>>> Segment::FindBatch(Offset offset,
                                                                            uint64_t from,
                                                                            uint64_t limit) const {
   std::optional<std::pair<uint64_t, BatchHeader>> found;
@@ -151,10 +152,10 @@ Status Segment::CheckIndexes() const {
 Status Segment::LoadTail() {
   TimeIndex::Entry last_time = tindex_->LastEntry();
   max_ts_ = last_time.timestamp;
-  max_ts_offset_ = last_time.offset;
+  max_ts_offset_ = Offset(last_time.offset);
   size_t n = oindex_->entries();
   uint64_t pos = n == 0 ? 0 : oindex_->entry(n - 1).position;
-  int64_t prev_last = base_ - 1;
+  Offset prev_last = base_ - 1;
   next_offset_ = base_;
   uint64_t end = size();
   while (pos < end) {
@@ -164,7 +165,7 @@ Status Segment::LoadTail() {
       return MakeError(Errc::kCorrupt,
                        fmt::format("batch offset {} out of order at {}", h.base_offset, pos));
     }
-    if (prev_last < base_ && n > 0 && h.last_offset() != oindex_->entry(n - 1).offset) {
+    if (prev_last < base_ && n > 0 && h.last_offset() != Offset(oindex_->entry(n - 1).offset)) {
       return MakeError(Errc::kCorrupt, fmt::format("last index entry {} does not match batch {}",
                                                    oindex_->entry(n - 1).offset, h.last_offset()));
     }
@@ -180,7 +181,7 @@ Status Segment::LoadTail() {
     next_offset_ = prev_last + 1;
     pos += static_cast<uint64_t>(h.size_in_bytes());
   }
-  if (tindex_->entries() > 0 && last_time.offset >= next_offset_) {
+  if (tindex_->entries() > 0 && Offset(last_time.offset) >= next_offset_) {
     return MakeError(Errc::kCorrupt, "time index points past the last batch");
   }
   return Status::Ok();
@@ -200,7 +201,7 @@ Status Segment::ResetIndexes() {
 Status Segment::TruncateLog(uint64_t new_size) { return log_->Truncate(new_size); }
 
 Status Segment::OnBecomeInactive() {
-  return tindex_->MaybeAppend(max_ts_, max_ts_offset_, /*skip_full_check=*/true);
+  return tindex_->MaybeAppend(max_ts_, max_ts_offset_.value(), /*skip_full_check=*/true);
 }
 
 void Segment::set_max_index_bytes(int64_t bytes) {
@@ -220,7 +221,7 @@ Status Segment::DeleteFiles() {
   return RemoveFile(tindex_->path());
 }
 
-Status RenameSegmentFiles(const fs::path& dir, int64_t base, std::string_view from,
+Status RenameSegmentFiles(const fs::path& dir, Offset base, std::string_view from,
                           std::string_view to) {
   for (std::string_view kind : {kIndexSuffix, kTimeIndexSuffix, kLogSuffix}) {
     fs::path src = SegmentFile(dir, base, kind, from);
@@ -234,7 +235,7 @@ Status RenameSegmentFiles(const fs::path& dir, int64_t base, std::string_view fr
   return Status::Ok();
 }
 
-Status RemoveSegmentFiles(const fs::path& dir, int64_t base, std::string_view suffix) {
+Status RemoveSegmentFiles(const fs::path& dir, Offset base, std::string_view suffix) {
   for (std::string_view kind : {kLogSuffix, kIndexSuffix, kTimeIndexSuffix}) {
     STRATA_RETURN_IF_ERROR(RemoveFile(SegmentFile(dir, base, kind, suffix)));
   }

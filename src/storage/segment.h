@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "base/file_region.h"
+#include "base/offset.h"
 #include "base/result.h"
 #include "protocol/record_batch.h"
 #include "storage/file.h"
@@ -43,21 +44,21 @@ class Segment {
   // `suffix` is appended to the three file names (kCleanedSuffix while
   // compacting); the object keeps those names, so a segment written under a
   // suffix is reopened after its files are renamed.
-  static Result<std::shared_ptr<Segment>> Create(const std::filesystem::path& dir, int64_t base,
+  static Result<std::shared_ptr<Segment>> Create(const std::filesystem::path& dir, Offset base,
                                                  int64_t max_index_bytes,
                                                  std::string_view suffix = {});
   // Opens an existing segment; missing index files are created empty.
-  static Result<std::shared_ptr<Segment>> Open(const std::filesystem::path& dir, int64_t base,
+  static Result<std::shared_ptr<Segment>> Open(const std::filesystem::path& dir, Offset base,
                                                int64_t max_index_bytes,
                                                std::string_view suffix = {});
 
-  int64_t base_offset() const { return base_; }
+  Offset base_offset() const { return base_; }
   uint64_t size() const { return log_->size(); }
   // One past the last offset stored; base when empty.
-  int64_t next_offset() const { return next_offset_; }
+  Offset next_offset() const { return next_offset_; }
   // Largest batch max timestamp (-1 if none) and the last offset of its batch.
   int64_t max_timestamp() const { return max_ts_; }
-  int64_t offset_of_max_timestamp() const { return max_ts_offset_; }
+  Offset offset_of_max_timestamp() const { return max_ts_offset_; }
   // Wall-clock ms of the first append (segment.ms rolling); -1 when empty.
   int64_t first_append_ms() const { return first_append_ms_; }
   void set_first_append_ms(int64_t ms) { first_append_ms_ = ms; }
@@ -76,7 +77,7 @@ class Segment {
                     int32_t index_interval_bytes);
 
   // The offset-index position to start scanning for `offset` (caller holds the lock).
-  uint32_t IndexPosition(int64_t offset) const { return oindex_->Lookup(offset).position; }
+  uint32_t IndexPosition(Offset offset) const { return oindex_->Lookup(offset.value()).position; }
   const OffsetIndex& offset_index() const { return *oindex_; }
   const TimeIndex& time_index() const { return *tindex_; }
 
@@ -98,7 +99,7 @@ class Segment {
       const std::function<bool(const protocol::BatchHeader&, uint64_t)>& visit) const;
   // Position and header of the first batch with last offset >= `offset`,
   // scanning [from, limit); nullopt if there is none.
-  Result<std::optional<std::pair<uint64_t, protocol::BatchHeader>>> FindBatch(int64_t offset,
+  Result<std::optional<std::pair<uint64_t, protocol::BatchHeader>>> FindBatch(Offset offset,
                                                                               uint64_t from,
                                                                               uint64_t limit) const;
 
@@ -128,20 +129,20 @@ class Segment {
   const std::filesystem::path& log_path() const { return log_->path(); }
 
  private:
-  Segment(std::filesystem::path dir, int64_t base) : dir_(std::move(dir)), base_(base) {}
-  static Result<std::shared_ptr<Segment>> OpenFiles(const std::filesystem::path& dir, int64_t base,
+  Segment(std::filesystem::path dir, Offset base) : dir_(std::move(dir)), base_(base) {}
+  static Result<std::shared_ptr<Segment>> OpenFiles(const std::filesystem::path& dir, Offset base,
                                                     int64_t max_index_bytes, bool truncate,
                                                     std::string_view suffix);
 
   std::filesystem::path dir_;
-  int64_t base_;
+  Offset base_;
   std::unique_ptr<File> log_;
   std::unique_ptr<OffsetIndex> oindex_;
   std::unique_ptr<TimeIndex> tindex_;
   bool index_missing_ = false;
-  int64_t next_offset_ = 0;
+  Offset next_offset_;
   int64_t max_ts_ = -1;
-  int64_t max_ts_offset_ = 0;
+  Offset max_ts_offset_;
   int64_t bytes_since_index_entry_ = 0;
   int64_t first_append_ms_ = -1;
 };
@@ -150,9 +151,9 @@ class Segment {
 // objects (whose fds stay valid). `from`/`to` are "" for the live names.
 // Renames the index files first and the .log last: a <base>.log<suffix>
 // exists only once its indexes carry the same suffix.
-Status RenameSegmentFiles(const std::filesystem::path& dir, int64_t base, std::string_view from,
+Status RenameSegmentFiles(const std::filesystem::path& dir, Offset base, std::string_view from,
                           std::string_view to);
 // Unlinks <base>.log<suffix> and its index files where present.
-Status RemoveSegmentFiles(const std::filesystem::path& dir, int64_t base, std::string_view suffix);
+Status RemoveSegmentFiles(const std::filesystem::path& dir, Offset base, std::string_view suffix);
 
 }  // namespace strata::storage

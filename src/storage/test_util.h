@@ -104,7 +104,7 @@ inline Result<AppendResult> AppendOne(Log& log, const BatchOptions& o, int32_t l
 }
 
 // The batch as the log stores it: base offset and leader epoch stamped.
-inline Bytes Stamped(Bytes batch, int64_t base_offset, int32_t leader_epoch) {
+inline Bytes Stamped(Bytes batch, Offset base_offset, int32_t leader_epoch) {
   protocol::SetBaseOffset(batch, base_offset);
   protocol::SetPartitionLeaderEpoch(batch, leader_epoch);
   return batch;

@@ -328,10 +328,10 @@ class RemoteReadCacheTest : public testing::TieredLogTest {
   }
 
   // Reads every remote offset in order, 8 KiB per fetch; returns the bytes.
-  Bytes Consume(RemoteLogManager& m, int64_t end, double* ms) {
+  Bytes Consume(RemoteLogManager& m, Offset end, double* ms) {
     auto t0 = std::chrono::steady_clock::now();
     Bytes out;
-    int64_t next = 0;
+    Offset next = 0_o;
     while (next <= end) {
       auto r = m.Read(id_.tp(), next, 8192);
       EXPECT_TRUE(r.ok()) << next;
@@ -362,7 +362,7 @@ TEST_F(RemoteReadCacheTest, SequentialConsumerRereadingOldDataHitsTheCache) {
   const auto rolled = log_->RolledSegments();
   ASSERT_GE(rolled.size(), 4u);
   const Bytes expected = LocalRolledBytes();
-  const int64_t end = rolled.back().end_offset;
+  const Offset end = rolled.back().end_offset;
 
   // Baseline without a cache, every Get 2 ms away.
   double no_cache_ms = 0;

@@ -60,7 +60,7 @@ void RemoteCopier::CopyLocked(const std::shared_ptr<TieredPartition>& p) {
 void RemoteCopier::QueueRolledLocked(TieredPartition& p) {
   // What remote storage holds, every in-sync replica has, whoever leads
   // next: on one broker the committed end is the log end, so at once.
-  const int64_t committed = p.CommittedEndLocked();
+  const Offset committed = p.CommittedEndLocked();
   for (storage::SegmentSummary& s : p.log->RolledSegments()) {
     // Skipped only when wholly uploaded: a new leader's segment may start
     // below the remote end and go past it (replicas roll at their own
@@ -123,7 +123,7 @@ void RemoteCopier::DispatchLocked(const std::shared_ptr<TieredPartition>& p) {
       // COPY_STARTED is durable before any object is written.
       if (!p->WriteManifestLocked().ok()) return;
     }
-    const int64_t base = s.base_offset;  // `s` is pending.front(): read before pop
+    const Offset base = s.base_offset;  // `s` is pending.front(): read before pop
     p->inflight[base] = TieredPartition::Inflight{s, false};
     p->pending.pop_front();
     ++running;
@@ -136,7 +136,7 @@ void RemoteCopier::DispatchLocked(const std::shared_ptr<TieredPartition>& p) {
   }
 }
 
-void RemoteCopier::RunUpload(const std::shared_ptr<TieredPartition>& p, int64_t base) {
+void RemoteCopier::RunUpload(const std::shared_ptr<TieredPartition>& p, Offset base) {
   storage::SegmentSummary local;
   RemoteSegment seg;
   std::shared_ptr<storage::Log> log;
@@ -187,9 +187,9 @@ void RemoteCopier::RunUpload(const std::shared_ptr<TieredPartition>& p, int64_t 
 bool RemoteCopier::UploadsDoneLocked(TieredPartition& p) {
   if (p.removed || !p.log || p.fenced || p.reader) return true;
   auto rolled = p.log->RolledSegments();
-  const int64_t committed = p.CommittedEndLocked();  // only these are uploaded
+  const Offset committed = p.CommittedEndLocked();  // only these are uploaded
   while (!rolled.empty() && rolled.back().end_offset >= committed) rolled.pop_back();
-  const int64_t end = p.manifest.remote_log_end_offset();
+  const Offset end = p.manifest.remote_log_end_offset();
   return p.loaded && !p.manifest_dirty && p.inflight.empty() && p.pending.empty() &&
          (rolled.empty() || rolled.back().end_offset <= end);
 }

@@ -46,7 +46,7 @@ class RemoteCopier {
   void QueueRolledLocked(TieredPartition& p);
   void CommitLocked(TieredPartition& p);
   void DispatchLocked(const std::shared_ptr<TieredPartition>& p);
-  void RunUpload(const std::shared_ptr<TieredPartition>& p, int64_t base);
+  void RunUpload(const std::shared_ptr<TieredPartition>& p, Offset base);
 
   const TierContext& ctx_;
   std::mutex mu_;  // guards jobs_ and stopping_

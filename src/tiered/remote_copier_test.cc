@@ -50,7 +50,7 @@ TEST_F(RemoteCopierTest, UploadsOnlyCommittedSegmentsByteForByte) {
   }
   EXPECT_EQ(Manifest().remote_log_end_offset(), rolled[2].end_offset);  // written, not just held
 
-  committed_ = INT64_MAX;
+  committed_ = Offset::Max();
   ASSERT_TRUE(Until(*p, copy, done));
   copier.Stop();
   const RemoteManifest written = Manifest();

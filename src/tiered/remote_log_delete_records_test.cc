@@ -129,7 +129,7 @@ TEST_F(RemoteDeleteRecordsTest, DeletesRemoteSegmentsBelowNewStartPromptly) {
   ASSERT_EQ(files_before, rolled.size());
 
   // A new start inside segment 3: segments 0-2 go, segment 3 stays (partly readable).
-  const int64_t start = rolled[3].base_offset + 2;
+  const Offset start = rolled[3].base_offset + 2;
   ASSERT_TRUE(m->DeleteRecordsBefore(id_.tp(), start).ok());
   EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), start);  // at once
   ASSERT_TRUE(WaitForDeleted(3));  // well before the (disabled) retention tick
@@ -146,9 +146,9 @@ TEST_F(RemoteDeleteRecordsTest, DeletesRemoteSegmentsBelowNewStartPromptly) {
   EXPECT_EQ(m->Read(id_.tp(), rolled[2].end_offset, 100).error().code, Errc::kNotFound);
   EXPECT_TRUE(m->Read(id_.tp(), start, 100).ok());
   // A lower offset later does not move the start back.
-  ASSERT_TRUE(m->DeleteRecordsBefore(id_.tp(), 1).ok());
+  ASSERT_TRUE(m->DeleteRecordsBefore(id_.tp(), 1_o).ok());
   EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), start);
-  EXPECT_EQ(m->DeleteRecordsBefore({"nope", 0}, 5).error().code, Errc::kNotFound);
+  EXPECT_EQ(m->DeleteRecordsBefore({"nope", 0}, 5_o).error().code, Errc::kNotFound);
 }
 
 TEST_F(RemoteDeleteRecordsTest, DeletionFailingWhileStoreIsDownIsFinishedLater) {
@@ -161,7 +161,7 @@ TEST_F(RemoteDeleteRecordsTest, DeletionFailingWhileStoreIsDownIsFinishedLater) 
   FaultSpec down;
   down.fail_ratio = 1.0;
   faulty_->SetFault(StorageOp::kDelete, down);
-  const int64_t start = rolled[2].end_offset + 1;
+  const Offset start = rolled[2].end_offset + 1;
   ASSERT_TRUE(m->DeleteRecordsBefore(id_.tp(), start).ok());
   EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), start);
   // The background deletion fails: the first segment is durably
@@ -252,7 +252,7 @@ TEST_F(RemoteDeleteRecordsTest, FailedManifestCommitIsRetriedWithBackoff) {
   // Backoff 50, 100, 200, 200 ms: a handful, not one per 5 ms scan.
   EXPECT_GE(retries, 2);
   EXPECT_LE(retries, 8);
-  EXPECT_EQ(log_->log_start_offset(), 0);
+  EXPECT_EQ(log_->log_start_offset(), 0_o);
   ASSERT_TRUE(log_->EnforceRetention().ok());  // nothing committed: nothing deleted locally
   EXPECT_EQ(log_->RolledSegments().size(), rolled.size());
 
@@ -284,10 +284,10 @@ TEST_F(RemoteDeleteRecordsTest, LaterUploadsWaitForAFailedEarlierOne) {
   }
   ASSERT_GE(m->counters().upload_failures, 2u);
   // Nothing is committed past the missing segment, so local retention keeps it.
-  EXPECT_EQ(m->RemoteLogEndOffset(id_.tp()), -1);
+  EXPECT_EQ(m->RemoteLogEndOffset(id_.tp()), kNoOffset);
   EXPECT_EQ(m->counters().uploads, 0u);
   ASSERT_TRUE(log_->EnforceRetention().ok());
-  EXPECT_EQ(log_->log_start_offset(), 0);
+  EXPECT_EQ(log_->log_start_offset(), 0_o);
   EXPECT_EQ(log_->RolledSegments().size(), rolled.size());
 
   s->fail = false;

@@ -144,10 +144,10 @@ int RemoteLogManager::EnforceRetentionOnce() {
   return expired;
 }
 
-Status RemoteLogManager::DeleteRecordsBefore(const TopicPartition& tp, int64_t offset) {
+Status RemoteLogManager::DeleteRecordsBefore(const TopicPartition& tp, Offset offset) {
   auto p = FindPartition(tp);
   if (!p) return MakeError(Errc::kNotFound, tp.ToString() + " is not tiered");
-  int64_t prev = p->delete_floor.load();
+  Offset prev = p->delete_floor.load();
   while (offset > prev && !p->delete_floor.compare_exchange_weak(prev, offset)) {
   }
   retention_->ExpireSoon(std::move(p));  // off the caller's (network) thread
@@ -165,7 +165,7 @@ Status RemoteLogManager::DeleteTopicData(const std::string& topic,
 
 void RemoteLogManager::AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                                     const storage::LogConfig& config,
-                                    std::function<int64_t()> committed_end,
+                                    std::function<Offset()> committed_end,
                                     LeaderEpoch leader_epoch) {
   Register(id, std::move(log), config, std::move(committed_end), leader_epoch, /*reader=*/false);
 }
@@ -177,7 +177,7 @@ void RemoteLogManager::AddReader(const RemotePartitionId& id, std::shared_ptr<st
 
 void RemoteLogManager::Register(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
                                 const storage::LogConfig& config,
-                                std::function<int64_t()> committed_end, LeaderEpoch leader_epoch,
+                                std::function<Offset()> committed_end, LeaderEpoch leader_epoch,
                                 bool reader) {
   std::lock_guard lock(map_mu_);
   auto& slot = partitions_[id.tp()];
@@ -228,31 +228,34 @@ std::vector<std::shared_ptr<TieredPartition>> RemoteLogManager::Partitions() con
   return out;
 }
 
-int64_t RemoteLogManager::LogStartOffset(const TopicPartition& tp, int64_t local_start) const {
+Offset RemoteLogManager::LogStartOffset(const TopicPartition& tp, Offset local_start) const {
   auto p = FindPartition(tp);
   if (!p) return local_start;
-  int64_t remote = p->remote_start.load();
-  int64_t floor = p->delete_floor.load();
+  Offset remote = p->remote_start.load();
+  Offset floor = p->delete_floor.load();
   // What the metadata store says was uploaded counts at once: a replica
   // that just became leader (and started its log at the active segment)
   // loads the manifest at its next scan, and until then its own figures
   // may predate the upload that made it contiguous.
   if (ctx_.metadata != nullptr) {
     if (auto saved = ctx_.metadata->GetRemoteLogOffsets(p->id.topic_id, p->id.partition)) {
-      if (saved->start >= 0) remote = remote >= 0 ? std::min(remote, saved->start) : saved->start;
-      floor = std::max(floor, saved->log_start);
+      const Offset saved_start(saved->start);
+      if (saved_start >= 0_o) {
+        remote = remote >= 0_o ? std::min(remote, saved_start) : saved_start;
+      }
+      floor = std::max(floor, Offset(saved->log_start));
     }
   }
-  int64_t start = remote >= 0 ? std::min(remote, local_start) : local_start;
+  Offset start = remote >= 0_o ? std::min(remote, local_start) : local_start;
   return std::max(start, floor);  // DeleteRecords inside a remote segment
 }
 
-int64_t RemoteLogManager::RemoteLogEndOffset(const TopicPartition& tp) const {
+Offset RemoteLogManager::RemoteLogEndOffset(const TopicPartition& tp) const {
   auto p = FindPartition(tp);
-  return p ? p->remote_end.load() : -1;
+  return p ? p->remote_end.load() : kNoOffset;
 }
 
-Result<Bytes> RemoteLogManager::Read(const TopicPartition& tp, int64_t offset, int32_t max_bytes) {
+Result<Bytes> RemoteLogManager::Read(const TopicPartition& tp, Offset offset, int32_t max_bytes) {
   auto p = FindPartition(tp);
   if (!p) return MakeError(Errc::kNotFound, tp.ToString() + " is not tiered");
   if (!p->reader.load()) {
@@ -275,8 +278,7 @@ Result<Bytes> RemoteLogManager::Read(const TopicPartition& tp, int64_t offset, i
   return ReadFromView(*p, offset, max_bytes);
 }
 
-Result<Bytes> RemoteLogManager::ReadFromView(TieredPartition& p, int64_t offset,
-                                             int32_t max_bytes) {
+Result<Bytes> RemoteLogManager::ReadFromView(TieredPartition& p, Offset offset, int32_t max_bytes) {
   const std::string name = p.id.name();
   // Never takes p.mu: uploads, manifest writes and deletions hold it across
   // store calls, and a read must not wait for them (cached chunks are served

@@ -48,8 +48,8 @@ class RemoteRetention;
 // Per-partition numbers for metrics and tests.
 struct RemotePartitionStats {
   bool manifest_loaded = false;
-  int64_t remote_log_start = -1;
-  int64_t remote_log_end = -1;
+  Offset remote_log_start = kNoOffset;
+  Offset remote_log_end = kNoOffset;
   int64_t lag_segments = 0;  // rolled but not COPY_FINISHED
   int64_t lag_bytes = 0;
   int64_t lag_seconds = 0;  // age of the oldest rolled, un-uploaded segment's newest record
@@ -101,7 +101,7 @@ class RemoteLogManager {
   // (ClaimRemoteLog); once a newer leader has, it stops. Registering again
   // with another epoch takes it over again.
   void AddPartition(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
-                    const storage::LogConfig& config, std::function<int64_t()> committed_end = {},
+                    const storage::LogConfig& config, std::function<Offset()> committed_end = {},
                     LeaderEpoch leader_epoch = kNoLeaderEpoch);
   // Registers (or re-configures) a partition this broker follows, for reads
   // only (KIP-392: consumers may fetch from a follower): it never uploads,
@@ -132,19 +132,19 @@ class RemoteLogManager {
 
   // The partition's log start offset: the first remote offset when remote
   // segments exist, else `local_start`.
-  int64_t LogStartOffset(const TopicPartition& tp, int64_t local_start) const;
-  // Last offset in remote storage (ListOffsets -5); -1 when none.
-  int64_t RemoteLogEndOffset(const TopicPartition& tp) const;
+  Offset LogStartOffset(const TopicPartition& tp, Offset local_start) const;
+  // Last offset in remote storage (ListOffsets -5); kNoOffset when none.
+  Offset RemoteLogEndOffset(const TopicPartition& tp) const;
   // DeleteRecords: the partition's log start becomes at least `offset` at once
   // (LogStartOffset), and remote segments wholly below it are deleted soon on
   // the reader pool (DELETE_STARTED -> objects deleted -> DELETE_FINISHED;
   // retried by the retention task if the store is down). kNotFound if the
   // partition is not tiered.
-  Status DeleteRecordsBefore(const TopicPartition& tp, int64_t offset);
+  Status DeleteRecordsBefore(const TopicPartition& tp, Offset offset);
   // Blocking read of whole batches at `offset` from remote storage. Errors:
   // kNotFound (not tiered / no remote segment holds it), kUnavailable when the
   // store's breaker is open, other store errors.
-  Result<Bytes> Read(const TopicPartition& tp, int64_t offset, int32_t max_bytes);
+  Result<Bytes> Read(const TopicPartition& tp, Offset offset, int32_t max_bytes);
   asio::thread_pool& reader_pool() { return reader_pool_; }
 
   // One round of queueing + dispatching (the scan thread's work); for tests.
@@ -170,13 +170,13 @@ class RemoteLogManager {
   std::shared_ptr<TieredPartition> FindPartition(const TopicPartition& tp) const;
   std::vector<std::shared_ptr<TieredPartition>> Partitions() const;
   void Register(const RemotePartitionId& id, std::shared_ptr<storage::Log> log,
-                const storage::LogConfig& config, std::function<int64_t()> committed_end,
+                const storage::LogConfig& config, std::function<Offset()> committed_end,
                 LeaderEpoch leader_epoch, bool reader);
   void ScanPartition(const std::shared_ptr<TieredPartition>& p);
   void ScanLoop();
   void RequestScan();
   // Read's work against the partition's read view.
-  Result<Bytes> ReadFromView(TieredPartition& p, int64_t offset, int32_t max_bytes);
+  Result<Bytes> ReadFromView(TieredPartition& p, Offset offset, int32_t max_bytes);
   void RegisterMetrics();
   void RegisterCacheMetrics();  // after RegisterMetrics (uses metrics_hook_)
 

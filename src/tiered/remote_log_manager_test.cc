@@ -31,31 +31,31 @@ using testing::ReadFile;
 
 TEST(RemoteManifestTest, RoundTripsAndFindsSegments) {
   RemoteManifest m;
-  m.segments().push_back({0, 9, 100, 1000, "u0", RemoteSegmentState::kDeleteStarted, false});
-  m.segments().push_back({10, 19, 200, 2000, "u1", RemoteSegmentState::kCopyFinished, true});
-  m.segments().push_back({20, 29, 300, 3000, "u2", RemoteSegmentState::kCopyFinished, false});
-  m.segments().push_back({30, 39, 400, 4000, "u3", RemoteSegmentState::kCopyStarted, false});
+  m.segments().push_back({0_o, 9_o, 100, 1000, "u0", RemoteSegmentState::kDeleteStarted, false});
+  m.segments().push_back({10_o, 19_o, 200, 2000, "u1", RemoteSegmentState::kCopyFinished, true});
+  m.segments().push_back({20_o, 29_o, 300, 3000, "u2", RemoteSegmentState::kCopyFinished, false});
+  m.segments().push_back({30_o, 39_o, 400, 4000, "u3", RemoteSegmentState::kCopyStarted, false});
   auto parsed = RemoteManifest::Parse(m.Serialize());
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   ASSERT_EQ(parsed->segments().size(), 4u);
   EXPECT_EQ(parsed->segments()[1].uuid, "u1");
   EXPECT_TRUE(parsed->segments()[1].has_snapshot);
   EXPECT_EQ(parsed->segments()[3].state, RemoteSegmentState::kCopyStarted);
-  EXPECT_EQ(parsed->remote_log_start_offset(), 10);
-  EXPECT_EQ(parsed->remote_log_end_offset(), 29);
+  EXPECT_EQ(parsed->remote_log_start_offset(), 10_o);
+  EXPECT_EQ(parsed->remote_log_end_offset(), 29_o);
   EXPECT_EQ(parsed->remote_bytes(), 500);
-  EXPECT_EQ(parsed->FindReadable(5), nullptr);  // being deleted
-  EXPECT_EQ(parsed->FindReadable(25)->base_offset, 20);
-  EXPECT_EQ(parsed->FindReadable(35), nullptr);  // not finished
+  EXPECT_EQ(parsed->FindReadable(5_o), nullptr);  // being deleted
+  EXPECT_EQ(parsed->FindReadable(25_o)->base_offset, 20_o);
+  EXPECT_EQ(parsed->FindReadable(35_o), nullptr);  // not finished
   EXPECT_EQ(RemoteObjectPath("t-0-x", parsed->segments()[1], kRemoteLogExt),
             "t-0-x/00000000000000000010-u1.log");
   EXPECT_FALSE(RemoteManifest::Parse(ByteView(testing::ToBytes("{nope"))).ok());
 }
 
 TEST(EpochCheckpointTest, KeepsEntriesUpToTheSegmentEnd) {
-  EXPECT_EQ(
-      EpochCheckpointText({{LeaderEpoch(0), 0}, {LeaderEpoch(3), 50}, {LeaderEpoch(4), 120}}, 99),
-      "0\n2\n0 0\n3 50\n");
+  EXPECT_EQ(EpochCheckpointText(
+                {{LeaderEpoch(0), 0_o}, {LeaderEpoch(3), 50_o}, {LeaderEpoch(4), 120_o}}, 99_o),
+            "0\n2\n0 0\n3 50\n");
 }
 
 class RemoteLogManagerTest : public testing::TieredLogTest {
@@ -117,7 +117,7 @@ TEST_F(RemoteLogManagerTest, RestartNeverReuploadsAndLocalRetentionWaitsForUploa
   // Nothing uploaded yet: local retention (local.retention.bytes=0) keeps all.
   ASSERT_TRUE(log_->EnforceRetention().ok());
   EXPECT_EQ(log_->RolledSegments().size(), rolled.size());
-  EXPECT_EQ(log_->log_start_offset(), 0);
+  EXPECT_EQ(log_->log_start_offset(), 0_o);
   {
     auto m = MakeManager(0);
     m->Start();
@@ -137,7 +137,7 @@ TEST_F(RemoteLogManagerTest, RestartNeverReuploadsAndLocalRetentionWaitsForUploa
   ASSERT_TRUE(log_->EnforceRetention().ok());
   EXPECT_TRUE(log_->RolledSegments().empty());
   EXPECT_EQ(log_->log_start_offset(), now_rolled.back().end_offset + 1);  // local log start
-  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), 0);
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), 0_o);
 }
 
 TEST_F(RemoteLogManagerTest, ReadsServeWholeBatchesAtExactOffsets) {
@@ -152,18 +152,18 @@ TEST_F(RemoteLogManagerTest, ReadsServeWholeBatchesAtExactOffsets) {
   m->Start();
   ASSERT_TRUE(m->WaitForUploads(30000));
   ASSERT_TRUE(log_->EnforceRetention().ok());
-  const int64_t remote_end = rolled.back().end_offset;
+  const Offset remote_end = rolled.back().end_offset;
   // Offset by offset with a tiny max_bytes: exactly the batch holding it.
-  for (int64_t off = 0; off <= remote_end; ++off) {
+  for (Offset off = 0_o; off <= remote_end; ++off) {
     auto r = m->Read(id_.tp(), off, 1);
     ASSERT_TRUE(r.ok()) << off << ": " << r.error().message;
     auto hs = Headers(*r);
     ASSERT_EQ(hs.size(), 1u);
-    EXPECT_EQ(hs[0].base_offset, off / 5 * 5);
+    EXPECT_EQ(hs[0].base_offset, Offset(off.value() / 5 * 5));
   }
   // A sequential consumer with a large max_bytes gets the identical bytes.
   Bytes consumed;
-  int64_t next = 0;
+  Offset next = 0_o;
   while (next <= remote_end) {
     auto r = m->Read(id_.tp(), next, 3000);
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -199,7 +199,7 @@ TEST_F(RemoteLogManagerTest, RetentionExpiresRemoteSegmentsAndMovesLogStart) {
   }
   EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()),
             rolled[size_t(expired)].base_offset);
-  EXPECT_EQ(m->Read(id_.tp(), 0, 100).error().code, Errc::kNotFound);
+  EXPECT_EQ(m->Read(id_.tp(), 0_o, 100).error().code, Errc::kNotFound);
   // Total kept (remote + local) is within one segment of retention.bytes.
   EXPECT_LT(manifest.remote_bytes() + log_->size_bytes() - rolled[size_t(expired)].size,
             config_.retention_bytes);
@@ -216,7 +216,7 @@ TEST_F(RemoteLogManagerTest, ReadFailsWithRetriableErrorWhenStoreIsDown) {
   FaultSpec down;
   down.fail_ratio = 1.0;
   faulty_->SetFault(StorageOp::kGet, down);
-  auto r = m->Read(id_.tp(), 0, 100);
+  auto r = m->Read(id_.tp(), 0_o, 100);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(IsRetriable(r.error().code));
   EXPECT_EQ(m->counters().remote_read_failures, 1u);
@@ -233,12 +233,12 @@ TEST_F(RemoteLogManagerTest, OutageKeepsLocalSegmentsAndUploadsResumeInOrder) {
   const auto rolled = log_->RolledSegments();
   ASSERT_TRUE(log_->EnforceRetention().ok());
   EXPECT_EQ(log_->RolledSegments().size(), rolled.size());  // nothing un-uploaded deleted
-  EXPECT_EQ(log_->log_start_offset(), 0);
+  EXPECT_EQ(log_->log_start_offset(), 0_o);
   EXPECT_EQ(m->counters().uploads, 0u);
   EXPECT_GT(m->PartitionStats(id_.tp()).lag_segments, 0);
   // Produce and local reads go on.
   ASSERT_TRUE(AppendOne(*log_, BatchOptions{}).ok());
-  ASSERT_TRUE(log_->Read(0, 1000, log_->log_end_offset(), true).ok());
+  ASSERT_TRUE(log_->Read(0_o, 1000, log_->log_end_offset(), true).ok());
 
   faulty_->SetFault(StorageOp::kPut, FaultSpec{});  // the store is back
   ASSERT_TRUE(m->WaitForUploads(30000));
@@ -260,7 +260,7 @@ TEST_F(RemoteLogManagerTest, OnlySegmentsBelowTheCommittedEndAreUploaded) {
   Produce(60);
   const auto rolled = log_->RolledSegments();
   ASSERT_GT(rolled.size(), 3u);
-  std::atomic<int64_t> committed = rolled[1].end_offset + 1;  // two segments wholly below
+  std::atomic<Offset> committed = rolled[1].end_offset + 1;  // two segments wholly below
   auto m = MakeManager(0);
   m->AddPartition(id_, log_, config_, [&] { return committed.load(); });
   m->Start();
@@ -287,8 +287,8 @@ TEST_F(RemoteLogManagerTest, ANewLeaderWithOtherSegmentBoundariesLeavesNoGap) {
     ASSERT_TRUE(m->WaitForUploads(30000));
     m->Stop();
   }
-  const int64_t old_end = Manifest().remote_log_end_offset();
-  ASSERT_GT(old_end, 0);
+  const Offset old_end = Manifest().remote_log_end_offset();
+  ASSERT_GT(old_end, 0_o);
   // The new leader holds the same batches in 5 KiB segments, and more.
   log_ = Replica("t-0-new", 5120);
   ASSERT_NE(log_, nullptr);
@@ -305,9 +305,9 @@ TEST_F(RemoteLogManagerTest, ANewLeaderWithOtherSegmentBoundariesLeavesNoGap) {
   auto m = MakeManager(0);  // manages log_ (the new leader's) from the same store
   m->Start();
   ASSERT_TRUE(m->WaitForUploads(30000));
-  const int64_t end = Manifest().remote_log_end_offset();
+  const Offset end = Manifest().remote_log_end_offset();
   EXPECT_EQ(end, log_->RolledSegments().back().end_offset);
-  for (int64_t off = 0; off <= end; off += 5) {  // batches of 5 records
+  for (Offset off = 0_o; off <= end; off += 5) {  // batches of 5 records
     auto r = m->Read(id_.tp(), off, 1);
     ASSERT_TRUE(r.ok()) << off << ": " << r.error().message;
     EXPECT_EQ(Headers(*r).front().base_offset, off);

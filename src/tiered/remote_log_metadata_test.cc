@@ -50,31 +50,31 @@ class RemoteLogMetadataTest : public testing::TieredLogTest {
 };
 
 TEST_F(RemoteLogMetadataTest, OffsetsOutliveARestartWhileTheStoreIsDown) {
-  int64_t remote_end = -1;
+  Offset remote_end = kNoOffset;
   {
     auto m = MakeManager();
     m->Start();
     ASSERT_TRUE(m->WaitForUploads(30000));
     m->Stop();
     remote_end = m->RemoteLogEndOffset(id_.tp());
-    ASSERT_GT(remote_end, 0);
+    ASSERT_GT(remote_end, 0_o);
   }
   auto saved = metadata_->GetRemoteLogOffsets(id_.topic_id, 0);
   ASSERT_TRUE(saved.has_value());
   EXPECT_EQ(saved->start, 0);
-  EXPECT_EQ(saved->end, remote_end);
+  EXPECT_EQ(Offset(saved->end), remote_end);
   // Local retention may now drop what is uploaded; the local start moves up.
   ASSERT_TRUE(log_->EnforceRetention().ok());
-  ASSERT_GT(log_->log_start_offset(), 0);
+  ASSERT_GT(log_->log_start_offset(), 0_o);
 
   // "Restart" with every Get failing: the manifest cannot be loaded.
   auto m = MakeManager({StorageOp::kGet});
   m->Start();
   m->ScanOnce();
   EXPECT_FALSE(m->PartitionStats(id_.tp()).manifest_loaded);
-  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), 0);
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), 0_o);
   EXPECT_EQ(m->RemoteLogEndOffset(id_.tp()), remote_end);
-  auto read = m->Read(id_.tp(), 0, 1 << 20);
+  auto read = m->Read(id_.tp(), 0_o, 1 << 20);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.error().code, Errc::kUnavailable);  // retriable, not "out of range"
   m->Stop();
@@ -118,14 +118,14 @@ TEST_F(RemoteLogMetadataTest, RollWakesTheUploadScan) {
   m.AddPartition(id_, log_, config_);
   m.Start();  // the first scan uploads what is already rolled
   ASSERT_TRUE(m.WaitForUploads(30000));
-  const int64_t before = m.RemoteLogEndOffset(id_.tp());
+  const Offset before = m.RemoteLogEndOffset(id_.tp());
   for (int i = 0; i < 20; ++i) {
     storage::testing::BatchOptions b;
     b.records = 5;
     b.value_bytes = 100;
     ASSERT_TRUE(storage::testing::AppendOne(*log_, b).ok());
   }
-  const int64_t rolled_end = log_->RolledSegments().back().end_offset;
+  const Offset rolled_end = log_->RolledSegments().back().end_offset;
   ASSERT_GT(rolled_end, before);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (m.RemoteLogEndOffset(id_.tp()) < rolled_end &&
@@ -145,8 +145,8 @@ TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOld
   old_leader->AddPartition(id_, log_, config_, {}, LeaderEpoch(0));
   old_leader->Start();
   ASSERT_TRUE(old_leader->WaitForUploads(30000));
-  const int64_t old_end = old_leader->RemoteLogEndOffset(id_.tp());
-  ASSERT_GT(old_end, 0);
+  const Offset old_end = old_leader->RemoteLogEndOffset(id_.tp());
+  ASSERT_GT(old_end, 0_o);
   EXPECT_EQ(metadata_->GetRemoteLogOffsets(id_.topic_id, 0)->leader_epoch, LeaderEpoch(0));
   EXPECT_FALSE(fs::exists(remote_dir() / ManifestName(LeaderEpoch(-1))));
 
@@ -160,7 +160,7 @@ TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOld
   config_.segment_bytes = 65536;
   Produce(80);
   ASSERT_FALSE(log_->RolledSegments().empty());
-  ASSERT_EQ(log_->RolledSegments().front().base_offset, 0);
+  ASSERT_EQ(log_->RolledSegments().front().base_offset, 0_o);
   ASSERT_GT(log_->RolledSegments().front().end_offset, old_end);
   auto new_leader = MakeManager({}, /*add_partition=*/false);
   new_leader->AddPartition(id_, log_, config_, {}, LeaderEpoch(1));
@@ -171,7 +171,7 @@ TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOld
   auto saved = metadata_->GetRemoteLogOffsets(id_.topic_id, 0);
   ASSERT_TRUE(saved.has_value());
   EXPECT_EQ(saved->leader_epoch, LeaderEpoch(1));
-  EXPECT_EQ(saved->end, log_->RolledSegments().back().end_offset);
+  EXPECT_EQ(Offset(saved->end), log_->RolledSegments().back().end_offset);
   auto manifest = RemoteManifest::Parse(ReadFile(remote_dir() / ManifestName(LeaderEpoch(1))));
   ASSERT_TRUE(manifest.ok());
   EXPECT_EQ(manifest->leader_epoch(), LeaderEpoch(1));
@@ -190,7 +190,7 @@ TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOld
   }
   EXPECT_EQ(RemoteLogFiles(), listed);  // the replaced ones are gone
   EXPECT_LT(listed.size(), old_objects);
-  for (int64_t off = 0; off <= saved->end; off += 5) {
+  for (Offset off = 0_o; off <= Offset(saved->end); off += 5) {
     auto r = new_leader->Read(id_.tp(), off, 1);
     ASSERT_TRUE(r.ok()) << off << ": " << r.error().message;
     EXPECT_EQ(storage::testing::Headers(*r).front().base_offset, off);
@@ -220,7 +220,7 @@ TEST_F(RemoteLogMetadataTest, ANewLeadershipTakesTheRemoteLogOverAndFencesTheOld
 TEST_F(RemoteLogMetadataTest, AnAbandonedUploadIsDeletedWithoutMovingTheLogStart) {
   RemoteManifest left;
   left.set_leader_epoch(LeaderEpoch(0));
-  left.Insert({0, 29, 4000, 1000, "halfdone", RemoteSegmentState::kCopyStarted, false});
+  left.Insert({0_o, 29_o, 4000, 1000, "halfdone", RemoteSegmentState::kCopyStarted, false});
   fs::create_directories(remote_dir());
   {
     Bytes data = left.Serialize();
@@ -232,13 +232,13 @@ TEST_F(RemoteLogMetadataTest, AnAbandonedUploadIsDeletedWithoutMovingTheLogStart
   m->AddPartition(id_, log_, config_, {}, LeaderEpoch(1));
   m->ScanOnce();              // loads, takes over, queues uploads (no copier runs yet)
   m->EnforceRetentionOnce();  // deletes the abandoned entry
-  EXPECT_EQ(log_->log_start_offset(), 0);
+  EXPECT_EQ(log_->log_start_offset(), 0_o);
   m->Start();
   ASSERT_TRUE(m->WaitForUploads(30000));
-  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), 0);
-  auto r = m->Read(id_.tp(), 0, 1);
+  EXPECT_EQ(m->LogStartOffset(id_.tp(), log_->log_start_offset()), 0_o);
+  auto r = m->Read(id_.tp(), 0_o, 1);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(storage::testing::Headers(*r).front().base_offset, 0);
+  EXPECT_EQ(storage::testing::Headers(*r).front().base_offset, 0_o);
   m->Stop();
 }
 
@@ -264,19 +264,19 @@ TEST_F(RemoteLogMetadataTest, AReaderServesTheLeadersRemoteLogAndChangesNothing)
   // The follower's copy, trimmed locally below the saved end.
   std::shared_ptr<storage::Log> copy = Replica("t-0-follower", 4096);
   ASSERT_NE(copy, nullptr);
-  copy->SetRemoteCopiedOffset(saved->end + 1);
+  copy->SetRemoteCopiedOffset(Offset(saved->end) + 1);
   ASSERT_TRUE(copy->EnforceRetention().ok());
-  ASSERT_GT(copy->log_start_offset(), 0);
+  ASSERT_GT(copy->log_start_offset(), 0_o);
 
   auto reader = MakeManager({}, /*add_partition=*/false);
   reader->AddReader(id_, copy, config_);
   reader->Start();
   EXPECT_TRUE(reader->IsReader(id_.tp()));
-  EXPECT_EQ(reader->LogStartOffset(id_.tp(), copy->log_start_offset()), 0);
+  EXPECT_EQ(reader->LogStartOffset(id_.tp(), copy->log_start_offset()), 0_o);
   EXPECT_FALSE(reader->PartitionStats(id_.tp()).manifest_loaded);
   EXPECT_TRUE(reader->AllPartitionStats().empty());  // it tiers nothing
   const std::set<std::string> objects = RemoteObjects(remote_dir());
-  for (int64_t off = 0; off < copy->log_start_offset(); off += 5) {
+  for (Offset off = 0_o; off < copy->log_start_offset(); off += 5) {
     auto got = reader->Read(id_.tp(), off, 1);
     ASSERT_TRUE(got.ok()) << off << ": " << got.error().message;
     auto want = leader->Read(id_.tp(), off, 1);
@@ -296,11 +296,11 @@ TEST_F(RemoteLogMetadataTest, AReaderServesTheLeadersRemoteLogAndChangesNothing)
   ASSERT_TRUE(leader->WaitForUploads(30000));
   const auto later = metadata_->GetRemoteLogOffsets(id_.topic_id, 0);
   ASSERT_TRUE(later && later->end > saved->end);
-  auto fresh = reader->Read(id_.tp(), later->end, 1);
+  auto fresh = reader->Read(id_.tp(), Offset(later->end), 1);
   ASSERT_TRUE(fresh.ok()) << fresh.error().message;
-  EXPECT_LE(storage::testing::Headers(*fresh).front().base_offset, later->end);
+  EXPECT_LE(storage::testing::Headers(*fresh).front().base_offset, Offset(later->end));
   reader->ScanOnce();
-  EXPECT_EQ(reader->RemoteLogEndOffset(id_.tp()), later->end);
+  EXPECT_EQ(reader->RemoteLogEndOffset(id_.tp()), Offset(later->end));
 
   // Registered as the next leader, it takes the remote log over.
   leader->Stop();
@@ -323,7 +323,7 @@ TEST_F(RemoteLogMetadataTest, AReaderLoadsTheManifestAgainWhenASegmentWasReplace
   leader->Stop();
   auto reader = MakeManager({}, /*add_partition=*/false);
   reader->AddReader(id_, log_, config_);
-  ASSERT_TRUE(reader->Read(id_.tp(), 0, 1).ok());  // loads the view
+  ASSERT_TRUE(reader->Read(id_.tp(), 0_o, 1).ok());  // loads the view
 
   // The last segment (not read yet: no index cached) under a new uuid, the
   // old objects gone.
@@ -331,7 +331,7 @@ TEST_F(RemoteLogMetadataTest, AReaderLoadsTheManifestAgainWhenASegmentWasReplace
   ASSERT_TRUE(manifest.ok());
   ASSERT_GE(manifest->segments().size(), 2u);
   RemoteSegment* seg = &manifest->segments().back();
-  const int64_t offset = seg->base_offset;
+  const Offset offset = seg->base_offset;
   const std::string old_prefix = fmt::format("{:020d}-{}", seg->base_offset, seg->uuid);
   seg->uuid = RandomUuidBase64();
   const std::string new_prefix = fmt::format("{:020d}-{}", seg->base_offset, seg->uuid);

@@ -36,14 +36,14 @@ const char* RemoteSegmentStateName(RemoteSegmentState s) {
   return "?";
 }
 
-const RemoteSegment* RemoteManifest::FindReadable(int64_t offset) const {
+const RemoteSegment* RemoteManifest::FindReadable(Offset offset) const {
   for (const RemoteSegment& s : segments_) {
     if (s.state == S::kCopyFinished && s.base_offset <= offset && offset <= s.end_offset) return &s;
   }
   return nullptr;
 }
 
-RemoteSegment* RemoteManifest::Find(int64_t base_offset, int64_t end_offset) {
+RemoteSegment* RemoteManifest::Find(Offset base_offset, Offset end_offset) {
   for (RemoteSegment& s : segments_) {
     if (s.base_offset == base_offset && s.end_offset == end_offset && !s.replaced) return &s;
   }
@@ -71,15 +71,15 @@ int RemoteManifest::RetireCoveredBy(const RemoteSegment& segment) {
   return retired;
 }
 
-int64_t RemoteManifest::remote_log_start_offset() const {
+Offset RemoteManifest::remote_log_start_offset() const {
   for (const RemoteSegment& s : segments_) {
     if (s.state == S::kCopyFinished) return s.base_offset;
   }
-  return -1;
+  return kNoOffset;
 }
 
-int64_t RemoteManifest::remote_log_end_offset() const {
-  int64_t end = -1;
+Offset RemoteManifest::remote_log_end_offset() const {
+  Offset end = kNoOffset;
   for (const RemoteSegment& s : segments_) {
     if (s.state == S::kCopyFinished) end = std::max(end, s.end_offset);
   }
@@ -102,8 +102,8 @@ size_t RemoteManifest::PruneDeleted() {
 Bytes RemoteManifest::Serialize() const {
   json segs = json::array();
   for (const RemoteSegment& s : segments_) {
-    segs.push_back({{"base_offset", s.base_offset},
-                    {"end_offset", s.end_offset},
+    segs.push_back({{"base_offset", s.base_offset.value()},
+                    {"end_offset", s.end_offset.value()},
                     {"size", s.size},
                     {"max_timestamp", s.max_timestamp},
                     {"uuid", s.uuid},
@@ -113,8 +113,8 @@ Bytes RemoteManifest::Serialize() const {
   }
   json doc = {{"version", 1},
               {"leader_epoch", leader_epoch_.value()},
-              {"log_start_offset", remote_log_start_offset()},
-              {"log_end_offset", remote_log_end_offset()},
+              {"log_start_offset", remote_log_start_offset().value()},
+              {"log_end_offset", remote_log_end_offset().value()},
               {"segments", segs}};
   std::string text = doc.dump(1);
   return Bytes(text.begin(), text.end());
@@ -131,8 +131,8 @@ Result<RemoteManifest> RemoteManifest::Parse(ByteView data) {
     m.leader_epoch_ = LeaderEpoch(doc.value("leader_epoch", int32_t{-1}));
     for (const json& j : doc["segments"]) {
       RemoteSegment s;
-      s.base_offset = j.at("base_offset").get<int64_t>();
-      s.end_offset = j.at("end_offset").get<int64_t>();
+      s.base_offset = Offset(j.at("base_offset").get<int64_t>());
+      s.end_offset = Offset(j.at("end_offset").get<int64_t>());
       s.size = j.at("size").get<int64_t>();
       s.max_timestamp = j.at("max_timestamp").get<int64_t>();
       s.uuid = j.at("uuid").get<std::string>();
@@ -163,7 +163,7 @@ std::string RemotePartitionDir(const std::string& topic, int32_t partition,
 }
 
 std::string RemoteObjectPath(const std::string& dir, const RemoteSegment& seg, const char* ext) {
-  return fmt::format("{}/{:020d}-{}.{}", dir, seg.base_offset, seg.uuid, ext);
+  return fmt::format("{}/{:020d}-{}.{}", dir, seg.base_offset.value(), seg.uuid, ext);
 }
 
 std::string RandomUuidBase64() {

@@ -22,6 +22,7 @@
 
 #include "base/bytes.h"
 #include "base/ids.h"
+#include "base/offset.h"
 #include "base/result.h"
 
 namespace strata::tiered {
@@ -30,8 +31,8 @@ enum class RemoteSegmentState { kCopyStarted, kCopyFinished, kDeleteStarted, kDe
 const char* RemoteSegmentStateName(RemoteSegmentState s);
 
 struct RemoteSegment {
-  int64_t base_offset = 0;
-  int64_t end_offset = 0;  // last offset in the segment
+  Offset base_offset;
+  Offset end_offset;       // last offset in the segment
   int64_t size = 0;        // bytes of the .log
   int64_t max_timestamp = -1;
   std::string uuid;  // names the segment's objects: <20-digit base>-<uuid>.<ext>
@@ -56,19 +57,19 @@ class RemoteManifest {
   const std::vector<RemoteSegment>& segments() const { return segments_; }
 
   // The COPY_FINISHED segment holding `offset`, if any.
-  const RemoteSegment* FindReadable(int64_t offset) const;
+  const RemoteSegment* FindReadable(Offset offset) const;
   // The segment uploaded from local segment [base, end], if listed and not
   // replaced (a replaced one with the same offsets is uploaded again).
-  RemoteSegment* Find(int64_t base_offset, int64_t end_offset);
+  RemoteSegment* Find(Offset base_offset, Offset end_offset);
   // Inserts in (base, end) order.
   void Insert(RemoteSegment segment);
   // Marks DELETE_STARTED every other COPY_FINISHED segment wholly within
   // `segment`'s offsets; returns how many.
   int RetireCoveredBy(const RemoteSegment& segment);
-  // First offset of the first COPY_FINISHED segment; -1 when none.
-  int64_t remote_log_start_offset() const;
-  // Last offset held by a COPY_FINISHED segment; -1 when none.
-  int64_t remote_log_end_offset() const;
+  // First offset of the first COPY_FINISHED segment; kNoOffset when none.
+  Offset remote_log_start_offset() const;
+  // Last offset held by a COPY_FINISHED segment; kNoOffset when none.
+  Offset remote_log_end_offset() const;
   // Total .log bytes of COPY_FINISHED segments.
   int64_t remote_bytes() const;
   // Drops DELETE_FINISHED entries (their objects are gone).

@@ -55,8 +55,8 @@ bool RemoteRetention::ExpiresLocked(const TieredPartition& p, const RemoteSegmen
       c.cleanup_delete && c.retention_bytes >= 0 && total - s.size >= c.retention_bytes;
   // DeleteRecords: segments wholly below the new log start go whatever the
   // cleanup policy says.
-  const int64_t floor = p.delete_floor.load();
-  const bool deleted_records = floor >= 0 && s.end_offset < floor;
+  const Offset floor = p.delete_floor.load();
+  const bool deleted_records = floor >= 0_o && s.end_offset < floor;
   return by_time || by_size || deleted_records;
 }
 
@@ -70,7 +70,7 @@ int RemoteRetention::Expire(TieredPartition& p) {
   if (p.manifest.PruneDeleted() > 0) p.manifest_dirty = true;
   if (p.manifest_dirty && !p.WriteManifestLocked().ok()) return 0;
   int expired = 0;
-  int64_t moved_to = -1;
+  Offset moved_to = kNoOffset;
   // Finish deletions an earlier round (or a crash) left half-done, and
   // delete replaced segments (whose offsets are still held elsewhere).
   bool replaced = false;
@@ -83,7 +83,7 @@ int RemoteRetention::Expire(TieredPartition& p) {
     }
   }
   // Total size = remote segments + local bytes not in remote storage.
-  const int64_t remote_end = p.manifest.remote_log_end_offset();
+  const Offset remote_end = p.manifest.remote_log_end_offset();
   int64_t overlap = 0;
   for (const auto& s : p.log->RolledSegments()) {
     if (s.end_offset <= remote_end) overlap += s.size;
@@ -106,10 +106,10 @@ int RemoteRetention::Expire(TieredPartition& p) {
   return expired;
 }
 
-void RemoteRetention::MoveLogStartLocked(TieredPartition& p, int64_t moved_to) {
-  int64_t start = p.manifest.remote_log_start_offset();
-  if (start < 0) start = moved_to;
-  const int64_t target = std::min(start, p.log->log_end_offset());
+void RemoteRetention::MoveLogStartLocked(TieredPartition& p, Offset moved_to) {
+  Offset start = p.manifest.remote_log_start_offset();
+  if (start < 0_o) start = moved_to;
+  const Offset target = std::min(start, p.log->log_end_offset());
   if (target <= p.log->log_start_offset()) return;
   Status st = p.log->DeleteRecordsBefore(target);
   if (!st.ok()) Log()->warn("{}: moving log start: {}", p.id.name(), st.error().message);

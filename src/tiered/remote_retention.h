@@ -58,7 +58,7 @@ class RemoteRetention {
   bool ExpiresLocked(const TieredPartition& p, const RemoteSegment& s, int64_t total,
                      int64_t now) const;
   // Local copies of expired offsets go too, so the log start moves up.
-  void MoveLogStartLocked(TieredPartition& p, int64_t moved_to);
+  void MoveLogStartLocked(TieredPartition& p, Offset moved_to);
 
   const TierContext& ctx_;
   mutable std::mutex dirs_mu_;  // guards pending_dirs_ (never held across store calls)

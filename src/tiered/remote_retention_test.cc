@@ -84,7 +84,7 @@ TEST_F(RemoteRetentionTest, ADeletionTheStoreRefusedIsFinishedNextRound) {
   EXPECT_EQ(Manifest().segments()[0].state, S::kDeleteStarted);
   EXPECT_EQ(p->ReadView()->FindReadable(rolled[0].base_offset), nullptr);
   EXPECT_EQ(RemoteLogFiles().size(), rolled.size());
-  EXPECT_EQ(log_->log_start_offset(), 0);
+  EXPECT_EQ(log_->log_start_offset(), 0_o);
 
   store_->fail = false;
   EXPECT_EQ(retention.Expire(*p), 2);

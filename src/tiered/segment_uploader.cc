@@ -28,10 +28,10 @@ uint32_t ReadBe32(const uint8_t* p) {
 // The .log position to start scanning for `offset`: the last index entry
 // whose offset is below it (entries map a batch's last offset to the
 // batch's position), else 0.
-uint64_t IndexPositionFor(ByteView index, int64_t base, int64_t offset) {
+uint64_t IndexPositionFor(ByteView index, Offset base, Offset offset) {
   uint64_t pos = 0;
   for (size_t i = 0; i + 8 <= index.size(); i += 8) {
-    int64_t key = base + int64_t(ReadBe32(index.data() + i));
+    Offset key = base + int64_t(ReadBe32(index.data() + i));
     if (key >= offset) break;
     pos = ReadBe32(index.data() + i + 4);
   }
@@ -40,9 +40,9 @@ uint64_t IndexPositionFor(ByteView index, int64_t base, int64_t offset) {
 
 }  // namespace
 
-std::string EpochCheckpointText(const std::vector<std::pair<LeaderEpoch, int64_t>>& epochs,
-                                int64_t end_offset) {
-  std::vector<std::pair<LeaderEpoch, int64_t>> kept;
+std::string EpochCheckpointText(const std::vector<std::pair<LeaderEpoch, Offset>>& epochs,
+                                Offset end_offset) {
+  std::vector<std::pair<LeaderEpoch, Offset>> kept;
   for (const auto& e : epochs) {
     if (e.second <= end_offset) kept.push_back(e);
   }
@@ -53,7 +53,7 @@ std::string EpochCheckpointText(const std::vector<std::pair<LeaderEpoch, int64_t
 
 Status UploadSegment(RemoteStorage& store, const std::string& dir,
                      const storage::SegmentSummary& local,
-                     const std::vector<std::pair<LeaderEpoch, int64_t>>& epochs, RemoteSegment* seg,
+                     const std::vector<std::pair<LeaderEpoch, Offset>>& epochs, RemoteSegment* seg,
                      const CallOptions& opts) {
   std::error_code ec;
   if (!fs::exists(local.log_path, ec)) {
@@ -63,8 +63,8 @@ Status UploadSegment(RemoteStorage& store, const std::string& dir,
   // trips (NameNode CREATE, DataNode write, length check, rename), so one
   // segment's five objects one after the other cost most of an upload. The
   // manifest, written after all of them, decides visibility.
-  fs::path snapshot =
-      local.log_path.parent_path() / storage::OffsetFileName(local.end_offset + 1, ".snapshot");
+  fs::path snapshot = local.log_path.parent_path() /
+                      storage::OffsetFileName((local.end_offset + 1).value(), ".snapshot");
   seg->has_snapshot = fs::exists(snapshot, ec);
   const std::string epochs_text = EpochCheckpointText(epochs, local.end_offset);
   const ByteView epochs_bytes(reinterpret_cast<const uint8_t*>(epochs_text.data()),
@@ -117,7 +117,7 @@ Status DeleteRemoteSegment(RemoteStorage& store, const std::string& dir, const R
 }
 
 Result<Bytes> ReadRemoteSegment(RemoteStorage& store, const std::string& dir,
-                                const RemoteSegment& seg, int64_t offset, int32_t max_bytes,
+                                const RemoteSegment& seg, Offset offset, int32_t max_bytes,
                                 const CallOptions& opts) {
   if (offset < seg.base_offset || offset > seg.end_offset) {
     return MakeError(Errc::kOutOfRange, fmt::format("offset {} not in remote segment [{}, {}]",
@@ -129,14 +129,14 @@ Result<Bytes> ReadRemoteSegment(RemoteStorage& store, const std::string& dir,
 }
 
 Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, const std::string& dir,
-                                         const RemoteSegment& seg, ByteView index, int64_t offset,
+                                         const RemoteSegment& seg, ByteView index, Offset offset,
                                          int32_t max_bytes, const CallOptions& opts) {
   return ReadRemoteSegmentWithIndex(store, nullptr, dir, seg, index, offset, max_bytes, opts);
 }
 
 Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, RemoteChunkCache* cache,
                                          const std::string& dir, const RemoteSegment& seg,
-                                         ByteView index, int64_t offset, int32_t max_bytes,
+                                         ByteView index, Offset offset, int32_t max_bytes,
                                          const CallOptions& opts) {
   if (offset < seg.base_offset || offset > seg.end_offset) {
     return MakeError(Errc::kOutOfRange, fmt::format("offset {} not in remote segment [{}, {}]",

@@ -13,6 +13,7 @@
 
 #include "base/bytes.h"
 #include "base/ids.h"
+#include "base/offset.h"
 #include "base/result.h"
 #include "storage/log.h"
 #include "tiered/remote_manifest.h"
@@ -29,7 +30,7 @@ class RemoteChunkCache;
 // kNotFound when the local .log is gone.
 Status UploadSegment(RemoteStorage& store, const std::string& dir,
                      const storage::SegmentSummary& local,
-                     const std::vector<std::pair<LeaderEpoch, int64_t>>& epochs, RemoteSegment* seg,
+                     const std::vector<std::pair<LeaderEpoch, Offset>>& epochs, RemoteSegment* seg,
                      const CallOptions& opts = {});
 
 // Deletes every object of `seg` (missing objects are fine).
@@ -41,21 +42,21 @@ Status DeleteRemoteSegment(RemoteStorage& store, const std::string& dir, const R
 // remote offset index to find where to start, then ranged Gets of the .log.
 // kOutOfRange when the segment does not hold `offset`.
 Result<Bytes> ReadRemoteSegment(RemoteStorage& store, const std::string& dir,
-                                const RemoteSegment& seg, int64_t offset, int32_t max_bytes,
+                                const RemoteSegment& seg, Offset offset, int32_t max_bytes,
                                 const CallOptions& opts = {});
 // The same with the segment's remote .index already in hand (cached).
 Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, const std::string& dir,
-                                         const RemoteSegment& seg, ByteView index, int64_t offset,
+                                         const RemoteSegment& seg, ByteView index, Offset offset,
                                          int32_t max_bytes, const CallOptions& opts = {});
 // The same reading the .log through `cache` (null: straight from the store).
 Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, RemoteChunkCache* cache,
                                          const std::string& dir, const RemoteSegment& seg,
-                                         ByteView index, int64_t offset, int32_t max_bytes,
+                                         ByteView index, Offset offset, int32_t max_bytes,
                                          const CallOptions& opts = {});
 
 // Kafka's leader-epoch checkpoint text for the entries starting at or below
 // `end_offset`.
-std::string EpochCheckpointText(const std::vector<std::pair<LeaderEpoch, int64_t>>& epochs,
-                                int64_t end_offset);
+std::string EpochCheckpointText(const std::vector<std::pair<LeaderEpoch, Offset>>& epochs,
+                                Offset end_offset);
 
 }  // namespace strata::tiered

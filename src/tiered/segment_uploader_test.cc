@@ -53,7 +53,7 @@ class SegmentUploaderTest : public ::testing::Test {
     ASSERT_GE(log_->RolledSegments().size(), 2u);
     rolled_ = log_->RolledSegments().front();
     snapshot_ = rolled_.log_path.parent_path() /
-                storage::OffsetFileName(rolled_.end_offset + 1, ".snapshot");
+                storage::OffsetFileName((rolled_.end_offset + 1).value(), ".snapshot");
     ASSERT_TRUE(fs::exists(snapshot_));
     fs_ = OpenRemoteStorage("file://" + remote_.path()).value();
     seg_.base_offset = rolled_.base_offset;

@@ -84,7 +84,7 @@ class TierFixture : public TieredLogTest {
   RemoteLogManagerOptions options_;
   TierCounters counters_;
   TierContext ctx_;
-  std::atomic<int64_t> committed_{INT64_MAX};
+  std::atomic<Offset> committed_{Offset::Max()};
 };
 
 }  // namespace strata::tiered::testing

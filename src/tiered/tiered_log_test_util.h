@@ -67,7 +67,7 @@ class TieredLogTest : public ::testing::Test {
     if (!opened.ok()) return nullptr;
     std::shared_ptr<storage::Log> replica = std::move(opened).value();
     Bytes data;  // every batch of log_, read segment by segment
-    for (int64_t next = log_->log_start_offset(); next < log_->log_end_offset();) {
+    for (Offset next = log_->log_start_offset(); next < log_->log_end_offset();) {
       auto r = log_->Read(next, 1 << 24, log_->log_end_offset(), true);
       EXPECT_TRUE(r.ok() && !r->records.empty());
       if (!r.ok() || r->records.empty()) return nullptr;

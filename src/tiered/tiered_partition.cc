@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "base/log.h"
 #include "tiered/logger.h"
@@ -18,15 +17,15 @@ TieredPartition::TieredPartition(const RemotePartitionId& id, const TierContext&
     : id(id), dir(RemotePartitionDir(id.topic, id.partition, id.topic_id)), ctx_(ctx) {
   if (auto saved = SavedOffsets()) {
     saved_offsets_ = *saved;
-    remote_start.store(saved->start);
-    remote_end.store(saved->end);
-    delete_floor.store(saved->log_start);
+    remote_start.store(Offset(saved->start));
+    remote_end.store(Offset(saved->end));
+    delete_floor.store(Offset(saved->log_start));
   }
 }
 
 void TieredPartition::ConfigureLocked(std::shared_ptr<storage::Log> new_log,
                                       const storage::LogConfig& new_config,
-                                      std::function<int64_t()> new_committed_end,
+                                      std::function<Offset()> new_committed_end,
                                       LeaderEpoch new_leader_epoch, bool as_reader) {
   if (log && log != new_log) log->SetRollListener({});
   log = std::move(new_log);
@@ -83,7 +82,7 @@ bool TieredPartition::LoadManifestLocked() {
   saved_offsets_ = seen.value_or(cluster::RemoteLogOffsets{});
   if (leader_epoch != kNoLeaderEpoch && writer != leader_epoch && !ClaimLocked(seen)) return false;
   // Uploaded (or expired) offsets are not queued again; replaced ones are.
-  next_to_queue = 0;
+  next_to_queue = 0_o;
   for (const RemoteSegment& s : manifest.segments()) {
     if (s.state != S::kCopyStarted && !s.replaced) {
       next_to_queue = std::max(next_to_queue, s.end_offset + 1);
@@ -91,9 +90,9 @@ bool TieredPartition::LoadManifestLocked() {
   }
   // Local retention may drop what the metadata store records as remote (the
   // manifest alone without one); PublishOffsetsLocked saves the rest.
-  const int64_t end = manifest.remote_log_end_offset();
-  const int64_t copied = ctx_.metadata == nullptr ? end : saved_offsets_.end;
-  if (copied >= 0) log->SetRemoteCopiedOffset(copied + 1);
+  const Offset end = manifest.remote_log_end_offset();
+  const Offset copied = ctx_.metadata == nullptr ? end : Offset(saved_offsets_.end);
+  if (copied >= 0_o) log->SetRemoteCopiedOffset(copied + 1);
   loaded = true;
   PublishOffsetsLocked();
   Log()->info("{}: remote manifest loaded: {} segments, remote offsets [{}, {}]", id.name(),
@@ -131,7 +130,7 @@ bool TieredPartition::ClaimLocked(const std::optional<cluster::RemoteLogOffsets>
     if (seen) claimed.log_start = std::max(claimed.log_start, seen->log_start);
     st = ctx_.metadata->ClaimRemoteLog(id.topic_id, id.partition, seen, claimed);
     if (st.ok()) {
-      delete_floor.store(claimed.log_start);
+      delete_floor.store(Offset(claimed.log_start));
       saved_offsets_ = claimed;
       Log()->info("{}: remote log taken over at leader epoch {} (from {})", id.name(), leader_epoch,
                   seen ? seen->leader_epoch : kNoLeaderEpoch);
@@ -173,10 +172,10 @@ Status TieredPartition::WriteManifestLocked() {
   // replica deletes below the saved end, so it must never run ahead of what
   // a new leader would find in the store.
   PublishOffsetsLocked();
-  const int64_t end = manifest.remote_log_end_offset();
+  const Offset end = manifest.remote_log_end_offset();
   // Without a metadata store the manifest is the only record: local
   // retention may drop what it lists.
-  if (ctx_.metadata == nullptr && end >= 0) log->SetRemoteCopiedOffset(end + 1);
+  if (ctx_.metadata == nullptr && end >= 0_o) log->SetRemoteCopiedOffset(end + 1);
   return Status::Ok();
 }
 
@@ -202,8 +201,8 @@ void TieredPartition::PublishOffsetsLocked() {
 }
 
 cluster::RemoteLogOffsets TieredPartition::OffsetsLocked() const {
-  return {manifest.remote_log_start_offset(), manifest.remote_log_end_offset(), delete_floor.load(),
-          leader_epoch};
+  return {manifest.remote_log_start_offset().value(), manifest.remote_log_end_offset().value(),
+          delete_floor.load().value(), leader_epoch};
 }
 
 void TieredPartition::SaveOffsetsLocked() {
@@ -216,7 +215,7 @@ void TieredPartition::SaveOffsetsLocked() {
     // Every replica deletes local data below the saved end (followers read
     // it from the metadata store), the leader too: only what a successor
     // would find through the store may go.
-    if (now.end >= 0) log->SetRemoteCopiedOffset(now.end + 1);
+    if (now.end >= 0) log->SetRemoteCopiedOffset(Offset(now.end) + 1);
   } else if (st.error().code == Errc::kFenced) {
     FenceLocked(st.error().message);
   } else {
@@ -238,8 +237,8 @@ bool TieredPartition::BackOffLocked() {
   return n == 1 || n % 20 == 0;
 }
 
-int64_t TieredPartition::CommittedEndLocked() const {
-  return committed_end_ ? committed_end_() : std::numeric_limits<int64_t>::max();
+Offset TieredPartition::CommittedEndLocked() const {
+  return committed_end_ ? committed_end_() : Offset::Max();
 }
 
 // A replica that started its log at its leader's active segment (active-
@@ -249,8 +248,8 @@ int64_t TieredPartition::CommittedEndLocked() const {
 // completes the state, so a retry of a batch written before the move is
 // still recognised as a duplicate.
 void TieredPartition::RestoreProducerStateLocked() {
-  const int64_t gap = log->producer_state_gap();
-  if (gap <= 0) return;
+  const Offset gap = log->producer_state_gap();
+  if (gap <= 0_o) return;
   const RemoteSegment* seg = manifest.FindReadable(gap - 1);
   // Not uploaded yet (the next scan looks again), or past what this log
   // holds (it cannot be: a leader holds everything uploaded).
@@ -282,9 +281,9 @@ void TieredPartition::RestoreProducerStateLocked() {
 void TieredPartition::FollowSavedOffsets() {
   auto saved = SavedOffsets();
   if (!saved) return;
-  remote_start.store(saved->start);
-  remote_end.store(saved->end);
-  delete_floor.store(saved->log_start);
+  remote_start.store(Offset(saved->start));
+  remote_end.store(Offset(saved->end));
+  delete_floor.store(Offset(saved->log_start));
 }
 
 Status TieredPartition::RefreshReadView(bool force) {

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "base/bytes.h"
+#include "base/offset.h"
 #include "base/result.h"
 #include "base/topic_partition.h"
 #include "cluster/metadata_store.h"
@@ -58,7 +59,7 @@ class TieredPartition {
   // or role takes the remote log over again: the manifest is loaded and
   // claimed anew, and uploads of the old one find nothing to finish.
   void ConfigureLocked(std::shared_ptr<storage::Log> new_log, const storage::LogConfig& new_config,
-                       std::function<int64_t()> new_committed_end, LeaderEpoch new_leader_epoch,
+                       std::function<Offset()> new_committed_end, LeaderEpoch new_leader_epoch,
                        bool as_reader);
 
   // Reads the manifest the metadata store's offsets name (the last leader's;
@@ -90,7 +91,7 @@ class TieredPartition {
   void RestoreProducerStateLocked();
   // The offset below which rolled segments may be uploaded: the leader's
   // high watermark (the log end on a single broker).
-  int64_t CommittedEndLocked() const;
+  Offset CommittedEndLocked() const;
 
   // Reader: takes the offsets the leader saved (for LogStartOffset).
   void FollowSavedOffsets();
@@ -118,20 +119,21 @@ class TieredPartition {
   bool removed = false;
   bool manifest_dirty = false;  // in-memory manifest not yet written
   RemoteManifest manifest;
-  int64_t next_to_queue = 0;  // rolled segments from this base offset are not queued yet
+  Offset next_to_queue = 0_o;  // rolled segments from this base offset are not queued yet
   std::deque<storage::SegmentSummary> pending;  // queued for upload, oldest first
-  std::map<int64_t, Inflight> inflight;         // dispatched, by base offset
+  std::map<Offset, Inflight> inflight;          // dispatched, by base offset
   int64_t backoff_until_ms = 0;
   int64_t load_failures = 0;  // rate-limits load, claim and restore warnings
   int64_t consecutive_failures = 0;
   // Copies of the manifest's remote log start / end offsets, readable
   // without `mu`. Until the manifest is loaded they hold what the metadata
   // store saved.
-  std::atomic<int64_t> remote_start{-1};
-  std::atomic<int64_t> remote_end{-1};
-  // The log start set by DeleteRecords (-1: none). Offsets below it are gone
-  // even while their remote segment awaits deletion. Saved with the offsets.
-  std::atomic<int64_t> delete_floor{-1};
+  std::atomic<Offset> remote_start{kNoOffset};
+  std::atomic<Offset> remote_end{kNoOffset};
+  // The log start set by DeleteRecords (kNoOffset: none). Offsets below it
+  // are gone even while their remote segment awaits deletion. Saved with the
+  // offsets.
+  std::atomic<Offset> delete_floor{kNoOffset};
 
  private:
   // Takes the remote log over for this leadership: writes the loaded
@@ -141,7 +143,7 @@ class TieredPartition {
   std::optional<cluster::RemoteLogOffsets> SavedOffsets() const;
 
   const TierContext& ctx_;
-  std::function<int64_t()> committed_end_;  // empty: the log end
+  std::function<Offset()> committed_end_;  // empty: the log end
   // What the metadata store holds for this partition (saved when it changes).
   cluster::RemoteLogOffsets saved_offsets_;
   // A copy of the manifest for reads, republished on every change; for a

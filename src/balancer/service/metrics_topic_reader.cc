@@ -105,9 +105,9 @@ void MetricsTopicReader::Decode(ByteView records, std::vector<balancer::MetricsS
     if (size > static_cast<int64_t>(records.size())) return;  // a partial batch at the end
     const ByteView batch = records.subspan(0, static_cast<size_t>(size));
     records = records.subspan(static_cast<size_t>(size));
-    if (header->last_offset() < *next) continue;
-    const int64_t from = *next;
-    *next = header->last_offset() + 1;
+    const Offset from(*next);
+    if (header->last_offset() < from) continue;
+    *next = (header->last_offset() + 1).value();
     auto section = protocol::RecordsSection(*header, batch, 64 << 20, scratch);
     if (!section.ok()) {
       records_skipped_ += header->records_count;

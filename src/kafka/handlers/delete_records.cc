@@ -29,9 +29,9 @@ HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request) {
       }
       const std::shared_ptr<storage::Log>& log = leader.partition->log();
       // -1: the high watermark; nothing beyond it may be deleted (Kafka).
-      const int64_t high_watermark = ctx.topics.HighWatermark(*leader.partition);
-      int64_t offset = p.offset == -1 ? high_watermark : p.offset;
-      if (offset < 0 || offset > high_watermark) {
+      const Offset high_watermark = ctx.topics.HighWatermark(*leader.partition);
+      const Offset offset = p.offset == -1 ? high_watermark : Offset(p.offset);
+      if (offset < Offset(0) || offset > high_watermark) {
         out.error_code = Code(ErrorCode::kOffsetOutOfRange);
         out.low_watermark = -1;
         continue;
@@ -46,7 +46,7 @@ HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request) {
         st = remote->DeleteRecordsBefore(tp, offset);
       }
       if (!st.ok()) out.error_code = Code(GenericErrorCode(st.error().code));
-      out.low_watermark = ctx.topics.LogStartOffset(tp, *log);
+      out.low_watermark = ctx.topics.LogStartOffset(tp, *log).value();
     }
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));

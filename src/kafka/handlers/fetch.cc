@@ -36,9 +36,9 @@ struct RemoteRead {
   size_t topic_index = 0;
   size_t partition_index = 0;
   std::optional<TopicPartition> tp;  // set when the read goes to remote storage
-  int64_t offset = 0;
+  Offset offset;
   int32_t max_bytes = 0;
-  int64_t readable_end = 0;  // the read stops below it (a follower's high watermark)
+  Offset readable_end;       // the read stops below it (a follower's high watermark)
   bool as_follower = false;  // for a consumer, from a partition this broker follows
   Result<Bytes> result = Bytes{};
 };
@@ -68,7 +68,7 @@ struct ReadTally {
 // How much of a partition one fetch reads, and up to where.
 struct RecordsRead {
   int32_t max_bytes = 0;
-  int64_t readable_end = 0;  // high watermark (consumer) or log end (follower)
+  Offset readable_end;       // high watermark (consumer) or log end (follower)
   bool first_data = false;   // nothing read yet: at least one batch (KIP-74)
   bool as_follower = false;  // for a consumer, from a partition this broker follows
 };
@@ -88,14 +88,14 @@ std::optional<FetchResponse::EpochEndOffset> Divergence(const storage::Log& log,
   if (in.last_fetched_epoch < 0) return std::nullopt;
   const LeaderEpoch last_fetched(in.last_fetched_epoch);
   auto [epoch, end] = log.EndOffsetForEpoch(last_fetched);
-  if (epoch == last_fetched && end >= in.fetch_offset) return std::nullopt;
-  return FetchResponse::EpochEndOffset{epoch.value(), end};
+  if (epoch == last_fetched && end >= Offset(in.fetch_offset)) return std::nullopt;
+  return FetchResponse::EpochEndOffset{epoch.value(), end.value()};
 }
 
 // The offset a fetch of this partition reads up to: the log end for a
 // follower, the high watermark for a consumer (moved first if the ISR
 // allows: an ISR of one commits what is appended).
-int64_t ReadableEnd(broker::Partition& partition, const Fetcher& fetcher, int min_isr) {
+Offset ReadableEnd(broker::Partition& partition, const Fetcher& fetcher, int min_isr) {
   if (fetcher.replica) return partition.log()->log_end_offset();
   partition.MaybeAdvanceHighWatermark(min_isr);
   return partition.high_watermark();
@@ -105,7 +105,7 @@ int64_t ReadableEnd(broker::Partition& partition, const Fetcher& fetcher, int mi
 // leader's replica selector picks it (KIP-392), or nullopt.
 std::optional<cluster::NodeId> PreferredReadReplica(BrokerContext& ctx, const TopicRead& topic,
                                                     broker::Partition& partition,
-                                                    const Fetcher& fetcher, int64_t fetch_offset) {
+                                                    const Fetcher& fetcher, Offset fetch_offset) {
   if (ctx.replica_selector == broker::ReplicaSelectorKind::kLeaderOnly || !fetcher.follower_reads ||
       fetcher.rack.empty() || ctx.metadata == nullptr) {
     return std::nullopt;
@@ -117,8 +117,8 @@ std::optional<cluster::NodeId> PreferredReadReplica(BrokerContext& ctx, const To
   query.followers = partition.ReadReplicaCandidates(ctx.clock->MonotonicMs());
   // A follower of a tiered partition serves what remote storage holds too
   // (RemoteLogManager::AddReader); ISR members join up with it.
-  const int64_t partition_start =
-      topic.tiered ? ctx.topics.LogStartOffset(partition.tp(), *partition.log()) : INT64_MAX;
+  const Offset partition_start =
+      topic.tiered ? ctx.topics.LogStartOffset(partition.tp(), *partition.log()) : Offset::Max();
   for (broker::ReadReplicaCandidate& c : query.followers) {
     c.log_start_offset = std::min(c.log_start_offset, partition_start);
     if (auto b = ctx.metadata->view().Broker(c.id)) {
@@ -135,12 +135,12 @@ std::optional<cluster::NodeId> PreferredReadReplica(BrokerContext& ctx, const To
 bool SentToPreferredReplica(BrokerContext& ctx, const TopicRead& topic,
                             broker::Partition& partition, const Fetcher& fetcher,
                             const FetchRequest::Partition& in, FetchResponse::Partition& out) {
-  auto preferred = PreferredReadReplica(ctx, topic, partition, fetcher, in.fetch_offset);
+  auto preferred = PreferredReadReplica(ctx, topic, partition, fetcher, Offset(in.fetch_offset));
   if (!preferred) return false;
   out.preferred_read_replica = preferred->value();
-  out.high_watermark = ctx.topics.HighWatermark(partition);
+  out.high_watermark = ctx.topics.HighWatermark(partition).value();
   out.last_stable_offset = out.high_watermark;
-  out.log_start_offset = ctx.topics.LogStartOffset(partition.tp(), *partition.log());
+  out.log_start_offset = ctx.topics.LogStartOffset(partition.tp(), *partition.log()).value();
   return true;
 }
 
@@ -175,8 +175,9 @@ std::shared_ptr<broker::Partition> FindReplica(BrokerContext& ctx, const TopicPa
 int32_t ReadRecords(BrokerContext& ctx, const TopicPartition& tp, storage::Log& log,
                     const Fetcher& fetcher, const FetchRequest::Partition& in,
                     const RecordsRead& bounds, FetchResponse::Partition& out, RemoteRead* remote) {
+  const Offset fetch_offset(in.fetch_offset);
   for (int attempt = 0;; ++attempt) {
-    if (in.fetch_offset < log.log_start_offset() && ctx.topics.remote() != nullptr) {
+    if (fetch_offset < log.log_start_offset() && ctx.topics.remote() != nullptr) {
       if (fetcher.replica) {
         // KIP-405: a follower does not copy what remote storage holds; it
         // starts its log over where this leader says (replica_start.cc).
@@ -184,13 +185,13 @@ int32_t ReadRecords(BrokerContext& ctx, const TopicPartition& tp, storage::Log& 
         return -1;
       }
       remote->tp = tp;
-      remote->offset = in.fetch_offset;
+      remote->offset = fetch_offset;
       remote->max_bytes = bounds.max_bytes;
       remote->readable_end = bounds.readable_end;
       remote->as_follower = bounds.as_follower;
       return bounds.max_bytes;  // reserved: the remote read may fill it
     }
-    auto read = log.ReadRegion(in.fetch_offset, bounds.max_bytes, bounds.readable_end,
+    auto read = log.ReadRegion(fetch_offset, bounds.max_bytes, bounds.readable_end,
                                /*min_one_batch=*/bounds.first_data);
     if (read.ok()) {
       const auto n = static_cast<int32_t>(read->region.length);
@@ -198,7 +199,7 @@ int32_t ReadRecords(BrokerContext& ctx, const TopicPartition& tp, storage::Log& 
       return n;
     }
     const bool retention_raced = read.error().code == Errc::kOutOfRange &&
-                                 in.fetch_offset < log.log_start_offset() && attempt == 0;
+                                 fetch_offset < log.log_start_offset() && attempt == 0;
     if (!retention_raced) {
       out.error_code = Code(GenericErrorCode(read.error().code));
       return -1;
@@ -207,43 +208,46 @@ int32_t ReadRecords(BrokerContext& ctx, const TopicPartition& tp, storage::Log& 
 }
 
 // Reads one partition into `out`, spending `budget` bytes; returns the
-// readable end seen (-1 when the partition is unreadable or the client is
-// sent to another replica).
-int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher& fetcher,
-                      const FetchRequest::Partition& in, bool first_data, int32_t& budget,
-                      FetchResponse::Partition& out, RemoteRead* remote, bool& as_follower) {
+// readable end seen (kNoOffset when the partition is unreadable or the client
+// is sent to another replica).
+Offset ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher& fetcher,
+                     const FetchRequest::Partition& in, bool first_data, int32_t& budget,
+                     FetchResponse::Partition& out, RemoteRead* remote, bool& as_follower) {
   out.partition_index = in.partition;
   out.records.null = false;
   const TopicPartition tp{topic.topic, in.partition};
+  const Offset fetch_offset(in.fetch_offset);
   std::shared_ptr<broker::Partition> replica = FindReplica(ctx, tp, fetcher, in, out, as_follower);
-  if (!replica) return -1;
+  if (!replica) return kNoOffset;
   broker::Partition& partition = *replica;
   const std::shared_ptr<storage::Log>& log = partition.log();
   const int min_isr = topic.min_isr;
-  if (!as_follower && SentToPreferredReplica(ctx, topic, partition, fetcher, in, out)) return -1;
+  if (!as_follower && SentToPreferredReplica(ctx, topic, partition, fetcher, in, out)) {
+    return kNoOffset;
+  }
   if (fetcher.replica) {
     if (auto diverging = Divergence(*log, in)) {
       out.diverging_epoch = diverging;
-      out.high_watermark = partition.high_watermark();
-      out.log_start_offset = ctx.topics.LogStartOffset(tp, *log);
-      return -1;
+      out.high_watermark = partition.high_watermark().value();
+      out.log_start_offset = ctx.topics.LogStartOffset(tp, *log).value();
+      return kNoOffset;
     }
     auto now = ctx.clock->MonotonicMs();
-    if (partition.OnFollowerFetch(fetcher.id, in.fetch_offset, min_isr, now, in.log_start_offset,
-                                  fetcher.broker_epoch)) {
+    if (partition.OnFollowerFetch(fetcher.id, fetch_offset, min_isr, now,
+                                  Offset(in.log_start_offset), fetcher.broker_epoch)) {
       ctx.notifier.Notify(tp);  // consumers and acks=all producers wait on the mark
     }
   }
-  int64_t log_start = ctx.topics.LogStartOffset(tp, *log);
-  int64_t readable = ReadableEnd(partition, fetcher, min_isr);
-  out.high_watermark = partition.high_watermark();
+  Offset log_start = ctx.topics.LogStartOffset(tp, *log);
+  Offset readable = ReadableEnd(partition, fetcher, min_isr);
+  out.high_watermark = partition.high_watermark().value();
   out.last_stable_offset = out.high_watermark;
-  out.log_start_offset = log_start;
-  if (in.fetch_offset < log_start || in.fetch_offset > log->log_end_offset()) {
+  out.log_start_offset = log_start.value();
+  if (fetch_offset < log_start || fetch_offset > log->log_end_offset()) {
     out.error_code = Code(ErrorCode::kOffsetOutOfRange);
-    return -1;
+    return kNoOffset;
   }
-  if (in.fetch_offset >= readable || (budget <= 0 && !first_data)) return readable;
+  if (fetch_offset >= readable || (budget <= 0 && !first_data)) return readable;
   // Kafka's leader-side replication quota: a throttled follower outside the
   // ISR gets nothing this round once the rate is used up.
   const bool throttled =
@@ -254,7 +258,7 @@ int64_t ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher&
   int32_t max_bytes = std::max(std::min(in.partition_max_bytes, budget), 0);
   const RecordsRead bounds{max_bytes, readable, first_data, as_follower};
   const int32_t sent = ReadRecords(ctx, tp, *log, fetcher, in, bounds, out, remote);
-  if (sent < 0) return -1;
+  if (sent < 0) return kNoOffset;
   budget -= sent;
   if (throttled) ctx.topics.leader_throttle().Record(sent);
   return readable;
@@ -281,7 +285,7 @@ void CountSent(BrokerContext& ctx, const FetchResponse& resp, const Fetcher& fet
 
 // Builds the response, and tallies what it holds.
 FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, const Fetcher& fetcher,
-                      ReadTally& tally, std::vector<int64_t>& end_offsets,
+                      ReadTally& tally, std::vector<Offset>& end_offsets,
                       std::vector<RemoteRead>& remote) {
   FetchResponse resp;
   end_offsets.clear();
@@ -322,7 +326,7 @@ FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, const Fetcher
 // True when any requested partition has more to read than `end_offsets`
 // saw (its log end for a follower, its high watermark for a consumer).
 bool HasNewData(BrokerContext& ctx, const FetchRequest& req, const Fetcher& fetcher,
-                const std::vector<int64_t>& end_offsets) {
+                const std::vector<Offset>& end_offsets) {
   size_t i = 0;
   for (const auto& topic : req.topics) {
     auto info = ctx.topics.GetTopicInfo(topic.topic);
@@ -368,7 +372,7 @@ asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
 
 // Drops the batches of `data` (whole batches from the first) that end at or
 // above `end`: a remote segment may reach past a follower's high watermark.
-void TrimToReadableEnd(Bytes& data, int64_t end) {
+void TrimToReadableEnd(Bytes& data, Offset end) {
   size_t keep = 0;
   while (keep < data.size()) {
     auto h = protocol::ParseBatchHeader(ByteView(data).subspan(keep));
@@ -460,7 +464,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
   for (const auto& t : req.topics) {
     for (const auto& p : t.partitions) partitions.push_back({t.topic, p.partition});
   }
-  std::vector<int64_t> end_offsets;
+  std::vector<Offset> end_offsets;
   std::vector<RemoteRead> remote;
   Fetcher fetcher;
   fetcher.replica = req.replica_id >= 0;

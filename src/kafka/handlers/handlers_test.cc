@@ -78,8 +78,8 @@ TEST_F(HandlersTest, ProducedRecordsAreCommittedListedAndDeletable) {
   EXPECT_EQ(second.base_offset, 3);
   auto partition = broker_.topics().GetPartition({"t", 0});
   ASSERT_NE(partition, nullptr);
-  EXPECT_EQ(partition->log()->log_end_offset(), 5);
-  EXPECT_EQ(partition->high_watermark(), 5);  // an ISR of one
+  EXPECT_EQ(partition->log()->log_end_offset(), 5_o);
+  EXPECT_EQ(partition->high_watermark(), 5_o);  // an ISR of one
 
   EXPECT_EQ(ListOffset(-1).offset, 5);
   EXPECT_EQ(ListOffset(-2).offset, 0);
@@ -94,7 +94,7 @@ TEST_F(HandlersTest, ProducedRecordsAreCommittedListedAndDeletable) {
 
 TEST_F(HandlersTest, AProduceToAPartitionNotHereIsRefused) {
   EXPECT_EQ(Produce(3, 1).error_code, Code(ErrorCode::kUnknownTopicOrPartition));
-  EXPECT_EQ(broker_.topics().GetPartition({"t", 0})->log()->log_end_offset(), 0);
+  EXPECT_EQ(broker_.topics().GetPartition({"t", 0})->log()->log_end_offset(), 0_o);
 }
 
 TEST_F(HandlersTest, OffsetForLeaderEpochEndsTheCurrentEpochAtTheLogEnd) {

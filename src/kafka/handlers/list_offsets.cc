@@ -28,7 +28,7 @@ constexpr int64_t kActiveSegmentBase = -1000;
 
 // The epoch of the leader's records at `offset` (the last that started at
 // or below it); kNoLeaderEpoch when the log knows none.
-LeaderEpoch EpochAt(const storage::Log& log, int64_t offset) {
+LeaderEpoch EpochAt(const storage::Log& log, Offset offset) {
   LeaderEpoch epoch = kNoLeaderEpoch;
   for (const auto& [e, start] : log.LeaderEpochEntries()) {
     if (start > offset) break;
@@ -60,19 +60,20 @@ void ActiveSegmentBase(BrokerContext& ctx, const std::string& topic, storage::Lo
       return;
     }
   }
-  out.offset = log.active_segment_base_offset();
+  Offset base = log.active_segment_base_offset();
   const auto isr = static_cast<int32_t>(leader.state().isr.size());
   if (isr < info->min_insync_replicas) {
-    const int64_t high_watermark = ctx.topics.HighWatermark(leader);
+    const Offset high_watermark = ctx.topics.HighWatermark(leader);
     for (const storage::SegmentSummary& s : log.RolledSegments()) {
       if (s.end_offset < high_watermark) continue;  // wholly below it: uploaded in time
       // Not below the log start (DeleteRecords may have put it inside
       // the first segment): the replica takes the batch holding it whole.
-      out.offset = std::max(std::min(out.offset, s.base_offset), log.log_start_offset());
+      base = std::max(std::min(base, s.base_offset), log.log_start_offset());
       break;
     }
   }
-  out.leader_epoch = EpochAt(log, out.offset).value();
+  out.offset = base.value();
+  out.leader_epoch = EpochAt(log, base).value();
 }
 void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsRequest::Partition& in,
             int16_t version, bool from_replica, ListOffsetsResponse::Partition& out) {
@@ -90,25 +91,28 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
   out.timestamp = -1;
   switch (in.timestamp) {
     case kLatest:  // what consumers can read: the high watermark
-      out.offset = ctx.topics.HighWatermark(*leader.partition);
+      out.offset = ctx.topics.HighWatermark(*leader.partition).value();
       break;
     case kEarliest:  // remote segments included
-      out.offset = ctx.topics.LogStartOffset({topic, in.partition_index}, *log);
+      out.offset = ctx.topics.LogStartOffset({topic, in.partition_index}, *log).value();
       break;
-    case kEarliestLocal:
-      out.offset = log->log_start_offset();
-      if (from_replica) out.leader_epoch = EpochAt(*log, out.offset).value();  // as Kafka's
+    case kEarliestLocal: {
+      const Offset local_start = log->log_start_offset();
+      out.offset = local_start.value();
+      if (from_replica) out.leader_epoch = EpochAt(*log, local_start).value();  // as Kafka's
       break;
+    }
     case kLatestTiered: {
       auto* remote = ctx.topics.remote();
       TopicPartition tp{topic, in.partition_index};
-      out.offset = remote ? remote->RemoteLogEndOffset(tp) : -1;  // -1: none tiered
+      const Offset end = remote ? remote->RemoteLogEndOffset(tp) : kNoOffset;  // none tiered: -1
+      out.offset = end.value();
       break;
     }
     case kMaxTimestamp: {
       auto max = log->MaxTimestamp();
       out.timestamp = max.timestamp;
-      out.offset = max.offset;
+      out.offset = max.offset.value();
       break;
     }
     case kActiveSegmentBase:
@@ -125,7 +129,7 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
       auto found = log->OffsetForTimestamp(in.timestamp);
       if (found) {
         out.timestamp = found->timestamp;
-        out.offset = found->offset;
+        out.offset = found->offset.value();
       }
     }
   }

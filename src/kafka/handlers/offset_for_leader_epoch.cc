@@ -30,7 +30,7 @@ HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& reque
       const LeaderEpoch current = leader.partition->leader_epoch();
       const LeaderEpoch requested(p.leader_epoch);
       LeaderEpoch epoch = kNoLeaderEpoch;
-      int64_t end_offset = -1;
+      Offset end_offset = kNoOffset;
       if (requested == current) {
         // The leader's own epoch ends at the log end, written in it or not.
         epoch = current;
@@ -44,7 +44,7 @@ HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& reque
         }
       }  // a future epoch: UNDEFINED (-1, -1), as Kafka
       out.leader_epoch = epoch.value();
-      out.end_offset = end_offset;
+      out.end_offset = end_offset.value();
     }
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));

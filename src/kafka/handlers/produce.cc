@@ -125,9 +125,9 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const broker
     return;
   }
   const storage::AppendResult* appended = &result->appended;
-  out.base_offset = appended->base_offset;
+  out.base_offset = appended->base_offset.value();
   out.log_append_time_ms = appended->log_append_time;
-  out.log_start_offset = appended->log_start_offset;
+  out.log_start_offset = appended->log_start_offset.value();
   if (acks == -1 && partition.high_watermark() <= appended->last_offset) {
     pending.push_back({{leader.partition, appended->last_offset, leader.partition->leader(),
                         result->leader_epoch},
