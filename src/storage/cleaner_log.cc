@@ -109,6 +109,11 @@ Offset LogImpl::ProducerLastOffset(int64_t producer_id) const {
 Result<CleaningResult> LogImpl::Clean(OffsetMap& map, int64_t now) {
   std::unique_lock pass_lock(clean_mu_, std::try_to_lock);
   if (!pass_lock.owns_lock()) {
+    // Close and Delete hold clean_mu_ too, after raising the flag: a log
+    // being closed is not "being cleaned".
+    if (stop_cleaning_.load()) {
+      return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
+    }
     return MakeError(Errc::kUnavailable, fmt::format("{} is already being cleaned", label_));
   }
   const auto started = std::chrono::steady_clock::now();
