@@ -113,24 +113,34 @@ Result<Partition::LeaderAppend> Partition::AppendAsLeader(
     traffic_.Produced(static_cast<int64_t>(batches.size()),
                       appended->last_offset - appended->base_offset + 1);
   }
-  MaybeAdvanceHighWatermark(min_insync_replicas);
-  if (!appended->duplicate && wake_) wake_(tp_);
+  // Fetch long-polls wait on the new records even when the mark stays.
+  if (!MaybeAdvanceHighWatermark(min_insync_replicas) && !appended->duplicate) Wake();
   return LeaderAppend{*appended, epoch};
 }
 
 bool Partition::MaybeAdvanceHighWatermark(int min_insync_replicas) {
-  std::lock_guard lock(mu_);
-  return AdvanceLocked(min_insync_replicas);
+  bool moved = false;
+  {
+    std::lock_guard lock(mu_);
+    moved = AdvanceLocked(min_insync_replicas);
+  }
+  if (moved) Wake();
+  return moved;
 }
 
 bool Partition::OnFollowerFetch(cluster::NodeId follower, Offset fetch_offset,
                                 int min_insync_replicas, int64_t now_ms, Offset follower_log_start,
                                 int64_t follower_broker_epoch) {
-  std::lock_guard lock(mu_);
-  if (state_.leader != self_) return false;
-  followers_.OnFetch(follower, fetch_offset, log_->log_end_offset(), now_ms, follower_log_start,
-                     follower_broker_epoch);
-  return AdvanceLocked(min_insync_replicas);
+  bool moved = false;
+  {
+    std::lock_guard lock(mu_);
+    if (state_.leader != self_) return false;
+    followers_.OnFetch(follower, fetch_offset, log_->log_end_offset(), now_ms, follower_log_start,
+                       follower_broker_epoch);
+    moved = AdvanceLocked(min_insync_replicas);
+  }
+  if (moved) Wake();
+  return moved;
 }
 
 void Partition::ForgetRestartedFollowers(
@@ -191,7 +201,7 @@ void Partition::OnLeaderFetched(cluster::LeaderEpoch fetched_under, Offset high_
     moved = TakeLeaderHighWatermark(high_watermark);
     TakeLeaderLogStart(log_start);
   }
-  if (moved && wake_) wake_(tp_);
+  if (moved) Wake();
 }
 
 bool Partition::TakeLeaderHighWatermark(Offset leader_high_watermark) {

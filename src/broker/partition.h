@@ -58,6 +58,10 @@ class Partition : public replication::FollowerReplica {
   // appended here (fetch long-polls) or the high watermark moved (acks=all
   // produces). Set once, before the partition is published.
   void SetWakeListener(std::function<void(const TopicPartition&)> wake) { wake_ = std::move(wake); }
+  // Tells the wake listener now (a leadership change, a removal).
+  void Wake() const {
+    if (wake_) wake_(tp_);
+  }
 
   // What AppendAsLeader wrote: where, and the leader epoch it was stamped with.
   struct LeaderAppend {
@@ -85,6 +89,8 @@ class Partition : public replication::FollowerReplica {
     return std::clamp(high_watermark_.load(), log_->log_start_offset(), log_->log_end_offset());
   }
   // Leader: moves the mark as far as the ISR allows; true when it moved.
+  // Whatever moves the mark wakes what waits on it (acks=all produces,
+  // consumers' long polls), here and in OnFollowerFetch and OnLeaderFetched.
   bool MaybeAdvanceHighWatermark(int min_insync_replicas);
   // Leader: a fetch by replica `follower` at `fetch_offset` (its log end).
   // True when the mark moved.
@@ -166,8 +172,8 @@ class Partition : public replication::FollowerReplica {
   cluster::PartitionRecord state_;
   std::atomic<Offset> high_watermark_{Offset(0)};
   std::atomic<Offset> leader_high_watermark_{Offset(0)};  // as the leader last said (follower)
-  replication::FollowerTracker followers_;         // while leading
-  Offset epoch_start_offset_;                      // the log end when this leadership began
+  replication::FollowerTracker followers_;                // while leading
+  Offset epoch_start_offset_;                             // the log end when this leadership began
   // Replicas proposed for the ISR on top of the record at proposed_base_.
   std::vector<cluster::NodeId> proposed_isr_;
   cluster::PartitionEpoch proposed_base_{-1};

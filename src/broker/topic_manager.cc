@@ -34,10 +34,13 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
       cluster_metadata_(config.Get("strata.metadata.backend") == "etcd"),
       clock_(clock),
       env_(env),
+      infos_(config),
       throttles_(config, clock) {
   if (config_.GetBool("log.cleaner.enable")) {
     cleaner_ = std::make_unique<storage::LogCleaner>(CleanerConfigFrom(config_), clock_);
   }
+  partitions_ =
+      std::make_unique<PartitionManager>(config_.log_dir(), self_, clock_, env_, cleaner_.get());
   DiskHighMarkOptions hm;
   hm.log_dir = config_.log_dir();
   hm.max_bytes = config_.GetLong("strata.log.dir.high.mark.bytes");
@@ -51,24 +54,16 @@ TopicManager::TopicManager(const config::BrokerConfig& config, cluster::Metadata
       [peers = peers_.get()](cluster::NodeId leader) { peers->Suspect(leader); });
   IsrUpdater::Host& host = *this;  // a private base: converted here
   isr_ = std::make_unique<IsrUpdater>(host, config_, metadata_, clock_, *peers_, progress_);
-}
-
-int64_t TopicManager::TotalLogBytes() const {
-  std::shared_lock lock(mu_);
-  int64_t total = 0;
-  for (const auto& [tp, partition] : partitions_) total += partition->log()->size_bytes();
-  return total;
+  ReplicaReconciler::Host& replica_host = *this;
+  replicas_ = std::make_unique<ReplicaReconciler>(metadata_.view(), self_, clock_, *partitions_,
+                                                  infos_, replica_host);
 }
 
 TopicManager::~TopicManager() {
-  StopReconciler();
+  if (reconciler_) reconciler_->Stop();
   if (isr_) isr_->Stop();
   fetchers_->Shutdown();
   if (cleaner_) cleaner_->Stop();
-}
-
-std::filesystem::path TopicManager::PartitionDir(const TopicPartition& tp) const {
-  return std::filesystem::path(config_.log_dir()) / tp.ToString();
 }
 
 Status TopicManager::StartRemote() {
@@ -104,34 +99,58 @@ Status TopicManager::StartRemote() {
   return Status::Ok();
 }
 
-void TopicManager::UpdateTiering(const cluster::TopicRecord& topic,
-                                 const std::shared_ptr<Partition>& partition,
-                                 const storage::LogConfig& config) {
+void TopicManager::UpdateTiering(const TopicInfo& info,
+                                 const std::shared_ptr<Partition>& partition) {
   if (!remote_) return;
   const TopicPartition& tp = partition->tp();
+  const tiered::RemotePartitionId id{tp.topic, tp.partition, partition->topic_id()};
   // Only the leader uploads and applies remote retention, and only what is
   // committed (below its high watermark).
-  if (config.remote_storage_enable && partition->leader() == self_) {
+  if (info.log_config.remote_storage_enable && partition->leader() == self_) {
     std::weak_ptr<Partition> weak = partition;
     // In a cluster each leadership writes its own manifest and fences the
     // ones before it (RemoteLogManager::AddPartition).
     const cluster::LeaderEpoch epoch =
         cluster_metadata_ ? partition->leader_epoch() : cluster::kNoLeaderEpoch;
     remote_->AddPartition(
-        {topic.name, tp.partition, cluster::UuidToBase64(topic.id)}, partition->log(), config,
+        id, partition->log(), info.log_config,
         [this, weak]() -> Offset {
           auto p = weak.lock();
           return p ? HighWatermark(*p) : Offset(0);
         },
         epoch);
-  } else if (config.remote_storage_enable && cluster_metadata_) {
+  } else if (info.log_config.remote_storage_enable && cluster_metadata_) {
     // A follower's replica: consumers may read from it (KIP-392), below its
     // local log start from the leader's remote log, which it never changes.
-    remote_->AddReader({topic.name, tp.partition, cluster::UuidToBase64(topic.id)},
-                       partition->log(), config);
+    remote_->AddReader(id, partition->log(), info.log_config);
   } else if (remote_->IsTiered(tp)) {
     remote_->RemovePartition(tp, /*delete_remote=*/false);
   }
+}
+
+void TopicManager::SyncFetcher(const TopicInfo& info, const std::shared_ptr<Partition>& partition) {
+  fetchers_->Sync(partition, info.tiered(), FollowerThrottled(partition));
+}
+
+void TopicManager::Release(const TopicPartition& tp, bool delete_remote) {
+  fetchers_->Stop(tp);
+  if (remote_) remote_->RemovePartition(tp, delete_remote);
+}
+
+// Installs the dynamic broker configs of the view; true when they changed.
+bool TopicManager::RefreshDynamicConfigs() {
+  config::BrokerConfig::DynamicConfigs now;
+  now.broker = metadata_.BrokerConfigs(std::to_string(self_.value()));
+  now.cluster_default = metadata_.BrokerConfigs(kDefaultBrokerEntity);
+  auto current = config_.Dynamic();
+  if (current->broker == now.broker && current->cluster_default == now.cluster_default) {
+    return false;
+  }
+  Log()->info("dynamic broker configs: {} for this broker, {} cluster-wide", now.broker.size(),
+              now.cluster_default.size());
+  config_.SetDynamic(std::move(now));
+  throttles_.Refresh();
+  return true;
 }
 
 Offset TopicManager::LogStartOffset(const TopicPartition& tp, const storage::Log& log) const {
@@ -141,20 +160,13 @@ Offset TopicManager::LogStartOffset(const TopicPartition& tp, const storage::Log
 
 Status TopicManager::Start() {
   STRATA_RETURN_IF_ERROR(StartRemote());
-  auto marks = storage::ReadHighWatermarks(config_.log_dir(), env_);
-  if (marks.ok()) {
-    checkpointed_marks_ = std::move(*marks);
-  } else {
-    // Only an availability cost: the marks start at the log start and the
-    // ISR moves them up again.
-    Log()->warn("{}; high watermarks start from the log start", marks.error().message);
-  }
+  partitions_->LoadCheckpointedMarks();
   {
     std::lock_guard admin(admin_mu_);
     STRATA_RETURN_IF_ERROR(ReconcileLocked());
-    DeleteStrayPartitionDirs();
+    partitions_->DeleteStrayDirs();
   }
-  Log()->info("opened {} partition logs", partitions_.size());
+  Log()->info("opened {} partition logs", partitions_->size());
   if (cleaner_) cleaner_->Start();
   if (remote_) remote_->Start();
   StartReconciler();
@@ -162,27 +174,35 @@ Status TopicManager::Start() {
   return Status::Ok();
 }
 
-void TopicManager::DeleteStrayPartitionDirs() {
-  auto placed = [this](const std::string& topic, int32_t partition) {
-    std::shared_lock lock(mu_);
-    return partitions_.contains({topic, partition});
-  };
-  for (const auto& dir : StrayPartitionDirs(config_.log_dir(), placed)) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    if (ec) {
-      Log()->error("deleting stray partition directory {}: {}", dir.string(), ec.message());
-    } else {
-      Log()->warn(
-          "deleted stray partition directory {}: no replica of it is placed on this "
-          "broker (its topic was deleted, or it moved, while the broker was down)",
-          dir.string());
-    }
-  }
+void TopicManager::StartReconciler() {
+  reconciler_ = std::make_unique<Reconciler>(
+      metadata_.view(),
+      std::vector<std::string>{metadata_.keys().TopicsPrefix(), metadata_.keys().PartitionsPrefix(),
+                               metadata_.keys().BrokerConfig("")},
+      [this] {
+        std::lock_guard admin(admin_mu_);
+        return ReconcileLocked();
+      });
+  reconciler_->Start();
+}
+
+Status TopicManager::ReconcileNow() {
+  std::lock_guard admin(admin_mu_);
+  return ReconcileLocked();
+}
+
+Status TopicManager::ApplyDynamicBrokerConfigs() {
+  std::lock_guard admin(admin_mu_);
+  return ReconcileLocked();
+}
+
+void TopicManager::SetLeadershipListener(LeadershipListener listener) {
+  std::lock_guard admin(admin_mu_);
+  replicas_->SetLeadershipListener(std::move(listener));
 }
 
 void TopicManager::Shutdown() {
-  StopReconciler();
+  if (reconciler_) reconciler_->Stop();
   if (isr_) isr_->Stop();
   fetchers_->Shutdown();  // they append to the logs: stop them first
   Status marks = CheckpointHighWatermarks();
@@ -190,54 +210,17 @@ void TopicManager::Shutdown() {
   // Closing a log aborts a pass running on it, so stop the threads last.
   if (cleaner_) cleaner_->RequestStop();
   if (remote_) remote_->Stop();  // uploads read the logs: stop them first
-  {
-    std::unique_lock lock(mu_);
-    for (auto& [tp, partition] : partitions_) {
-      Status st = partition->log()->Close();
-      if (!st.ok()) Log()->error("closing {}: {}", tp.ToString(), st.error().message);
-    }
-    partitions_.clear();
-  }
+  partitions_->CloseAll();
   if (cleaner_) cleaner_->Stop();
 }
 
-Status TopicManager::CheckpointHighWatermarks() {
-  storage::HighWatermarks marks;
-  {
-    std::shared_lock lock(mu_);
-    for (const auto& [tp, p] : partitions_)
-      marks[{tp.topic, tp.partition}] = p->high_watermark().value();
-  }
-  return storage::WriteHighWatermarks(config_.log_dir(), marks, env_);
-}
-
-void TopicManager::AdvanceHighWatermark(Partition& partition) const {
-  auto info = GetTopicInfo(partition.tp().topic);
-  if (partition.MaybeAdvanceHighWatermark(info ? info->min_insync_replicas : 1)) {
-    Wake(partition.tp());
-  }
-}
-
 Offset TopicManager::HighWatermark(Partition& partition) const {
-  auto info = GetTopicInfo(partition.tp().topic);
-  partition.MaybeAdvanceHighWatermark(info ? info->min_insync_replicas : 1);
+  partition.MaybeAdvanceHighWatermark(infos_.MinInsyncReplicas(partition.tp().topic));
   return partition.high_watermark();
 }
 
-void TopicManager::PublishTopicInfo(const cluster::TopicRecord& record) {
-  auto info = std::make_shared<TopicInfo>();
-  info->record = record;
-  info->log_config = ResolveLogConfig(config_, record.configs);
-  info->min_insync_replicas = static_cast<int32_t>(config::ToLong(EffectiveTopicConfig(
-      config_, record.configs, *config::FindTopicConfig("min.insync.replicas"))));
-  std::unique_lock lock(mu_);
-  infos_[record.name] = std::move(info);
-}
-
 std::shared_ptr<const TopicInfo> TopicManager::GetTopicInfo(const std::string& name) const {
-  std::shared_lock lock(mu_);
-  auto it = infos_.find(name);
-  return it == infos_.end() ? nullptr : it->second;
+  return infos_.Get(name);
 }
 
 Result<cluster::TopicRecord> TopicManager::CreateTopic(cluster::TopicRecord topic,
@@ -288,17 +271,11 @@ Status TopicManager::UpdateTopicConfigs(const std::string& name,
 }
 
 std::shared_ptr<Partition> TopicManager::GetPartition(const TopicPartition& tp) const {
-  std::shared_lock lock(mu_);
-  auto it = partitions_.find(tp);
-  return it == partitions_.end() ? nullptr : it->second;
+  return partitions_->Get(tp);
 }
 
 std::vector<std::shared_ptr<Partition>> TopicManager::LocalPartitions() const {
-  std::shared_lock lock(mu_);
-  std::vector<std::shared_ptr<Partition>> out;
-  out.reserve(partitions_.size());
-  for (const auto& [tp, p] : partitions_) out.push_back(p);
-  return out;
+  return partitions_->All();
 }
 
 std::shared_ptr<storage::Log> TopicManager::GetLog(const TopicPartition& tp) const {
@@ -329,17 +306,13 @@ std::optional<cluster::TopicRecord> TopicManager::GetTopic(const std::string& na
 std::vector<cluster::TopicRecord> TopicManager::ListTopics() const { return store_.ListTopics(); }
 
 int TopicManager::EnforceRetention() {
-  std::vector<std::pair<TopicPartition, std::shared_ptr<storage::Log>>> logs;
-  {
-    std::shared_lock lock(mu_);
-    for (auto& [tp, partition] : partitions_) logs.emplace_back(tp, partition->log());
-  }
+  const auto hosted = partitions_->All();
   if (remote_) FollowSharedRemoteEnd();
   int deleted = 0;
-  for (auto& [tp, log] : logs) {
-    auto n = log->EnforceRetention();
+  for (const auto& partition : hosted) {
+    auto n = partition->log()->EnforceRetention();
     if (!n.ok()) {
-      Log()->warn("retention on {} failed: {}", tp.ToString(), n.error().message);
+      Log()->warn("retention on {} failed: {}", partition->tp().ToString(), n.error().message);
       continue;
     }
     deleted += n.value();
@@ -361,12 +334,8 @@ void TopicManager::FollowSharedRemoteEnd() {
 }
 
 void TopicManager::FlushDue() {
-  std::vector<std::shared_ptr<storage::Log>> logs;
-  {
-    std::shared_lock lock(mu_);
-    for (auto& [_, partition] : partitions_) logs.push_back(partition->log());
-  }
-  for (auto& log : logs) {
+  for (const auto& partition : partitions_->All()) {
+    const auto& log = partition->log();
     auto flushed = log->FlushIfDue();
     if (!flushed.ok()) {
       Log()->warn("flush {} failed: {}", log->dir().string(), flushed.error().message);
@@ -375,26 +344,6 @@ void TopicManager::FlushDue() {
 }
 
 // IsrUpdater::Host
-
-std::vector<std::shared_ptr<Partition>> TopicManager::LedPartitions() const {
-  std::vector<std::shared_ptr<Partition>> led;
-  std::shared_lock lock(mu_);
-  for (const auto& [tp, p] : partitions_) {
-    if (p->leader() == self_) led.push_back(p);
-  }
-  return led;
-}
-
-int TopicManager::MinInsyncReplicas(const std::string& topic) const {
-  auto info = GetTopicInfo(topic);
-  return info ? info->min_insync_replicas : 1;
-}
-
-void TopicManager::IsrChanged(Partition& p) { AdvanceHighWatermark(p); }
-
-void TopicManager::BeforePass() { throttles_.Refresh(); }
-
-bool TopicManager::Fenced() const { return fenced_.load(); }
 
 Offset TopicManager::ContiguityBound(const Partition& p) const {
   auto info = GetTopicInfo(p.tp().topic);

@@ -1,24 +1,21 @@
 #pragma once
-// TopicManager: the broker's topics and its replicas of their partitions.
-// Topic admin (create, delete, add partitions, alter configs) writes cluster
-// metadata; every broker then reconciles from its watched view: it opens a
-// Partition (and its log) for each replica placed on it, applies leadership
-// and config changes to them, and removes the replicas that are no longer
-// placed here (deleting their data, and the remote data once, by the last
-// leader). It also runs periodic retention and owns the log cleaner
-// (compaction of cleanup.policy=compact topics).
+// TopicManager: the broker's topics and its replicas of their partitions,
+// the one object the Kafka API layer, the coordinators and the balancer reach
+// them through. Topic admin (create, delete, add partitions, alter configs)
+// writes cluster metadata; every broker then follows its watched view: the
+// ReplicaReconciler opens, changes and removes the replicas hosted here
+// (PartitionManager), and this class attaches what follows a replica's
+// placement and leadership: its follower fetcher, its tiering, the ISR
+// updates of the partitions it leads. It also runs retention, the log
+// flusher and the log cleaner (compaction of cleanup.policy=compact topics).
 //
 // Thread-safety: safe from any thread. Partitions and logs are shared_ptr so
 // a fetch that holds one keeps it valid while the topic is deleted.
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <optional>
-#include <shared_mutex>
 #include <string>
-#include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
@@ -27,17 +24,19 @@
 #include "broker/disk_high_mark.h"
 #include "broker/isr_updater.h"
 #include "broker/partition.h"
+#include "broker/partition_manager.h"
 #include "broker/peer_liveness.h"
 #include "broker/reassignment_progress.h"
 #include "broker/reconciler.h"
 #include "broker/replica_fetchers.h"
+#include "broker/replica_reconciler.h"
 #include "broker/replication_throttles.h"
+#include "broker/topic_infos.h"
 #include "broker/topic_partition.h"
 #include "cluster/metadata.h"
 #include "config/broker_config.h"
 #include "replication/replication_throttle.h"
 #include "storage/cleaner.h"
-#include "storage/high_watermark_checkpoint.h"
 #include "storage/log.h"
 #include "tiered/remote_log_manager.h"
 
@@ -46,15 +45,7 @@ namespace strata::broker {
 // The cluster-wide entity of dynamic broker configs (--entity-default).
 inline constexpr const char* kDefaultBrokerEntity = "default";
 
-// A topic's record plus its resolved storage settings, cached so the produce
-// path does not re-resolve configs per request. Immutable once published.
-struct TopicInfo {
-  cluster::TopicRecord record;
-  storage::LogConfig log_config;
-  int32_t min_insync_replicas = 1;
-};
-
-class TopicManager : private IsrUpdater::Host {
+class TopicManager : private IsrUpdater::Host, private ReplicaReconciler::Host {
  public:
   // Every replica's log, its directory marker and the high-watermark
   // checkpoint are written through `env` (tests fill the disk with it).
@@ -109,14 +100,14 @@ class TopicManager : private IsrUpdater::Host {
   // thread: an acks=all produce waiting there learns it is deposed). Set
   // before Start.
   void SetWakeListener(std::function<void(const TopicPartition&)> listener) {
-    wake_listener_ = std::move(listener);
+    partitions_->SetWakeListener(std::move(listener));
   }
   // Told when this broker starts or stops leading a partition it hosts
   // (opened as leader, leader changed, replica removed while leading), from
   // whichever thread reconciles, with the reconciliation lock held: it must
   // not call back into the TopicManager's admin operations. On being set, it
   // is called at once for every partition this broker leads now.
-  using LeadershipListener = std::function<void(const TopicPartition& tp, bool leader)>;
+  using LeadershipListener = ReplicaReconciler::LeadershipListener;
   void SetLeadershipListener(LeadershipListener listener);
   // Set while the broker's lease is known lost (BrokerSession::lease_lost):
   // it leads nothing until registered again.
@@ -131,7 +122,7 @@ class TopicManager : private IsrUpdater::Host {
   // the high watermark for records it never had (Kafka avoids the same by
   // fencing such a broker until the controller has cleaned its ISRs,
   // KAFKA-18106). Set before Start and again when registered.
-  void SetLostDataBefore(int64_t lost_before) { lost_before_.store(lost_before); }
+  void SetLostDataBefore(int64_t lost_before) { replicas_->SetLostDataBefore(lost_before); }
   std::optional<cluster::TopicRecord> GetTopic(const std::string& name) const;
   // Cached topic view; nullptr if the topic does not exist.
   std::shared_ptr<const TopicInfo> GetTopicInfo(const std::string& name) const;
@@ -139,7 +130,7 @@ class TopicManager : private IsrUpdater::Host {
 
   // Writes every partition's high watermark to replication-offset-checkpoint
   // (every replica.high.watermark.checkpoint.interval.ms, and at shutdown).
-  Status CheckpointHighWatermarks();
+  Status CheckpointHighWatermarks() { return partitions_->CheckpointHighWatermarks(); }
   // The partition's high watermark, first moved as far as its ISR allows.
   Offset HighWatermark(Partition& partition) const;
 
@@ -196,43 +187,40 @@ class TopicManager : private IsrUpdater::Host {
   // nullopt. Cheap: usage is sampled at most once a second.
   std::optional<std::string> ProduceBlockedReason() { return high_mark_->Check(); }
   // Total bytes of every partition log on this broker.
-  int64_t TotalLogBytes() const;
+  int64_t TotalLogBytes() const { return partitions_->TotalLogBytes(); }
 
   // The log cleaner's counters (for metrics); nullptr when disabled.
   const storage::LogCleaner* cleaner() const { return cleaner_.get(); }
 
  private:
-  // One pass: makes the local replicas match the view. Caller holds admin_mu_.
-  Status ReconcileLocked();
-  Status OpenReplica(const cluster::TopicRecord& topic, int32_t p,
-                     const cluster::PartitionRecord& state, const storage::LogConfig& config);
-  // Closes and deletes a replica no longer placed here; the remote data too
-  // when the topic is gone and this broker led the partition last.
-  void RemoveReplica(const std::shared_ptr<Partition>& partition, bool topic_deleted);
-  void ApplyTopicChange(const cluster::TopicRecord& topic);
-  void NotifyLeadership(const TopicPartition& tp, bool leader);  // caller holds admin_mu_
-  bool RefreshDynamicConfigs();                                  // caller holds admin_mu_
-  // At start-up, after the first pass: the partition directories of no
-  // replica placed here go (see local_replicas.h). Caller holds admin_mu_.
-  void DeleteStrayPartitionDirs();
+  // One pass of the ReplicaReconciler. Caller holds admin_mu_.
+  Status ReconcileLocked() { return replicas_->Pass(); }
   void StartReconciler();
-  void StopReconciler();
+  // ReplicaReconciler::Host. UpdateTiering: registers the partition with
+  // the remote log manager when the topic is tiered: to tier it when this
+  // broker leads it, else (in a cluster) to read from it only; removes it
+  // otherwise.
+  bool RefreshDynamicConfigs() override;  // caller holds admin_mu_
+  void UpdateTiering(const TopicInfo& info, const std::shared_ptr<Partition>& partition) override;
+  void SyncFetcher(const TopicInfo& info, const std::shared_ptr<Partition>& partition) override;
+  void Release(const TopicPartition& tp, bool delete_remote) override;
   // IsrUpdater::Host. ContiguityBound: remote log end + 1, or the
   // partition's log start when higher.
-  std::vector<std::shared_ptr<Partition>> LedPartitions() const override;
-  int MinInsyncReplicas(const std::string& topic) const override;
+  std::vector<std::shared_ptr<Partition>> LedPartitions() const override {
+    return partitions_->Led();
+  }
+  int MinInsyncReplicas(const std::string& topic) const override {
+    return infos_.MinInsyncReplicas(topic);
+  }
   Offset ContiguityBound(const Partition& p) const override;
-  void IsrChanged(Partition& p) override;
-  void BeforePass() override;
-  bool Fenced() const override;
-  std::filesystem::path PartitionDir(const TopicPartition& tp) const;
-  void PublishTopicInfo(const cluster::TopicRecord& record);  // caller holds no lock
+  // A smaller ISR may let the high watermark move with no fetch or produce
+  // to move it (Kafka completes its delayed produces then too).
+  void IsrChanged(Partition& p) override {
+    p.MaybeAdvanceHighWatermark(MinInsyncReplicas(p.tp().topic));
+  }
+  void BeforePass() override { throttles_.Refresh(); }
+  bool Fenced() const override { return fenced_.load(); }
   Status StartRemote();
-  // Registers the partition with the remote log manager when the topic is
-  // tiered: to tier it when this broker leads it, else (in a cluster) to
-  // read from it only; removes it otherwise.
-  void UpdateTiering(const cluster::TopicRecord& topic, const std::shared_ptr<Partition>& partition,
-                     const storage::LogConfig& config);
 
   const config::BrokerConfig& config_;
   cluster::Metadata& metadata_;
@@ -242,34 +230,22 @@ class TopicManager : private IsrUpdater::Host {
   Clock* clock_;
   Env* const env_;
   std::atomic<bool> fenced_{false};
-  std::atomic<int64_t> lost_before_{0};
-  std::mutex admin_mu_;                     // serialises topic admin and reconciliation
-  LeadershipListener leadership_listener_;  // guarded by admin_mu_
-  std::function<void(const TopicPartition&)> wake_listener_;  // set before Start
-  // After an ISR change of a led partition: a smaller ISR may let the high
-  // watermark move with no fetch or produce to move it (Kafka completes its
-  // delayed produces then too), so the waiters are woken.
-  void AdvanceHighWatermark(Partition& partition) const;
-  void Wake(const TopicPartition& tp) const {
-    if (wake_listener_) wake_listener_(tp);
-  }
-  mutable std::shared_mutex mu_;
-  std::unordered_map<TopicPartition, std::shared_ptr<Partition>, TopicPartitionHash> partitions_;
-  std::unordered_map<std::string, std::shared_ptr<const TopicInfo>> infos_;
-  // The topic record revision each published TopicInfo came from.
-  std::unordered_map<std::string, cluster::Revision> info_revisions_;
-  // Runs ReconcileLocked on its own thread as the view changes.
-  std::unique_ptr<Reconciler> reconciler_;
+  std::mutex admin_mu_;  // serialises topic admin and reconciliation passes
+  TopicInfos infos_;
   std::unique_ptr<storage::LogCleaner> cleaner_;      // null unless log.cleaner.enable
+  std::unique_ptr<PartitionManager> partitions_;      // the replicas hosted here
   std::unique_ptr<tiered::RemoteLogManager> remote_;  // null unless tiered storage is on
   std::unique_ptr<DiskHighMark> high_mark_;           // produce back-pressure
   std::unique_ptr<PeerLiveness> peers_;               // before fetchers_: they report to it
   ReplicationThrottles throttles_;
-  std::unique_ptr<ReplicaFetchers> fetchers_;   // this broker's follower fetch loops
-  storage::HighWatermarks checkpointed_marks_;  // read at Start, for OpenReplica
-  ReassignmentProgress progress_;               // updated by isr_
+  std::unique_ptr<ReplicaFetchers> fetchers_;  // this broker's follower fetch loops
+  ReassignmentProgress progress_;              // updated by isr_
   // Writes the ISR changes the led partitions want (AlterPartition).
   std::unique_ptr<IsrUpdater> isr_;
+  // Opens, changes and removes the replicas as the view says (a pass under
+  // admin_mu_), and the thread that runs its passes as the view changes.
+  std::unique_ptr<ReplicaReconciler> replicas_;
+  std::unique_ptr<Reconciler> reconciler_;
 };
 
 }  // namespace strata::broker

@@ -20,6 +20,7 @@ class InProcessBroker {
                                                                topics_.topics(), notifier_,
                                                                *producer_ids_, Clock::Real()})) {
     context_->metadata = &topics_.metadata();
+    topics_.topics().SetWakeListener([this](const TopicPartition& tp) { notifier_.Notify(tp); });
   }
   InProcessBroker(const InProcessBroker&) = delete;
   InProcessBroker& operator=(const InProcessBroker&) = delete;
@@ -35,8 +36,8 @@ class InProcessBroker {
   BrokerContext& context() { return *context_; }
 
  private:
-  broker::testing::InProcessTopics topics_;  // destroyed last
-  broker::AppendNotifier notifier_;
+  broker::AppendNotifier notifier_;          // outlives the partitions that wake it
+  broker::testing::InProcessTopics topics_;  // destroyed after the context
   std::unique_ptr<ProducerIdAllocator> producer_ids_;
   std::unique_ptr<BrokerContext> context_;
 };

@@ -233,10 +233,9 @@ Offset ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher& 
       return kNoOffset;
     }
     auto now = ctx.clock->MonotonicMs();
-    if (partition.OnFollowerFetch(fetcher.id, fetch_offset, min_isr, now,
-                                  Offset(in.log_start_offset), fetcher.broker_epoch)) {
-      ctx.notifier.Notify(tp);  // consumers and acks=all producers wait on the mark
-    }
+    // A mark moved by it wakes consumers and acks=all producers.
+    partition.OnFollowerFetch(fetcher.id, fetch_offset, min_isr, now, Offset(in.log_start_offset),
+                              fetcher.broker_epoch);
   }
   Offset log_start = ctx.topics.LogStartOffset(tp, *log);
   Offset readable = ReadableEnd(partition, fetcher, min_isr);
