@@ -38,6 +38,10 @@ const char* ErrcName(Errc c) {
       return "shutting_down";
     case Errc::kFenced:
       return "fenced";
+    case Errc::kInvalidTxnState:
+      return "invalid_txn_state";
+    case Errc::kTxnCoordinatorFenced:
+      return "txn_coordinator_fenced";
   }
   return "unknown";
 }

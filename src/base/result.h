@@ -29,6 +29,8 @@ enum class Errc {
   kUnknownProducerId,
   kShuttingDown,
   kFenced,  // the caller's role (controller, leader) has passed to another
+  kInvalidTxnState,       // a write that does not fit its producer's transaction
+  kTxnCoordinatorFenced,  // a marker from an older transaction coordinator
 };
 
 const char* ErrcName(Errc c);

@@ -27,6 +27,8 @@ constexpr ErrcRow kProduceRows[] = {
     {Errc::kDuplicateSequence, ErrorCode::kDuplicateSequenceNumber},
     {Errc::kInvalidProducerEpoch, ErrorCode::kInvalidProducerEpoch},
     {Errc::kUnknownProducerId, ErrorCode::kUnknownProducerId},
+    {Errc::kInvalidTxnState, ErrorCode::kInvalidTxnState},
+    {Errc::kTxnCoordinatorFenced, ErrorCode::kTransactionCoordinatorFenced},
     {Errc::kIoError, ErrorCode::kKafkaStorageError},
     {Errc::kNotFound, ErrorCode::kUnknownTopicOrPartition},
     // Leadership moved between the lookup and the append: the client

@@ -1,8 +1,9 @@
 #pragma once
 // BatchBuilder: assembles one valid v2 record batch (lengths, compressed
-// records section, CRC) from records given as plain values. For tests,
-// benchmarks and fuzz corpora; a few knobs also allow building batches that
-// are deliberately invalid. Not thread-safe.
+// records section, CRC) from records given as plain values: the
+// end-transaction markers a leader writes (control_record.h), and batches for
+// tests, benchmarks and fuzz corpora; a few knobs also allow building batches
+// that are deliberately invalid. Not thread-safe.
 #include <cstdint>
 #include <optional>
 #include <string>

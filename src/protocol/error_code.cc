@@ -110,6 +110,12 @@ const char* ErrorCodeName(int16_t code) {
       return "INVALID_TRANSACTION_TIMEOUT";
     case ErrorCode::kConcurrentTransactions:
       return "CONCURRENT_TRANSACTIONS";
+    case ErrorCode::kTransactionCoordinatorFenced:
+      return "TRANSACTION_COORDINATOR_FENCED";
+    case ErrorCode::kTransactionalIdAuthorizationFailed:
+      return "TRANSACTIONAL_ID_AUTHORIZATION_FAILED";
+    case ErrorCode::kOperationNotAttempted:
+      return "OPERATION_NOT_ATTEMPTED";
     case ErrorCode::kUnknownProducerId:
       return "UNKNOWN_PRODUCER_ID";
     case ErrorCode::kReassignmentInProgress:
@@ -212,6 +218,10 @@ const char* ErrorCodeName(int16_t code) {
       return "UNSUPPORTED_ASSIGNOR";
     case ErrorCode::kStaleMemberEpoch:
       return "STALE_MEMBER_EPOCH";
+    case ErrorCode::kTransactionAbortable:
+      return "TRANSACTION_ABORTABLE";
+    case ErrorCode::kInvalidRegularExpression:
+      return "INVALID_REGULAR_EXPRESSION";
   }
   return "UNKNOWN_ERROR_CODE";
 }

@@ -58,6 +58,9 @@ enum class ErrorCode : int16_t {
   kInvalidProducerIdMapping = 49,
   kInvalidTransactionTimeout = 50,
   kConcurrentTransactions = 51,
+  kTransactionCoordinatorFenced = 52,
+  kTransactionalIdAuthorizationFailed = 53,
+  kOperationNotAttempted = 55,
   kUnknownProducerId = 59,
   kReassignmentInProgress = 60,
   kKafkaStorageError = 56,
@@ -109,6 +112,8 @@ enum class ErrorCode : int16_t {
   kUnreleasedInstanceId = 111,
   kUnsupportedAssignor = 112,
   kStaleMemberEpoch = 113,
+  kTransactionAbortable = 120,
+  kInvalidRegularExpression = 128,
 };
 
 inline int16_t Code(ErrorCode e) { return static_cast<int16_t>(e); }
