@@ -112,6 +112,12 @@ Status LeaderEpochCache::TruncateFromEnd(Offset end_offset) {
   return entries_.size() == before ? Status::Ok() : Persist();
 }
 
+Status LeaderEpochCache::Clear() {
+  if (entries_.empty()) return Status::Ok();
+  entries_.clear();
+  return Persist();
+}
+
 Status LeaderEpochCache::TruncateFromStart(Offset start_offset) {
   size_t first_kept = 0;
   while (first_kept < entries_.size() && entries_[first_kept].start_offset <= start_offset) {

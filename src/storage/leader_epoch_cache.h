@@ -39,6 +39,8 @@ class LeaderEpochCache {
   Status Assign(LeaderEpoch epoch, Offset start_offset);
   // Drops entries starting at or after `end_offset` (log truncated there).
   Status TruncateFromEnd(Offset end_offset);
+  // Drops every entry (the log restarted empty at a new offset).
+  Status Clear();
   // Drops entries wholly below `start_offset`; the epoch covering it is kept
   // with its start moved up to `start_offset` (as Kafka does).
   Status TruncateFromStart(Offset start_offset);

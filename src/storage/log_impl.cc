@@ -82,7 +82,7 @@ Result<std::optional<AppendResult>> LogImpl::AssignOffsets(
       r.duplicate = true;
       return std::optional<AppendResult>(r);
     }
-    STRATA_RETURN_IF_ERROR(producers_.Validate(pb, staged));
+    STRATA_RETURN_IF_ERROR(producers_.Validate(pb, AppendOrigin::kClient, staged));
   }
   return std::optional<AppendResult>();
 }

@@ -3,7 +3,6 @@
 // fresh start above a leader's log start.
 #include <fmt/format.h>
 
-#include <limits>
 
 #include "base/log.h"
 #include "storage/checkpoints.h"
@@ -156,7 +155,7 @@ Status LogImpl::TruncateFullyAndStartAt(Offset offset, LeaderEpoch leader_epoch)
   segments_[offset] = std::move(seg);
   STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   leo_.store(offset);
-  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(Offset(std::numeric_limits<int64_t>::min())));
+  STRATA_RETURN_IF_ERROR(epochs_.Clear());
   producers_.Clear();
   if (leader_epoch >= LeaderEpoch(0)) {
     STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, offset));
@@ -190,7 +189,7 @@ Status LogImpl::RestartEmptyLowerLocked(Offset offset) {
   STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   log_start_.store(offset);
   leo_.store(offset);
-  STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(Offset(std::numeric_limits<int64_t>::min())));
+  STRATA_RETURN_IF_ERROR(epochs_.Clear());
   producers_.Clear();
   if (cleaner_checkpoint_.load() > offset) cleaner_checkpoint_.store(offset);
   log::Get("storage")->info("{}: empty at {}, started again at {}", label_, old_start, offset);

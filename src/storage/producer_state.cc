@@ -55,68 +55,130 @@ std::optional<ProducerBatchMeta> ProducerStateManager::FindDuplicate(const Produ
   return std::nullopt;
 }
 
-Status ProducerStateManager::Validate(const ProducerBatch& b, Staged* staged) const {
+Status ProducerStateManager::CheckEpoch(const ProducerBatch& b,
+                                        const ProducerEntry& current) const {
+  if (b.epoch >= current.epoch) return Status::Ok();
+  return MakeError(Errc::kInvalidProducerEpoch,
+                   fmt::format("producer {} epoch {} is older than current epoch {}", b.producer_id,
+                               b.epoch, current.epoch));
+}
+
+Status ProducerStateManager::CheckSequence(const ProducerBatch& b,
+                                           const ProducerEntry& current) const {
+  if (b.epoch != current.epoch) {
+    // A bumped epoch restarts sequences at 0. A producer we know nothing
+    // about (current.epoch == -1) is accepted at any sequence: its state
+    // may have expired or been deleted with old segments, which is what
+    // Kafka 2.5+ does instead of UNKNOWN_PRODUCER_ID.
+    if (b.first_seq != 0 && current.epoch != -1) {
+      return MakeError(Errc::kOutOfOrderSequence,
+                       fmt::format("producer {} new epoch {} starts at sequence {}, not 0",
+                                   b.producer_id, b.epoch, b.first_seq));
+    }
+    return Status::Ok();
+  }
+  int32_t last_seq = current.batches.empty() ? -1 : current.batches.back().last_seq;
+  if (!InSequence(last_seq, b.first_seq)) {
+    return MakeError(Errc::kOutOfOrderSequence,
+                     fmt::format("producer {} epoch {}: sequence {} does not follow {}",
+                                 b.producer_id, b.epoch, b.first_seq, last_seq));
+  }
+  return Status::Ok();
+}
+
+Status ProducerStateManager::Validate(const ProducerBatch& b, AppendOrigin origin,
+                                      Staged* staged) const {
   ProducerEntry current;
-  if (auto it = staged->find(b.producer_id); it != staged->end()) {
+  if (auto it = staged->entries.find(b.producer_id); it != staged->entries.end()) {
     current = it->second;
   } else if (const ProducerEntry* committed = Get(b.producer_id)) {
     current = *committed;
   }
-  if (b.epoch < current.epoch) {
-    return MakeError(Errc::kInvalidProducerEpoch,
-                     fmt::format("producer {} epoch {} is older than current epoch {}",
-                                 b.producer_id, b.epoch, current.epoch));
-  }
-  if (!b.control) {
-    if (b.epoch != current.epoch) {
-      // A bumped epoch restarts sequences at 0. A producer we know nothing
-      // about (current.epoch == -1) is accepted at any sequence: its state
-      // may have expired or been deleted with old segments, which is what
-      // Kafka 2.5+ does instead of UNKNOWN_PRODUCER_ID.
-      if (b.first_seq != 0 && current.epoch != -1) {
-        return MakeError(Errc::kOutOfOrderSequence,
-                         fmt::format("producer {} new epoch {} starts at sequence {}, not 0",
-                                     b.producer_id, b.epoch, b.first_seq));
+  if (origin != AppendOrigin::kReplication) {
+    STRATA_RETURN_IF_ERROR(CheckEpoch(b, current));
+    if (b.control) {
+      if (b.marker && b.marker->coordinator_epoch < current.coordinator_epoch) {
+        return MakeError(
+            Errc::kTxnCoordinatorFenced,
+            fmt::format("producer {}: marker from coordinator epoch {}, older than {}",
+                        b.producer_id, b.marker->coordinator_epoch, current.coordinator_epoch));
       }
     } else {
-      int32_t last_seq = current.batches.empty() ? -1 : current.batches.back().last_seq;
-      if (!InSequence(last_seq, b.first_seq)) {
-        return MakeError(Errc::kOutOfOrderSequence,
-                         fmt::format("producer {} epoch {}: sequence {} does not follow {}",
-                                     b.producer_id, b.epoch, b.first_seq, last_seq));
+      if (origin == AppendOrigin::kClient) STRATA_RETURN_IF_ERROR(CheckSequence(b, current));
+      if (!b.transactional && current.current_txn_first_offset >= 0_o) {
+        return MakeError(Errc::kInvalidTxnState,
+                         fmt::format("producer {} wrote outside its transaction open since {}",
+                                     b.producer_id, current.current_txn_first_offset));
       }
     }
   }
-  Apply(b, &current);
-  (*staged)[b.producer_id] = std::move(current);
+  if (b.control) {
+    ApplyMarker(b, &current, staged);
+  } else {
+    ApplyData(b, &current, staged);
+  }
+  staged->entries[b.producer_id] = std::move(current);
   return Status::Ok();
 }
 
-void ProducerStateManager::Commit(Staged&& staged) {
-  for (auto& [id, entry] : staged) producers_[id] = std::move(entry);
+std::vector<CompletedTxn> ProducerStateManager::Commit(Staged&& staged) {
+  for (auto& [id, entry] : staged.entries) producers_[id] = std::move(entry);
+  // Every transaction the append opened counts before those it completed
+  // are given their last stable offsets (as Kafka orders it).
+  for (const auto& [first, producer] : staged.started) txns_.Start(producer, first);
+  for (CompletedTxn& txn : staged.completed) txns_.Complete(txn);
+  return std::move(staged.completed);
 }
 
-void ProducerStateManager::Replay(const ProducerBatch& b) {
-  if (b.producer_id < 0) return;
-  Apply(b, &producers_[b.producer_id]);
+std::vector<CompletedTxn> ProducerStateManager::Replay(const ProducerBatch& b) {
+  if (b.producer_id < 0) return {};
+  Staged staged;
+  Status st = Validate(b, AppendOrigin::kReplication, &staged);
+  (void)st;  // the replication origin is never refused
+  return Commit(std::move(staged));
 }
 
-void ProducerStateManager::Apply(const ProducerBatch& b, ProducerEntry* entry) {
+void ProducerStateManager::ApplyData(const ProducerBatch& b, ProducerEntry* entry, Staged* staged) {
   if (b.epoch != entry->epoch) {
     entry->batches.clear();
     entry->epoch = b.epoch;
   }
-  if (b.control) {
-    entry->current_txn_first_offset = kNoOffset;  // a commit/abort marker ends the transaction
-  } else {
-    entry->batches.push_back(
-        {b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.max_timestamp});
-    while (entry->batches.size() > ProducerEntry::kMaxBatches) entry->batches.pop_front();
-    if (b.transactional && entry->current_txn_first_offset < 0_o) {
-      entry->current_txn_first_offset = b.first_offset;
-    }
+  entry->batches.push_back(
+      {b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.max_timestamp});
+  while (entry->batches.size() > ProducerEntry::kMaxBatches) entry->batches.pop_front();
+  if (b.transactional && entry->current_txn_first_offset < 0_o) {
+    entry->current_txn_first_offset = b.first_offset;
+    staged->started[b.first_offset] = b.producer_id;
   }
   entry->last_timestamp = b.max_timestamp;
+}
+
+void ProducerStateManager::ApplyMarker(const ProducerBatch& b, ProducerEntry* entry,
+                                       Staged* staged) {
+  if (b.epoch != entry->epoch) {
+    entry->batches.clear();
+    entry->epoch = b.epoch;
+  }
+  // A marker with no transaction open (a retried one) is kept in the log
+  // all the same; it completes nothing.
+  if (entry->current_txn_first_offset >= 0_o) {
+    CompletedTxn txn;
+    txn.producer_id = b.producer_id;
+    txn.first_offset = entry->current_txn_first_offset;
+    txn.last_offset = b.last_offset;
+    txn.aborted = b.marker && b.marker->type == protocol::ControlType::kAbort;
+    staged->completed.push_back(txn);
+  }
+  entry->current_txn_first_offset = kNoOffset;
+  if (b.marker) entry->coordinator_epoch = b.marker->coordinator_epoch;
+  entry->last_timestamp = b.max_timestamp;
+}
+
+void ProducerStateManager::RebuildOpenTxns() {
+  txns_.Clear();
+  for (const auto& [id, entry] : producers_) {
+    if (entry.current_txn_first_offset >= 0_o) txns_.Start(id, entry.current_txn_first_offset);
+  }
 }
 
 Bytes ProducerStateManager::EncodeSnapshot() const {
@@ -183,6 +245,7 @@ Status ProducerStateManager::DecodeSnapshot(ByteView data) {
     }
     producers_[id] = std::move(e);
   }
+  RebuildOpenTxns();
   return Status::Ok();
 }
 
@@ -218,7 +281,7 @@ Result<std::optional<Offset>> ProducerStateManager::LoadNewestSnapshot(const fs:
                               path.filename().string(), st.error().message);
     STRATA_RETURN_IF_ERROR(env->RemoveFile(path));
   }
-  producers_.clear();
+  Clear();
   return std::optional<Offset>();
 }
 
@@ -240,7 +303,9 @@ Status ProducerStateManager::PruneSnapshots(const fs::path& dir, Offset min_offs
 size_t ProducerStateManager::MergeOlder(const ProducerStateManager& older) {
   size_t taken = 0;
   for (const auto& [id, entry] : older.producers_) {
-    if (producers_.try_emplace(id, entry).second) taken++;
+    if (!producers_.try_emplace(id, entry).second) continue;
+    taken++;
+    if (entry.current_txn_first_offset >= 0_o) txns_.Start(id, entry.current_txn_first_offset);
   }
   return taken;
 }

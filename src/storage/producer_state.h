@@ -1,6 +1,8 @@
 #pragma once
-// ProducerStateManager: per-producer-id idempotence state (epoch, the last 5
-// batches' sequence/offset ranges, open transaction) and its persistence as
+// ProducerStateManager: per-producer-id idempotence and transaction state
+// (epoch, the last 5 batches' sequence/offset ranges, the open transaction,
+// the coordinator epoch of the last marker), the partition's transactions
+// that bound its last stable offset (TxnTracker), and its persistence as
 // Kafka producer snapshots, <dir>/<20-digit offset>.snapshot, in
 // ProducerStateManager's format version 1:
 //   version int16 = 1 | crc uint32 (CRC-32C of everything after it) |
@@ -24,11 +26,21 @@
 #include "base/env.h"
 #include "base/offset.h"
 #include "base/result.h"
+#include "protocol/control_record.h"
 #include "protocol/record_batch.h"
+#include "storage/txn_tracker.h"
 
 namespace strata::storage {
 
 inline constexpr std::string_view kSnapshotSuffix = ".snapshot";
+
+// Who is appending, which decides the checks (Kafka's AppendOrigin).
+enum class AppendOrigin {
+  kClient,       // a producer: epoch, sequence, duplicate and transaction checks
+  kCoordinator,  // markers and the group coordinator's transactional offsets:
+                 // no sequence checks (they all carry sequence 0 or -1)
+  kReplication,  // a follower or recovery: what the leader accepted is applied
+};
 
 // One appended batch as the producer state sees it.
 struct ProducerBatch {
@@ -41,6 +53,8 @@ struct ProducerBatch {
   int64_t max_timestamp = -1;
   bool transactional = false;
   bool control = false;
+  // A control batch's end-transaction marker (read from its record).
+  std::optional<protocol::TxnMarker> marker;
 
   static ProducerBatch FromHeader(const protocol::BatchHeader& h);
 };
@@ -64,20 +78,35 @@ struct ProducerEntry {
 
 class ProducerStateManager {
  public:
-  // Producer entries touched by an append that is being validated.
-  using Staged = std::map<int64_t, ProducerEntry>;
+  // What an append that is being validated changes.
+  struct Staged {
+    std::map<int64_t, ProducerEntry> entries;  // the producers it touches, as they become
+    std::map<Offset, int64_t> started;         // transactions it opens: first offset -> producer
+    std::vector<CompletedTxn> completed;       // transactions its markers end
+  };
 
   // The original batch if `b` retries one of its producer's last 5 batches
   // (same epoch, same first and last sequence).
   std::optional<ProducerBatchMeta> FindDuplicate(const ProducerBatch& b) const;
   // Checks `b` against the committed state overlaid with `staged` and, when
-  // acceptable, records it in `staged`. kInvalidProducerEpoch for an old
-  // epoch, kOutOfOrderSequence for a gap or a new epoch not starting at 0.
-  Status Validate(const ProducerBatch& b, Staged* staged) const;
-  // Makes staged entries the committed state.
-  void Commit(Staged&& staged);
-  // Applies `b` without checks (recovery replay, like Kafka's replication origin).
-  void Replay(const ProducerBatch& b);
+  // acceptable, records it in `staged`. Client and coordinator origins get
+  // kInvalidProducerEpoch for an old epoch, kInvalidTxnState for a
+  // non-transactional batch while the producer's transaction is open and
+  // kTxnCoordinatorFenced for a marker from an older coordinator; clients
+  // also kOutOfOrderSequence for a gap or a new epoch not starting at 0.
+  // The replication origin is never refused.
+  Status Validate(const ProducerBatch& b, AppendOrigin origin, Staged* staged) const;
+  // Makes the staged state the committed one; returns the transactions the
+  // append completed, each with its last stable offset, in offset order.
+  std::vector<CompletedTxn> Commit(Staged&& staged);
+  // Validate with the replication origin, then Commit.
+  std::vector<CompletedTxn> Replay(const ProducerBatch& b);
+
+  // The partition's transactions that hold back its last stable offset.
+  const TxnTracker& txns() const { return txns_; }
+  // The high watermark moved: completed transactions below it stop
+  // holding back the last stable offset.
+  void OnHighWatermark(Offset hw) { txns_.OnHighWatermark(hw); }
 
   // Writes <dir>/<offset>.snapshot (tmp + fsync + rename).
   Status WriteSnapshot(const std::filesystem::path& dir, Offset offset,
@@ -98,7 +127,10 @@ class ProducerStateManager {
   Bytes EncodeSnapshot() const;
   Status DecodeSnapshot(ByteView data);
 
-  void Clear() { producers_.clear(); }
+  void Clear() {
+    producers_.clear();
+    txns_.Clear();
+  }
   // Takes every producer of `older` (a snapshot from before this state
   // began) that this state does not know; returns how many. What is known
   // here is newer.
@@ -107,9 +139,17 @@ class ProducerStateManager {
   size_t size() const { return producers_.size(); }
 
  private:
-  static void Apply(const ProducerBatch& b, ProducerEntry* entry);
+  Status CheckEpoch(const ProducerBatch& b, const ProducerEntry& current) const;
+  Status CheckSequence(const ProducerBatch& b, const ProducerEntry& current) const;
+  // Applies a data batch, or a marker, to `entry`; records in `staged` a
+  // transaction that starts or completes.
+  static void ApplyData(const ProducerBatch& b, ProducerEntry* entry, Staged* staged);
+  static void ApplyMarker(const ProducerBatch& b, ProducerEntry* entry, Staged* staged);
+  // The open transactions of the producers' entries (after a snapshot load).
+  void RebuildOpenTxns();
 
   std::unordered_map<int64_t, ProducerEntry> producers_;
+  TxnTracker txns_;
 };
 
 }  // namespace strata::storage

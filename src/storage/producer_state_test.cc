@@ -79,6 +79,7 @@ TEST(ProducerStateTest, TransactionalBatchOpensTransactionUntilMarker) {
   EXPECT_EQ(psm.Get(9)->current_txn_first_offset, 40_o);
   ProducerBatch marker = Batch(9, 0, -1, -1, 41_o, 41_o, 2);
   marker.control = true;
+  marker.marker = protocol::TxnMarker{protocol::ControlType::kCommit, 0};
   psm.Replay(marker);
   EXPECT_EQ(psm.Get(9)->current_txn_first_offset, kNoOffset);
   EXPECT_EQ(psm.Get(9)->batches.size(), 1u);
@@ -123,6 +124,10 @@ TEST_F(LeaderEpochCacheTest, TruncationFromBothEnds) {
             (std::pair<LeaderEpoch, Offset>{LeaderEpoch(2), 30_o}));
   EXPECT_EQ(cache->EndOffsetFor(LeaderEpoch(1), 30_o),
             (std::pair<LeaderEpoch, Offset>{LeaderEpoch(1), 15_o}));
+  ASSERT_TRUE(cache->Clear().ok());  // a log restarted empty elsewhere
+  EXPECT_EQ(FileText(), "0\n0\n");
+  EXPECT_EQ(cache->latest_epoch(), LeaderEpoch(-1));
+  EXPECT_TRUE(LeaderEpochCache::Load(dir_)->entries().empty());
 }
 
 TEST_F(LeaderEpochCacheTest, MalformedCheckpointIsCorrupt) {
