@@ -22,6 +22,7 @@ Partition::Partition(TopicPartition tp, std::string topic_id, std::shared_ptr<st
   // What was committed when the replica last checkpointed, as far as the
   // log still reaches; the ISR (leading) or the leader (following) moves it.
   high_watermark_ = std::clamp(high_watermark, log_->log_start_offset(), log_->log_end_offset());
+  log_->SetHighWatermark(high_watermark_.load());
   if (state_.leader == self_) {
     followers_.Reset(self_, state_.replicas, state_.isr, now_ms);
     epoch_start_offset_ = log_->log_end_offset();
@@ -60,6 +61,11 @@ cluster::LeaderEpoch Partition::leader_epoch() const {
   return state_.leader_epoch;
 }
 
+void Partition::HighWatermarkMoved() {
+  log_->SetHighWatermark(high_watermark());
+  Wake();
+}
+
 bool Partition::AdvanceLocked(int min_insync_replicas) {
   if (state_.leader != self_) return false;
   // Kafka's effective min ISR: never more than the replicas there are.
@@ -94,8 +100,8 @@ void Partition::ProposeIsr(cluster::PartitionEpoch base, const std::vector<clust
 }
 
 Result<Partition::LeaderAppend> Partition::AppendAsLeader(
-    MutableByteView batches, const std::vector<storage::BatchInfo>& infos,
-    int min_insync_replicas) {
+    MutableByteView batches, const std::vector<storage::BatchInfo>& infos, int min_insync_replicas,
+    storage::AppendOrigin origin) {
   cluster::LeaderEpoch epoch{-1};
   {
     std::lock_guard lock(mu_);
@@ -107,7 +113,7 @@ Result<Partition::LeaderAppend> Partition::AppendAsLeader(
   }
   // The log's own lock orders appends; holding mu_ across the write would
   // stall the followers' fetches of this partition behind the disk.
-  auto appended = log_->Append(batches, infos, epoch);
+  auto appended = log_->Append(batches, infos, epoch, origin);
   if (!appended.ok()) return appended.take_error();
   if (!appended->duplicate) {
     traffic_.Produced(static_cast<int64_t>(batches.size()),
@@ -124,7 +130,7 @@ bool Partition::MaybeAdvanceHighWatermark(int min_insync_replicas) {
     std::lock_guard lock(mu_);
     moved = AdvanceLocked(min_insync_replicas);
   }
-  if (moved) Wake();
+  if (moved) HighWatermarkMoved();
   return moved;
 }
 
@@ -139,7 +145,7 @@ bool Partition::OnFollowerFetch(cluster::NodeId follower, Offset fetch_offset,
                        follower_broker_epoch);
     moved = AdvanceLocked(min_insync_replicas);
   }
-  if (moved) Wake();
+  if (moved) HighWatermarkMoved();
   return moved;
 }
 
@@ -201,7 +207,7 @@ void Partition::OnLeaderFetched(cluster::LeaderEpoch fetched_under, Offset high_
     moved = TakeLeaderHighWatermark(high_watermark);
     TakeLeaderLogStart(log_start);
   }
-  if (moved) Wake();
+  if (moved) HighWatermarkMoved();
 }
 
 bool Partition::TakeLeaderHighWatermark(Offset leader_high_watermark) {

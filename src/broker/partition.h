@@ -73,9 +73,11 @@ class Partition : public replication::FollowerReplica {
   // (validated; `infos` describes them) at this leadership's epoch, counts
   // the traffic, moves the high watermark as far as the ISR allows and wakes
   // the waiters. kFenced when this replica does not lead or was removed.
-  Result<LeaderAppend> AppendAsLeader(MutableByteView batches,
-                                      const std::vector<storage::BatchInfo>& infos,
-                                      int min_insync_replicas);
+  // `origin` kCoordinator: the transaction coordinator's end-transaction
+  // markers, the group coordinator's transactional offsets (storage::Log::Append).
+  Result<LeaderAppend> AppendAsLeader(
+      MutableByteView batches, const std::vector<storage::BatchInfo>& infos,
+      int min_insync_replicas, storage::AppendOrigin origin = storage::AppendOrigin::kClient);
 
   // --- Replication (the leader's side follows Kafka's Partition.scala) ---
   // The offset below which records are committed, and consumers read: on
@@ -88,6 +90,10 @@ class Partition : public replication::FollowerReplica {
   Offset high_watermark() const {
     return std::clamp(high_watermark_.load(), log_->log_start_offset(), log_->log_end_offset());
   }
+  // Kafka's last stable offset (storage::Log::last_stable_offset): the high
+  // watermark, or the first offset of a transaction not yet decided and
+  // committed when lower. read_committed consumers read below it.
+  Offset last_stable_offset() const { return log_->last_stable_offset(); }
   // Leader: moves the mark as far as the ISR allows; true when it moved.
   // Whatever moves the mark wakes what waits on it (acks=all produces,
   // consumers' long polls), here and in OnFollowerFetch and OnLeaderFetched.
@@ -154,6 +160,9 @@ class Partition : public replication::FollowerReplica {
 
  private:
   bool AdvanceLocked(int min_insync_replicas);
+  // After the mark moved (called without mu_): the log learns it (its last
+  // stable offset follows) and what waits on the partition is woken.
+  void HighWatermarkMoved();
   // Ok when this replica follows the leadership `fetched_under` (mu_ held).
   Status CheckFollowingLocked(cluster::LeaderEpoch fetched_under) const;
   bool TakeLeaderHighWatermark(Offset leader_high_watermark);  // true when ours moved

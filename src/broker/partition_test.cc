@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "protocol/batch_builder.h"
+#include "protocol/control_record.h"
 #include "storage/test_util.h"
 
 namespace strata::broker {
@@ -236,6 +237,38 @@ TEST(Partition, AppendAsLeaderRefusesARemovedReplica) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Errc::kFenced);
   EXPECT_EQ(log->log_end_offset(), 0_o);
+}
+
+// The last stable offset: held at an open transaction's first offset while
+// the high watermark moves past it, released once its marker is committed
+// (here by a follower's fetch, which reaches the log through the partition).
+TEST(Partition, TheLastStableOffsetFollowsTransactionsAndTheHighWatermark) {
+  auto log = TempLog();
+  Partition p(kTp, "id", log, Record(1, 2, 1, {NodeId(1), NodeId(2)}, {NodeId(1), NodeId(2)}),
+              NodeId(1), 0);
+  Batch plain = RecordsBatch(2);
+  ASSERT_TRUE(p.AppendAsLeader(MutableByteView(plain.bytes), plain.infos, 1).ok());
+  storage::testing::BatchOptions o;
+  o.producer_id = 5;
+  o.producer_epoch = 0;
+  o.base_sequence = 0;
+  o.transactional = true;
+  Bytes txn = storage::testing::MakeBatch(o);
+  std::vector<storage::BatchInfo> txn_infos{storage::testing::InfoFor(txn)};
+  ASSERT_TRUE(p.AppendAsLeader(MutableByteView(txn), txn_infos, 1).ok());
+  ASSERT_TRUE(p.OnFollowerFetch(NodeId(2), 3_o, 1, 0));
+  EXPECT_EQ(p.high_watermark(), 3_o);
+  EXPECT_EQ(p.last_stable_offset(), 2_o);  // the transaction from 2 is open
+
+  Bytes marker = protocol::BuildTxnMarkerBatch(5, 0, {protocol::ControlType::kCommit, 0}, 7);
+  std::vector<storage::BatchInfo> marker_infos{storage::testing::InfoFor(marker)};
+  ASSERT_TRUE(p.AppendAsLeader(MutableByteView(marker), marker_infos, 1,
+                               storage::AppendOrigin::kCoordinator)
+                  .ok());
+  EXPECT_EQ(p.last_stable_offset(), 2_o);  // committed at 3, not yet replicated
+  ASSERT_TRUE(p.OnFollowerFetch(NodeId(2), 4_o, 1, 0));
+  EXPECT_EQ(p.high_watermark(), 4_o);
+  EXPECT_EQ(p.last_stable_offset(), 4_o);
 }
 
 // The leader's high watermark is the smallest log end over the ISR, moves

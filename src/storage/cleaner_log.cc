@@ -210,7 +210,7 @@ Result<bool> LogImpl::SwapInCleaned(const SegmentGroup& group, Offset base) {
     io_failed_ = true;
     return st.take_error();
   }
-  auto opened = Segment::Open(dir_, base, config_.segment_index_bytes);
+  auto opened = Segment::Open(dir_, base, config_.segment_index_bytes, {}, env_);
   Status loaded = opened.ok() ? opened.value()->CheckIndexes() : Status(opened.error());
   if (loaded.ok()) loaded = opened.value()->LoadTail();
   if (!loaded.ok()) {

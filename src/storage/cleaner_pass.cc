@@ -169,8 +169,8 @@ bool CleanPass::Retain(const BatchHeader& h, Offset offset, const protocol::Reco
   // at its latest already, so a pass with nothing dirty (run for expired
   // tombstones) still applies the tombstone rule there.
   if (offset > std::max(map_.latest_offset(), in_.first_dirty - 1)) return true;
-  if (!r.key) return false;                        // keyless records cannot be compacted
-  if (offset < map_.Get(*r.key)) return false;     // a later record has this key
+  if (!r.key) return false;                     // keyless records cannot be compacted
+  if (offset < map_.Get(*r.key)) return false;  // a later record has this key
   if (r.value) return true;
   // A tombstone stays until its batch's delete horizon has passed.
   std::optional<int64_t> horizon = DeleteHorizon(h);
@@ -245,8 +245,9 @@ Status CleanPass::CleanSegmentInto(const Segment& seg, bool last_in_group, Segme
     counters_.records_retained += out.records_retained;
     // Only future horizons: one this pass could not act on must not make
     // the log look cleanable again at once (the cleaner would spin).
-    if (out.tombstone_horizon > in_.now && (counters_.earliest_delete_horizon < 0 ||
-                                       out.tombstone_horizon < counters_.earliest_delete_horizon)) {
+    if (out.tombstone_horizon > in_.now &&
+        (counters_.earliest_delete_horizon < 0 ||
+         out.tombstone_horizon < counters_.earliest_delete_horizon)) {
       counters_.earliest_delete_horizon = out.tombstone_horizon;
     }
     if (out.outcome == BatchOutcome::kDropped) continue;

@@ -22,6 +22,8 @@
 #include "base/ids.h"
 #include "base/offset.h"
 #include "base/result.h"
+#include "storage/append_origin.h"
+#include "storage/txn_index.h"
 
 namespace strata::storage {
 
@@ -170,10 +172,16 @@ class Log {
   // `infos` describes each). Assigns offsets, stamps `leader_epoch`, applies
   // LogAppendTime if configured, checks producer sequences (a duplicate of one
   // of the last 5 batches returns the original offsets with duplicate=true and
-  // writes nothing), rolls segments and maintains indexes. Errors:
-  // kOutOfOrderSequence, kInvalidProducerEpoch, kUnknownProducerId, kIoError.
+  // writes nothing), rolls segments and maintains indexes. `origin` is
+  // kClient for a producer's batches, kCoordinator for end-transaction
+  // markers and the group coordinator's transactional writes (no sequence or
+  // duplicate checks). A marker that aborts a transaction adds it to the
+  // segment's .txnindex. Errors: kOutOfOrderSequence, kInvalidProducerEpoch,
+  // kUnknownProducerId, kInvalidTxnState, kTxnCoordinatorFenced, kCorrupt (a
+  // malformed marker), kIoError.
   virtual Result<AppendResult> Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
-                                      LeaderEpoch leader_epoch) = 0;
+                                      LeaderEpoch leader_epoch,
+                                      AppendOrigin origin = AppendOrigin::kClient) = 0;
 
   // A follower's append: batches exactly as the leader wrote them (offsets,
   // leader epochs, timestamps kept; the caller checked their CRCs). Base
@@ -216,6 +224,21 @@ class Log {
 
   virtual Offset log_start_offset() const = 0;
   virtual Offset log_end_offset() const = 0;  // next offset to be assigned
+
+  // --- Transactions ---
+  // The partition's high watermark, told by its Partition whenever it moves:
+  // transactions completed below it stop holding back the last stable offset.
+  virtual void SetHighWatermark(Offset high_watermark) = 0;
+  // Kafka's last stable offset: below it every transaction is decided and
+  // its marker committed, and a read_committed consumer reads no further.
+  // min(first offset of an open or uncommitted-complete transaction, high
+  // watermark).
+  virtual Offset last_stable_offset() const = 0;
+  // The aborted transactions a read of [from, upper) must tell a
+  // read_committed consumer about (Kafka's collectAbortedTransactions): from
+  // the segment holding `from` on, until an entry's last stable offset
+  // reaches `upper`. Over-reporting is harmless; none is ever left out.
+  virtual std::vector<AbortedTxn> AbortedTransactions(Offset from, Offset upper) const = 0;
 
   // Earliest offset whose timestamp >= ts (ListOffsets by time); nullopt when none.
   virtual std::optional<TimestampOffset> OffsetForTimestamp(int64_t ts) const = 0;

@@ -66,14 +66,17 @@ Status LogImpl::SplitBatches(MutableByteView batches, const std::vector<BatchInf
 // sequences, all before touching the disk. Returns the original batch's
 // result when a batch retries one of its producer's last five.
 Result<std::optional<AppendResult>> LogImpl::AssignOffsets(
-    std::vector<BatchHeader>* headers, ProducerStateManager::Staged* staged) const {
+    const std::vector<MutableByteView>& views, std::vector<BatchHeader>* headers,
+    AppendOrigin origin, ProducerStateManager::Staged* staged) const {
   Offset next = leo_.load();
-  for (BatchHeader& h : *headers) {
+  for (size_t i = 0; i < headers->size(); ++i) {
+    BatchHeader& h = (*headers)[i];
     h.base_offset = next;
     next = h.last_offset() + 1;
     if (!h.idempotent()) continue;
-    ProducerBatch pb = ProducerBatch::FromHeader(h);
-    if (auto dup = producers_.FindDuplicate(pb)) {
+    STRATA_ASSIGN_OR_RETURN(ProducerBatch pb, ProducerBatchOf(h, ByteView(views[i])));
+    // The coordinator's writes all carry sequence 0: none is a retry.
+    if (auto dup = origin == AppendOrigin::kClient ? producers_.FindDuplicate(pb) : std::nullopt) {
       AppendResult r;
       r.base_offset = dup->first_offset;
       r.last_offset = dup->last_offset;
@@ -82,7 +85,7 @@ Result<std::optional<AppendResult>> LogImpl::AssignOffsets(
       r.duplicate = true;
       return std::optional<AppendResult>(r);
     }
-    STRATA_RETURN_IF_ERROR(producers_.Validate(pb, AppendOrigin::kClient, staged));
+    STRATA_RETURN_IF_ERROR(producers_.Validate(pb, origin, staged));
   }
   return std::optional<AppendResult>();
 }
@@ -106,7 +109,7 @@ void LogImpl::StampBatches(const std::vector<MutableByteView>& views,
 }
 
 Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
-                                     LeaderEpoch leader_epoch) {
+                                     LeaderEpoch leader_epoch, AppendOrigin origin) {
   std::lock_guard lock(mu_);
   if (closed_) return MakeError(Errc::kShuttingDown, fmt::format("{} is closed", label_));
   if (infos.empty()) return MakeError(Errc::kInvalidArgument, "no batches to append");
@@ -115,7 +118,7 @@ Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<
   std::vector<BatchHeader> headers;
   STRATA_RETURN_IF_ERROR(SplitBatches(batches, infos, &views, &headers));
   ProducerStateManager::Staged staged;
-  STRATA_ASSIGN_OR_RETURN(auto duplicate, AssignOffsets(&headers, &staged));
+  STRATA_ASSIGN_OR_RETURN(auto duplicate, AssignOffsets(views, &headers, origin, &staged));
   if (duplicate) return *duplicate;
   const Offset first = headers.front().base_offset;
   const Offset next = headers.back().last_offset() + 1;
@@ -131,8 +134,11 @@ Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<
   Status written = seg.Append(batches, headers, config_.index_interval_bytes);
   if (!written.ok() && seg.size() == size_before) return written.take_error();  // nothing kept
   if (size_before == 0) seg.set_first_append_ms(now);
-  producers_.Commit(std::move(staged));
+  const std::vector<CompletedTxn> completed = producers_.Commit(std::move(staged));
   leo_.store(next);
+  Status indexed = IndexAbortedLocked(seg, completed);
+  if (written.ok()) written = std::move(indexed);
+  UpdateLastStableOffsetLocked();
   if (!written.ok()) {
     // The batches are in the log but an index write failed: keep them (a
     // retry is answered as a duplicate) and force recovery on next Open.
@@ -167,10 +173,11 @@ Status LogImpl::RollLocked() {
   // Rolled segments are made durable here, so after a crash only the active
   // segment needs a recovery scan.
   STRATA_RETURN_IF_ERROR(old.Flush());
-  STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, base, config_.segment_index_bytes));
+  STRATA_ASSIGN_OR_RETURN(auto seg,
+                          Segment::Create(dir_, base, config_.segment_index_bytes, {}, env_));
   segments_[base] = std::move(seg);
   STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
-  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, base, env_));
+  STRATA_RETURN_IF_ERROR(WriteProducerSnapshotLocked(base));
   STRATA_RETURN_IF_ERROR(
       ProducerStateManager::PruneSnapshots(dir_, log_start_.load(), base, kKeptSnapshots, env_));
   log::Get("storage")->info("{}: rolled new segment at offset {} ({} segments)", label_, base,
@@ -305,7 +312,7 @@ Status LogImpl::Close() {
   STRATA_RETURN_IF_ERROR(active().OnBecomeInactive());
   STRATA_RETURN_IF_ERROR(FlushLocked());
   const Offset leo = leo_.load();
-  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, leo, env_));
+  STRATA_RETURN_IF_ERROR(WriteProducerSnapshotLocked(leo));
   STRATA_RETURN_IF_ERROR(
       ProducerStateManager::PruneSnapshots(dir_, log_start_.load(), leo, kKeptSnapshots, env_));
   if (io_failed_) return Status::Ok();  // leave the log to be recovered

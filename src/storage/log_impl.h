@@ -43,7 +43,7 @@ class LogImpl final : public Log {
   ~LogImpl() override = default;
 
   Result<AppendResult> Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
-                              LeaderEpoch leader_epoch) override;
+                              LeaderEpoch leader_epoch, AppendOrigin origin) override;
   Result<AppendResult> AppendAsFollower(MutableByteView batches,
                                         const std::vector<BatchInfo>& infos) override;
   Status TruncateTo(Offset offset) override;
@@ -54,6 +54,9 @@ class LogImpl final : public Log {
                                       bool min_one_batch) const override;
   Offset log_start_offset() const override { return log_start_.load(); }
   Offset log_end_offset() const override { return leo_.load(); }
+  void SetHighWatermark(Offset high_watermark) override;
+  Offset last_stable_offset() const override { return lso_.load(); }
+  std::vector<AbortedTxn> AbortedTransactions(Offset from, Offset upper) const override;
   std::optional<TimestampOffset> OffsetForTimestamp(int64_t ts) const override;
   TimestampOffset MaxTimestamp() const override;
   std::pair<LeaderEpoch, Offset> EndOffsetForEpoch(LeaderEpoch epoch) const override;
@@ -127,7 +130,9 @@ class LogImpl final : public Log {
   Status SplitBatches(MutableByteView batches, const std::vector<BatchInfo>& infos,
                       std::vector<MutableByteView>* views,
                       std::vector<protocol::BatchHeader>* headers) const;
-  Result<std::optional<AppendResult>> AssignOffsets(std::vector<protocol::BatchHeader>* headers,
+  Result<std::optional<AppendResult>> AssignOffsets(const std::vector<MutableByteView>& views,
+                                                    std::vector<protocol::BatchHeader>* headers,
+                                                    AppendOrigin origin,
                                                     ProducerStateManager::Staged* staged) const;
   void StampBatches(const std::vector<MutableByteView>& views,
                     std::vector<protocol::BatchHeader>* headers, LeaderEpoch leader_epoch,
@@ -138,6 +143,18 @@ class LogImpl final : public Log {
                                                  const std::vector<BatchInfo>& infos);
   Status RollLocked();
   Status FlushLocked();
+  // log_txn.cc: transactions.
+  // The producer state's view of the batch at `batch` (its marker parsed
+  // when it is a control batch).
+  static Result<ProducerBatch> ProducerBatchOf(const protocol::BatchHeader& header, ByteView batch);
+  // Adds the aborted ones of `completed` to `segment`'s .txnindex (where
+  // their markers are). A failed write keeps every later producer snapshot
+  // from being written, so the next Open replays the marker and rebuilds
+  // the entry.
+  Status IndexAbortedLocked(Segment& segment, const std::vector<CompletedTxn>& completed);
+  // The producer snapshot at `offset`, unless an index entry was lost.
+  Status WriteProducerSnapshotLocked(Offset offset);
+  void UpdateLastStableOffsetLocked();
   Status MaybeFlushLocked(int64_t records, int64_t now);
 
   // log_replica.cc: TruncateFullyAndStartAt of an empty log at an offset
@@ -174,6 +191,9 @@ class LogImpl final : public Log {
   std::atomic<Offset> log_start_{Offset(0)};
   std::atomic<Offset> leo_{Offset(0)};
   ProducerStateManager producers_;
+  Offset high_watermark_{0};                           // as the partition last told it; under mu_
+  std::atomic<Offset> lso_{Offset(0)};                 // see last_stable_offset
+  bool txn_index_lost_ = false;                        // see IndexAbortedLocked
   std::atomic<Offset> producer_state_gap_{kNoOffset};  // see Log::producer_state_gap
   LeaderEpochCache epochs_;
   std::function<void()> roll_listener_;

@@ -125,8 +125,8 @@ Status LogImpl::CompleteInterruptedSwaps() {
 Status LogImpl::CompleteSwap(Offset base) {
   Offset end = base;
   {
-    STRATA_ASSIGN_OR_RETURN(auto swap,
-                            Segment::Open(dir_, base, config_.segment_index_bytes, kSwapSuffix));
+    STRATA_ASSIGN_OR_RETURN(
+        auto swap, Segment::Open(dir_, base, config_.segment_index_bytes, kSwapSuffix, env_));
     Status st = swap->CheckIndexes();
     if (st.ok()) st = swap->LoadTail();
     if (!st.ok()) {
@@ -178,15 +178,16 @@ Status LogImpl::OpenSegments() {
   for (const auto& ent : fs::directory_iterator(dir_, ec)) {
     auto base = ParseOffsetFileName(ent.path().filename().string(), kLogSuffix);
     if (!base) continue;
-    STRATA_ASSIGN_OR_RETURN(auto seg,
-                            Segment::Open(dir_, Offset(*base), config_.segment_index_bytes));
+    STRATA_ASSIGN_OR_RETURN(
+        auto seg, Segment::Open(dir_, Offset(*base), config_.segment_index_bytes, {}, env_));
     segments_[Offset(*base)] = std::move(seg);
   }
   if (ec) return MakeError(Errc::kIoError, fmt::format("list {}: {}", dir_.string(), ec.message()));
   fresh_ = segments_.empty();
   if (fresh_) {
     const Offset base = log_start_.load();
-    STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, base, config_.segment_index_bytes));
+    STRATA_ASSIGN_OR_RETURN(auto seg,
+                            Segment::Create(dir_, base, config_.segment_index_bytes, {}, env_));
     segments_[base] = std::move(seg);
     STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   }
@@ -261,7 +262,8 @@ Status LogImpl::FixLogStartAfterLoad() {
       STRATA_RETURN_IF_ERROR(segments_.begin()->second->DeleteFiles());
       segments_.erase(segments_.begin());
     }
-    STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, start, config_.segment_index_bytes));
+    STRATA_ASSIGN_OR_RETURN(auto seg,
+                            Segment::Create(dir_, start, config_.segment_index_bytes, {}, env_));
     segments_[start] = std::move(seg);
     leo_.store(start);
     STRATA_RETURN_IF_ERROR(ProducerStateManager::PruneSnapshots(dir_, start, start, 0, env_));
@@ -276,26 +278,62 @@ Status LogImpl::FixLogStartAfterLoad() {
   return Status::Ok();
 }
 
-// Newest snapshot at or below the log end, then a replay of the batches after it.
+// Newest snapshot at or below the log end, then a replay of the batches
+// after it. The aborted-transaction indexes are derived from the same
+// replay: entries from the snapshot's offset on are dropped and written
+// again as the replay meets their markers. A damaged index has lost entries
+// below the snapshot too: then the replay starts at the log start, and the
+// snapshot only adds the producers it did not meet.
 Status LogImpl::LoadProducerState() {
   const Offset leo = leo_.load();
   const Offset start = log_start_.load();
   STRATA_RETURN_IF_ERROR(ProducerStateManager::PruneSnapshots(
       dir_, 0_o, leo, std::numeric_limits<size_t>::max(), env_));
   STRATA_ASSIGN_OR_RETURN(auto snapshot, producers_.LoadNewestSnapshot(dir_, leo, env_));
-  const Offset from = snapshot ? std::max(*snapshot, start) : start;
-  int64_t replayed = 0;
-  auto replay = [&](const BatchHeader& h, uint64_t) {
-    if (h.base_offset >= from && h.idempotent()) {
-      producers_.Replay(ProducerBatch::FromHeader(h));
-      ++replayed;
+  Offset from = snapshot ? std::max(*snapshot, start) : start;
+  ProducerStateManager from_snapshot;
+  const bool rebuild = std::any_of(segments_.begin(), segments_.end(),
+                                   [](const auto& s) { return s.second->txn_index_damaged(); });
+  if (rebuild) {
+    log::Get("storage")->warn("{}: rebuilding the aborted-transaction indexes from {}", label_,
+                              start);
+    from_snapshot = std::move(producers_);
+    producers_.Clear();
+    from = start;
+  }
+  for (const auto& [base, seg] : segments_) {
+    if (seg->next_offset() > from || seg->txn_index_damaged()) {
+      STRATA_RETURN_IF_ERROR(seg->txn_index().TruncateTo(from));
     }
-    return true;
-  };
+  }
+  int64_t replayed = 0;
+  Status failed = Status::Ok();
   for (const auto& [base, seg] : segments_) {
     if (seg->next_offset() <= from) continue;
+    Segment& segment = *seg;
+    auto replay = [&](const BatchHeader& h, uint64_t pos) {
+      if (h.base_offset < from || !h.idempotent()) return true;
+      Result<ProducerBatch> pb = ProducerBatch::FromHeader(h);
+      if (h.control()) {
+        auto bytes = segment.ReadBatch(pos, h);
+        pb = bytes.ok() ? ProducerBatchOf(h, *bytes) : Result<ProducerBatch>(bytes.take_error());
+      }
+      if (!pb.ok()) {
+        failed = pb.take_error();
+        return false;
+      }
+      failed = IndexAbortedLocked(segment, producers_.Replay(*pb));
+      ++replayed;
+      return failed.ok();
+    };
     STRATA_RETURN_IF_ERROR(seg->ForEachBatch(seg->IndexPosition(from), seg->size(), replay));
+    STRATA_RETURN_IF_ERROR(failed);
   }
+  if (rebuild) {
+    producers_.MergeOlder(from_snapshot);
+    for (const auto& [base, seg] : segments_) seg->MarkTxnIndexRebuilt();
+  }
+  UpdateLastStableOffsetLocked();
   producer_load_note_ = fmt::format("{} producers from snapshot {} + {} batches", producers_.size(),
                                     snapshot.value_or(kNoOffset), replayed);
   return Status::Ok();

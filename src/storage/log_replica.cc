@@ -3,7 +3,6 @@
 // fresh start above a leader's log start.
 #include <fmt/format.h>
 
-
 #include "base/log.h"
 #include "storage/checkpoints.h"
 #include "storage/log_impl.h"
@@ -62,6 +61,14 @@ Result<AppendResult> LogImpl::AppendRunAsFollowerLocked(MutableByteView batches,
     }
     next = h.last_offset() + 1;
   }
+  // Markers are read before anything is written: an unreadable one is
+  // refused whole, as a corrupt batch.
+  std::vector<ProducerBatch> producer_batches;
+  for (size_t i = 0; i < headers.size(); ++i) {
+    if (!headers[i].idempotent()) continue;
+    STRATA_ASSIGN_OR_RETURN(ProducerBatch pb, ProducerBatchOf(headers[i], ByteView(views[i])));
+    producer_batches.push_back(std::move(pb));
+  }
   const Offset first = headers.front().base_offset;
   if (ShouldRoll(int64_t(batches.size()), next - 1, now)) STRATA_RETURN_IF_ERROR(RollLocked());
   for (const BatchHeader& h : headers) {
@@ -75,10 +82,14 @@ Result<AppendResult> LogImpl::AppendRunAsFollowerLocked(MutableByteView batches,
   Status written = seg.Append(batches, headers, config_.index_interval_bytes);
   if (!written.ok() && seg.size() == size_before) return written.take_error();
   if (size_before == 0) seg.set_first_append_ms(now);
-  for (const BatchHeader& h : headers) {
-    if (h.idempotent()) producers_.Replay(ProducerBatch::FromHeader(h));
+  std::vector<CompletedTxn> completed;
+  for (const ProducerBatch& pb : producer_batches) {
+    for (CompletedTxn& txn : producers_.Replay(pb)) completed.push_back(txn);
   }
   leo_.store(next);
+  Status indexed = IndexAbortedLocked(seg, completed);
+  if (written.ok()) written = std::move(indexed);
+  UpdateLastStableOffsetLocked();
   if (!written.ok()) {
     io_failed_ = true;
     log::Get("storage")->error("{}: index write failed after replicated append at {}: {}", label_,
@@ -127,6 +138,7 @@ Status LogImpl::TruncateTo(Offset offset) {
   leo_.store(end);
   STRATA_RETURN_IF_ERROR(epochs_.TruncateFromEnd(end));
   if (cleaner_checkpoint_.load() > end) cleaner_checkpoint_.store(end);
+  high_watermark_ = std::min(high_watermark_, end);
   producers_.Clear();
   STRATA_RETURN_IF_ERROR(LoadProducerState());
   log::Get("storage")->info("{}: truncated from {} to {} ({})", label_, old_end, end,
@@ -151,12 +163,15 @@ Status LogImpl::TruncateFullyAndStartAt(Offset offset, LeaderEpoch leader_epoch)
   Segment& old = active();
   STRATA_RETURN_IF_ERROR(old.OnBecomeInactive());
   STRATA_RETURN_IF_ERROR(old.Flush());
-  STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, offset, config_.segment_index_bytes));
+  STRATA_ASSIGN_OR_RETURN(auto seg,
+                          Segment::Create(dir_, offset, config_.segment_index_bytes, {}, env_));
   segments_[offset] = std::move(seg);
   STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   leo_.store(offset);
   STRATA_RETURN_IF_ERROR(epochs_.Clear());
   producers_.Clear();
+  high_watermark_ = std::min(high_watermark_, offset);
+  UpdateLastStableOffsetLocked();
   if (leader_epoch >= LeaderEpoch(0)) {
     STRATA_RETURN_IF_ERROR(epochs_.Assign(leader_epoch, offset));
     STRATA_RETURN_IF_ERROR(WriteOffsetFile(dir_, kProducerStateGapFile, offset.value(), env_));
@@ -176,7 +191,8 @@ Status LogImpl::RestartEmptyLowerLocked(Offset offset) {
   // the log start is written reloads at the old start (the load empties a
   // log whose segments start below it).
   const Offset old_start = log_start_.load();
-  STRATA_ASSIGN_OR_RETURN(auto seg, Segment::Create(dir_, offset, config_.segment_index_bytes));
+  STRATA_ASSIGN_OR_RETURN(auto seg,
+                          Segment::Create(dir_, offset, config_.segment_index_bytes, {}, env_));
   segments_[offset] = std::move(seg);
   while (segments_.size() > 1) {
     auto old = std::next(segments_.begin());
@@ -191,6 +207,8 @@ Status LogImpl::RestartEmptyLowerLocked(Offset offset) {
   leo_.store(offset);
   STRATA_RETURN_IF_ERROR(epochs_.Clear());
   producers_.Clear();
+  high_watermark_ = std::min(high_watermark_, offset);
+  UpdateLastStableOffsetLocked();
   if (cleaner_checkpoint_.load() > offset) cleaner_checkpoint_.store(offset);
   log::Get("storage")->info("{}: empty at {}, started again at {}", label_, old_start, offset);
   return Status::Ok();
@@ -209,8 +227,9 @@ Status LogImpl::MergeProducerSnapshot(ByteView snapshot, Offset snapshot_offset)
   ProducerStateManager older;
   STRATA_RETURN_IF_ERROR(older.DecodeSnapshot(snapshot));
   size_t taken = producers_.MergeOlder(older);
+  UpdateLastStableOffsetLocked();  // a transaction open in it is open here
   // Durable before the gap goes: a restart loads this snapshot.
-  STRATA_RETURN_IF_ERROR(producers_.WriteSnapshot(dir_, leo_.load(), env_));
+  STRATA_RETURN_IF_ERROR(WriteProducerSnapshotLocked(leo_.load()));
   STRATA_RETURN_IF_ERROR(env_->RemoveFile(dir_ / kProducerStateGapFile));
   STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   producer_state_gap_.store(kNoOffset);

@@ -28,19 +28,12 @@
 #include "base/result.h"
 #include "protocol/control_record.h"
 #include "protocol/record_batch.h"
+#include "storage/append_origin.h"
 #include "storage/txn_tracker.h"
 
 namespace strata::storage {
 
 inline constexpr std::string_view kSnapshotSuffix = ".snapshot";
-
-// Who is appending, which decides the checks (Kafka's AppendOrigin).
-enum class AppendOrigin {
-  kClient,       // a producer: epoch, sequence, duplicate and transaction checks
-  kCoordinator,  // markers and the group coordinator's transactional offsets:
-                 // no sequence checks (they all carry sequence 0 or -1)
-  kReplication,  // a follower or recovery: what the leader accepted is applied
-};
 
 // One appended batch as the producer state sees it.
 struct ProducerBatch {

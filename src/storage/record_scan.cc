@@ -24,7 +24,8 @@ Status ForEachRecordTimestamp(ByteView batch, const protocol::BatchHeader& h,
   protocol::Record record;
   for (int32_t i = 0; i < h.records_count; ++i) {
     STRATA_RETURN_IF_ERROR(parser.Next(record));
-    if (!visit(h.base_offset + record.offset_delta, h.base_timestamp + record.timestamp_delta)) break;
+    if (!visit(h.base_offset + record.offset_delta, h.base_timestamp + record.timestamp_delta))
+      break;
   }
   return Status::Ok();
 }

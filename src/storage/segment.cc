@@ -23,7 +23,7 @@ fs::path SegmentFile(const fs::path& dir, Offset base, std::string_view kind,
 
 Result<std::shared_ptr<Segment>> Segment::OpenFiles(const fs::path& dir, Offset base,
                                                     int64_t max_index_bytes, bool truncate,
-                                                    std::string_view suffix) {
+                                                    std::string_view suffix, Env* env) {
   std::shared_ptr<Segment> seg(new Segment(dir, base));
   fs::path index_path = SegmentFile(dir, base, kIndexSuffix, suffix);
   fs::path time_path = SegmentFile(dir, base, kTimeIndexSuffix, suffix);
@@ -38,22 +38,37 @@ Result<std::shared_ptr<Segment>> Segment::OpenFiles(const fs::path& dir, Offset 
   STRATA_ASSIGN_OR_RETURN(seg->oindex_,
                           OffsetIndex::Open(index_path, base.value(), max_index_bytes));
   STRATA_ASSIGN_OR_RETURN(seg->tindex_, TimeIndex::Open(time_path, base.value(), max_index_bytes));
+  const fs::path txn_path = SegmentFile(dir, base, kTxnIndexSuffix, suffix);
+  if (truncate) {
+    STRATA_ASSIGN_OR_RETURN(seg->txn_index_, TxnIndex::Create(txn_path, base, env));
+  } else {
+    auto opened = TxnIndex::Open(txn_path, base, env);
+    if (!opened.ok() && opened.error().code != Errc::kCorrupt) return opened.take_error();
+    if (opened.ok()) {
+      seg->txn_index_ = std::move(opened).value();
+    } else {
+      seg->txn_index_damaged_ = true;
+      STRATA_ASSIGN_OR_RETURN(seg->txn_index_, TxnIndex::Create(txn_path, base, env));
+    }
+  }
   seg->next_offset_ = base;
   seg->max_ts_offset_ = base;
   return seg;
 }
 
 Result<std::shared_ptr<Segment>> Segment::Create(const fs::path& dir, Offset base,
-                                                 int64_t max_index_bytes, std::string_view suffix) {
+                                                 int64_t max_index_bytes, std::string_view suffix,
+                                                 Env* env) {
   STRATA_ASSIGN_OR_RETURN(auto seg,
-                          OpenFiles(dir, base, max_index_bytes, /*truncate=*/true, suffix));
+                          OpenFiles(dir, base, max_index_bytes, /*truncate=*/true, suffix, env));
   seg->index_missing_ = false;
   return seg;
 }
 
 Result<std::shared_ptr<Segment>> Segment::Open(const fs::path& dir, Offset base,
-                                               int64_t max_index_bytes, std::string_view suffix) {
-  return OpenFiles(dir, base, max_index_bytes, /*truncate=*/false, suffix);
+                                               int64_t max_index_bytes, std::string_view suffix,
+                                               Env* env) {
+  return OpenFiles(dir, base, max_index_bytes, /*truncate=*/false, suffix, env);
 }
 
 Status Segment::Append(ByteView data, const std::vector<BatchHeader>& headers,
@@ -212,18 +227,20 @@ void Segment::set_max_index_bytes(int64_t bytes) {
 Status Segment::Flush() {
   STRATA_RETURN_IF_ERROR(log_->Sync());
   STRATA_RETURN_IF_ERROR(oindex_->Flush());
-  return tindex_->Flush();
+  STRATA_RETURN_IF_ERROR(tindex_->Flush());
+  return txn_index_->Flush();
 }
 
 Status Segment::DeleteFiles() {
   STRATA_RETURN_IF_ERROR(RemoveFile(log_->path()));
   STRATA_RETURN_IF_ERROR(RemoveFile(oindex_->path()));
-  return RemoveFile(tindex_->path());
+  STRATA_RETURN_IF_ERROR(RemoveFile(tindex_->path()));
+  return txn_index_->Delete();
 }
 
 Status RenameSegmentFiles(const fs::path& dir, Offset base, std::string_view from,
                           std::string_view to) {
-  for (std::string_view kind : {kIndexSuffix, kTimeIndexSuffix, kLogSuffix}) {
+  for (std::string_view kind : {kIndexSuffix, kTimeIndexSuffix, kTxnIndexSuffix, kLogSuffix}) {
     fs::path src = SegmentFile(dir, base, kind, from);
     fs::path dst = SegmentFile(dir, base, kind, to);
     if (::rename(src.c_str(), dst.c_str()) != 0) {
@@ -236,7 +253,7 @@ Status RenameSegmentFiles(const fs::path& dir, Offset base, std::string_view fro
 }
 
 Status RemoveSegmentFiles(const fs::path& dir, Offset base, std::string_view suffix) {
-  for (std::string_view kind : {kLogSuffix, kIndexSuffix, kTimeIndexSuffix}) {
+  for (std::string_view kind : {kLogSuffix, kIndexSuffix, kTimeIndexSuffix, kTxnIndexSuffix}) {
     STRATA_RETURN_IF_ERROR(RemoveFile(SegmentFile(dir, base, kind, suffix)));
   }
   return Status::Ok();

@@ -1,6 +1,7 @@
 #pragma once
-// Segment: one <base>.log file with its .index and .timeindex, holding whole
-// record batches with offsets >= base. Appends go to the end; indexing follows
+// Segment: one <base>.log file with its .index, .timeindex and (once a
+// transaction aborted in it) .txnindex, holding whole record batches with
+// offsets >= base. Appends go to the end; indexing follows
 // Kafka's LogSegment: an offset-index entry (batch last offset -> batch
 // position) and a time-index entry (max timestamp so far -> its batch's last
 // offset) once more than index.interval.bytes were appended since the last
@@ -18,6 +19,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/env.h"
 #include "base/file_region.h"
 #include "base/offset.h"
 #include "base/result.h"
@@ -25,6 +27,7 @@
 #include "storage/file.h"
 #include "storage/offset_index.h"
 #include "storage/time_index.h"
+#include "storage/txn_index.h"
 
 namespace strata::storage {
 
@@ -44,13 +47,18 @@ class Segment {
   // `suffix` is appended to the three file names (kCleanedSuffix while
   // compacting); the object keeps those names, so a segment written under a
   // suffix is reopened after its files are renamed.
+  // The .txnindex is written through `env`.
   static Result<std::shared_ptr<Segment>> Create(const std::filesystem::path& dir, Offset base,
                                                  int64_t max_index_bytes,
-                                                 std::string_view suffix = {});
-  // Opens an existing segment; missing index files are created empty.
+                                                 std::string_view suffix = {},
+                                                 Env* env = Env::Default());
+  // Opens an existing segment; missing index files are created empty. A
+  // damaged .txnindex is emptied and reported by txn_index_damaged(): the
+  // log rebuilds it from the records.
   static Result<std::shared_ptr<Segment>> Open(const std::filesystem::path& dir, Offset base,
                                                int64_t max_index_bytes,
-                                               std::string_view suffix = {});
+                                               std::string_view suffix = {},
+                                               Env* env = Env::Default());
 
   Offset base_offset() const { return base_; }
   uint64_t size() const { return log_->size(); }
@@ -80,6 +88,11 @@ class Segment {
   uint32_t IndexPosition(Offset offset) const { return oindex_->Lookup(offset.value()).position; }
   const OffsetIndex& offset_index() const { return *oindex_; }
   const TimeIndex& time_index() const { return *tindex_; }
+  // The aborted transactions whose markers are in this segment.
+  TxnIndex& txn_index() { return *txn_index_; }
+  const TxnIndex& txn_index() const { return *txn_index_; }
+  bool txn_index_damaged() const { return txn_index_damaged_; }
+  void MarkTxnIndexRebuilt() { txn_index_damaged_ = false; }
 
   // Header of the batch at `pos`; nullopt when pos == limit. kCorrupt when
   // the header is invalid or the batch would extend past `limit`.
@@ -119,7 +132,7 @@ class Segment {
   bool IndexFull() const { return oindex_->IsFull() || tindex_->IsFull(); }
 
   Status Flush();
-  // Unlinks the three files (open fds stay valid for in-flight reads).
+  // Unlinks the files (open fds stay valid for in-flight reads).
   Status DeleteFiles();
   // Sizes of the index files (entries * entry size), for grouping when cleaning.
   int64_t offset_index_bytes() const {
@@ -132,14 +145,16 @@ class Segment {
   Segment(std::filesystem::path dir, Offset base) : dir_(std::move(dir)), base_(base) {}
   static Result<std::shared_ptr<Segment>> OpenFiles(const std::filesystem::path& dir, Offset base,
                                                     int64_t max_index_bytes, bool truncate,
-                                                    std::string_view suffix);
+                                                    std::string_view suffix, Env* env);
 
   std::filesystem::path dir_;
   Offset base_;
   std::unique_ptr<File> log_;
   std::unique_ptr<OffsetIndex> oindex_;
   std::unique_ptr<TimeIndex> tindex_;
+  std::unique_ptr<TxnIndex> txn_index_;
   bool index_missing_ = false;
+  bool txn_index_damaged_ = false;
   Offset next_offset_;
   int64_t max_ts_ = -1;
   Offset max_ts_offset_;
