@@ -55,6 +55,9 @@ struct Fetcher {
   // client metadata.
   bool follower_reads = false;
   std::string rack;  // rack_id (v11+)
+  // A consumer with isolation_level=read_committed: it reads below the last
+  // stable offset and is told the aborted transactions in what it reads.
+  bool read_committed = false;
 };
 
 // What a read of the partitions came to.
@@ -94,11 +97,12 @@ std::optional<FetchResponse::EpochEndOffset> Divergence(const storage::Log& log,
 
 // The offset a fetch of this partition reads up to: the log end for a
 // follower, the high watermark for a consumer (moved first if the ISR
-// allows: an ISR of one commits what is appended).
+// allows: an ISR of one commits what is appended), the last stable offset
+// for a read_committed one.
 Offset ReadableEnd(broker::Partition& partition, const Fetcher& fetcher, int min_isr) {
   if (fetcher.replica) return partition.log()->log_end_offset();
   partition.MaybeAdvanceHighWatermark(min_isr);
-  return partition.high_watermark();
+  return fetcher.read_committed ? partition.last_stable_offset() : partition.high_watermark();
 }
 
 // The follower a consumer in another rack should read `tp` from, as the
@@ -139,7 +143,7 @@ bool SentToPreferredReplica(BrokerContext& ctx, const TopicRead& topic,
   if (!preferred) return false;
   out.preferred_read_replica = preferred->value();
   out.high_watermark = ctx.topics.HighWatermark(partition).value();
-  out.last_stable_offset = out.high_watermark;
+  out.last_stable_offset = partition.last_stable_offset().value();
   out.log_start_offset = ctx.topics.LogStartOffset(partition.tp(), *partition.log()).value();
   return true;
 }
@@ -240,8 +244,9 @@ Offset ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher& 
   Offset log_start = ctx.topics.LogStartOffset(tp, *log);
   Offset readable = ReadableEnd(partition, fetcher, min_isr);
   out.high_watermark = partition.high_watermark().value();
-  out.last_stable_offset = out.high_watermark;
+  out.last_stable_offset = partition.last_stable_offset().value();
   out.log_start_offset = log_start.value();
+  if (fetcher.read_committed) out.aborted_transactions.emplace();
   if (fetch_offset < log_start || fetch_offset > log->log_end_offset()) {
     out.error_code = Code(ErrorCode::kOffsetOutOfRange);
     return kNoOffset;
@@ -258,6 +263,13 @@ Offset ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher& 
   const RecordsRead bounds{max_bytes, readable, first_data, as_follower};
   const int32_t sent = ReadRecords(ctx, tp, *log, fetcher, in, bounds, out, remote);
   if (sent < 0) return kNoOffset;
+  if (fetcher.read_committed && sent > 0) {
+    // Up to the readable end: it may name aborts past what this response
+    // holds, which a consumer ignores; it never leaves one out.
+    for (const storage::AbortedTxn& txn : log->AbortedTransactions(fetch_offset, readable)) {
+      out.aborted_transactions->push_back({txn.producer_id, txn.first_offset.value()});
+    }
+  }
   budget -= sent;
   if (throttled) ctx.topics.leader_throttle().Record(sent);
   return readable;
@@ -467,6 +479,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
   std::vector<RemoteRead> remote;
   Fetcher fetcher;
   fetcher.replica = req.replica_id >= 0;
+  fetcher.read_committed = !fetcher.replica && req.isolation_level == protocol::kReadCommitted;
   fetcher.id = cluster::NodeId(req.replica_id);
   if (fetcher.replica && ctx.metadata) {
     if (auto b = ctx.metadata->view().Broker(fetcher.id)) fetcher.broker_epoch = b->epoch.value();

@@ -12,6 +12,7 @@
 #include "kafka/in_process_broker.h"
 #include "protocol/api_key.h"
 #include "protocol/batch_builder.h"
+#include "protocol/control_record.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/delete_records.h"
@@ -42,8 +43,10 @@ class HandlersTest : public ::testing::Test {
     return testing::ProduceRecords(ctx(), "t", partition, n, "value-", first_ms);
   }
   // ListOffsets for t-0 at `timestamp` (-1 latest, -2 earliest).
-  protocol::ListOffsetsResponse::Partition ListOffset(int64_t timestamp) {
+  protocol::ListOffsetsResponse::Partition ListOffset(
+      int64_t timestamp, int8_t isolation = protocol::kReadUncommitted) {
     protocol::ListOffsetsRequest req;
+    req.isolation_level = isolation;
     auto& topic = req.topics.emplace_back();
     topic.name = "t";
     topic.partitions.push_back({.partition_index = 0, .timestamp = timestamp});
@@ -90,6 +93,43 @@ TEST_F(HandlersTest, ProducedRecordsAreCommittedListedAndDeletable) {
   EXPECT_EQ(deleted.low_watermark, 2);
   EXPECT_EQ(ListOffset(-2).offset, 2);
   EXPECT_EQ(DeleteBefore(6).error_code, Code(ErrorCode::kOffsetOutOfRange));  // past the mark
+}
+
+// A read_committed consumer's latest offset is the last stable offset: it
+// stops at an open transaction, and moves on once the transaction's marker
+// is committed; a timestamp lookup finds nothing it could not read.
+TEST_F(HandlersTest, ListOffsetsForReadCommittedStopsAtAnOpenTransaction) {
+  Produce(0, 2);
+  auto partition = broker_.topics().GetPartition({"t", 0});
+  protocol::BatchBuilder txn;
+  txn.set_producer(11, 0, 0).set_transactional(true).Add("k", "v", 5000);
+  Bytes batch = txn.Build();
+  std::vector<storage::BatchInfo> infos{{.size = static_cast<int32_t>(batch.size()),
+                                         .record_count = 1,
+                                         .max_timestamp = 5000,
+                                         .producer_id = 11,
+                                         .producer_epoch = 0,
+                                         .base_sequence = 0,
+                                         .transactional = true}};
+  ASSERT_TRUE(partition->AppendAsLeader(MutableByteView(batch), infos, 1).ok());
+  EXPECT_EQ(ListOffset(-1).offset, 3);
+  EXPECT_EQ(ListOffset(-1, protocol::kReadCommitted).offset, 2);
+  EXPECT_EQ(ListOffset(5000).offset, 2);
+  EXPECT_EQ(ListOffset(5000, protocol::kReadCommitted).offset, -1);
+
+  Bytes marker = protocol::BuildTxnMarkerBatch(11, 0, {protocol::ControlType::kCommit, 0}, 6000);
+  std::vector<storage::BatchInfo> marker_infos{{.size = static_cast<int32_t>(marker.size()),
+                                                .record_count = 1,
+                                                .max_timestamp = 6000,
+                                                .producer_id = 11,
+                                                .producer_epoch = 0,
+                                                .transactional = true}};
+  ASSERT_TRUE(partition
+                  ->AppendAsLeader(MutableByteView(marker), marker_infos, 1,
+                                   storage::AppendOrigin::kCoordinator)
+                  .ok());
+  EXPECT_EQ(ListOffset(-1, protocol::kReadCommitted).offset, 4);
+  EXPECT_EQ(ListOffset(5000, protocol::kReadCommitted).offset, 2);
 }
 
 TEST_F(HandlersTest, AProduceToAPartitionNotHereIsRefused) {

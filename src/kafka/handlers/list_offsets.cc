@@ -76,7 +76,8 @@ void ActiveSegmentBase(BrokerContext& ctx, const std::string& topic, storage::Lo
   out.leader_epoch = EpochAt(log, base).value();
 }
 void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsRequest::Partition& in,
-            int16_t version, bool from_replica, ListOffsetsResponse::Partition& out) {
+            int16_t version, bool from_replica, bool read_committed,
+            ListOffsetsResponse::Partition& out) {
   out.partition_index = in.partition_index;
   broker::LeaderLookup leader =
       ctx.topics.LeaderPartition({topic, in.partition_index}, in.current_leader_epoch);
@@ -89,9 +90,13 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
   // so a client validating with it never sees a false truncation.
   out.leader_epoch = leader.partition->leader_epoch().value();
   out.timestamp = -1;
+  // What a consumer of this isolation level can read (Kafka's
+  // lastFetchableOffset): the high watermark, or the last stable offset.
+  const Offset high_watermark = ctx.topics.HighWatermark(*leader.partition);
+  const Offset fetchable = read_committed ? leader.partition->last_stable_offset() : high_watermark;
   switch (in.timestamp) {
-    case kLatest:  // what consumers can read: the high watermark
-      out.offset = ctx.topics.HighWatermark(*leader.partition).value();
+    case kLatest:
+      out.offset = fetchable.value();
       break;
     case kEarliest:  // remote segments included
       out.offset = ctx.topics.LogStartOffset({topic, in.partition_index}, *log).value();
@@ -127,7 +132,7 @@ void Lookup(BrokerContext& ctx, const std::string& topic, const ListOffsetsReque
         return;
       }
       auto found = log->OffsetForTimestamp(in.timestamp);
-      if (found) {
+      if (found && found->offset < fetchable) {  // none a consumer could read yet
         out.timestamp = found->timestamp;
         out.offset = found->offset.value();
       }
@@ -146,7 +151,7 @@ HandlerResult HandleListOffsets(BrokerContext& ctx, net::Request& request) {
     out_topic.name = topic.name;
     for (const auto& p : topic.partitions) {
       Lookup(ctx, topic.name, p, request.header.api_version, req.replica_id >= 0,
-             out_topic.partitions.emplace_back());
+             req.isolation_level == protocol::kReadCommitted, out_topic.partitions.emplace_back());
     }
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));

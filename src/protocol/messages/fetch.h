@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/isolation_level.h"
 #include "protocol/messages/field_helpers.h"
 #include "protocol/wire.h"
 
@@ -63,10 +64,10 @@ struct FetchRequest {
   int32_t replica_id = -1;  // v0-14
   int32_t max_wait_ms = 0;
   int32_t min_bytes = 0;
-  int32_t max_bytes = 0x7fffffff;  // v3+
-  int8_t isolation_level = 0;      // v4+
-  int32_t session_id = 0;          // v7+
-  int32_t session_epoch = -1;      // v7+
+  int32_t max_bytes = 0x7fffffff;             // v3+
+  int8_t isolation_level = kReadUncommitted;  // v4+
+  int32_t session_id = 0;                     // v7+
+  int32_t session_epoch = -1;                 // v7+
   std::vector<Topic> topics;
   std::vector<ForgottenTopic> forgotten_topics_data;  // v7+
   std::string rack_id;                                // v11+

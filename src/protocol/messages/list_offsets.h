@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/isolation_level.h"
 #include "protocol/wire.h"
 
 namespace strata::protocol {
@@ -44,7 +45,7 @@ struct ListOffsetsRequest {
   };
 
   int32_t replica_id = -1;
-  int8_t isolation_level = 0;  // v2+
+  int8_t isolation_level = kReadUncommitted;  // v2+
   std::vector<Topic> topics;
 
   template <class IO>
