@@ -201,6 +201,10 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"replica.fetch.backoff.ms", T::kInt, "1000", "pause after a follower fetch error",
        AtLeast(0)},
       {"replica.socket.timeout.ms", T::kInt, "30000", "follower fetch request timeout", AtLeast(1)},
+      {"request.timeout.ms", T::kInt, "30000",
+       "how long a broker's own write for another broker (an end-transaction marker) may wait "
+       "for the ISR",
+       AtLeast(1)},
       {"replica.lag.time.max.ms", T::kLong, "30000",
        "a follower not caught up this long leaves the ISR", AtLeast(1)},
       {"replica.selector.class", T::kString, "",

@@ -15,6 +15,7 @@
 #include "protocol/messages/describe_configs.h"
 #include "protocol/messages/describe_groups.h"
 #include "protocol/messages/describe_log_dirs.h"
+#include "protocol/messages/describe_producers.h"
 #include "protocol/messages/describe_quorum.h"
 #include "protocol/messages/describe_topic_partitions.h"
 #include "protocol/messages/elect_leaders.h"
@@ -37,21 +38,24 @@
 #include "protocol/messages/produce.h"
 #include "protocol/messages/sync_group.h"
 #include "protocol/messages/unregister_broker.h"
+#include "protocol/messages/write_txn_markers.h"
 
 namespace strata::protocol {
 
 template <class... Ms>
 struct RequestList {};
 
-using AllRequests = RequestList<
-    ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, OffsetCommitRequest,
-    OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest, HeartbeatRequest,
-    LeaveGroupRequest, SyncGroupRequest, DescribeGroupsRequest, ListGroupsRequest,
-    ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DeleteRecordsRequest,
-    InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest, AlterConfigsRequest,
-    CreatePartitionsRequest, DeleteGroupsRequest, IncrementalAlterConfigsRequest,
-    OffsetDeleteRequest, DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
-    DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest,
-    AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest, DescribeLogDirsRequest>;
+using AllRequests =
+    RequestList<ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest,
+                OffsetCommitRequest, OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest,
+                HeartbeatRequest, LeaveGroupRequest, SyncGroupRequest, DescribeGroupsRequest,
+                ListGroupsRequest, ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
+                DeleteRecordsRequest, InitProducerIdRequest, OffsetForLeaderEpochRequest,
+                DescribeConfigsRequest, AlterConfigsRequest, CreatePartitionsRequest,
+                DeleteGroupsRequest, IncrementalAlterConfigsRequest, OffsetDeleteRequest,
+                DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
+                DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest,
+                AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest,
+                DescribeLogDirsRequest, WriteTxnMarkersRequest, DescribeProducersRequest>;
 
 }  // namespace strata::protocol

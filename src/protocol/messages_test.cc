@@ -49,6 +49,7 @@
 #include "protocol/messages/sync_group.h"
 #include "protocol/messages/unregister_broker.h"
 #include "protocol/request_registry.h"
+#include "protocol/txn_messages_fill.h"
 
 // ---------------------------------------------------------------------------
 // Allocation probe: records the largest single operator-new request while
@@ -1310,7 +1311,7 @@ TEST(MessagesGolden, FetchResponseV12) {
 
 TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   const auto& apis = SupportedApis();
-  ASSERT_EQ(apis.size(), 34u);
+  ASSERT_EQ(apis.size(), 36u);
   for (size_t i = 1; i < apis.size(); ++i) EXPECT_LT(apis[i - 1].key, apis[i].key);
   const ApiRange* md = FindApi(3);
   ASSERT_NE(md, nullptr);

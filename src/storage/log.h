@@ -79,6 +79,16 @@ struct BatchInfo {
   bool transactional = false;
 };
 
+// One producer's state in a partition, as DescribeProducers reports it.
+struct ProducerView {
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t last_sequence = -1;
+  int64_t last_timestamp = -1;
+  int32_t coordinator_epoch = -1;
+  Offset current_txn_start_offset = kNoOffset;  // its open transaction's first offset
+};
+
 struct AppendResult {
   Offset base_offset = kNoOffset;  // offset of the first record appended
   Offset last_offset = kNoOffset;
@@ -239,6 +249,8 @@ class Log {
   // the segment holding `from` on, until an entry's last stable offset
   // reaches `upper`. Over-reporting is harmless; none is ever left out.
   virtual std::vector<AbortedTxn> AbortedTransactions(Offset from, Offset upper) const = 0;
+  // Every producer this replica has state for (Kafka's DescribeProducers).
+  virtual std::vector<ProducerView> ActiveProducers() const = 0;
 
   // Earliest offset whose timestamp >= ts (ListOffsets by time); nullopt when none.
   virtual std::optional<TimestampOffset> OffsetForTimestamp(int64_t ts) const = 0;

@@ -57,6 +57,7 @@ class LogImpl final : public Log {
   void SetHighWatermark(Offset high_watermark) override;
   Offset last_stable_offset() const override { return lso_.load(); }
   std::vector<AbortedTxn> AbortedTransactions(Offset from, Offset upper) const override;
+  std::vector<ProducerView> ActiveProducers() const override;
   std::optional<TimestampOffset> OffsetForTimestamp(int64_t ts) const override;
   TimestampOffset MaxTimestamp() const override;
   std::pair<LeaderEpoch, Offset> EndOffsetForEpoch(LeaderEpoch epoch) const override;

@@ -78,4 +78,23 @@ std::vector<AbortedTxn> LogImpl::AbortedTransactions(Offset from, Offset upper) 
   return aborted;
 }
 
+std::vector<ProducerView> LogImpl::ActiveProducers() const {
+  std::lock_guard lock(mu_);
+  std::vector<ProducerView> out;
+  for (const auto& [id, entry] : producers_.entries()) {
+    ProducerView v;
+    v.producer_id = id;
+    v.producer_epoch = entry.epoch;
+    v.last_sequence = entry.batches.empty() ? -1 : entry.batches.back().last_seq;
+    v.last_timestamp = entry.last_timestamp;
+    v.coordinator_epoch = entry.coordinator_epoch;
+    v.current_txn_start_offset = entry.current_txn_first_offset;
+    out.push_back(v);
+  }
+  std::sort(out.begin(), out.end(), [](const ProducerView& a, const ProducerView& b) {
+    return a.producer_id < b.producer_id;
+  });
+  return out;
+}
+
 }  // namespace strata::storage

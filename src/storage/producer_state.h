@@ -129,6 +129,8 @@ class ProducerStateManager {
   // here is newer.
   size_t MergeOlder(const ProducerStateManager& older);
   const ProducerEntry* Get(int64_t producer_id) const;
+  // Every producer's entry, in no set order.
+  const std::unordered_map<int64_t, ProducerEntry>& entries() const { return producers_; }
   size_t size() const { return producers_.size(); }
 
  private:

@@ -147,9 +147,10 @@ def request(api_key: int, version: int, correlation_id: int, body: bytes = b"",
 
 def record_batch(records: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]],
                  base_timestamp: int, producer_id: int = -1, producer_epoch: int = -1,
-                 base_sequence: int = -1) -> bytes:
+                 base_sequence: int = -1, transactional: bool = False) -> bytes:
     """An uncompressed magic-2 RecordBatch with base offset 0 (the broker assigns offsets);
-    idempotent when given a producer id, epoch and first sequence."""
+    idempotent when given a producer id, epoch and first sequence; part of that producer's
+    transaction when `transactional`."""
     body = Writer()
     for i, (key, value, headers) in enumerate(records):
         r = Writer().i8(0).varint(0).varint(i)
@@ -159,7 +160,7 @@ def record_batch(records: list[tuple[bytes | None, bytes | None, list[tuple[str,
         for hk, hv in headers:
             r.varint(len(hk.encode())).raw(hk.encode()).varint(len(hv)).raw(hv)
         body.varint(len(r.buf)).raw(bytes(r.buf))
-    after_crc = (Writer().i16(0).i32(len(records) - 1).i64(base_timestamp).i64(base_timestamp)
+    after_crc = (Writer().i16(0x10 if transactional else 0).i32(len(records) - 1).i64(base_timestamp).i64(base_timestamp)
                  .i64(producer_id).i16(producer_epoch).i32(base_sequence).i32(len(records))
                  .raw(bytes(body.buf)))
     tail = Writer().i32(-1).i8(2).u32(crc32c(bytes(after_crc.buf))).raw(bytes(after_crc.buf))
@@ -167,11 +168,11 @@ def record_batch(records: list[tuple[bytes | None, bytes | None, list[tuple[str,
 
 
 def produce_body(version: int, topic: str, partition: int, batch: bytes, acks: int,
-                 timeout_ms: int = 30000) -> bytes:
+                 timeout_ms: int = 30000, transactional_id: str | None = None) -> bytes:
     """Produce request body for v3..v11 (v9+ flexible)."""
     assert 3 <= version <= 11, version
     w = Writer(flexible=version >= 9)
-    w.string(None).i16(acks).i32(timeout_ms)
+    w.string(transactional_id).i16(acks).i32(timeout_ms)
 
     def part(w2, _):
         w2.i32(partition).bytes_(batch).tags()
@@ -237,6 +238,28 @@ def parse_produce_response(version: int, body: bytes) -> list[tuple[str, int, in
                 r.string()
             r.skip_tags()
         r.skip_tags()
+    return out
+
+
+def list_offsets_body(topic: str, partition: int, timestamp: int, isolation_level: int) -> bytes:
+    """ListOffsets v2 request body (isolation_level: 0 read_uncommitted, 1 read_committed)."""
+    w = Writer().i32(-1).i8(isolation_level)
+    w.array([0], lambda w2, _: w2.string(topic).array(
+        [0], lambda w3, _: w3.i32(partition).i64(timestamp)))
+    return bytes(w.buf)
+
+
+def parse_list_offsets_v2(body: bytes) -> list[tuple[str, int, int, int]]:
+    """[(topic, partition, error_code, offset)] from a ListOffsets v2 response body."""
+    r = Reader(body)
+    r.i32()  # throttle_time_ms
+    out = []
+    for _ in range(r.array_len()):
+        name = r.string()
+        for _ in range(r.array_len()):
+            idx, code = r.i32(), r.i16()
+            r.i64()  # timestamp
+            out.append((name, idx, code, r.i64()))
     return out
 
 

@@ -36,6 +36,7 @@ constexpr std::array kApis{
     ApiHandler{K(ApiKey::kDeleteRecords), HandleDeleteRecords},
     ApiHandler{K(ApiKey::kInitProducerId), HandleInitProducerId},
     ApiHandler{K(ApiKey::kOffsetForLeaderEpoch), HandleOffsetForLeaderEpoch},
+    ApiHandler{K(ApiKey::kWriteTxnMarkers), nullptr, HandleWriteTxnMarkers},
     ApiHandler{K(ApiKey::kDescribeConfigs), HandleDescribeConfigs},
     ApiHandler{K(ApiKey::kAlterConfigs), HandleAlterConfigs},
     ApiHandler{K(ApiKey::kDescribeLogDirs), HandleDescribeLogDirs},
@@ -52,6 +53,7 @@ constexpr std::array kApis{
     ApiHandler{K(ApiKey::kDescribeQuorum), HandleDescribeQuorum},
     ApiHandler{K(ApiKey::kEnvelope), nullptr, nullptr, nullptr, /*advertised=*/false},
     ApiHandler{K(ApiKey::kDescribeCluster), HandleDescribeCluster},
+    ApiHandler{K(ApiKey::kDescribeProducers), HandleDescribeProducers},
     ApiHandler{K(ApiKey::kUnregisterBroker), HandleUnregisterBroker},
     ApiHandler{K(ApiKey::kDescribeTopicPartitions), HandleDescribeTopicPartitions},
 };

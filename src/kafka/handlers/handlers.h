@@ -38,6 +38,8 @@ HandlerResult HandleDescribeLogDirs(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeTopicPartitions(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleElectLeaders(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request);
+asio::awaitable<HandlerResult> HandleWriteTxnMarkers(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDescribeProducers(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request);
 

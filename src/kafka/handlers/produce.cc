@@ -41,6 +41,19 @@ struct PendingAck {
   size_t partition_index = 0;
 };
 
+// Whether any partition's batch is transactional (attribute bit 4 of its
+// first batch header; a malformed one is judged later, by validation).
+bool HasTransactionalRecords(const ProduceRequest& req) {
+  for (const auto& topic : req.topics) {
+    for (const auto& partition : topic.partitions) {
+      if (partition.records.null) continue;
+      auto header = protocol::ParseBatchHeader(partition.records.view);
+      if (header.ok() && header->transactional()) return true;
+    }
+  }
+  return false;
+}
+
 // Appends one partition's batch; with acks=all the append is added to
 // `pending` unless already committed.
 void ProducePartition(BrokerContext& ctx, const std::string& topic, const broker::TopicInfo* info,
@@ -190,6 +203,9 @@ asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& r
   ProduceRequest& req = *decoded;
   int16_t version = request.header.api_version;
   ProduceResponse resp;
+  // Kafka authorizes a transactional write by its transactional id: without
+  // one the whole request is refused.
+  const bool refuse_all = !req.transactional_id && HasTransactionalRecords(req);
   std::vector<PendingAck> pending;
   for (auto& topic : req.topics) {
     auto& out_topic = resp.topics.emplace_back();
@@ -197,7 +213,11 @@ asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& r
     auto info = ctx.topics.GetTopicInfo(topic.name);
     for (auto& partition : topic.partitions) {
       auto& out = out_topic.partitions.emplace_back();
-      if (version < 3) {
+      if (refuse_all) {
+        out.index = partition.index;
+        SetError(out, ErrorCode::kTransactionalIdAuthorizationFailed,
+                 "transactional records need the producer's transactional id");
+      } else if (version < 3) {
         // Kafka 4 advertises Produce v0 for old librdkafka but rejects v0-2.
         out.index = partition.index;
         SetError(out, ErrorCode::kUnsupportedVersion,

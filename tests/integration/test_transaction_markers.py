@@ -1,0 +1,135 @@
+"""Transactions on a partition, driven by hand: transactional batches produced raw under a
+fixed producer id, then ended by Kafka's own kafka-transactions tool (TransactionsCommand),
+whose `abort` sends WriteTxnMarkers to the partition leader and whose `describe-producers`
+sends DescribeProducers. Checked: the last stable offset holds read_committed readers at
+the open transaction (ListOffsets, librdkafka's consumer), the aborted records never reach
+a read_committed consumer and do reach a read_uncommitted one, and kafka-dump-log reads
+the .txnindex entry Strata wrote for the abort.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+
+import pytest
+
+import kit
+import rawkafka as raw
+
+TXN_CMD = "org.apache.kafka.tools.TransactionsCommand"
+DUMP_LOG = "kafka.tools.DumpLogSegments"
+PID = 4242
+
+
+@pytest.fixture(scope="module", autouse=True)
+def need_jars():
+    if not list(kit.KAFKA_LIB.glob("kafka-tools-*.jar")):
+        pytest.fail(f"Kafka tool jars missing in {kit.KAFKA_LIB}: run scripts/install-test-deps.sh")
+
+
+def tool(main_class: str, *args: str, timeout: float = 120) -> str:
+    r = subprocess.run(["java", "-Xmx512m", "-cp", f"{kit.KAFKA_LIB}/*", main_class, *args],
+                       capture_output=True, text=True, timeout=timeout, errors="replace")
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, f"{main_class} {' '.join(args)} -> {r.returncode}:\n{out[-6000:]}"
+    assert not re.search(r"\bERROR\b|Exception", r.stderr), r.stderr[-6000:]
+    return r.stdout
+
+
+def produce_raw(conn: raw.Conn, topic: str, batch: bytes, cid: int,
+                transactional_id: str | None = None) -> tuple[int, int]:
+    """Produces one batch with acks=all; (error code, base offset)."""
+    body = raw.produce_body(7, topic, 0, batch, acks=-1, transactional_id=transactional_id)
+    conn.send(raw.request(raw.API_PRODUCE, 7, cid, body))
+    got_cid, body = conn.recv_frame()
+    assert got_cid == cid
+    [(_, _, code, base)] = raw.parse_produce_response(7, body)
+    return code, base
+
+
+def produce(conn: raw.Conn, topic: str, batch: bytes, cid: int,
+            transactional_id: str | None = None) -> int:
+    code, base = produce_raw(conn, topic, batch, cid, transactional_id)
+    assert code == 0, f"produce error {code}"
+    return base
+
+
+def latest(conn: raw.Conn, topic: str, isolation_level: int, cid: int) -> int:
+    conn.send(raw.request(2, 2, cid, raw.list_offsets_body(topic, 0, -1, isolation_level)))
+    got_cid, body = conn.recv_frame()
+    assert got_cid == cid
+    [(_, _, code, offset)] = raw.parse_list_offsets_v2(body)
+    assert code == 0, f"list offsets error {code}"
+    return offset
+
+
+def consume_offsets(bootstrap: str, topic: str, isolation: str, until: int,
+                    timeout: float = 60) -> list[int]:
+    """Offsets a consumer with `isolation` reads from the start until it has read `until`."""
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+    c = kit.consumer_confluent(bootstrap, {"isolation.level": isolation})
+    try:
+        c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        seen: list[int] = []
+        deadline = time.time() + timeout
+        while until not in seen:
+            assert time.time() < deadline, f"{isolation} consumer read {seen}, not {until}"
+            for m in c.consume(num_messages=100, timeout=0.5):
+                assert m.error() is None, f"consume error: {m.error()}"
+                seen.append(m.offset())
+        return seen
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def broker(broker_factory):
+    # Kafka's leader would ask the transaction coordinator whether the raw
+    # transactional produce belongs to an ongoing transaction (KIP-890), and
+    # no coordinator knows this hand-made one.
+    return broker_factory(**({"transaction.partition.verification.enable": "false"}
+                             if kit.against_kafka() else {}))
+
+
+def test_an_aborted_transaction_never_reaches_a_read_committed_consumer(broker):
+    topic = kit.unique_topic("txn-abort")
+    kit.create_topic(broker.bootstrap, topic, 1)
+    recs = [(b"k%d" % i, b"aborted-%d" % i, []) for i in range(3)]
+    with raw.Conn(broker.bootstrap) as conn:
+        txn = raw.record_batch(recs, kit.BASE_TS, PID, 0, 0, transactional=True)
+        # As Kafka: transactional records need the producer's transactional id.
+        assert produce_raw(conn, topic, txn, 9)[0] == 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        assert produce(conn, topic, txn, 1, "it-txn") == 0  # offsets 0-2, transaction open
+        plain = raw.record_batch([(b"p0", b"plain-0", []), (b"p1", b"plain-1", [])], kit.BASE_TS)
+        assert produce(conn, topic, plain, 2) == 3  # offsets 3-4
+        assert latest(conn, topic, 0, 3) == 5
+        assert latest(conn, topic, 1, 4) == 0  # held at the open transaction
+
+        out = tool(TXN_CMD, "--bootstrap-server", broker.bootstrap, "describe-producers",
+                   "--topic", topic, "--partition", "0")
+        row = next((line for line in out.splitlines() if line.split()[:1] == [str(PID)]), None)
+        assert row is not None, out
+        assert row.split()[-1] == "0", f"open transaction should start at 0:\n{out}"
+
+        tool(TXN_CMD, "--bootstrap-server", broker.bootstrap, "abort", "--topic", topic,
+             "--partition", "0", "--producer-id", str(PID), "--producer-epoch", "0",
+             "--coordinator-epoch", "0")
+        assert latest(conn, topic, 1, 5) == 6  # the marker at 5 is committed
+        after = raw.record_batch([(b"p2", b"plain-2", [])], kit.BASE_TS)
+        assert produce(conn, topic, after, 6) == 6
+
+    assert consume_offsets(broker.bootstrap, topic, "read_committed", 6) == [3, 4, 6]
+    assert consume_offsets(broker.bootstrap, topic, "read_uncommitted", 6) == [0, 1, 2, 3, 4, 6]
+    out = tool(TXN_CMD, "--bootstrap-server", broker.bootstrap, "describe-producers",
+               "--topic", topic, "--partition", "0")
+    row = next(line for line in out.splitlines() if line.split()[:1] == [str(PID)])
+    assert row.split()[-1] == "None", f"no transaction should be open:\n{out}"
+
+    # In the segment holding the marker (Kafka rolls on record timestamps, so its is not
+    # always the first).
+    indexes = sorted(broker.partition_dir(topic, 0).glob("*.txnindex"))
+    assert indexes, "no .txnindex written"
+    dumped = tool(DUMP_LOG, "--files", ",".join(map(str, indexes)))
+    assert re.search(rf"producerId:\s*{PID}\b.*firstOffset:\s*0\b.*lastOffset:\s*5\b.*"
+                     rf"lastStableOffset:\s*6\b", dumped), dumped
