@@ -27,14 +27,14 @@ using SyncSlot = std::shared_ptr<std::optional<SyncGroupResponse>>;
 // ConsumerProtocolSubscription v0 for `topics`.
 // One broker's partition leader as far as the offsets log sees it: appends
 // to the partition's log at leader epoch 0.
-inline OffsetsLog::Appender AppendAtEpochZero(OffsetsLog::LogProvider logs) {
+inline CoordinatorLog::Appender AppendAtEpochZero(CoordinatorLog::LogProvider logs) {
   return [logs = std::move(logs)](
              int32_t partition, MutableByteView batch,
-             const std::vector<storage::BatchInfo>& infos) -> Result<OffsetsLog::Appended> {
+             const std::vector<storage::BatchInfo>& infos) -> Result<CoordinatorLog::Appended> {
     auto log = logs(partition);
     if (!log) return MakeError(Errc::kUnavailable, "not hosted here");
     STRATA_ASSIGN_OR_RETURN(auto appended, log->Append(batch, infos, LeaderEpoch(0)));
-    return OffsetsLog::Appended{appended.last_offset, 0};
+    return CoordinatorLog::Appended{appended.last_offset, 0};
   };
 }
 
@@ -108,8 +108,8 @@ class CoordinatorTest : public ::testing::Test {
   }
 
   std::unique_ptr<GroupCoordinator> Make() {
-    auto log = std::make_unique<OffsetsLog>(
-        kPartitions,
+    auto log = std::make_unique<CoordinatorLog>(
+        kOffsetsTopic, kPartitions,
         [this](int32_t p) {
           if (on_log_lookup_) on_log_lookup_(p);
           return logs_[p];

@@ -107,7 +107,7 @@ std::shared_ptr<ClassicGroup> BuildGroup(const std::string& id, LoadedGroup& loa
 
 }  // namespace
 
-GroupCoordinator::GroupCoordinator(CoordinatorConfig config, std::unique_ptr<OffsetsLog> log,
+GroupCoordinator::GroupCoordinator(CoordinatorConfig config, std::unique_ptr<CoordinatorLog> log,
                                    Clock* clock)
     : config_(config),
       log_(std::move(log)),

@@ -4,7 +4,7 @@
 // group table, runs the rebalance protocol on its groups (ClassicRebalance:
 // JoinGroup / SyncGroup / Heartbeat / LeaveGroup, static membership, session
 // and rebalance timeouts), stores committed offsets and group
-// metadata as records in __consumer_offsets (OffsetsLog), rebuilds both by
+// metadata as records in __consumer_offsets (CoordinatorLog), rebuilds both by
 // replaying that log at start-up, and expires offsets of empty groups.
 //
 // JoinGroup and SyncGroup may have to wait for other members: they take a
@@ -32,7 +32,7 @@
 #include "coordinator/classic_group.h"
 #include "coordinator/classic_rebalance.h"
 #include "coordinator/coordinator_config.h"
-#include "coordinator/offsets_log.h"
+#include "coordinator/coordinator_log.h"
 #include "protocol/messages/delete_groups.h"
 #include "protocol/messages/describe_groups.h"
 #include "protocol/messages/heartbeat.h"
@@ -50,7 +50,7 @@ inline constexpr const char* kOffsetsTopic = "__consumer_offsets";
 
 class GroupCoordinator {
  public:
-  GroupCoordinator(CoordinatorConfig config, std::unique_ptr<OffsetsLog> log, Clock* clock);
+  GroupCoordinator(CoordinatorConfig config, std::unique_ptr<CoordinatorLog> log, Clock* clock);
   ~GroupCoordinator();
 
   // Rebuilds groups and offsets from every partition of the log this broker
@@ -72,7 +72,7 @@ class GroupCoordinator {
 
   int32_t PartitionFor(const std::string& group_id) const;
   // The end of this coordinator's latest write to partition `p`.
-  std::optional<OffsetsLog::LastAppend> LastAppended(int32_t p) const {
+  std::optional<CoordinatorLog::LastAppend> LastAppended(int32_t p) const {
     return log_->LastAppended(p);
   }
 
@@ -128,7 +128,7 @@ class GroupCoordinator {
 
   enum class Residency : uint8_t { kAbsent, kLoading, kLoaded };
   const CoordinatorConfig config_;
-  std::unique_ptr<OffsetsLog> log_;
+  std::unique_ptr<CoordinatorLog> log_;
   // Per offsets partition; Load/Unload are serialised by residency_mu_.
   std::unique_ptr<std::atomic<Residency>[]> residency_;
   std::mutex residency_mu_;

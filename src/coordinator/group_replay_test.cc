@@ -186,8 +186,8 @@ TEST_F(CoordinatorTest, ConcurrentGroupsFromManyThreads) {
   // Each join restarts the initial delay: long enough that all 80 member
   // threads, started one after another (slowly under ASan), join generation 1.
   config_.initial_rebalance_delay_ms = 500;
-  auto log = std::make_unique<OffsetsLog>(
-      kPartitions, [this](int32_t p) { return logs_[p]; },
+  auto log = std::make_unique<CoordinatorLog>(
+      kOffsetsTopic, kPartitions, [this](int32_t p) { return logs_[p]; },
       testing::AppendAtEpochZero([this](int32_t p) { return logs_[p]; }), Clock::Real());
   auto coord = std::make_unique<GroupCoordinator>(config_, std::move(log), Clock::Real());
   std::atomic<bool> stop{false};

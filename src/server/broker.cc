@@ -280,14 +280,14 @@ Status Broker::StartGroupCoordinator() {
   // Reads (a coordinator loading a partition) go to the log; appends through
   // the partition, as a produce's do (it stamps the epoch, moves the high
   // watermark and wakes the fetches and commits waiting on it).
-  auto log = std::make_unique<coordinator::OffsetsLog>(
-      partitions,
+  auto log = std::make_unique<coordinator::CoordinatorLog>(
+      topic, partitions,
       [topics, topic](int32_t p) {
         return topics->GetLog({topic, p});
       },
       [topics, topic](int32_t p, MutableByteView batch,
                       const std::vector<storage::BatchInfo>& infos)
-          -> Result<coordinator::OffsetsLog::Appended> {
+          -> Result<coordinator::CoordinatorLog::Appended> {
         auto partition = topics->GetPartition({topic, p});
         auto info = topics->GetTopicInfo(topic);
         if (!partition || !info) {
@@ -295,8 +295,8 @@ Status Broker::StartGroupCoordinator() {
         }
         STRATA_ASSIGN_OR_RETURN(auto appended,
                                 partition->AppendAsLeader(batch, infos, info->min_insync_replicas));
-        return coordinator::OffsetsLog::Appended{appended.appended.last_offset,
-                                                 appended.leader_epoch.value()};
+        return coordinator::CoordinatorLog::Appended{appended.appended.last_offset,
+                                                     appended.leader_epoch.value()};
       },
       clock_);
   group_coordinator_ = std::make_unique<coordinator::GroupCoordinator>(cc, std::move(log), clock_);

@@ -1,8 +1,10 @@
 #pragma once
-// OffsetsLog: the coordinator's view of the __consumer_offsets partitions.
-// Appends coordinator records (key/value pairs, value null = tombstone) as one
-// uncompressed v2 batch per call, and replays a partition from its start.
-// Each call's records land in one batch, so they are written atomically.
+// CoordinatorLog: a coordinator's view of the partitions of its internal
+// topic (__consumer_offsets for the group coordinator, __transaction_state
+// for the transaction coordinator). Appends coordinator records (key/value
+// pairs, value null = tombstone) as one uncompressed v2 batch per call, and
+// replays a partition from its start. Each call's records land in one batch,
+// so they are written atomically.
 //
 // Thread-safety: safe from any thread (storage::Log serialises appends).
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/bytes.h"
@@ -26,7 +29,7 @@ struct CoordinatorRecord {
   std::optional<Bytes> value;  // nullopt = tombstone
 };
 
-class OffsetsLog {
+class CoordinatorLog {
  public:
   // Where appends go: the broker's partition (Partition::AppendAsLeader),
   // which stamps them with the leader epoch it leads the partition at (as a
@@ -40,7 +43,10 @@ class OffsetsLog {
                                                   const std::vector<storage::BatchInfo>& infos)>;
   // `logs` returns the log of a partition to read (nullptr if missing).
   using LogProvider = std::function<std::shared_ptr<storage::Log>(int32_t partition)>;
-  OffsetsLog(int32_t partitions, LogProvider logs, Appender appender, Clock* clock);
+  CoordinatorLog(std::string topic, int32_t partitions, LogProvider logs, Appender appender,
+                 Clock* clock);
+
+  const std::string& topic() const { return topic_; }
 
   int32_t partitions() const { return partitions_; }
   // Whether this broker holds `partition` (in a cluster, the others are
@@ -67,6 +73,7 @@ class OffsetsLog {
   Status Replay(int32_t partition, const Visitor& visit) const;
 
  private:
+  std::string topic_;
   int32_t partitions_;
   LogProvider logs_;
   Appender appender_;

@@ -1,4 +1,4 @@
-#include "coordinator/offsets_log.h"
+#include "coordinator/coordinator_log.h"
 
 #include <fmt/format.h>
 
@@ -15,13 +15,15 @@ constexpr size_t kMaxDecompressed = 64u << 20;
 
 }  // namespace
 
-OffsetsLog::OffsetsLog(int32_t partitions, LogProvider logs, Appender appender, Clock* clock)
-    : partitions_(partitions),
+CoordinatorLog::CoordinatorLog(std::string topic, int32_t partitions, LogProvider logs,
+                               Appender appender, Clock* clock)
+    : topic_(std::move(topic)),
+      partitions_(partitions),
       logs_(std::move(logs)),
       appender_(std::move(appender)),
       clock_(clock) {}
 
-Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord>& records) {
+Status CoordinatorLog::Append(int32_t partition, const std::vector<CoordinatorRecord>& records) {
   if (records.empty()) return Status::Ok();
   const int64_t now = clock_->NowMs();
   protocol::BatchBuilder builder;
@@ -48,18 +50,17 @@ Status OffsetsLog::Append(int32_t partition, const std::vector<CoordinatorRecord
   return Status::Ok();
 }
 
-std::optional<OffsetsLog::LastAppend> OffsetsLog::LastAppended(int32_t partition) const {
+std::optional<CoordinatorLog::LastAppend> CoordinatorLog::LastAppended(int32_t partition) const {
   std::lock_guard lock(last_mu_);
   auto it = last_.find(partition);
   if (it == last_.end()) return std::nullopt;
   return it->second;
 }
 
-Status OffsetsLog::Replay(int32_t partition, const Visitor& visit) const {
+Status CoordinatorLog::Replay(int32_t partition, const Visitor& visit) const {
   auto log = logs_(partition);
   if (!log) {
-    return MakeError(Errc::kUnavailable,
-                     fmt::format("__consumer_offsets-{} is not open", partition));
+    return MakeError(Errc::kUnavailable, fmt::format("{}-{} is not open", topic_, partition));
   }
   Offset offset = log->log_start_offset();
   const Offset end = log->log_end_offset();
@@ -83,9 +84,8 @@ Status OffsetsLog::Replay(int32_t partition, const Visitor& visit) const {
           }));
     }
     if (next <= offset) {
-      return MakeError(
-          Errc::kCorrupt,
-          fmt::format("__consumer_offsets-{}: no progress at offset {}", partition, offset));
+      return MakeError(Errc::kCorrupt,
+                       fmt::format("{}-{}: no progress at offset {}", topic_, partition, offset));
     }
     offset = next;
   }

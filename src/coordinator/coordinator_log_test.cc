@@ -1,6 +1,6 @@
-// OffsetsLog: appends go through the broker's appender (its partition
+// CoordinatorLog: appends go through the broker's appender (its partition
 // leader), whose epoch and refusal the offsets log passes on.
-#include "coordinator/offsets_log.h"
+#include "coordinator/coordinator_log.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 namespace strata::coordinator {
 namespace {
 
-class OffsetsLogTest : public storage::testing::TempDirTest {
+class CoordinatorLogTest : public storage::testing::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
@@ -35,13 +35,13 @@ class OffsetsLogTest : public storage::testing::TempDirTest {
   }
   // The broker's partition as far as the offsets log sees it: appends at
   // `epoch`, refused without one (no leadership).
-  OffsetsLog::Appender LeaderAt(std::optional<int32_t>& epoch) {
+  CoordinatorLog::Appender LeaderAt(std::optional<int32_t>& epoch) {
     return [this, &epoch](
                int32_t, MutableByteView batch,
-               const std::vector<storage::BatchInfo>& infos) -> Result<OffsetsLog::Appended> {
+               const std::vector<storage::BatchInfo>& infos) -> Result<CoordinatorLog::Appended> {
       if (!epoch) return MakeError(Errc::kFenced, "not the leader");
       STRATA_ASSIGN_OR_RETURN(auto appended, log_->Append(batch, infos, LeaderEpoch(*epoch)));
-      return OffsetsLog::Appended{appended.last_offset, *epoch};
+      return CoordinatorLog::Appended{appended.last_offset, *epoch};
     };
   }
   static std::vector<CoordinatorRecord> One(const char* key) {
@@ -52,10 +52,10 @@ class OffsetsLogTest : public storage::testing::TempDirTest {
   std::shared_ptr<storage::Log> log_;
 };
 
-TEST_F(OffsetsLogTest, AppendsCarryTheLeaderEpochAndNeedLeadership) {
+TEST_F(CoordinatorLogTest, AppendsCarryTheLeaderEpochAndNeedLeadership) {
   std::optional<int32_t> epoch = 0;
-  OffsetsLog offsets(
-      1, [this](int32_t) { return log_; }, LeaderAt(epoch), &clock_);
+  CoordinatorLog offsets(
+      "__consumer_offsets", 1, [this](int32_t) { return log_; }, LeaderAt(epoch), &clock_);
   ASSERT_TRUE(offsets.Append(0, One("a")).ok());
   epoch = 7;
   ASSERT_TRUE(offsets.Append(0, One("b")).ok());
@@ -73,10 +73,10 @@ TEST_F(OffsetsLogTest, AppendsCarryTheLeaderEpochAndNeedLeadership) {
 // What a commit waits for: the end of the latest append, by (epoch, offset),
 // so a new term's appends count even where the log was truncated below an
 // old term's.
-TEST_F(OffsetsLogTest, LastAppendedIsTheLatestByEpochThenOffset) {
+TEST_F(CoordinatorLogTest, LastAppendedIsTheLatestByEpochThenOffset) {
   std::optional<int32_t> epoch = 3;
-  OffsetsLog offsets(
-      1, [this](int32_t) { return log_; }, LeaderAt(epoch), &clock_);
+  CoordinatorLog offsets(
+      "__consumer_offsets", 1, [this](int32_t) { return log_; }, LeaderAt(epoch), &clock_);
   EXPECT_FALSE(offsets.LastAppended(0));
   ASSERT_TRUE(offsets.Append(0, One("a")).ok());
   ASSERT_TRUE(offsets.Append(0, {{Bytes{'b'}, Bytes{'1'}}, {Bytes{'c'}, Bytes{'2'}}}).ok());
