@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "coordinator/group_coordinator.h"
-#include "coordinator/group_partitioner.h"
+#include "coordinator/key_partitioner.h"
 #include "coordinator/logger.h"
 
 namespace strata::coordinator {
@@ -19,7 +19,7 @@ void GroupCoordinator::UnloadPartition(int32_t p) {
   {
     std::lock_guard lock(map_mu_);
     for (auto it = groups_.begin(); it != groups_.end();) {
-      if (PartitionForGroup(it->first, log_->partitions()) == p) {
+      if (PartitionForKey(it->first, log_->partitions()) == p) {
         leaving.push_back(std::move(it->second));
         it = groups_.erase(it);
       } else {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "coordinator/coordinator_test_util.h"
-#include "coordinator/group_partitioner.h"
+#include "coordinator/key_partitioner.h"
 
 namespace strata::coordinator {
 namespace {
@@ -18,13 +18,13 @@ using testing::JoinOptions;
 std::string GroupIn(int32_t partition, bool same, const std::string& avoid, int32_t partitions) {
   for (int i = 0;; ++i) {
     std::string id = "group-" + std::to_string(i);
-    if (id != avoid && (PartitionForGroup(id, partitions) == partition) == same) return id;
+    if (id != avoid && (PartitionForKey(id, partitions) == partition) == same) return id;
   }
 }
 
 TEST_F(CoordinatorTest, UnloadingAPartitionDropsItsGroupsAndLoadingRebuildsThem) {
   const std::string kept = "kept";
-  const int32_t p = PartitionForGroup(kept, kPartitions);
+  const int32_t p = PartitionForKey(kept, kPartitions);
   const std::string waiting = GroupIn(p, true, kept, kPartitions);
   const std::string elsewhere = GroupIn(p, false, kept, kPartitions);
   ASSERT_EQ(Commit(kept, -1, "", "orders", {{0, 77}}).topics[0].partitions[0].error_code, 0);
@@ -60,7 +60,7 @@ TEST_F(CoordinatorTest, UnloadingAPartitionDropsItsGroupsAndLoadingRebuildsThem)
 
 TEST_F(CoordinatorTest, AGroupOfAPartitionBeingLoadedIsAnsweredLoadInProgress) {
   const std::string group = "loading";
-  const int32_t p = PartitionForGroup(group, kPartitions);
+  const int32_t p = PartitionForKey(group, kPartitions);
   const std::string elsewhere = GroupIn(p, false, group, kPartitions);
   ASSERT_EQ(Commit(group, -1, "", "orders", {{0, 42}}).topics[0].partitions[0].error_code, 0);
   coord_->UnloadPartition(p);

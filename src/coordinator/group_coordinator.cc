@@ -5,7 +5,7 @@
 #include "coordinator/group_coordinator.h"
 
 #include "base/log.h"
-#include "coordinator/group_partitioner.h"
+#include "coordinator/key_partitioner.h"
 #include "coordinator/group_records.h"
 #include "coordinator/logger.h"
 
@@ -124,7 +124,7 @@ GroupCoordinator::GroupCoordinator(CoordinatorConfig config, std::unique_ptr<Coo
 GroupCoordinator::~GroupCoordinator() = default;
 
 int32_t GroupCoordinator::PartitionFor(const std::string& group_id) const {
-  return PartitionForGroup(group_id, log_->partitions());
+  return PartitionForKey(group_id, log_->partitions());
 }
 
 Status GroupCoordinator::Load() {

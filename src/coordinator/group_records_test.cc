@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "coordinator/consumer_protocol.h"
-#include "coordinator/group_partitioner.h"
+#include "coordinator/key_partitioner.h"
 
 namespace strata::coordinator {
 namespace {
@@ -213,11 +213,11 @@ TEST(GroupPartitionerTest, MatchesJavaStringHashCode) {
 }
 
 TEST(GroupPartitionerTest, KafkaPartitionFor) {
-  EXPECT_EQ(PartitionForGroup("my-group", 50), 12);           // Utils.abs(-1906497762) % 50
-  EXPECT_EQ(PartitionForGroup("polygenelubricants", 50), 0);  // Utils.abs(MIN_VALUE) == 0
-  EXPECT_EQ(PartitionForGroup("console-consumer-12345", 50), 6);
-  EXPECT_EQ(PartitionForGroup("a", 50), 47);
-  EXPECT_EQ(PartitionForGroup("a", 1), 0);
+  EXPECT_EQ(PartitionForKey("my-group", 50), 12);           // Utils.abs(-1906497762) % 50
+  EXPECT_EQ(PartitionForKey("polygenelubricants", 50), 0);  // Utils.abs(MIN_VALUE) == 0
+  EXPECT_EQ(PartitionForKey("console-consumer-12345", 50), 6);
+  EXPECT_EQ(PartitionForKey("a", 50), 47);
+  EXPECT_EQ(PartitionForKey("a", 1), 0);
 }
 
 Bytes Subscription(int16_t version, const std::vector<std::string>& topics, bool trailing) {

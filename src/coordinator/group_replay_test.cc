@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "coordinator/coordinator_test_util.h"
-#include "coordinator/group_partitioner.h"
+#include "coordinator/key_partitioner.h"
 #include "coordinator/group_records.h"
 #include "protocol/record_batch.h"
 #include "protocol/records.h"
@@ -44,7 +44,7 @@ std::vector<std::pair<Bytes, std::optional<Bytes>>> ReadAll(storage::Log& log) {
 
 TEST_F(CoordinatorTest, CommitIsWrittenInKafkaFormatToTheGroupsPartition) {
   ASSERT_EQ(Commit("simple", -1, "", "orders", {{3, 77}}).topics[0].partitions[0].error_code, 0);
-  int32_t p = PartitionForGroup("simple", kPartitions);
+  int32_t p = PartitionForKey("simple", kPartitions);
   auto records = ReadAll(*logs_[p]);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].first, EncodeOffsetCommitKey({"simple", "orders", 3}));

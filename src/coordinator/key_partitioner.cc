@@ -1,4 +1,4 @@
-#include "coordinator/group_partitioner.h"
+#include "coordinator/key_partitioner.h"
 
 namespace strata::coordinator {
 
@@ -66,8 +66,8 @@ int32_t JavaStringHashCode(std::string_view utf8) {
   return static_cast<int32_t>(h);
 }
 
-int32_t PartitionForGroup(std::string_view group_id, int32_t partitions) {
-  int32_t h = JavaStringHashCode(group_id);
+int32_t PartitionForKey(std::string_view key, int32_t partitions) {
+  int32_t h = JavaStringHashCode(key);
   int32_t abs = h == INT32_MIN ? 0 : (h < 0 ? -h : h);
   return abs % partitions;
 }

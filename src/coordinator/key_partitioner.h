@@ -1,8 +1,9 @@
 #pragma once
-// Which __consumer_offsets partition holds a group: Kafka's
-// Utils.abs(groupId.hashCode()) % partitions, where hashCode is Java's
+// Which partition of a coordinator's internal topic holds a key: a group id
+// in __consumer_offsets, a transactional id in __transaction_state. Kafka's
+// Utils.abs(key.hashCode()) % partitions, where hashCode is Java's
 // String.hashCode over UTF-16 code units. Must match Kafka exactly so that a
-// log written by either broker maps groups to the same partitions.
+// log written by either broker maps keys to the same partitions.
 #include <cstdint>
 #include <string_view>
 
@@ -13,6 +14,6 @@ namespace strata::coordinator {
 int32_t JavaStringHashCode(std::string_view utf8);
 
 // abs(hash) % partitions with Kafka's Utils.abs (INT32_MIN maps to 0).
-int32_t PartitionForGroup(std::string_view group_id, int32_t partitions);
+int32_t PartitionForKey(std::string_view key, int32_t partitions);
 
 }  // namespace strata::coordinator
