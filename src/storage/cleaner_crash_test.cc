@@ -3,6 +3,7 @@
 // next Open rolls back an uncommitted swap or completes a committed one.
 #include <gtest/gtest.h>
 
+#include "protocol/control_record.h"
 #include "storage/cleaner_test_util.h"
 #include "storage/log_impl.h"
 
@@ -63,6 +64,27 @@ class CleanerCrashTest : public testing::CompactedLogTest {
     EXPECT_TRUE(SwapLeftovers().empty());
     ExpectAllIndexesValid();
   }
+  // A group holding an aborted transaction: its records at 0, its ABORT
+  // marker at 7 in the next segment; both segments are cleaned into one.
+  void FillWithAbort(Log& log) {
+    protocol::BatchBuilder txn;
+    txn.set_producer(7, 0, 0).set_transactional(true).Add("key-t", "aborted", clock_.NowMs());
+    ASSERT_TRUE(testing::AppendAll(log, {txn.Build()}).ok());
+    for (int round = 0; round < 4; ++round) {
+      if (round == 1) {
+        Bytes marker =
+            protocol::BuildTxnMarkerBatch(7, 0, {protocol::ControlType::kAbort, 0}, clock_.NowMs());
+        std::vector<BatchInfo> infos{testing::InfoFor(marker)};
+        ASSERT_TRUE(
+            log.Append(MutableByteView(marker), infos, LeaderEpoch(0), AppendOrigin::kCoordinator)
+                .ok());
+      }
+      for (int k = 0; k < 6; ++k) Put(log, "key-" + std::to_string(k), "r" + std::to_string(round));
+      Roll(log);
+    }
+    Put(log, "key-1", "active");
+  }
+  static inline const std::vector<AbortedTxn> kAborted{{7, 0_o, 7_o, 8_o}};
 };
 
 class CleanerCrashStepTest : public CleanerCrashTest, public ::testing::WithParamInterface<Step> {};
@@ -147,6 +169,39 @@ TEST_F(CleanerCrashTest, TornCleanedFileIsDiscarded) {
   CrashDuringSwap(std::move(log), Step::kCleanedWritten);
   fs::resize_file(File(0, ".log.cleaned"), fs::file_size(File(0, ".log.cleaned")) / 2);
   ExpectRecovered(before, ExpectedAfterClean(before, kEnd));
+}
+
+class CleanerCrashTxnTest : public CleanerCrashTest, public ::testing::WithParamInterface<Step> {};
+
+TEST_P(CleanerCrashTxnTest, ACrashDuringTheSwapLosesNoAbortedTransaction) {
+  auto log = OpenLog();
+  FillWithAbort(*log);
+  ASSERT_EQ(log->AbortedTransactions(0_o, 26_o), kAborted);
+  CrashDuringSwap(std::move(log), GetParam());
+  log = OpenLog();
+  EXPECT_EQ(log->AbortedTransactions(0_o, 26_o), kAborted);
+  ASSERT_TRUE(log->Close().ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, CleanerCrashTxnTest,
+                         ::testing::Values(Step::kCleanedWritten, Step::kRenamedToSwap,
+                                           Step::kFirstOldDeleted, Step::kAllOldDeleted,
+                                           Step::kSwapLive),
+                         [](const auto& info) { return "Step" + std::to_string(int(info.param)); });
+
+// The final rename cut after the cleaned .txnindex took its live name: it is
+// the one kept (the old one went to .deleted with its segment).
+TEST_F(CleanerCrashTest, AHalfDoneFinalRenameKeepsTheCleanedTxnIndex) {
+  auto log = OpenLog();
+  FillWithAbort(*log);
+  CrashDuringSwap(std::move(log), Step::kAllOldDeleted);
+  ASSERT_TRUE(fs::exists(File(0, ".txnindex.swap")));
+  Rename(Name(0, ".index.swap"), Name(0, ".index"));
+  Rename(Name(0, ".timeindex.swap"), Name(0, ".timeindex"));
+  Rename(Name(0, ".txnindex.swap"), Name(0, ".txnindex"));
+  log = OpenLog();
+  EXPECT_EQ(log->AbortedTransactions(0_o, 26_o), kAborted);
+  ASSERT_TRUE(log->Close().ok());
 }
 
 }  // namespace

@@ -9,9 +9,12 @@
 
 #include "base/log.h"
 #include "storage/cleaner_checkpoint.h"
+#include "storage/file.h"
 #include "storage/log_impl.h"
 
 namespace strata::storage {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -203,7 +206,14 @@ Result<bool> LogImpl::SwapInCleaned(const SegmentGroup& group, Offset base) {
       return false;
     }
   }
-  Status st = SwapFilesLocked(group, base);
+  // The cleaned segment keeps the aborted transactions of those it replaces
+  // (compaction keeps their records and markers as they are).
+  Status st = WriteCleanedTxnIndexLocked(group, base);
+  if (!st.ok()) {
+    discard();
+    return st.take_error();
+  }
+  st = SwapFilesLocked(group, base);
   if (!st.ok()) {
     // Readers keep using the old segments' open fds; the next Open finishes
     // or rolls back the swap from the files.
@@ -224,6 +234,20 @@ Result<bool> LogImpl::SwapInCleaned(const SegmentGroup& group, Offset base) {
   }
   STRATA_RETURN_IF_ERROR(env_->SyncDir(dir_));
   return true;
+}
+
+Status LogImpl::WriteCleanedTxnIndexLocked(const SegmentGroup& group, Offset base) {
+  std::vector<AbortedTxn> entries;
+  for (const auto& seg : group) {
+    const auto& aborted = seg->txn_index().entries();
+    entries.insert(entries.end(), aborted.begin(), aborted.end());
+  }
+  if (entries.empty()) return Status::Ok();
+  fs::path path = dir_ / OffsetFileName(base.value(), kTxnIndexSuffix);
+  path += std::string(kCleanedSuffix);
+  STRATA_ASSIGN_OR_RETURN(auto index, TxnIndex::Create(path, base, env_));
+  for (const AbortedTxn& txn : entries) STRATA_RETURN_IF_ERROR(index->Append(txn));
+  return index->Flush();
 }
 
 // The file steps, each made durable before the next: .cleaned -> .swap (the

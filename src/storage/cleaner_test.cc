@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "protocol/compression.h"
+#include "protocol/control_record.h"
 #include "storage/cleaner_batch.h"
 #include "storage/cleaner_checkpoint.h"
 #include "storage/cleaner_test_util.h"
@@ -479,6 +480,39 @@ TEST_F(CleanerTest, CompactAndDeletePolicyCleansWhatRetentionLeft) {
   auto records = ReadAllRecords(*log);
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0].value, "new");
+}
+
+// Compaction keeps transactional records and markers as they are, so the
+// cleaned segment keeps the aborted transactions of those it replaces: a
+// read_committed reader is told of them after the swap and after a reopen.
+TEST_F(CleanerTest, ACleanedSegmentKeepsTheAbortedTransactionsOfThoseItReplaces) {
+  auto log = OpenLog();
+  protocol::BatchBuilder txn;
+  txn.set_producer(7, 0, 0).set_transactional(true).Add("key-t", "aborted", clock_.NowMs());
+  Bytes batch = txn.Build();
+  ASSERT_TRUE(AppendAll(*log, {batch}).ok());  // offset 0
+  Put(*log, "key-0", "v0");                    // offset 1
+  Roll(*log);
+  Bytes marker =
+      protocol::BuildTxnMarkerBatch(7, 0, {protocol::ControlType::kAbort, 0}, clock_.NowMs());
+  std::vector<BatchInfo> infos{testing::InfoFor(marker)};
+  ASSERT_TRUE(
+      log->Append(MutableByteView(marker), infos, LeaderEpoch(0), AppendOrigin::kCoordinator)
+          .ok());            // offset 2
+  Put(*log, "key-0", "v1");  // offset 3
+  Roll(*log);
+  Put(*log, "key-0", "active");  // offset 4
+  const std::vector<AbortedTxn> aborted{{7, 0_o, 2_o, 3_o}};
+  ASSERT_EQ(log->AbortedTransactions(0_o, 4_o), aborted);
+
+  auto r = Clean(*log);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->segments_cleaned, 2);
+  EXPECT_EQ(log->AbortedTransactions(0_o, 4_o), aborted);
+  ASSERT_TRUE(log->Close().ok());
+  log = OpenLog();
+  EXPECT_EQ(log->AbortedTransactions(0_o, 5_o), aborted);
+  ASSERT_TRUE(log->Close().ok());
 }
 
 }  // namespace

@@ -174,6 +174,8 @@ class LogImpl final : public Log {
   Result<CleaningResult> RunPass(CleanPass& pass);
   Result<bool> SwapInCleaned(const SegmentGroup& group, Offset base);
   Status SwapFilesLocked(const SegmentGroup& group, Offset base);
+  // <base>.txnindex.cleaned: the aborted transactions of `group`'s segments.
+  Status WriteCleanedTxnIndexLocked(const SegmentGroup& group, Offset base);
   Offset ProducerLastOffset(int64_t producer_id) const;
 
   Segment& active() const { return *segments_.rbegin()->second; }

@@ -148,7 +148,13 @@ Status LogImpl::CompleteSwap(Offset base) {
   for (Offset b : replaced) STRATA_RETURN_IF_ERROR(RemoveSegmentFiles(dir_, b, ""));
   // Index files of `base` may already be the cleaned ones (half-done final
   // rename) or old ones: drop them; the swap's own indexes (or a rebuild) win.
-  STRATA_RETURN_IF_ERROR(RemoveSegmentFiles(dir_, base, ""));
+  // A .txnindex is never rebuilt: without a .txnindex.swap the live one is
+  // the cleaned one already renamed (the old one went to .deleted with its
+  // segment first), or the old one of a group with no aborts; kept.
+  fs::path txn_swap = dir_ / OffsetFileName(base.value(), kTxnIndexSuffix);
+  txn_swap += std::string(kSwapSuffix);
+  const bool keep_txn_index = !fs::exists(txn_swap, ec);
+  STRATA_RETURN_IF_ERROR(RemoveSegmentFiles(dir_, base, "", keep_txn_index));
   STRATA_RETURN_IF_ERROR(RenameSegmentFiles(dir_, base, kSwapSuffix, ""));
   log::Get("storage")->warn(
       "{}: completed an interrupted compaction swap: segment {} replaces {} segments below {}",
@@ -162,7 +168,7 @@ Status LogImpl::RemoveStrayFiles() {
   for (const auto& ent : fs::directory_iterator(dir_, ec)) {
     std::string name = ent.path().filename().string();
     bool stray = name.ends_with(".tmp");
-    for (std::string_view suffix : {kIndexSuffix, kTimeIndexSuffix}) {
+    for (std::string_view suffix : {kIndexSuffix, kTimeIndexSuffix, kTxnIndexSuffix}) {
       if (auto base = ParseOffsetFileName(name, suffix)) {
         stray = stray || !fs::exists(dir_ / OffsetFileName(*base, kLogSuffix));
       }

@@ -252,8 +252,10 @@ Status RenameSegmentFiles(const fs::path& dir, Offset base, std::string_view fro
   return Status::Ok();
 }
 
-Status RemoveSegmentFiles(const fs::path& dir, Offset base, std::string_view suffix) {
+Status RemoveSegmentFiles(const fs::path& dir, Offset base, std::string_view suffix,
+                          bool keep_txn_index) {
   for (std::string_view kind : {kLogSuffix, kIndexSuffix, kTimeIndexSuffix, kTxnIndexSuffix}) {
+    if (keep_txn_index && kind == kTxnIndexSuffix) continue;
     STRATA_RETURN_IF_ERROR(RemoveFile(SegmentFile(dir, base, kind, suffix)));
   }
   return Status::Ok();

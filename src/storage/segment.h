@@ -168,7 +168,9 @@ class Segment {
 // exists only once its indexes carry the same suffix.
 Status RenameSegmentFiles(const std::filesystem::path& dir, Offset base, std::string_view from,
                           std::string_view to);
-// Unlinks <base>.log<suffix> and its index files where present.
-Status RemoveSegmentFiles(const std::filesystem::path& dir, Offset base, std::string_view suffix);
+// Unlinks <base>.log<suffix> and its index files where present (but the
+// .txnindex when `keep_txn_index`).
+Status RemoveSegmentFiles(const std::filesystem::path& dir, Offset base, std::string_view suffix,
+                          bool keep_txn_index = false);
 
 }  // namespace strata::storage
