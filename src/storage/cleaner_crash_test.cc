@@ -78,6 +78,7 @@ class CleanerCrashTest : public testing::CompactedLogTest {
         ASSERT_TRUE(
             log.Append(MutableByteView(marker), infos, LeaderEpoch(0), AppendOrigin::kCoordinator)
                 .ok());
+        log.SetHighWatermark(log.log_end_offset());  // the abort is committed
       }
       for (int k = 0; k < 6; ++k) Put(log, "key-" + std::to_string(k), "r" + std::to_string(round));
       Roll(log);

@@ -47,8 +47,8 @@ int64_t LogImpl::CompactionDelayLocked(Offset first_dirty, int64_t now) const {
 }
 
 // The dirty section is [checkpoint, first uncleanable): never the active
-// segment, nor a segment (or anything after it) whose newest record is
-// younger than min.compaction.lag.ms. Fills `input` for a pass when given.
+// segment or a transaction still undecided, nor a segment (or anything after it) whose newest
+// record is younger than min.compaction.lag.ms. Fills `input` for a pass when given.
 CleaningEstimate LogImpl::PlanCleaningLocked(int64_t now, CleanPassInput* input) const {
   CleaningEstimate e;
   e.compacted = config_.compacted;
@@ -60,6 +60,11 @@ CleaningEstimate LogImpl::PlanCleaningLocked(int64_t now, CleanPassInput* input)
 
   const Offset active_base = segments_.rbegin()->first;
   Offset uncleanable = active_base;
+  // Nor a transaction not yet decided (Kafka cleans below the last stable
+  // offset): were it aborted, the value it overwrote must still be there.
+  if (auto unstable = producers_.txns().FirstUnstableOffset()) {
+    uncleanable = std::min(uncleanable, *unstable);
+  }
   for (auto it = segments_.begin(); config_.min_compaction_lag_ms > 0 && it->first < active_base;
        ++it) {
     if (it->second->next_offset() <= first_dirty) continue;

@@ -498,8 +498,9 @@ TEST_F(CleanerTest, ACleanedSegmentKeepsTheAbortedTransactionsOfThoseItReplaces)
   std::vector<BatchInfo> infos{testing::InfoFor(marker)};
   ASSERT_TRUE(
       log->Append(MutableByteView(marker), infos, LeaderEpoch(0), AppendOrigin::kCoordinator)
-          .ok());            // offset 2
-  Put(*log, "key-0", "v1");  // offset 3
+          .ok());                                // offset 2
+  log->SetHighWatermark(log->log_end_offset());  // the abort is committed
+  Put(*log, "key-0", "v1");                      // offset 3
   Roll(*log);
   Put(*log, "key-0", "active");  // offset 4
   const std::vector<AbortedTxn> aborted{{7, 0_o, 2_o, 3_o}};
@@ -512,6 +513,36 @@ TEST_F(CleanerTest, ACleanedSegmentKeepsTheAbortedTransactionsOfThoseItReplaces)
   ASSERT_TRUE(log->Close().ok());
   log = OpenLog();
   EXPECT_EQ(log->AbortedTransactions(0_o, 5_o), aborted);
+  ASSERT_TRUE(log->Close().ok());
+}
+
+// An undecided transaction bounds the dirty section: were it aborted, the
+// committed value it overwrote must still be there. Decided, it is cleaned.
+TEST_F(CleanerTest, AnOpenTransactionIsNotCleanedPast) {
+  auto log = OpenLog();
+  Put(*log, "key-0", "committed");  // offset 0
+  Roll(*log);
+  protocol::BatchBuilder txn;
+  txn.set_producer(7, 0, 0).set_transactional(true).Add("key-0", "undecided", clock_.NowMs());
+  ASSERT_TRUE(AppendAll(*log, {txn.Build()}).ok());  // offset 1, open
+  Roll(*log);
+  Put(*log, "key-1", "x");  // offset 2
+  Roll(*log);
+  Put(*log, "key-2", "active");
+  EXPECT_EQ(log->EstimateCleaning(clock_.NowMs()).first_uncleanable_offset, 1_o);
+  ASSERT_TRUE(Clean(*log).ok());
+  auto records = ReadAllRecords(*log);
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records.front().value, "committed");
+
+  Bytes marker =
+      protocol::BuildTxnMarkerBatch(7, 0, {protocol::ControlType::kAbort, 0}, clock_.NowMs());
+  std::vector<BatchInfo> infos{testing::InfoFor(marker)};
+  ASSERT_TRUE(
+      log->Append(MutableByteView(marker), infos, LeaderEpoch(0), AppendOrigin::kCoordinator).ok());
+  log->SetHighWatermark(log->log_end_offset());
+  Roll(*log);
+  EXPECT_GT(log->EstimateCleaning(clock_.NowMs()).first_uncleanable_offset, 1_o);
   ASSERT_TRUE(log->Close().ok());
 }
 
