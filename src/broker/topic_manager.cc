@@ -105,7 +105,8 @@ void TopicManager::UpdateTiering(const TopicInfo& info,
   const TopicPartition& tp = partition->tp();
   const tiered::RemotePartitionId id{tp.topic, tp.partition, partition->topic_id()};
   // Only the leader uploads and applies remote retention, and only what is
-  // committed (below its high watermark).
+  // committed and decided (below its last stable offset, as Kafka's
+  // RemoteLogManager copies).
   if (info.log_config.remote_storage_enable && partition->leader() == self_) {
     std::weak_ptr<Partition> weak = partition;
     // In a cluster each leadership writes its own manifest and fences the
@@ -116,7 +117,9 @@ void TopicManager::UpdateTiering(const TopicInfo& info,
         id, partition->log(), info.log_config,
         [this, weak]() -> Offset {
           auto p = weak.lock();
-          return p ? HighWatermark(*p) : Offset(0);
+          if (!p) return Offset(0);
+          HighWatermark(*p);  // moved first, as far as the ISR allows
+          return p->last_stable_offset();
         },
         epoch);
   } else if (info.log_config.remote_storage_enable && cluster_metadata_) {
