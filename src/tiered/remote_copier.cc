@@ -160,6 +160,7 @@ void RemoteCopier::RunUpload(const std::shared_ptr<TieredPartition>& p, Offset b
     it->second.done = true;
     if (RemoteSegment* e = p->manifest.Find(base, local.end_offset)) {
       e->has_snapshot = seg.has_snapshot;
+      e->has_txn_index = seg.has_txn_index;
     }
   } else if (st.error().code == Errc::kNotFound) {
     // DeleteRecords removed the local segment first: nothing to tier.

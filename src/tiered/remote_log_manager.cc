@@ -314,6 +314,33 @@ Result<Bytes> RemoteLogManager::ReadFromView(TieredPartition& p, Offset offset, 
   return data;
 }
 
+Result<std::vector<storage::AbortedTxn>> RemoteLogManager::AbortedTransactions(
+    const TopicPartition& tp, Offset from, Offset upper) {
+  auto p = FindPartition(tp);
+  if (!p) return MakeError(Errc::kNotFound, tp.ToString() + " is not tiered");
+  std::shared_ptr<const RemoteManifest> view = p->ReadView();
+  if (!view) return MakeError(Errc::kUnavailable, p->id.name() + ": remote manifest not loaded");
+  std::vector<storage::AbortedTxn> aborted;
+  for (const RemoteSegment& seg : view->segments()) {
+    if (seg.state != RemoteSegmentState::kCopyFinished || seg.end_offset < from) continue;
+    if (seg.base_offset >= upper) break;
+    if (!seg.has_txn_index) continue;
+    const std::string key = seg.uuid + "." + kRemoteTxnIndexExt;
+    std::shared_ptr<const Bytes> bytes = p->CachedIndex(key);
+    if (!bytes) {
+      auto fetched = store().Get(RemoteObjectPath(p->dir, seg, kRemoteTxnIndexExt));
+      if (!fetched.ok()) return fetched.take_error();
+      bytes = std::make_shared<const Bytes>(std::move(fetched).value());
+      p->CacheIndex(key, bytes);
+    }
+    STRATA_ASSIGN_OR_RETURN(auto entries, storage::DecodeAbortedTxns(*bytes, seg.base_offset));
+    storage::AbortedTxnSearch found = storage::CollectAbortedTxns(entries, from, upper);
+    aborted.insert(aborted.end(), found.aborted.begin(), found.aborted.end());
+    if (found.complete) break;
+  }
+  return aborted;
+}
+
 RemotePartitionStats RemoteLogManager::PartitionStats(const TopicPartition& tp) const {
   RemotePartitionStats st;
   auto p = FindPartition(tp);

@@ -145,6 +145,12 @@ class RemoteLogManager {
   // kNotFound (not tiered / no remote segment holds it), kUnavailable when the
   // store's breaker is open, other store errors.
   Result<Bytes> Read(const TopicPartition& tp, Offset offset, int32_t max_bytes);
+  // Blocking: the aborted transactions the remote segments hold for a
+  // read_committed read of [from, upper) (Kafka's
+  // RemoteLogManager.collectAbortedTransactions over the remote part; the
+  // caller adds the local log's). Errors as Read.
+  Result<std::vector<storage::AbortedTxn>> AbortedTransactions(const TopicPartition& tp,
+                                                               Offset from, Offset upper);
   asio::thread_pool& reader_pool() { return reader_pool_; }
 
   // One round of queueing + dispatching (the scan thread's work); for tests.

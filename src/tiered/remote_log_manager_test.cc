@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "protocol/control_record.h"
 #include "storage/test_util.h"
 #include "tiered/fault_injecting_storage.h"
 #include "tiered/local_fs_storage.h"
@@ -312,6 +313,51 @@ TEST_F(RemoteLogManagerTest, ANewLeaderWithOtherSegmentBoundariesLeavesNoGap) {
     ASSERT_TRUE(r.ok()) << off << ": " << r.error().message;
     EXPECT_EQ(Headers(*r).front().base_offset, off);
   }
+}
+
+// A segment's aborted transactions go up with it: once local retention has
+// dropped it, a read_committed read of remote data still learns them.
+TEST_F(RemoteLogManagerTest, AbortedTransactionsAreReadFromRemoteSegments) {
+  Produce(3);
+  storage::testing::BatchOptions txn;
+  txn.producer_id = 9;
+  txn.producer_epoch = 0;
+  txn.base_sequence = 0;
+  txn.transactional = true;
+  auto opened = storage::testing::AppendOne(*log_, txn);
+  ASSERT_TRUE(opened.ok());
+  Produce(10);
+  Bytes marker = protocol::BuildTxnMarkerBatch(9, 0, {protocol::ControlType::kAbort, 0}, 2000);
+  std::vector<storage::BatchInfo> infos{storage::testing::InfoFor(marker)};
+  auto aborted_at = log_->Append(MutableByteView(marker), infos, LeaderEpoch(0),
+                                 storage::AppendOrigin::kCoordinator);
+  ASSERT_TRUE(aborted_at.ok());
+  Produce(20);
+  log_->SetHighWatermark(log_->log_end_offset());
+  const std::vector<storage::AbortedTxn> expected{
+      {9, opened->base_offset, aborted_at->base_offset, aborted_at->base_offset + 1}};
+  ASSERT_EQ(log_->AbortedTransactions(0_o, log_->log_end_offset()), expected);
+
+  auto m = MakeManager(0);
+  m->Start();
+  ASSERT_TRUE(m->WaitForUploads(30000));
+  ASSERT_TRUE(log_->EnforceRetention().ok());
+  ASSERT_GT(log_->log_start_offset(), aborted_at->base_offset);  // only remote holds them now
+  int with_index = 0;
+  const RemoteManifest manifest = Manifest();
+  for (const RemoteSegment& seg : manifest.segments()) {
+    with_index += seg.has_txn_index;
+    EXPECT_EQ(seg.has_txn_index, seg.base_offset <= aborted_at->base_offset &&
+                                     aborted_at->base_offset <= seg.end_offset);
+  }
+  EXPECT_EQ(with_index, 1);
+  auto remote = m->AbortedTransactions(id_.tp(), 0_o, log_->log_end_offset());
+  ASSERT_TRUE(remote.ok()) << remote.error().message;
+  EXPECT_EQ(*remote, expected);
+  auto past = m->AbortedTransactions(id_.tp(), aborted_at->base_offset + 1, log_->log_end_offset());
+  ASSERT_TRUE(past.ok());
+  EXPECT_TRUE(past->empty());
+  m->Stop();
 }
 
 }  // namespace

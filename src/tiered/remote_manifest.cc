@@ -109,6 +109,7 @@ Bytes RemoteManifest::Serialize() const {
                     {"uuid", s.uuid},
                     {"state", RemoteSegmentStateName(s.state)},
                     {"has_snapshot", s.has_snapshot},
+                    {"has_txn_index", s.has_txn_index},
                     {"replaced", s.replaced}});
   }
   json doc = {{"version", 1},
@@ -137,6 +138,7 @@ Result<RemoteManifest> RemoteManifest::Parse(ByteView data) {
       s.max_timestamp = j.at("max_timestamp").get<int64_t>();
       s.uuid = j.at("uuid").get<std::string>();
       s.has_snapshot = j.value("has_snapshot", false);
+      s.has_txn_index = j.value("has_txn_index", false);
       s.replaced = j.value("replaced", false);
       STRATA_ASSIGN_OR_RETURN(s.state, StateFromName(j.at("state").get<std::string>()));
       if (!m.segments_.empty() &&

@@ -32,8 +32,8 @@ const char* RemoteSegmentStateName(RemoteSegmentState s);
 
 struct RemoteSegment {
   Offset base_offset;
-  Offset end_offset;       // last offset in the segment
-  int64_t size = 0;        // bytes of the .log
+  Offset end_offset;  // last offset in the segment
+  int64_t size = 0;   // bytes of the .log
   int64_t max_timestamp = -1;
   std::string uuid;  // names the segment's objects: <20-digit base>-<uuid>.<ext>
   RemoteSegmentState state = RemoteSegmentState::kCopyStarted;
@@ -41,6 +41,7 @@ struct RemoteSegment {
   // Deleted because another segment holds its offsets (RetireCoveredBy) or
   // a new leader abandoned its upload, not because its records expired.
   bool replaced = false;
+  bool has_txn_index = false;  // its aborted transactions were uploaded (.txnindex)
 };
 
 // File extensions of a remote segment's objects.
@@ -49,6 +50,7 @@ inline constexpr const char* kRemoteIndexExt = "index";
 inline constexpr const char* kRemoteTimeIndexExt = "timeindex";
 inline constexpr const char* kRemoteSnapshotExt = "snapshot";
 inline constexpr const char* kRemoteEpochsExt = "epochs";
+inline constexpr const char* kRemoteTxnIndexExt = "txnindex";
 
 class RemoteManifest {
  public:

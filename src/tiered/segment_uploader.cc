@@ -66,6 +66,11 @@ Status UploadSegment(RemoteStorage& store, const std::string& dir,
   fs::path snapshot = local.log_path.parent_path() /
                       storage::OffsetFileName((local.end_offset + 1).value(), ".snapshot");
   seg->has_snapshot = fs::exists(snapshot, ec);
+  // A segment's aborted transactions: read_committed reads of remote data
+  // need them. The file exists only once an abort was indexed there, and is
+  // complete: the segment is rolled and below the last stable offset.
+  const fs::path txn_index = WithSuffix(local.log_path, ".txnindex");
+  seg->has_txn_index = fs::file_size(txn_index, ec) > 0 && !ec;
   const std::string epochs_text = EpochCheckpointText(epochs, local.end_offset);
   const ByteView epochs_bytes(reinterpret_cast<const uint8_t*>(epochs_text.data()),
                               epochs_text.size());
@@ -77,6 +82,10 @@ Status UploadSegment(RemoteStorage& store, const std::string& dir,
   if (seg->has_snapshot) {
     puts.emplace_back(RemoteObjectPath(dir, *seg, kRemoteSnapshotExt),
                       PutSource::File(snapshot.string()));
+  }
+  if (seg->has_txn_index) {
+    puts.emplace_back(RemoteObjectPath(dir, *seg, kRemoteTxnIndexExt),
+                      PutSource::File(txn_index.string()));
   }
   puts.emplace_back(RemoteObjectPath(dir, *seg, kRemoteEpochsExt), PutSource::Memory(epochs_bytes));
   std::vector<std::future<Status>> pending;
@@ -110,7 +119,7 @@ Status UploadSegment(RemoteStorage& store, const std::string& dir,
 Status DeleteRemoteSegment(RemoteStorage& store, const std::string& dir, const RemoteSegment& seg,
                            const CallOptions& opts) {
   for (const char* ext : {kRemoteLogExt, kRemoteIndexExt, kRemoteTimeIndexExt, kRemoteSnapshotExt,
-                          kRemoteEpochsExt}) {
+                          kRemoteEpochsExt, kRemoteTxnIndexExt}) {
     STRATA_RETURN_IF_ERROR(store.Delete(RemoteObjectPath(dir, seg, ext), false, opts));
   }
   return Status::Ok();

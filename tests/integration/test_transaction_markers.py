@@ -133,3 +133,54 @@ def test_an_aborted_transaction_never_reaches_a_read_committed_consumer(broker):
     dumped = tool(DUMP_LOG, "--files", ",".join(map(str, indexes)))
     assert re.search(rf"producerId:\s*{PID}\b.*firstOffset:\s*0\b.*lastOffset:\s*5\b.*"
                      rf"lastStableOffset:\s*6\b", dumped), dumped
+
+
+def earliest_local(bootstrap: str, topic: str) -> int:
+    """ListOffsets v4 with timestamp -4: the partition's local log start."""
+    w = raw.Writer().i32(-1).i8(0)
+    w.array([0], lambda w2, _: w2.string(topic).array(
+        [0], lambda w3, _: w3.i32(0).i32(-1).i64(-4)))
+    with raw.Conn(bootstrap) as c:
+        c.send(raw.request(2, 4, 7, bytes(w.buf)))
+        _, body = c.recv_frame()
+    r = raw.Reader(body)
+    r.i32()
+    r.array_len()
+    r.string()
+    r.array_len()
+    _p, err, _ts, offset, _epoch = r.i32(), r.i16(), r.i64(), r.i64(), r.i32()
+    assert err == 0, f"ListOffsets(-4): error {err}"
+    return offset
+
+
+@pytest.mark.skipif(kit.against_kafka(), reason="Strata's local remote storage")
+def test_an_aborted_transaction_in_remote_storage_stays_invisible(broker_factory, tmp_path):
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    b = broker_factory(config={
+        "remote.log.storage.system.enable": "true",
+        "strata.remote.storage.uri": f"file://{remote}",
+        "remote.log.manager.task.interval.ms": "300",
+        "log.retention.check.interval.ms": "300",
+    })
+    topic = kit.unique_topic("txn-tiered")
+    segment = 1024 * 1024
+    kit.create_topic(b.bootstrap, topic, 1, config={
+        "remote.storage.enable": "true", "segment.bytes": str(segment),
+        "local.retention.bytes": str(segment), "retention.ms": "-1"})
+    recs = [(b"k%d" % i, b"aborted-%d" % i, []) for i in range(3)]
+    with raw.Conn(b.bootstrap) as conn:
+        txn = raw.record_batch(recs, kit.BASE_TS, PID, 0, 0, transactional=True)
+        assert produce(conn, topic, txn, 1, "it-txn") == 0
+    tool(TXN_CMD, "--bootstrap-server", b.bootstrap, "abort", "--topic", topic, "--partition", "0",
+         "--producer-id", str(PID), "--producer-epoch", "0", "--coordinator-epoch", "0")
+    plain = kit.make_records(2000, 1, seed=890, tag="after", value_size=2000)
+    kit.produce_confluent(b.bootstrap, topic, plain)
+    last = 3 + len(plain)  # aborted 0-2, the marker at 3, then the plain records
+    kit.wait_until(lambda: earliest_local(b.bootstrap, topic) > 3, 60,
+                   "the aborted transaction's segment uploaded and deleted locally")
+
+    committed = consume_offsets(b.bootstrap, topic, "read_committed", last)
+    assert committed[:2] == [4, 5] and len(committed) == len(plain), committed[:10]
+    uncommitted = consume_offsets(b.bootstrap, topic, "read_uncommitted", last)
+    assert uncommitted[:4] == [0, 1, 2, 4], uncommitted[:10]

@@ -40,7 +40,9 @@ struct RemoteRead {
   int32_t max_bytes = 0;
   Offset readable_end;       // the read stops below it (a follower's high watermark)
   bool as_follower = false;  // for a consumer, from a partition this broker follows
+  bool read_committed = false;
   Result<Bytes> result = Bytes{};
+  std::vector<storage::AbortedTxn> aborted;  // read_committed: the remote segments' aborts
 };
 
 // Whether the fetch is a follower's (Fetch's replica id), and which; for a
@@ -193,6 +195,7 @@ int32_t ReadRecords(BrokerContext& ctx, const TopicPartition& tp, storage::Log& 
       remote->max_bytes = bounds.max_bytes;
       remote->readable_end = bounds.readable_end;
       remote->as_follower = bounds.as_follower;
+      remote->read_committed = fetcher.read_committed;
       return bounds.max_bytes;  // reserved: the remote read may fill it
     }
     auto read = log.ReadRegion(fetch_offset, bounds.max_bytes, bounds.readable_end,
@@ -361,24 +364,51 @@ asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
     asio::steady_timer timer;
     size_t left;
     std::vector<Result<Bytes>> results;
+    std::vector<std::vector<storage::AbortedTxn>> aborted;
   };
   auto executor = co_await asio::this_coro::executor;
   auto pending = std::make_shared<Pending>(executor, reads.size());
   pending->results.resize(reads.size(), Bytes{});
+  pending->aborted.resize(reads.size());
   pending->timer.expires_at(asio::steady_timer::time_point::max());
   for (size_t i = 0; i < reads.size(); ++i) {
-    asio::post(rlm->reader_pool(), [rlm, pending, executor, i, tp = *reads[i].tp,
-                                    offset = reads[i].offset, max = reads[i].max_bytes] {
-      pending->results[i] = rlm->Read(tp, offset, max);
-      asio::post(executor, [pending] {
-        if (--pending->left == 0) pending->timer.cancel();
-      });
-    });
+    asio::post(rlm->reader_pool(),
+               [rlm, pending, executor, i, tp = *reads[i].tp, offset = reads[i].offset,
+                max = reads[i].max_bytes, committed = reads[i].read_committed,
+                end = reads[i].readable_end] {
+                 pending->results[i] = rlm->Read(tp, offset, max);
+                 if (pending->results[i].ok() && committed) {
+                   // Records without the aborted transactions they hold would show a
+                   // read_committed consumer aborted data: then none.
+                   auto aborted = rlm->AbortedTransactions(tp, offset, end);
+                   if (aborted.ok()) {
+                     pending->aborted[i] = std::move(aborted).value();
+                   } else {
+                     pending->results[i] = aborted.take_error();
+                   }
+                 }
+                 asio::post(executor, [pending] {
+                   if (--pending->left == 0) pending->timer.cancel();
+                 });
+               });
   }
   while (pending->left > 0) {
     co_await pending->timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
   }
-  for (size_t i = 0; i < reads.size(); ++i) reads[i].result = std::move(pending->results[i]);
+  for (size_t i = 0; i < reads.size(); ++i) {
+    reads[i].result = std::move(pending->results[i]);
+    reads[i].aborted = std::move(pending->aborted[i]);
+  }
+}
+
+// Adds `aborted` to a response's list, once each: a segment held both
+// remote and local (not yet deleted locally) is reported by both.
+void AddAborted(const std::vector<storage::AbortedTxn>& aborted,
+                std::vector<FetchResponse::AbortedTransaction>& out) {
+  for (const storage::AbortedTxn& txn : aborted) {
+    const FetchResponse::AbortedTransaction entry{txn.producer_id, txn.first_offset.value()};
+    if (std::find(out.begin(), out.end(), entry) == out.end()) out.push_back(entry);
+  }
 }
 
 // Drops the batches of `data` (whole batches from the first) that end at or
@@ -413,6 +443,8 @@ asio::awaitable<void> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>& re
       continue;
     }
     TrimToReadableEnd(*r.result, r.readable_end);
+    if (r.read_committed && out.aborted_transactions)
+      AddAborted(r.aborted, *out.aborted_transactions);
     const auto n = static_cast<int64_t>(r.result->size());
     tally.bytes += n;
     if (r.as_follower) tally.follower_bytes += n;
