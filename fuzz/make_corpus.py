@@ -47,6 +47,20 @@ def main() -> None:
         "describe_log_dirs_v4_all": frame(35, 4, bytes(rk.Writer(True).uvarint(0).tags().buf),
                                           True),
     }
+    # WriteTxnMarkers v1: one COMMIT marker for t-0 and t-1 (flexible from v1).
+    seeds["write_txn_markers_v1"] = frame(27, 1, bytes(
+        rk.Writer(True).array([0], lambda w, _: w.i64(4242).i16(3).boolean(True)
+                              .array([0], lambda w2, _: w2.string("t").array(
+                                  [0, 1], lambda w3, p: w3.i32(p)).tags())
+                              .i32(5).tags()).tags().buf), True)
+    # DescribeProducers v0 (flexible): t-0.
+    seeds["describe_producers_v0"] = frame(61, 0, bytes(
+        rk.Writer(True).array([0], lambda w, _: w.string("t").array(
+            [0], lambda w2, p: w2.i32(p)).tags()).tags().buf), True)
+    txn = rk.record_batch([(b"k", b"in-txn", [])], 1_700_000_000_000, 4242, 3, 0,
+                          transactional=True)
+    seeds["produce_v8_transactional"] = frame(0, 8, rk.produce_body(
+        8, "t", 0, txn, acks=-1, transactional_id="fuzz-txn"))
     inner = frame(19, 7, rk.create_topics_body(7, "t", 1, 1), True)
     seeds["envelope_v0"] = frame(58, 0, bytes(rk.Writer(True).bytes_(inner).bytes_(None)
                                               .bytes_(bytes([127, 0, 0, 1])).tags().buf), True)
