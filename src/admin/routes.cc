@@ -65,6 +65,7 @@ json PartitionJson(kafka::BrokerContext& ctx, const broker::Partition& partition
            {"log_start_offset", log->log_start_offset().value()},
            {"log_end_offset", log->log_end_offset().value()},
            {"high_watermark", partition.high_watermark().value()},
+           {"last_stable_offset", partition.last_stable_offset().value()},
            {"size_bytes", log->size_bytes()},
            {"segments", log->segment_count()},
            {"leader", state.leader.value()},
@@ -75,6 +76,15 @@ json PartitionJson(kafka::BrokerContext& ctx, const broker::Partition& partition
            {"non_contiguous", IdValues(state.non_contiguous)},
            {"adding", IdValues(state.adding)},
            {"removing", IdValues(state.removing)}};
+  json open = json::array();  // the producers' open transactions, by first offset
+  for (const storage::ProducerView& v : log->ActiveProducers()) {
+    if (v.current_txn_start_offset >= 0_o) {
+      open.push_back({{"producer_id", v.producer_id},
+                      {"producer_epoch", v.producer_epoch},
+                      {"first_offset", v.current_txn_start_offset.value()}});
+    }
+  }
+  out["open_transactions"] = std::move(open);
   if (auto remote = ctx.store.GetRemoteLogOffsets(topic_id, partition.tp().partition)) {
     out["remote_log_start_offset"] = remote->start;
     out["remote_log_end_offset"] = remote->end;
@@ -241,6 +251,23 @@ void RegisterBrokerGauges(kafka::BrokerContext& ctx) {
         for (const auto& [tp, lag] : ctx.topics.FollowerLags()) {
           out.push_back({{{"topic", tp.topic}, {"partition", std::to_string(tp.partition)}},
                          static_cast<double>(lag)});
+        }
+        return out;
+      });
+  registry.SetGaugeFamily(
+      "strata_last_stable_offset_lag",
+      "Partitions led here whose read_committed consumers are held back by an undecided "
+      "transaction: the high watermark minus the last stable offset (Kafka's "
+      "LastStableOffsetLag); partitions without one are left out",
+      [&ctx] {
+        std::vector<std::pair<metrics::Labels, double>> out;
+        for (const auto& p : ctx.topics.LocalPartitions()) {
+          if (p->leader() != ctx.topics.self()) continue;
+          const int64_t lag = p->high_watermark() - p->last_stable_offset();
+          if (lag <= 0) continue;
+          out.push_back(
+              {{{"topic", p->tp().topic}, {"partition", std::to_string(p->tp().partition)}},
+               static_cast<double>(lag)});
         }
         return out;
       });

@@ -98,6 +98,8 @@ TEST_F(AdminRoutesTest, TopicsListEachLocalPartitionWithItsOffsetsAndReplicas) {
   EXPECT_EQ(p1.at("partition"), 1);
   EXPECT_EQ(p1.at("log_end_offset"), 5);
   EXPECT_EQ(p1.at("high_watermark"), 5);
+  EXPECT_EQ(p1.at("last_stable_offset"), 5);  // no transaction holds it back
+  EXPECT_EQ(p1.at("open_transactions"), json::array());
   EXPECT_EQ(p1.at("leader"), 1);
   EXPECT_EQ(p1.at("replicas"), json::array({1}));
   EXPECT_EQ(p1.at("isr"), json::array({1}));

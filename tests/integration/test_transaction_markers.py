@@ -8,9 +8,11 @@ the .txnindex entry Strata wrote for the abort.
 """
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -88,8 +90,29 @@ def broker(broker_factory):
     # Kafka's leader would ask the transaction coordinator whether the raw
     # transactional produce belongs to an ongoing transaction (KIP-890), and
     # no coordinator knows this hand-made one.
-    return broker_factory(**({"transaction.partition.verification.enable": "false"}
-                             if kit.against_kafka() else {}))
+    if kit.against_kafka():
+        return broker_factory(**{"transaction.partition.verification.enable": "false"})
+    from ports import free_port
+    b = broker_factory(config={"strata.admin.listener": f"127.0.0.1:{free_port()}"})
+    b.admin = b.config["strata.admin.listener"]
+    return b
+
+
+def admin_partition(b, topic: str) -> dict | None:
+    """Strata's admin API view of partition 0 of `topic` (None against Kafka)."""
+    if kit.against_kafka():
+        return None
+    topics = json.loads(urllib.request.urlopen(f"http://{b.admin}/v1/topics", timeout=10).read())
+    [t] = [t for t in topics if t["name"] == topic]
+    return t["partitions"][0]
+
+
+def lso_lag_metric(b, topic: str) -> float | None:
+    text = urllib.request.urlopen(f"http://{b.admin}/metrics", timeout=10).read().decode()
+    for line in text.splitlines():
+        if line.startswith("strata_last_stable_offset_lag{") and f'topic="{topic}"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return None
 
 
 def test_an_aborted_transaction_never_reaches_a_read_committed_consumer(broker):
@@ -105,6 +128,12 @@ def test_an_aborted_transaction_never_reaches_a_read_committed_consumer(broker):
         assert produce(conn, topic, plain, 2) == 3  # offsets 3-4
         assert latest(conn, topic, 0, 3) == 5
         assert latest(conn, topic, 1, 4) == 0  # held at the open transaction
+        if not kit.against_kafka():
+            p = admin_partition(broker, topic)
+            assert p["last_stable_offset"] == 0 and p["high_watermark"] == 5, p
+            assert p["open_transactions"] == [
+                {"producer_id": PID, "producer_epoch": 0, "first_offset": 0}], p
+            assert lso_lag_metric(broker, topic) == 5
 
         out = tool(TXN_CMD, "--bootstrap-server", broker.bootstrap, "describe-producers",
                    "--topic", topic, "--partition", "0")
@@ -116,6 +145,10 @@ def test_an_aborted_transaction_never_reaches_a_read_committed_consumer(broker):
              "--partition", "0", "--producer-id", str(PID), "--producer-epoch", "0",
              "--coordinator-epoch", "0")
         assert latest(conn, topic, 1, 5) == 6  # the marker at 5 is committed
+        if not kit.against_kafka():
+            p = admin_partition(broker, topic)
+            assert p["last_stable_offset"] == 6 and p["open_transactions"] == [], p
+            assert lso_lag_metric(broker, topic) is None
         after = raw.record_batch([(b"p2", b"plain-2", [])], kit.BASE_TS)
         assert produce(conn, topic, after, 6) == 6
 
