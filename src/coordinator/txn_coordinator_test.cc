@@ -1,0 +1,187 @@
+// TxnCoordinator over a real log: requests become writes that take effect
+// only when finished as committed; a commit's markers, then its end;
+// residency, a reload finding a transaction mid-commit, and fencing.
+#include "coordinator/txn_coordinator.h"
+
+#include <gtest/gtest.h>
+
+#include "coordinator/txn_log.h"
+#include "storage/test_util.h"
+
+namespace strata::coordinator {
+namespace {
+
+using protocol::ErrorCode;
+
+constexpr int32_t kTimeout = 60000;
+const TopicPartition kA{"a", 0};
+const TopicPartition kB{"b", 3};
+
+class TxnCoordinatorTest : public storage::testing::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    auto log = storage::Log::Open(root_ / "__transaction_state-0", storage::LogConfig{}, &clock_);
+    ASSERT_TRUE(log.ok()) << log.error().message;
+    log_ = std::shared_ptr<storage::Log>(std::move(*log));
+    coordinator_ = MakeCoordinator();
+    ASSERT_TRUE(coordinator_->LoadPartition(0, 4).ok());
+  }
+  void TearDown() override {
+    (void)log_->Close();
+    TempDirTest::TearDown();
+  }
+  // One partition, so every id lands in it.
+  std::unique_ptr<TxnCoordinator> MakeCoordinator() {
+    auto clog = std::make_unique<CoordinatorLog>(
+        kTransactionStateTopic, 1, [this](int32_t) { return log_; },
+        [this](int32_t, MutableByteView batch,
+               const std::vector<storage::BatchInfo>& infos) -> Result<CoordinatorLog::Appended> {
+          STRATA_ASSIGN_OR_RETURN(auto appended, log_->Append(batch, infos, LeaderEpoch(4)));
+          return CoordinatorLog::Appended{appended.last_offset, 4};
+        },
+        &clock_);
+    return std::make_unique<TxnCoordinator>(
+        TxnCoordinatorConfig{}, std::move(clog),
+        [this]() -> Result<int64_t> { return next_pid_++; }, &clock_);
+  }
+  // The reply's write finished as committed; the answer it then gives.
+  ErrorCode Commit(const TxnReply& reply) {
+    EXPECT_TRUE(reply.write.has_value()) << protocol::ErrorCodeName(Code(reply.error));
+    if (!reply.write) return reply.error;
+    ErrorCode finished = coordinator_->Finish(*reply.write, true);
+    return finished == ErrorCode::kNone ? reply.error : finished;
+  }
+  TxnStatus State(const std::string& id) { return coordinator_->Describe(id)->state; }
+
+  ManualClock clock_{1'700'000'000'000};
+  std::shared_ptr<storage::Log> log_;
+  int64_t next_pid_ = 5000;
+  std::unique_ptr<TxnCoordinator> coordinator_;
+};
+
+TEST_F(TxnCoordinatorTest, ATransactionCommitsThroughItsMarkersAndSurvivesAReload) {
+  TxnReply init = coordinator_->InitProducerId("t1", kTimeout, std::nullopt);
+  EXPECT_EQ(init.producer_id, 5000);
+  EXPECT_EQ(init.producer_epoch, 0);
+  EXPECT_EQ(State("t1"), TxnStatus::kEmpty);
+  EXPECT_EQ(coordinator_->Describe("t1")->producer_epoch, -1);  // not until committed
+  ASSERT_EQ(Commit(init), ErrorCode::kNone);
+  EXPECT_EQ(coordinator_->Describe("t1")->producer_epoch, 0);
+
+  ASSERT_EQ(Commit(coordinator_->AddPartitions("t1", 5000, 0, {kA, kB}, 0)), ErrorCode::kNone);
+  EXPECT_EQ(State("t1"), TxnStatus::kOngoing);
+  // Adding what is there already writes nothing.
+  TxnReply again = coordinator_->AddPartitions("t1", 5000, 0, {kA}, 0);
+  EXPECT_FALSE(again.write);
+  EXPECT_EQ(again.error, ErrorCode::kNone);
+
+  ASSERT_EQ(Commit(coordinator_->EndTxn("t1", 5000, 0, TxnResult::kCommit, 0)), ErrorCode::kNone);
+  EXPECT_EQ(State("t1"), TxnStatus::kPrepareCommit);
+  auto markers = coordinator_->Markers("t1");
+  ASSERT_TRUE(markers);
+  EXPECT_EQ(markers->result, TxnResult::kCommit);
+  EXPECT_EQ(markers->producer_epoch, 0);
+  EXPECT_EQ(markers->partitions, (std::set<TopicPartition>{kA, kB}));
+  // Requests wait while it completes.
+  EXPECT_EQ(coordinator_->InitProducerId("t1", kTimeout, std::nullopt).error,
+            ErrorCode::kConcurrentTransactions);
+  EXPECT_FALSE(coordinator_->CompleteTransaction("t1"));  // markers outstanding
+  EXPECT_FALSE(coordinator_->MarkerWritten("t1", kA));
+  EXPECT_TRUE(coordinator_->MarkerWritten("t1", kB));
+  auto end = coordinator_->CompleteTransaction("t1");
+  ASSERT_TRUE(end);
+  ASSERT_EQ(coordinator_->Finish(*end, true), ErrorCode::kNone);
+  EXPECT_EQ(State("t1"), TxnStatus::kCompleteCommit);
+
+  auto reloaded = MakeCoordinator();
+  auto committing = reloaded->LoadPartition(0, 5);
+  ASSERT_TRUE(committing.ok());
+  EXPECT_TRUE(committing->empty());
+  EXPECT_EQ(reloaded->Describe("t1")->state, TxnStatus::kCompleteCommit);
+  EXPECT_EQ(reloaded->Describe("t1")->producer_id, 5000);
+}
+
+// A coordinator that took over mid-commit writes the markers again.
+TEST_F(TxnCoordinatorTest, AReloadFindsACommitInProgressAndFinishesIt) {
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("t1", kTimeout, std::nullopt)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->AddPartitions("t1", 5000, 0, {kA}, 0)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->EndTxn("t1", 5000, 0, TxnResult::kAbort, 0)), ErrorCode::kNone);
+
+  coordinator_ = MakeCoordinator();
+  auto committing = coordinator_->LoadPartition(0, 5);
+  ASSERT_TRUE(committing.ok());
+  EXPECT_EQ(*committing, std::vector<std::string>{"t1"});
+  auto markers = coordinator_->Markers("t1");
+  ASSERT_TRUE(markers);
+  EXPECT_EQ(markers->result, TxnResult::kAbort);
+  EXPECT_EQ(markers->partitions, std::set<TopicPartition>{kA});
+  EXPECT_EQ(coordinator_->CoordinatorEpoch(0), 5);
+  ASSERT_TRUE(coordinator_->MarkerWritten("t1", kA));
+  auto end = coordinator_->CompleteTransaction("t1");
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->coordinator_epoch, 5);
+  ASSERT_EQ(coordinator_->Finish(*end, true), ErrorCode::kNone);
+  EXPECT_EQ(State("t1"), TxnStatus::kCompleteAbort);
+}
+
+// A new instance of the producer fences the old one: its open transaction is
+// aborted under a bumped epoch, and the new instance is told to retry.
+TEST_F(TxnCoordinatorTest, InitProducerIdFencesAnOpenTransaction) {
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("t1", kTimeout, std::nullopt)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->AddPartitions("t1", 5000, 0, {kA}, 0)), ErrorCode::kNone);
+  TxnReply fence = coordinator_->InitProducerId("t1", kTimeout, std::nullopt);
+  ASSERT_TRUE(fence.write);
+  EXPECT_EQ(fence.write->transit.state, TxnStatus::kPrepareAbort);
+  EXPECT_EQ(Commit(fence), ErrorCode::kConcurrentTransactions);
+  auto markers = coordinator_->Markers("t1");
+  ASSERT_TRUE(markers);
+  EXPECT_EQ(markers->producer_epoch, 1);  // the old instance's writes are fenced
+  // The old instance can no longer end it (its epoch is checked first).
+  EXPECT_EQ(coordinator_->EndTxn("t1", 5000, 0, TxnResult::kCommit, 0).error,
+            ErrorCode::kProducerFenced);
+  ASSERT_TRUE(coordinator_->MarkerWritten("t1", kA));
+  ASSERT_EQ(coordinator_->Finish(*coordinator_->CompleteTransaction("t1"), true), ErrorCode::kNone);
+  TxnReply retry = coordinator_->InitProducerId("t1", kTimeout, std::nullopt);
+  ASSERT_EQ(Commit(retry), ErrorCode::kNone);
+  EXPECT_EQ(retry.producer_epoch, 2);
+  EXPECT_EQ(coordinator_->EndTxn("t1", 5000, 1, TxnResult::kCommit, 0).error,
+            ErrorCode::kProducerFenced);
+}
+
+TEST_F(TxnCoordinatorTest, AFailedWriteChangesNothingAndAMovedPartitionAnswersNotCoordinator) {
+  TxnReply init = coordinator_->InitProducerId("t1", kTimeout, std::nullopt);
+  ASSERT_TRUE(init.write);
+  EXPECT_EQ(coordinator_->Finish(*init.write, false), ErrorCode::kCoordinatorNotAvailable);
+  EXPECT_EQ(coordinator_->Describe("t1")->producer_epoch, -1);
+  TxnReply retried = coordinator_->InitProducerId("t1", kTimeout, std::nullopt);
+  ASSERT_TRUE(retried.write);  // not CONCURRENT_TRANSACTIONS: nothing is pending
+
+  coordinator_->UnloadPartition(0);
+  EXPECT_EQ(coordinator_->Finish(*retried.write, true), ErrorCode::kNotCoordinator);
+  EXPECT_EQ(coordinator_->Serves("t1"), ErrorCode::kNotCoordinator);
+  EXPECT_EQ(coordinator_->InitProducerId("t1", kTimeout, std::nullopt).error,
+            ErrorCode::kNotCoordinator);
+  EXPECT_EQ(coordinator_->InitProducerId("t1", 0, std::nullopt).error,
+            ErrorCode::kInvalidTransactionTimeout);
+  EXPECT_EQ(coordinator_->InitProducerId("t1", 900001, std::nullopt).error,
+            ErrorCode::kInvalidTransactionTimeout);
+  EXPECT_EQ(coordinator_->AddPartitions("nobody", 1, 0, {kA}, 0).error, ErrorCode::kNotCoordinator);
+  ASSERT_TRUE(coordinator_->LoadPartition(0, 6).ok());
+  EXPECT_EQ(coordinator_->AddPartitions("nobody", 1, 0, {kA}, 0).error,
+            ErrorCode::kInvalidProducerIdMapping);
+}
+
+TEST_F(TxnCoordinatorTest, VerifyOnlyAnswersPerPartitionWithoutWriting) {
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("t1", kTimeout, std::nullopt)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->AddPartitions("t1", 5000, 0, {kA}, 0)), ErrorCode::kNone);
+  const Offset end = log_->log_end_offset();
+  auto verified = coordinator_->VerifyPartitions("t1", 5000, 0, {kA, kB});
+  EXPECT_EQ(verified, (std::map<TopicPartition, ErrorCode>{
+                          {kA, ErrorCode::kNone}, {kB, ErrorCode::kTransactionAbortable}}));
+  EXPECT_EQ(coordinator_->VerifyPartitions("t1", 5000, 7, {kA})[kA], ErrorCode::kProducerFenced);
+  EXPECT_EQ(log_->log_end_offset(), end);
+}
+
+}  // namespace
+}  // namespace strata::coordinator
