@@ -93,7 +93,12 @@ class Partition : public replication::FollowerReplica {
   // Kafka's last stable offset (storage::Log::last_stable_offset): the high
   // watermark, or the first offset of a transaction not yet decided and
   // committed when lower. read_committed consumers read below it.
-  Offset last_stable_offset() const { return log_->last_stable_offset(); }
+  // Never above this replica's high watermark (the log learns the mark
+  // without this partition's lock, so its copy may run ahead after a
+  // truncation).
+  Offset last_stable_offset() const {
+    return std::min(log_->last_stable_offset(), high_watermark());
+  }
   // Leader: moves the mark as far as the ISR allows; true when it moved.
   // Whatever moves the mark wakes what waits on it (acks=all produces,
   // consumers' long polls), here and in OnFollowerFetch and OnLeaderFetched.

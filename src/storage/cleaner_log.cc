@@ -102,7 +102,11 @@ CleaningEstimate LogImpl::PlanCleaningLocked(int64_t now, CleanPassInput* input)
   input->first_dirty_position =
       holder->base_offset() <= first_dirty ? holder->IndexPosition(first_dirty) : 0;
   for (const auto& [base, seg] : segments_) {
-    if (base < active_base) input->segments.push_back(seg);
+    if (base < active_base) {
+      input->segments.push_back(seg);
+      const auto& aborted = seg->txn_index().entries();
+      input->aborted.insert(input->aborted.end(), aborted.begin(), aborted.end());
+    }
   }
   return e;
 }

@@ -101,7 +101,10 @@ Result<bool> CleanPass::MapSegment(const Segment& seg, uint64_t from, Offset nex
     if (!more) break;
     counters_.map_bytes_read += int64_t(batch.size());
     if (h.last_offset() < in_.first_dirty) continue;
-    if (!h.control()) {
+    // An aborted transaction's records are never a key's latest value:
+    // mapped, they would let the cleaner drop the committed value they
+    // overwrote, which read_committed readers still read.
+    if (!h.control() && !InAbortedTxn(h)) {
       STRATA_ASSIGN_OR_RETURN(bool full, MapBatch(h, batch));
       if (full) return true;
     }
@@ -109,6 +112,17 @@ Result<bool> CleanPass::MapSegment(const Segment& seg, uint64_t from, Offset nex
   }
   // Offsets may have gaps (an earlier clean): the segment covers all of them.
   map_.UpdateLatestOffset(next_start - 1);
+  return false;
+}
+
+bool CleanPass::InAbortedTxn(const BatchHeader& h) const {
+  if (!h.transactional()) return false;
+  for (const AbortedTxn& txn : in_.aborted) {
+    if (txn.producer_id == h.producer_id && txn.first_offset <= h.base_offset &&
+        h.base_offset <= txn.last_offset) {
+      return true;
+    }
+  }
   return false;
 }
 

@@ -48,6 +48,9 @@ struct CleanPassInput {
   uint64_t first_dirty_position = 0;
   // Every non-active segment, ascending.
   std::vector<std::shared_ptr<Segment>> segments;
+  // The aborted transactions of those segments (their .txnindex entries):
+  // an aborted write never shadows the committed value of its key.
+  std::vector<AbortedTxn> aborted;
 };
 
 struct CleanPassHooks {
@@ -83,6 +86,8 @@ class CleanPass {
  private:
   Result<bool> MapSegment(const Segment& seg, uint64_t from, Offset next_start);
   Result<bool> MapBatch(const protocol::BatchHeader& h, ByteView batch);
+  // Whether `h` holds records of a transaction in_.aborted lists.
+  bool InAbortedTxn(const protocol::BatchHeader& h) const;
   Status CleanSegmentInto(const Segment& seg, bool last_in_group, Segment& dest);
   bool Retain(const protocol::BatchHeader& h, Offset offset, const protocol::Record& r) const;
 

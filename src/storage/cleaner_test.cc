@@ -546,5 +546,32 @@ TEST_F(CleanerTest, AnOpenTransactionIsNotCleanedPast) {
   ASSERT_TRUE(log->Close().ok());
 }
 
+// An aborted write never shadows the committed value it overwrote: the
+// committed record stays (read_committed readers skip the aborted one).
+TEST_F(CleanerTest, AnAbortedOverwriteDoesNotCompactAwayTheCommittedValue) {
+  auto log = OpenLog();
+  Put(*log, "key-0", "committed");  // offset 0
+  protocol::BatchBuilder txn;
+  txn.set_producer(7, 0, 0).set_transactional(true).Add("key-0", "aborted", clock_.NowMs());
+  ASSERT_TRUE(AppendAll(*log, {txn.Build()}).ok());  // offset 1
+  Bytes marker =
+      protocol::BuildTxnMarkerBatch(7, 0, {protocol::ControlType::kAbort, 0}, clock_.NowMs());
+  std::vector<BatchInfo> infos{testing::InfoFor(marker)};
+  ASSERT_TRUE(
+      log->Append(MutableByteView(marker), infos, LeaderEpoch(0), AppendOrigin::kCoordinator)
+          .ok());  // offset 2
+  log->SetHighWatermark(log->log_end_offset());
+  Roll(*log);
+  Put(*log, "key-1", "active");
+  auto r = Clean(*log);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->segments_cleaned, 1);
+  auto records = ReadAllRecords(*log);
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records.front().offset, 0_o);
+  EXPECT_EQ(records.front().value, "committed");
+  ASSERT_TRUE(log->Close().ok());
+}
+
 }  // namespace
 }  // namespace strata::storage

@@ -339,6 +339,11 @@ Status LogImpl::LoadProducerState() {
     producers_.MergeOlder(from_snapshot);
     for (const auto& [base, seg] : segments_) seg->MarkTxnIndexRebuilt();
   }
+  // Durable before any later snapshot can make the replay skip them.
+  for (const auto& [base, seg] : segments_) STRATA_RETURN_IF_ERROR(seg->txn_index().Flush());
+  // Transactions the replay completed below the mark already known hold
+  // nothing back (the mark may not rise again soon: a truncated follower).
+  producers_.OnHighWatermark(high_watermark_);
   UpdateLastStableOffsetLocked();
   producer_load_note_ = fmt::format("{} producers from snapshot {} + {} batches", producers_.size(),
                                     snapshot.value_or(kNoOffset), replayed);

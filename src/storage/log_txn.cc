@@ -59,9 +59,8 @@ void LogImpl::SetHighWatermark(Offset high_watermark) {
   std::lock_guard lock(mu_);
   // Callers report without a lock of their own, so a report may arrive
   // after a newer one: the mark only rises here (a truncation lowers it).
-  if (high_watermark <= high_watermark_) return;
-  high_watermark_ = high_watermark;
-  producers_.OnHighWatermark(high_watermark);
+  high_watermark_ = std::max(high_watermark_, high_watermark);
+  producers_.OnHighWatermark(high_watermark_);
   UpdateLastStableOffsetLocked();
 }
 

@@ -182,5 +182,22 @@ TEST_F(LogTxnTest, TruncationBelowAMarkerReopensItsTransaction) {
   ASSERT_TRUE(log->Close().ok());
 }
 
+// A truncation replays the transactions completed since the last snapshot:
+// those below the (lowered) high watermark hold nothing back, even though
+// the mark does not rise again.
+TEST_F(LogTxnTest, ATruncationLeavesNoDecidedTransactionHoldingTheLastStableOffset) {
+  auto log = Open();
+  MustAppend(*log, TxnBatch(7, 0, 0));                                                    // 0
+  MustAppend(*log, MarkerBatch(7, 0, ControlType::kCommit), AppendOrigin::kCoordinator);  // 1
+  MustAppend(*log, testing::MakeBatch({}));                                               // 2
+  log->SetHighWatermark(3_o);
+  ASSERT_EQ(log->last_stable_offset(), 3_o);
+  ASSERT_TRUE(log->TruncateTo(2_o).ok());
+  EXPECT_EQ(log->last_stable_offset(), 2_o);
+  log->SetHighWatermark(2_o);  // the same mark again
+  EXPECT_EQ(log->last_stable_offset(), 2_o);
+  ASSERT_TRUE(log->Close().ok());
+}
+
 }  // namespace
 }  // namespace strata::storage

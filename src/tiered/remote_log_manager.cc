@@ -322,8 +322,9 @@ Result<std::vector<storage::AbortedTxn>> RemoteLogManager::AbortedTransactions(
   if (!view) return MakeError(Errc::kUnavailable, p->id.name() + ": remote manifest not loaded");
   std::vector<storage::AbortedTxn> aborted;
   for (const RemoteSegment& seg : view->segments()) {
+    // Past `upper` too, until an entry completes the search (Kafka's rule):
+    // a marker may lie beyond the bound of the read.
     if (seg.state != RemoteSegmentState::kCopyFinished || seg.end_offset < from) continue;
-    if (seg.base_offset >= upper) break;
     if (!seg.has_txn_index) continue;
     const std::string key = seg.uuid + "." + kRemoteTxnIndexExt;
     std::shared_ptr<const Bytes> bytes = p->CachedIndex(key);

@@ -264,12 +264,16 @@ Offset ReadPartition(BrokerContext& ctx, const TopicRead& topic, const Fetcher& 
   if (throttled && ctx.topics.leader_throttle().Exceeded()) return readable;
   int32_t max_bytes = std::max(std::min(in.partition_max_bytes, budget), 0);
   const RecordsRead bounds{max_bytes, readable, first_data, as_follower};
+  // Collected before the read, while the segments read are still listed
+  // (retention may delete one right after; the read then fails and is
+  // retried). Up to the readable end: it may name aborts past what this
+  // response holds, which a consumer ignores; it never leaves one out.
+  std::vector<storage::AbortedTxn> aborted;
+  if (fetcher.read_committed) aborted = log->AbortedTransactions(fetch_offset, readable);
   const int32_t sent = ReadRecords(ctx, tp, *log, fetcher, in, bounds, out, remote);
   if (sent < 0) return kNoOffset;
   if (fetcher.read_committed && sent > 0) {
-    // Up to the readable end: it may name aborts past what this response
-    // holds, which a consumer ignores; it never leaves one out.
-    for (const storage::AbortedTxn& txn : log->AbortedTransactions(fetch_offset, readable)) {
+    for (const storage::AbortedTxn& txn : aborted) {
       out.aborted_transactions->push_back({txn.producer_id, txn.first_offset.value()});
     }
   }
