@@ -287,6 +287,35 @@ ErrorCode TxnCoordinator::Finish(const TxnWrite& write, bool committed) {
   return ErrorCode::kNone;
 }
 
+std::vector<TxnReply> TxnCoordinator::AbortTimedOut() {
+  std::vector<std::pair<std::string, std::shared_ptr<Entry>>> candidates;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, entry] : ids_) {
+      auto part = partitions_.find(entry->partition);
+      if (part != partitions_.end() && part->second.state == Partition::State::kLoaded) {
+        candidates.emplace_back(id, entry);
+      }
+    }
+  }
+  std::vector<TxnReply> aborts;
+  const int64_t now = Now();
+  for (auto& [id, entry] : candidates) {
+    std::lock_guard lock(entry->mu);
+    if (!entry->md.TimedOut(now)) continue;
+    Log()->info("{}: aborting the transaction of producer {} epoch {}, open past its {} ms timeout",
+                id, entry->md.producer_id(), entry->md.producer_epoch(), entry->md.timeout_ms());
+    TxnOutcome fence = entry->md.PrepareFence();
+    if (fence.step != TxnStep::kAbortAfterFence) continue;
+    TxnReply reply = FenceThenAbort(id, *entry, fence);
+    if (reply.write) {
+      reply.error = ErrorCode::kNone;
+      aborts.push_back(std::move(reply));
+    }
+  }
+  return aborts;
+}
+
 std::optional<TxnMarkers> TxnCoordinator::Markers(const std::string& transactional_id) const {
   std::shared_ptr<Entry> entry = Find(transactional_id);
   if (!entry) return std::nullopt;

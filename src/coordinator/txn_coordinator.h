@@ -103,6 +103,12 @@ class TxnCoordinator {
   // partition moved meanwhile; COORDINATOR_NOT_AVAILABLE when it failed.
   protocol::ErrorCode Finish(const TxnWrite& write, bool committed);
 
+  // Fences and aborts, as the coordinator, every transaction of a loaded
+  // partition open past its timeout (Kafka's abortTimedOutTransactions):
+  // one reply per abort written, to be seen through like a request's, after
+  // which its markers are written.
+  std::vector<TxnReply> AbortTimedOut();
+
   // --- markers of a transaction being committed or aborted
   std::optional<TxnMarkers> Markers(const std::string& transactional_id) const;
   // `tp`'s marker is written. True once every partition has its marker.

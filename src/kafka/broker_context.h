@@ -13,7 +13,8 @@
 
 namespace strata::coordinator {
 class GroupCoordinator;
-}
+class TxnCoordinator;
+}  // namespace strata::coordinator
 namespace strata::cluster {
 class Controller;
 class Metadata;
@@ -22,6 +23,7 @@ class Metadata;
 namespace strata::kafka {
 
 class ControllerForwarder;
+class TxnMarkerChannel;
 
 struct BrokerContext {
   const config::BrokerConfig& config;
@@ -36,6 +38,9 @@ struct BrokerContext {
   int32_t advertised_port = 0;
   // Consumer groups and committed offsets; set once at start-up.
   coordinator::GroupCoordinator* group_coordinator = nullptr;
+  // Transactions, and the markers that end them; set once at start-up.
+  coordinator::TxnCoordinator* txn_coordinator = nullptr;
+  TxnMarkerChannel* txn_markers = nullptr;
   // The cluster metadata view (brokers, partition records); set at start-up.
   cluster::Metadata* metadata = nullptr;
   // Sends controller-bound work to the active controller; set at start-up.

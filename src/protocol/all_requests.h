@@ -3,6 +3,8 @@
 // as a type list: the request registry derives the supported versions from
 // it, and the fuzzer and the codec tests walk it. Serving a new API starts by
 // adding its request struct here (see docs/architecture.md).
+#include "protocol/messages/add_offsets_to_txn.h"
+#include "protocol/messages/add_partitions_to_txn.h"
 #include "protocol/messages/alter_configs.h"
 #include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/api_versions.h"
@@ -19,6 +21,7 @@
 #include "protocol/messages/describe_quorum.h"
 #include "protocol/messages/describe_topic_partitions.h"
 #include "protocol/messages/elect_leaders.h"
+#include "protocol/messages/end_txn.h"
 #include "protocol/messages/envelope.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
@@ -56,6 +59,7 @@ using AllRequests =
                 DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
                 DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest,
                 AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest,
-                DescribeLogDirsRequest, WriteTxnMarkersRequest, DescribeProducersRequest>;
+                DescribeLogDirsRequest, WriteTxnMarkersRequest, DescribeProducersRequest,
+                AddPartitionsToTxnRequest, AddOffsetsToTxnRequest, EndTxnRequest>;
 
 }  // namespace strata::protocol

@@ -185,6 +185,8 @@ Status Broker::Start() {
       kafka::BrokerContext{config_, *store_, *topics_, notifier_, *producer_ids_, clock_});
   context_->replica_selector = selector;
   STRATA_RETURN_IF_ERROR(StartGroupCoordinator());
+  STRATA_RETURN_IF_ERROR(StartTxnCoordinator());
+  ListenForCoordinatorLeadership();
 
   const auto& listener = config_.listeners().front();
   net::ServerOptions options;
@@ -209,6 +211,7 @@ Status Broker::Start() {
   asio::co_spawn(maintenance_io_, PeriodicTasks(), asio::detached);
   maintenance_thread_ = std::thread([this] { maintenance_io_.run(); });
   asio::co_spawn(io_, GroupCoordinatorTicks(), asio::detached);
+  asio::co_spawn(io_, AbortTimedOutTransactions(), asio::detached);
   network_->Start("strata-net");
   threads_.emplace_back([this] { io_.run(); });
   Log()->info("node {} cluster {} listening on {}:{} (data in {}, {} threads)", config_.node_id(),
@@ -258,73 +261,6 @@ asio::awaitable<void> Broker::PeriodicTasks() {
       if (deleted > 0) Log()->info("retention deleted {} segments", deleted);
       next_retention = clock_->MonotonicMs() + check_ms;
     }
-  }
-}
-
-Status Broker::StartGroupCoordinator() {
-  const std::string topic = coordinator::kOffsetsTopic;
-  auto partitions = static_cast<int32_t>(config_.GetLong("offsets.topic.num.partitions"));
-  // The topic itself is made at the first FindCoordinator (EnsureOffsetsTopic).
-  if (auto existing = topics_->GetTopic(topic)) {
-    partitions = existing->partitions;  // as Kafka: the topic's count wins over the config
-  }
-  coordinator::CoordinatorConfig cc;
-  cc.initial_rebalance_delay_ms =
-      static_cast<int32_t>(config_.GetLong("group.initial.rebalance.delay.ms"));
-  cc.max_group_size = static_cast<int32_t>(config_.GetLong("group.max.size"));
-  cc.min_session_timeout_ms = static_cast<int32_t>(config_.GetLong("group.min.session.timeout.ms"));
-  cc.max_session_timeout_ms = static_cast<int32_t>(config_.GetLong("group.max.session.timeout.ms"));
-  cc.offsets_retention_ms = config_.GetLong("offsets.retention.minutes") * 60000;
-  cc.retention_check_interval_ms = config_.GetLong("offsets.retention.check.interval.ms");
-  broker::TopicManager* topics = topics_.get();
-  // Reads (a coordinator loading a partition) go to the log; appends through
-  // the partition, as a produce's do (it stamps the epoch, moves the high
-  // watermark and wakes the fetches and commits waiting on it).
-  auto log = std::make_unique<coordinator::CoordinatorLog>(
-      topic, partitions,
-      [topics, topic](int32_t p) {
-        return topics->GetLog({topic, p});
-      },
-      [topics, topic](int32_t p, MutableByteView batch,
-                      const std::vector<storage::BatchInfo>& infos)
-          -> Result<coordinator::CoordinatorLog::Appended> {
-        auto partition = topics->GetPartition({topic, p});
-        auto info = topics->GetTopicInfo(topic);
-        if (!partition || !info) {
-          return MakeError(Errc::kUnavailable, fmt::format("{}-{} is not hosted here", topic, p));
-        }
-        STRATA_ASSIGN_OR_RETURN(auto appended,
-                                partition->AppendAsLeader(batch, infos, info->min_insync_replicas));
-        return coordinator::CoordinatorLog::Appended{appended.appended.last_offset,
-                                                     appended.leader_epoch.value()};
-      },
-      clock_);
-  group_coordinator_ = std::make_unique<coordinator::GroupCoordinator>(cc, std::move(log), clock_);
-  // The coordinator serves the groups of the offsets partitions this broker
-  // leads: loaded as it gains them (now, for those it leads already),
-  // unloaded as it loses them.
-  coordinator::GroupCoordinator* coordinator = group_coordinator_.get();
-  topics_->SetLeadershipListener([coordinator, topic](const TopicPartition& tp, bool leader) {
-    if (tp.topic != topic) return;
-    if (!leader) {
-      coordinator->UnloadPartition(tp.partition);
-      return;
-    }
-    Status st = coordinator->LoadPartition(tp.partition);
-    if (!st.ok()) Log()->error("loading the groups of {}: {}", tp.ToString(), st.error().message);
-  });
-  context_->group_coordinator = group_coordinator_.get();
-  return Status::Ok();
-}
-
-asio::awaitable<void> Broker::GroupCoordinatorTicks() {
-  // Group timers (sessions, rebalance timeouts, initial delay) are applied
-  // here; 50 ms is well below any timeout clients use.
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  for (;;) {
-    timer.expires_after(std::chrono::milliseconds(50));
-    co_await timer.async_wait(asio::use_awaitable);
-    group_coordinator_->Tick();
   }
 }
 

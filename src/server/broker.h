@@ -23,10 +23,12 @@
 #include "cluster/metadata.h"
 #include "config/broker_config.h"
 #include "coordinator/group_coordinator.h"
+#include "coordinator/txn_coordinator.h"
 #include "kafka/broker_context.h"
 #include "kafka/controller_forwarding.h"
 #include "kafka/dispatcher.h"
 #include "kafka/producer_id_allocator.h"
+#include "kafka/txn_marker_channel.h"
 #include "net/server.h"
 
 namespace strata::server {
@@ -63,9 +65,17 @@ class Broker {
   // Registers this broker (listeners as advertised) under its lease.
   Status Register();
 
-  // Creates __consumer_offsets if missing and loads the group coordinator.
+  // The group and transaction coordinators (coordinators.cc): each serves
+  // the keys of the partitions of its topic this broker leads, loaded as it
+  // gains their leadership and dropped as it loses it.
   Status StartGroupCoordinator();
+  Status StartTxnCoordinator();
+  void ListenForCoordinatorLeadership();
+  std::unique_ptr<coordinator::CoordinatorLog> MakeCoordinatorLog(const std::string& topic,
+                                                                  const char* partitions_key);
   asio::awaitable<void> GroupCoordinatorTicks();
+  // Every transaction.abort.timed.out.transaction.cleanup.interval.ms.
+  asio::awaitable<void> AbortTimedOutTransactions();
 
   config::BrokerConfig config_;
   Clock* clock_;
@@ -102,6 +112,8 @@ class Broker {
   std::unique_ptr<kafka::Dispatcher> dispatcher_;  // the server's request handler
   std::unique_ptr<admin::AdminContext> admin_context_;
   std::unique_ptr<coordinator::GroupCoordinator> group_coordinator_;
+  std::unique_ptr<coordinator::TxnCoordinator> txn_coordinator_;
+  std::unique_ptr<kafka::TxnMarkerChannel> txn_markers_;  // on io_
   std::unique_ptr<net::Server> server_;
   std::unique_ptr<admin::HttpServer> admin_;
   std::vector<std::thread> threads_;

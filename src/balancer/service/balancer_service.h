@@ -40,7 +40,7 @@
 #include "balancer/planner.h"
 #include "balancer/scaling.h"
 #include "balancer/service/metrics_topic_reader.h"
-#include "balancer/service/peer_clients.h"
+#include "balancer/service/produce_to_leader.h"
 #include "cluster/controller.h"
 #include "cluster/metadata.h"
 #include "config/broker_config.h"

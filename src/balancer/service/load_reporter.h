@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "balancer/metrics_sample.h"
-#include "balancer/service/peer_clients.h"
+#include "balancer/service/produce_to_leader.h"
 #include "base/metrics.h"
 #include "cluster/metadata_view.h"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "balancer/load_window.h"
-#include "balancer/service/peer_clients.h"
+#include "balancer/service/produce_to_leader.h"
 #include "base/result.h"
 #include "cluster/metadata_view.h"
 

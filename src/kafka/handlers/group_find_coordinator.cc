@@ -1,11 +1,13 @@
 // FindCoordinator (10): a group's coordinator is the leader of its
-// __consumer_offsets partition (key type 0), the topic made at the first
-// lookup; COORDINATOR_NOT_AVAILABLE while that partition has no leader. There is no transaction
-// coordinator yet (key type 1: COORDINATOR_NOT_AVAILABLE); other key types
-// (share groups) are INVALID_REQUEST, as Kafka answers versions below 6.
+// __consumer_offsets partition (key type 0), a transactional id's the leader
+// of its __transaction_state partition (key type 1), each topic made at its
+// first lookup; COORDINATOR_NOT_AVAILABLE while that partition has no
+// leader. Other key types (share groups) are INVALID_REQUEST, as Kafka
+// answers versions below 6.
 // v0-3 carry one key, v4+ a batch (KIP-699).
 #include "kafka/group_routing.h"
 #include "kafka/handlers/handlers.h"
+#include "kafka/txn_routing.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/find_coordinator.h"
 
@@ -35,15 +37,19 @@ FindCoordinatorResponse::Coordinator Lookup(BrokerContext& ctx, int8_t key_type,
                                             const std::string& key) {
   FindCoordinatorResponse::Coordinator c;
   c.key = key;
+  LiveBroker b;
   if (key_type == kGroupKey && ctx.group_coordinator != nullptr &&
       EnsureOffsetsTopic(ctx) == ErrorCode::kNone) {
-    LiveBroker b = GroupCoordinatorBroker(ctx, key);
-    if (b.node_id >= 0) {
-      c.node_id = b.node_id;
-      c.host = b.host;
-      c.port = b.port;
-      return c;
-    }
+    b = GroupCoordinatorBroker(ctx, key);
+  } else if (key_type == kTransactionKey && ctx.txn_coordinator != nullptr &&
+             EnsureTransactionTopic(ctx) == ErrorCode::kNone) {
+    b = TxnCoordinatorBroker(ctx, key);
+  }
+  if (b.node_id >= 0) {
+    c.node_id = b.node_id;
+    c.host = b.host;
+    c.port = b.port;
+    return c;
   }
   ErrorCode code = key_type == kGroupKey || key_type == kTransactionKey
                        ? ErrorCode::kCoordinatorNotAvailable

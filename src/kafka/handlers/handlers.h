@@ -41,7 +41,13 @@ HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request);
 asio::awaitable<HandlerResult> HandleWriteTxnMarkers(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeProducers(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request);
-HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request);
+
+// Transactions (handlers/init_producer_id.cc, *_txn.cc), served by
+// ctx.txn_coordinator.
+asio::awaitable<HandlerResult> HandleInitProducerId(BrokerContext& ctx, net::Request& request);
+asio::awaitable<HandlerResult> HandleAddPartitionsToTxn(BrokerContext& ctx, net::Request& request);
+asio::awaitable<HandlerResult> HandleAddOffsetsToTxn(BrokerContext& ctx, net::Request& request);
+asio::awaitable<HandlerResult> HandleEndTxn(BrokerContext& ctx, net::Request& request);
 
 // The controller-bound APIs' answers when no controller takes the request:
 // every topic (partition) failed with `code`.

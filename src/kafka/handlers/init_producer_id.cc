@@ -1,28 +1,63 @@
-// InitProducerId (22): a producer id for an idempotent producer (epoch 0; a
-// KIP-360 bump gets a fresh id). Transactional ids are refused until
-// transactions exist.
+// InitProducerId (22): a producer id and epoch. Without a transactional id,
+// an idempotent producer's (epoch 0; a KIP-360 bump gets a fresh id). With
+// one, the transaction coordinator of the id answers: the id's producer id
+// at its next epoch, fencing the previous instance (and aborting its open
+// transaction), once that is written to __transaction_state.
 #include "protocol/messages/init_producer_id.h"
 
-#include "base/log.h"
+#include "coordinator/txn_coordinator.h"
 #include "kafka/handlers/handlers.h"
-#include "kafka/logger.h"
+#include "kafka/handlers/txn_errors.h"
+#include "kafka/txn_routing.h"
 #include "protocol/error_code.h"
 
 namespace strata::kafka {
+namespace {
 
 using protocol::ErrorCode;
+using protocol::InitProducerIdRequest;
+using protocol::InitProducerIdResponse;
 
-HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request) {
-  using protocol::InitProducerIdRequest;
-  STRATA_ASSIGN_OR_RETURN(InitProducerIdRequest req, DecodeRequest<InitProducerIdRequest>(request));
-  protocol::InitProducerIdResponse resp;
+// The transactional path; the answer's error, id and epoch.
+asio::awaitable<InitProducerIdResponse> InitTransactional(BrokerContext& ctx,
+                                                          const InitProducerIdRequest& req,
+                                                          int16_t version) {
+  InitProducerIdResponse resp;
+  resp.producer_epoch = -1;
+  auto fail = [&](ErrorCode code) {
+    resp.error_code = Code(TxnErrorForVersion(code, version, /*first_fenced_version=*/4));
+    return resp;
+  };
+  const std::string& id = *req.transactional_id;
+  if (id.empty()) co_return fail(ErrorCode::kInvalidRequest);
+  // v3+ names the producer id and epoch it holds (KIP-360), both or neither.
+  std::optional<coordinator::ProducerIdAndEpoch> expected;
+  const bool has_id = req.producer_id != coordinator::kNoProducerId;
+  const bool has_epoch = req.producer_epoch != coordinator::kNoProducerEpoch;
+  if (has_id != has_epoch) co_return fail(ErrorCode::kInvalidRequest);
+  if (has_id) expected = coordinator::ProducerIdAndEpoch{req.producer_id, req.producer_epoch};
+  if (ErrorCode served = TxnCoordinatorError(ctx, id); served != ErrorCode::kNone) {
+    co_return fail(served);
+  }
+  const coordinator::TxnReply reply =
+      ctx.txn_coordinator->InitProducerId(id, req.transaction_timeout_ms, expected);
+  const ErrorCode settled = co_await SettleTxnReply(ctx, reply);
+  if (settled != ErrorCode::kNone) co_return fail(settled);
+  resp.producer_id = reply.producer_id;
+  resp.producer_epoch = reply.producer_epoch;
+  co_return resp;
+}
+
+}  // namespace
+
+asio::awaitable<HandlerResult> HandleInitProducerId(BrokerContext& ctx, net::Request& request) {
+  auto decoded = DecodeRequest<InitProducerIdRequest>(request);
+  if (!decoded.ok()) co_return decoded.take_error();
+  const InitProducerIdRequest& req = *decoded;
+  InitProducerIdResponse resp;
   if (req.transactional_id) {
-    Log()->warn(
-        "InitProducerId for transactional id '{}' refused: transactions are "
-        "not supported yet",
-        *req.transactional_id);
-    resp.error_code = Code(ErrorCode::kInvalidRequest);
-    return std::optional<Bytes>(EncodeResponse(request, resp));
+    resp = co_await InitTransactional(ctx, req, request.header.api_version);
+    co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
   // A fresh id (epoch 0) is valid for both new producers and KIP-360 bumps.
   auto id = ctx.producer_ids.Next();
@@ -32,7 +67,7 @@ HandlerResult HandleInitProducerId(BrokerContext& ctx, net::Request& request) {
     resp.producer_id = id.value();
     resp.producer_epoch = 0;
   }
-  return std::optional<Bytes>(EncodeResponse(request, resp));
+  co_return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 
 }  // namespace strata::kafka

@@ -1,4 +1,4 @@
-#include "balancer/service/peer_clients.h"
+#include "balancer/service/produce_to_leader.h"
 
 #include <asio/co_spawn.hpp>
 #include <asio/use_future.hpp>
@@ -11,30 +11,6 @@ namespace strata::balancer {
 namespace {
 constexpr int16_t kProduceVersion = 9;
 }  // namespace
-
-PeerClients::PeerClients(cluster::MetadataView& view, asio::any_io_executor executor,
-                         std::string client_id)
-    : view_(view), executor_(std::move(executor)), client_id_(std::move(client_id)) {}
-
-PeerClients::~PeerClients() {
-  for (auto& [id, client] : clients_) client->Close();
-}
-
-net::Client* PeerClients::For(cluster::NodeId node) {
-  auto registration = view_.Broker(node);
-  if (!registration || registration->registration.listeners.empty()) return nullptr;
-  const cluster::BrokerListener& l = registration->registration.listeners.front();
-  auto& client = clients_[node];
-  if (!client || client->host() != l.host || client->port() != l.port) {
-    if (client) client->Close();
-    net::ClientOptions options;
-    options.client_id = client_id_;
-    options.max_connections = 1;
-    client =
-        std::make_unique<net::Client>(executor_, l.host, static_cast<uint16_t>(l.port), options);
-  }
-  return client.get();
-}
 
 Status ProduceToLeader(PeerClients& peers, const std::string& topic, int32_t partition,
                        const std::vector<std::pair<std::string, std::string>>& records,

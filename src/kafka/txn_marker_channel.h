@@ -1,0 +1,58 @@
+#pragma once
+// TxnMarkerChannel: ends the transactions the coordinator here is committing
+// or aborting. For each, it has the leader of every partition in the
+// transaction append the COMMIT or ABORT marker (WriteTxnMarkers, sent to
+// this broker too, as Kafka's TransactionMarkerChannelManager does), retrying
+// a partition whose leader failed or moved, then writes the transaction's
+// end (CompleteCommit/CompleteAbort) to __transaction_state. Until then the
+// id's producer is answered CONCURRENT_TRANSACTIONS and retries.
+//
+// A transaction is given up (left to the coordinator that loads it next)
+// when its partition of __transaction_state is no longer loaded here, or a
+// leader says a newer coordinator or producer epoch has written to it.
+//
+// Thread-safety: Complete may be called from any thread; the work runs on
+// `executor`, which must be a single thread (io's).
+#include <asio/any_io_executor.hpp>
+#include <asio/awaitable.hpp>
+#include <set>
+#include <string>
+
+#include "coordinator/txn_coordinator.h"
+#include "kafka/broker_context.h"
+#include "kafka/peer_clients.h"
+
+namespace strata::kafka {
+
+class TxnMarkerChannel {
+ public:
+  TxnMarkerChannel(BrokerContext& ctx, coordinator::TxnCoordinator& coordinator,
+                   cluster::MetadataView& view, asio::any_io_executor executor);
+  ~TxnMarkerChannel();
+  TxnMarkerChannel(const TxnMarkerChannel&) = delete;
+  TxnMarkerChannel& operator=(const TxnMarkerChannel&) = delete;
+
+  // Writes the markers and the end of `transactional_id`'s transaction if it
+  // is being committed or aborted; a no-op while that is already under way.
+  void Complete(const std::string& transactional_id);
+
+  // Transactions whose markers are being written now (a metric).
+  size_t in_flight() const { return in_flight_.load(); }
+
+ private:
+  asio::awaitable<void> Run(std::string transactional_id);
+  // One round: every remaining marker sent to its partition's leader. False
+  // when the transaction must be given up.
+  asio::awaitable<bool> SendMarkers(const std::string& transactional_id,
+                                    const coordinator::TxnMarkers& markers,
+                                    int32_t coordinator_epoch);
+
+  BrokerContext& ctx_;
+  coordinator::TxnCoordinator& coordinator_;
+  asio::any_io_executor executor_;
+  PeerClients peers_;              // used on executor_ only
+  std::set<std::string> running_;  // likewise
+  std::atomic<size_t> in_flight_{0};
+};
+
+}  // namespace strata::kafka

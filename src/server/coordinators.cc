@@ -1,0 +1,126 @@
+// The broker's coordinators: consumer groups on __consumer_offsets and
+// transactions on __transaction_state. Each coordinator keeps its state in
+// its topic and serves the keys of the partitions this broker leads.
+#include <fmt/format.h>
+
+#include "coordinator/txn_log.h"
+#include "kafka/coordinator_topic.h"
+#include "kafka/txn_routing.h"
+#include "server/broker.h"
+#include "server/logger.h"
+
+namespace strata::server {
+
+std::unique_ptr<coordinator::CoordinatorLog> Broker::MakeCoordinatorLog(
+    const std::string& topic, const char* partitions_key) {
+  auto partitions = static_cast<int32_t>(config_.GetLong(partitions_key));
+  // The topic itself is made at the first FindCoordinator.
+  if (auto existing = topics_->GetTopic(topic)) {
+    partitions = existing->partitions;  // as Kafka: the topic's count wins over the config
+  }
+  return kafka::MakeCoordinatorLog(*topics_, topic, partitions, clock_);
+}
+
+Status Broker::StartGroupCoordinator() {
+  coordinator::CoordinatorConfig cc;
+  cc.initial_rebalance_delay_ms =
+      static_cast<int32_t>(config_.GetLong("group.initial.rebalance.delay.ms"));
+  cc.max_group_size = static_cast<int32_t>(config_.GetLong("group.max.size"));
+  cc.min_session_timeout_ms = static_cast<int32_t>(config_.GetLong("group.min.session.timeout.ms"));
+  cc.max_session_timeout_ms = static_cast<int32_t>(config_.GetLong("group.max.session.timeout.ms"));
+  cc.offsets_retention_ms = config_.GetLong("offsets.retention.minutes") * 60000;
+  cc.retention_check_interval_ms = config_.GetLong("offsets.retention.check.interval.ms");
+  group_coordinator_ = std::make_unique<coordinator::GroupCoordinator>(
+      cc, MakeCoordinatorLog(coordinator::kOffsetsTopic, "offsets.topic.num.partitions"), clock_);
+  context_->group_coordinator = group_coordinator_.get();
+  return Status::Ok();
+}
+
+Status Broker::StartTxnCoordinator() {
+  coordinator::TxnCoordinatorConfig tc;
+  tc.max_timeout_ms = static_cast<int32_t>(config_.GetLong("transaction.max.timeout.ms"));
+  kafka::ProducerIdAllocator* ids = producer_ids_.get();
+  txn_coordinator_ = std::make_unique<coordinator::TxnCoordinator>(
+      tc,
+      MakeCoordinatorLog(coordinator::kTransactionStateTopic,
+                         "transaction.state.log.num.partitions"),
+      [ids] { return ids->Next(); }, clock_);
+  txn_markers_ = std::make_unique<kafka::TxnMarkerChannel>(*context_, *txn_coordinator_,
+                                                           metadata_->view(), io_.get_executor());
+  context_->txn_coordinator = txn_coordinator_.get();
+  context_->txn_markers = txn_markers_.get();
+  return Status::Ok();
+}
+
+void Broker::ListenForCoordinatorLeadership() {
+  // Loaded as this broker gains a partition's leadership (now, for those it
+  // leads already), unloaded as it loses it. The transaction coordinator's
+  // epoch is the partition's leader epoch, which every marker it writes
+  // carries; the transactions it finds half-ended get their markers again.
+  coordinator::GroupCoordinator* groups = group_coordinator_.get();
+  coordinator::TxnCoordinator* txns = txn_coordinator_.get();
+  kafka::TxnMarkerChannel* markers = txn_markers_.get();
+  broker::TopicManager* topics = topics_.get();
+  topics_->SetLeadershipListener([=](const TopicPartition& tp, bool leader) {
+    if (tp.topic == coordinator::kOffsetsTopic) {
+      if (!leader) {
+        groups->UnloadPartition(tp.partition);
+        return;
+      }
+      Status st = groups->LoadPartition(tp.partition);
+      if (!st.ok()) Log()->error("loading the groups of {}: {}", tp.ToString(), st.error().message);
+    } else if (tp.topic == coordinator::kTransactionStateTopic) {
+      auto partition = topics->GetPartition(tp);
+      if (!leader || !partition) {
+        txns->UnloadPartition(tp.partition);
+        return;
+      }
+      auto ending = txns->LoadPartition(tp.partition, partition->leader_epoch().value());
+      if (!ending.ok()) {
+        Log()->error("loading the transactions of {}: {}", tp.ToString(), ending.error().message);
+        return;
+      }
+      for (const std::string& id : *ending) markers->Complete(id);
+    }
+  });
+}
+
+asio::awaitable<void> Broker::GroupCoordinatorTicks() {
+  // Group timers (sessions, rebalance timeouts, initial delay) are applied
+  // here; 50 ms is well below any timeout clients use.
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    timer.expires_after(std::chrono::milliseconds(50));
+    co_await timer.async_wait(asio::use_awaitable);
+    group_coordinator_->Tick();
+  }
+}
+
+namespace {
+
+// Sees a coordinator-initiated abort through (its markers follow).
+asio::awaitable<void> SettleAbort(kafka::BrokerContext& ctx, coordinator::TxnReply abort) {
+  const protocol::ErrorCode settled = co_await kafka::SettleTxnReply(ctx, abort);
+  if (settled != protocol::ErrorCode::kNone) {
+    Log()->warn("{}: aborting its timed-out transaction failed ({}); tried again later",
+                abort.write->transactional_id,
+                protocol::ErrorCodeName(static_cast<int16_t>(settled)));
+  }
+}
+
+}  // namespace
+
+asio::awaitable<void> Broker::AbortTimedOutTransactions() {
+  const auto interval = std::chrono::milliseconds(
+      config_.GetLong("transaction.abort.timed.out.transaction.cleanup.interval.ms"));
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    timer.expires_after(interval);
+    co_await timer.async_wait(asio::use_awaitable);
+    for (coordinator::TxnReply& abort : txn_coordinator_->AbortTimedOut()) {
+      asio::co_spawn(io_, SettleAbort(*context_, std::move(abort)), asio::detached);
+    }
+  }
+}
+
+}  // namespace strata::server
