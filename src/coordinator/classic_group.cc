@@ -312,3 +312,15 @@ void ClassicGroup::RefreshNextDeadline() {
 }
 
 }  // namespace strata::coordinator
+
+namespace strata::coordinator {
+
+bool ClassicGroup::HasPendingTxnOffset(const std::string& topic, int32_t partition) const {
+  for (const auto& [producer_id, offsets] : pending_txn_offsets) {
+    auto it = offsets.find(topic);
+    if (it != offsets.end() && it->second.contains(partition)) return true;
+  }
+  return false;
+}
+
+}  // namespace strata::coordinator

@@ -189,6 +189,12 @@ class ClassicGroup {
   bool UsesConsumerProtocol() const { return protocol_type_ == std::string("consumer"); }
 
   OffsetMap offsets;
+  // Offsets committed in open transactions, by producer id (TxnOffsetCommit):
+  // they join `offsets` when the transaction's COMMIT marker is written to
+  // the group's partition and are dropped on ABORT (KIP-98, KIP-447).
+  std::map<int64_t, OffsetMap> pending_txn_offsets;
+  // Whether an open transaction has an offset of `topic`-`partition`.
+  bool HasPendingTxnOffset(const std::string& topic, int32_t partition) const;
 
   // Timers (monotonic deadlines; kNoDeadline when unset), run by the coordinator.
   struct Timers {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "protocol/batch_builder.h"
+#include "protocol/control_record.h"
 #include "protocol/record_batch.h"
 #include "protocol/records.h"
 
@@ -23,18 +24,26 @@ CoordinatorLog::CoordinatorLog(std::string topic, int32_t partitions, LogProvide
       appender_(std::move(appender)),
       clock_(clock) {}
 
-Status CoordinatorLog::Append(int32_t partition, const std::vector<CoordinatorRecord>& records) {
+Status CoordinatorLog::Append(int32_t partition, const std::vector<CoordinatorRecord>& records,
+                              std::optional<TxnProducer> txn) {
   if (records.empty()) return Status::Ok();
   const int64_t now = clock_->NowMs();
   protocol::BatchBuilder builder;
   for (const auto& r : records) {
     builder.Add({.key = r.key, .value = r.value, .headers = {}, .timestamp = now});
   }
+  // Kafka writes transactional offsets without a sequence (-1).
+  if (txn) builder.set_producer(txn->producer_id, txn->producer_epoch, -1).set_transactional(true);
   Bytes batch = builder.Build();
   std::vector<storage::BatchInfo> infos{{.size = static_cast<int32_t>(batch.size()),
                                          .record_count = static_cast<int32_t>(records.size()),
                                          .max_timestamp = now,
                                          .offset_delta_of_max_timestamp = 0}};
+  if (txn) {
+    infos[0].producer_id = txn->producer_id;
+    infos[0].producer_epoch = txn->producer_epoch;
+    infos[0].transactional = true;
+  }
   STRATA_ASSIGN_OR_RETURN(Appended at, appender_(partition, MutableByteView(batch), infos));
   const int32_t leader_epoch = at.leader_epoch;
   {
@@ -58,6 +67,13 @@ std::optional<CoordinatorLog::LastAppend> CoordinatorLog::LastAppended(int32_t p
 }
 
 Status CoordinatorLog::Replay(int32_t partition, const Visitor& visit) const {
+  return ReplayWithTransactions(
+      partition, [&](ByteView key, std::optional<ByteView> value, int64_t) { visit(key, value); },
+      [](int64_t, bool) {});
+}
+
+Status CoordinatorLog::ReplayWithTransactions(int32_t partition, const TxnVisitor& visit,
+                                              const MarkerVisitor& marker) const {
   auto log = logs_(partition);
   if (!log) {
     return MakeError(Errc::kUnavailable, fmt::format("{}-{} is not open", topic_, partition));
@@ -75,11 +91,18 @@ Status CoordinatorLog::Replay(int32_t partition, const Visitor& visit) const {
       ByteView batch = data.subspan(0, static_cast<size_t>(header.size_in_bytes()));
       data = data.subspan(batch.size());
       next = header.last_offset() + 1;
-      if (header.control() || header.last_offset() < offset) continue;
+      if (header.last_offset() < offset) continue;
+      if (header.control()) {
+        STRATA_ASSIGN_OR_RETURN(std::optional<protocol::TxnMarker> m,
+                                protocol::ParseTxnMarker(header, batch));
+        if (m) marker(header.producer_id, m->type == protocol::ControlType::kCommit);
+        continue;
+      }
+      const int64_t txn_producer = header.transactional() ? header.producer_id : -1;
       STRATA_RETURN_IF_ERROR(protocol::ForEachRecord(
           header, batch, kMaxDecompressed, [&](const protocol::Record& r) -> Status {
             if (header.base_offset + r.offset_delta < offset || !r.key) return Status::Ok();
-            visit(*r.key, r.value);
+            visit(*r.key, r.value, txn_producer);
             return Status::Ok();
           }));
     }

@@ -54,8 +54,16 @@ class CoordinatorLog {
   bool Hosts(int32_t partition) const { return logs_(partition) != nullptr; }
 
   // Appends `records` to `partition`; the records are durable in the log (as
-  // any produce with acks=1) when this returns Ok.
-  Status Append(int32_t partition, const std::vector<CoordinatorRecord>& records);
+  // any produce with acks=1) when this returns Ok. With `txn`, as one
+  // transactional batch of that producer (the group coordinator's
+  // transactional offsets), which the transaction's marker later commits or
+  // aborts.
+  struct TxnProducer {
+    int64_t producer_id = -1;
+    int16_t producer_epoch = -1;
+  };
+  Status Append(int32_t partition, const std::vector<CoordinatorRecord>& records,
+                std::optional<TxnProducer> txn = std::nullopt);
 
   // The latest end of this broker's appends to `partition`: the last offset
   // and the leader epoch it was stamped with. A caller whose Append returned
@@ -71,6 +79,14 @@ class CoordinatorLog {
   // (value nullopt for tombstones). Control batches are skipped.
   using Visitor = std::function<void(ByteView key, std::optional<ByteView> value)>;
   Status Replay(int32_t partition, const Visitor& visit) const;
+  // Replay with transactions: each record with the producer id of its batch
+  // when the batch is transactional (-1 otherwise), and each transaction
+  // marker as (producer id, committed).
+  using TxnVisitor =
+      std::function<void(ByteView key, std::optional<ByteView> value, int64_t txn_producer_id)>;
+  using MarkerVisitor = std::function<void(int64_t producer_id, bool committed)>;
+  Status ReplayWithTransactions(int32_t partition, const TxnVisitor& visit,
+                                const MarkerVisitor& marker) const;
 
  private:
   std::string topic_;

@@ -107,7 +107,8 @@ protocol::OffsetCommitResponse GroupCoordinator::CommitOffsets(
 
 protocol::OffsetFetchResponse::Group GroupCoordinator::FetchOffsets(
     const std::string& group_id,
-    const std::optional<std::vector<protocol::OffsetFetchRequest::Topic>>& topics) {
+    const std::optional<std::vector<protocol::OffsetFetchRequest::Topic>>& topics,
+    bool require_stable) {
   protocol::OffsetFetchResponse::Group out;
   out.group_id = group_id;
   LockedGroup g = Acquire(group_id, false);
@@ -128,6 +129,11 @@ protocol::OffsetFetchResponse::Group GroupCoordinator::FetchOffsets(
       for (int32_t index : t.partition_indexes) {
         auto& op = ot.partitions.emplace_back();
         op.partition_index = index;
+        if (require_stable && g && g->HasPendingTxnOffset(t.name, index)) {
+          fill(op, nullptr);
+          op.error_code = Code(ErrorCode::kUnstableOffsetCommit);
+          continue;
+        }
         const CommittedOffset* c = nullptr;
         if (parts) {
           auto pit = parts->find(index);
@@ -146,7 +152,9 @@ protocol::OffsetFetchResponse::Group GroupCoordinator::FetchOffsets(
     for (const auto& [index, c] : parts) {
       auto& op = ot.partitions.emplace_back();
       op.partition_index = index;
-      fill(op, &c);
+      const bool unstable = require_stable && g->HasPendingTxnOffset(topic, index);
+      fill(op, unstable ? nullptr : &c);
+      if (unstable) op.error_code = Code(ErrorCode::kUnstableOffsetCommit);
     }
   }
   return out;

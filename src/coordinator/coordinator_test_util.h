@@ -33,7 +33,10 @@ inline CoordinatorLog::Appender AppendAtEpochZero(CoordinatorLog::LogProvider lo
              const std::vector<storage::BatchInfo>& infos) -> Result<CoordinatorLog::Appended> {
     auto log = logs(partition);
     if (!log) return MakeError(Errc::kUnavailable, "not hosted here");
-    STRATA_ASSIGN_OR_RETURN(auto appended, log->Append(batch, infos, LeaderEpoch(0)));
+    const auto origin = !infos.empty() && infos[0].transactional
+                            ? storage::AppendOrigin::kCoordinator
+                            : storage::AppendOrigin::kClient;
+    STRATA_ASSIGN_OR_RETURN(auto appended, log->Append(batch, infos, LeaderEpoch(0), origin));
     return CoordinatorLog::Appended{appended.last_offset, 0};
   };
 }

@@ -5,8 +5,8 @@
 #include "coordinator/group_coordinator.h"
 
 #include "base/log.h"
-#include "coordinator/key_partitioner.h"
 #include "coordinator/group_records.h"
+#include "coordinator/key_partitioner.h"
 #include "coordinator/logger.h"
 
 namespace strata::coordinator {
@@ -32,17 +32,20 @@ protocol::SyncGroupResponse SyncRefused(ErrorCode code) {
 struct LoadedGroup {
   std::optional<GroupMetadataValue> metadata;
   OffsetMap offsets;
+  std::map<int64_t, OffsetMap> pending_txn_offsets;  // by producer id, until its marker
 };
 
 void ApplyRecord(std::unordered_map<std::string, LoadedGroup>& groups, ByteView key,
-                 std::optional<ByteView> value, int64_t& skipped) {
+                 std::optional<ByteView> value, int64_t txn_producer_id, int64_t& skipped) {
   auto k = DecodeRecordKey(key);
   if (!k.ok()) {
     ++skipped;
     return;
   }
   if (k->kind == RecordKey::Kind::kOffsetCommit) {
-    auto& topic = groups[k->group].offsets[k->offset.topic];
+    LoadedGroup& group = groups[k->group];
+    auto& topic = txn_producer_id >= 0 ? group.pending_txn_offsets[txn_producer_id][k->offset.topic]
+                                       : group.offsets[k->offset.topic];
     if (!value) {
       topic.erase(k->offset.partition);
       return;
@@ -65,6 +68,22 @@ void ApplyRecord(std::unordered_map<std::string, LoadedGroup>& groups, ByteView 
       return;
     }
     groups[k->group].metadata = std::move(*v);
+  }
+}
+
+// A transaction's marker read back: its pending offsets join the committed
+// ones, or go.
+void EndLoadedTransaction(std::unordered_map<std::string, LoadedGroup>& groups, int64_t producer_id,
+                          bool committed) {
+  for (auto& [id, group] : groups) {
+    auto it = group.pending_txn_offsets.find(producer_id);
+    if (it == group.pending_txn_offsets.end()) continue;
+    if (committed) {
+      for (auto& [topic, parts] : it->second) {
+        for (auto& [partition, offset] : parts) group.offsets[topic][partition] = offset;
+      }
+    }
+    group.pending_txn_offsets.erase(it);
   }
 }
 
@@ -100,6 +119,7 @@ std::shared_ptr<ClassicGroup> BuildGroup(const std::string& id, LoadedGroup& loa
     it = it->second.empty() ? loaded.offsets.erase(it) : std::next(it);
   }
   g->offsets = std::move(loaded.offsets);
+  g->pending_txn_offsets = std::move(loaded.pending_txn_offsets);
   g->RecomputeSubscribedTopics();
   g->RefreshNextDeadline();
   return g;
@@ -145,10 +165,15 @@ Status GroupCoordinator::LoadPartition(int32_t p) {
   int64_t records = 0;
   int64_t skipped = 0;
   std::unordered_map<std::string, LoadedGroup> loaded;
-  Status replayed = log_->Replay(p, [&](ByteView key, std::optional<ByteView> value) {
-    ++records;
-    ApplyRecord(loaded, key, value, skipped);
-  });
+  Status replayed = log_->ReplayWithTransactions(
+      p,
+      [&](ByteView key, std::optional<ByteView> value, int64_t txn_producer_id) {
+        ++records;
+        ApplyRecord(loaded, key, value, txn_producer_id, skipped);
+      },
+      [&](int64_t producer_id, bool committed) {
+        EndLoadedTransaction(loaded, producer_id, committed);
+      });
   if (!replayed.ok()) {
     residency_[size_t(p)] = Residency::kAbsent;
     return replayed;
@@ -159,7 +184,7 @@ Status GroupCoordinator::LoadPartition(int32_t p) {
     for (auto& [id, l] : loaded) {
       bool has_offsets = false;
       for (const auto& [t, parts] : l.offsets) has_offsets |= !parts.empty();
-      if (!l.metadata && !has_offsets) continue;
+      if (!l.metadata && !has_offsets && l.pending_txn_offsets.empty()) continue;
       groups_[id] = BuildGroup(id, l, Now(), WallNow());
       ++groups;
     }

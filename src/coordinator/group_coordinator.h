@@ -43,6 +43,7 @@
 #include "protocol/messages/offset_delete.h"
 #include "protocol/messages/offset_fetch.h"
 #include "protocol/messages/sync_group.h"
+#include "protocol/messages/txn_offset_commit.h"
 
 namespace strata::coordinator {
 
@@ -89,10 +90,20 @@ class GroupCoordinator {
   // --- offsets. The caller has already answered partitions of unknown topics.
   protocol::OffsetCommitResponse CommitOffsets(const protocol::OffsetCommitRequest& req,
                                                int16_t api_version);
-  // topics nullopt = every committed offset of the group.
+  // topics nullopt = every committed offset of the group. With
+  // `require_stable` (KIP-447) a partition an open transaction has an offset
+  // for is UNSTABLE_OFFSET_COMMIT: the client retries once it has ended.
   protocol::OffsetFetchResponse::Group FetchOffsets(
       const std::string& group_id,
-      const std::optional<std::vector<protocol::OffsetFetchRequest::Topic>>& topics);
+      const std::optional<std::vector<protocol::OffsetFetchRequest::Topic>>& topics,
+      bool require_stable = false);
+  // TxnOffsetCommit (coordinator_txn_offsets.cc): the offsets are written in
+  // a transactional batch of the producer and held pending until the
+  // transaction ends. The caller has answered partitions of unknown topics.
+  protocol::TxnOffsetCommitResponse CommitTxnOffsets(const protocol::TxnOffsetCommitRequest& req);
+  // A transaction of `producer_id` ended in offsets partition `p` (its
+  // marker is committed there): its pending offsets are applied or dropped.
+  void CompleteTransaction(int32_t p, int64_t producer_id, bool committed);
   protocol::OffsetDeleteResponse DeleteOffsets(const protocol::OffsetDeleteRequest& req);
 
   // --- administration

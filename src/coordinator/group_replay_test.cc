@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "coordinator/coordinator_test_util.h"
-#include "coordinator/key_partitioner.h"
 #include "coordinator/group_records.h"
+#include "coordinator/key_partitioner.h"
 #include "protocol/record_batch.h"
 #include "protocol/records.h"
 

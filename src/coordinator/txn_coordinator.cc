@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "coordinator/key_partitioner.h"
 #include "coordinator/logger.h"
 #include "coordinator/txn_log.h"
@@ -22,6 +24,18 @@ bool Completing(TxnStatus s) {
 ErrorCode AppendError(Errc errc) {
   return errc == Errc::kFenced || errc == Errc::kNotFound ? ErrorCode::kNotCoordinator
                                                           : ErrorCode::kCoordinatorNotAvailable;
+}
+
+// Kafka's listTransactionStates.shouldInclude, in its order.
+bool PassesFilter(const TxnListFilter& filter, const TxnListing& listing, int64_t start_ms,
+                  int64_t now_ms) {
+  if (listing.state == TxnStatus::kDead) return false;  // being expired
+  if (!filter.producer_ids.empty() && !filter.producer_ids.contains(listing.producer_id)) {
+    return false;
+  }
+  if (filter.states && !filter.states->contains(listing.state)) return false;
+  if (filter.min_duration_ms >= 0 && now_ms - start_ms <= filter.min_duration_ms) return false;
+  return !filter.id_matches || filter.id_matches(listing.transactional_id);
 }
 
 }  // namespace
@@ -353,6 +367,43 @@ std::optional<TxnTransit> TxnCoordinator::Describe(const std::string& transactio
   if (!entry) return std::nullopt;
   std::lock_guard lock(entry->mu);
   return entry->md.Current();
+}
+
+TxnList TxnCoordinator::List(const TxnListFilter& filter) const {
+  std::vector<std::pair<std::string, std::shared_ptr<Entry>>> candidates;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [p, part] : partitions_) {
+      if (part.state == Partition::State::kLoading) {
+        return TxnList{.error = ErrorCode::kCoordinatorLoadInProgress};
+      }
+    }
+    for (const auto& [id, entry] : ids_) {
+      // An id made by an InitProducerId racing an unload may outlive its
+      // partition here for a moment; it is not this coordinator's.
+      if (partitions_.contains(entry->partition)) candidates.emplace_back(id, entry);
+    }
+  }
+  TxnList out;
+  const int64_t now = Now();
+  for (const auto& [id, entry] : candidates) {
+    TxnListing listing{.transactional_id = id};
+    int64_t start_ms = -1;
+    {
+      std::lock_guard lock(entry->mu);
+      listing.producer_id = entry->md.producer_id();
+      listing.state = entry->md.state();
+      start_ms = entry->md.start_ms();
+    }
+    if (PassesFilter(filter, listing, start_ms, now)) {
+      out.transactions.push_back(std::move(listing));
+    }
+  }
+  std::sort(out.transactions.begin(), out.transactions.end(),
+            [](const TxnListing& a, const TxnListing& b) {
+              return a.transactional_id < b.transactional_id;
+            });
+  return out;
 }
 
 }  // namespace strata::coordinator

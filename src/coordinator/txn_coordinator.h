@@ -66,6 +66,35 @@ struct TxnReply {
   std::optional<TxnWrite> write;
 };
 
+// ListTransactions' filters, all of which an id must pass (Kafka's
+// TransactionStateManager.listTransactionStates).
+struct TxnListFilter {
+  // nullopt: any state. A set, even an empty one (every name asked for was
+  // unknown), lets only its states through.
+  std::optional<std::set<TxnStatus>> states;
+  std::set<int64_t> producer_ids;  // empty: any
+  // >= 0: only ids whose start is more than this long ago. As in Kafka, an id
+  // with no transaction (start -1) always passes.
+  int64_t min_duration_ms = -1;
+  // Empty: any id; else whether the whole id matches (the handler compiles
+  // the pattern, so the coordinator needs no regex engine).
+  std::function<bool(const std::string&)> id_matches;
+};
+
+// One id in a ListTransactions answer.
+struct TxnListing {
+  std::string transactional_id;
+  int64_t producer_id = kNoProducerId;
+  TxnStatus state = TxnStatus::kEmpty;
+  bool operator==(const TxnListing&) const = default;
+};
+
+// COORDINATOR_LOAD_IN_PROGRESS (and nothing listed) while a partition loads.
+struct TxnList {
+  protocol::ErrorCode error = protocol::ErrorCode::kNone;
+  std::vector<TxnListing> transactions;  // sorted by transactional id
+};
+
 class TxnCoordinator {
  public:
   // `new_producer_id` allocates a producer id (a new transactional id, or one
@@ -119,6 +148,9 @@ class TxnCoordinator {
 
   // A copy of an id's state, for tests and DescribeTransactions.
   std::optional<TxnTransit> Describe(const std::string& transactional_id) const;
+  // The ids of the loaded partitions that pass `filter` (Dead ones never do),
+  // for ListTransactions.
+  TxnList List(const TxnListFilter& filter) const;
 
  private:
   struct Entry {

@@ -34,7 +34,11 @@ class TxnCoordinatorTest : public storage::testing::TempDirTest {
   // One partition, so every id lands in it.
   std::unique_ptr<TxnCoordinator> MakeCoordinator() {
     auto clog = std::make_unique<CoordinatorLog>(
-        kTransactionStateTopic, 1, [this](int32_t) { return log_; },
+        kTransactionStateTopic, 1,
+        [this](int32_t) {
+          if (on_log_read_) on_log_read_();
+          return log_;
+        },
         [this](int32_t, MutableByteView batch,
                const std::vector<storage::BatchInfo>& infos) -> Result<CoordinatorLog::Appended> {
           STRATA_ASSIGN_OR_RETURN(auto appended, log_->Append(batch, infos, LeaderEpoch(4)));
@@ -53,11 +57,20 @@ class TxnCoordinatorTest : public storage::testing::TempDirTest {
     return finished == ErrorCode::kNone ? reply.error : finished;
   }
   TxnStatus State(const std::string& id) { return coordinator_->Describe(id)->state; }
+  // The ids List answers `filter` with (failing the test unless NONE).
+  std::vector<std::string> Listed(const TxnListFilter& filter) {
+    TxnList list = coordinator_->List(filter);
+    EXPECT_EQ(list.error, ErrorCode::kNone);
+    std::vector<std::string> ids;
+    for (const TxnListing& t : list.transactions) ids.push_back(t.transactional_id);
+    return ids;
+  }
 
   ManualClock clock_{1'700'000'000'000};
   std::shared_ptr<storage::Log> log_;
   int64_t next_pid_ = 5000;
   std::unique_ptr<TxnCoordinator> coordinator_;
+  std::function<void()> on_log_read_;  // runs whenever the coordinator reads its log
 };
 
 TEST_F(TxnCoordinatorTest, ATransactionCommitsThroughItsMarkersAndSurvivesAReload) {
@@ -181,6 +194,59 @@ TEST_F(TxnCoordinatorTest, VerifyOnlyAnswersPerPartitionWithoutWriting) {
                           {kA, ErrorCode::kNone}, {kB, ErrorCode::kTransactionAbortable}}));
   EXPECT_EQ(coordinator_->VerifyPartitions("t1", 5000, 7, {kA})[kA], ErrorCode::kProducerFenced);
   EXPECT_EQ(log_->log_end_offset(), end);
+}
+
+// ListTransactions' filters, each on its own and together, as Kafka's
+// listTransactionStates applies them.
+TEST_F(TxnCoordinatorTest, ListFiltersByStateProducerIdRunningTimeAndId) {
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("ongoing", kTimeout, std::nullopt)),
+            ErrorCode::kNone);  // producer 5000
+  ASSERT_EQ(Commit(coordinator_->AddPartitions("ongoing", 5000, 0, {kA}, 0)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("empty", kTimeout, std::nullopt)),
+            ErrorCode::kNone);  // producer 5001
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("aborting", kTimeout, std::nullopt)),
+            ErrorCode::kNone);  // producer 5002
+  clock_.Advance(400);
+  ASSERT_EQ(Commit(coordinator_->AddPartitions("aborting", 5002, 0, {kB}, 0)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->EndTxn("aborting", 5002, 0, TxnResult::kAbort, 0)),
+            ErrorCode::kNone);
+  clock_.Advance(600);
+
+  TxnList all = coordinator_->List({});
+  EXPECT_EQ(all.error, ErrorCode::kNone);
+  EXPECT_EQ(all.transactions, (std::vector<TxnListing>{{"aborting", 5002, TxnStatus::kPrepareAbort},
+                                                       {"empty", 5001, TxnStatus::kEmpty},
+                                                       {"ongoing", 5000, TxnStatus::kOngoing}}));
+  EXPECT_EQ(Listed({.states = std::set{TxnStatus::kOngoing, TxnStatus::kEmpty}}),
+            (std::vector<std::string>{"empty", "ongoing"}));
+  // Only unknown state names asked for: a state filter that nothing passes.
+  EXPECT_TRUE(Listed({.states = std::set<TxnStatus>{}}).empty());
+  EXPECT_EQ(Listed({.producer_ids = {5001, 77}}), std::vector<std::string>{"empty"});
+  // Started 1000 and 600 ms ago; an id without a transaction (start -1)
+  // passes any running-time filter, as in Kafka.
+  EXPECT_EQ(Listed({.min_duration_ms = 800}), (std::vector<std::string>{"empty", "ongoing"}));
+  EXPECT_EQ(Listed({.min_duration_ms = 599}),
+            (std::vector<std::string>{"aborting", "empty", "ongoing"}));
+  EXPECT_EQ(Listed({.min_duration_ms = 1000}), std::vector<std::string>{"empty"});
+  EXPECT_EQ(Listed({.id_matches = [](const std::string& id) { return id.starts_with("a"); }}),
+            std::vector<std::string>{"aborting"});
+  EXPECT_TRUE(Listed({.states = std::set{TxnStatus::kOngoing}, .producer_ids = {5001}}).empty());
+}
+
+TEST_F(TxnCoordinatorTest, ListIsLoadInProgressWhileAPartitionLoadsAndEmptyOnceItLeaves) {
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("t1", kTimeout, std::nullopt)), ErrorCode::kNone);
+  coordinator_->UnloadPartition(0);
+  EXPECT_TRUE(Listed({}).empty());
+  std::optional<TxnList> while_loading;
+  on_log_read_ = [&] {
+    if (!while_loading) while_loading = coordinator_->List({});
+  };
+  ASSERT_TRUE(coordinator_->LoadPartition(0, 5).ok());
+  on_log_read_ = nullptr;
+  ASSERT_TRUE(while_loading.has_value());
+  EXPECT_EQ(while_loading->error, ErrorCode::kCoordinatorLoadInProgress);
+  EXPECT_TRUE(while_loading->transactions.empty());
+  EXPECT_EQ(Listed({}), std::vector<std::string>{"t1"});
 }
 
 }  // namespace

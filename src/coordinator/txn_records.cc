@@ -146,6 +146,15 @@ std::string_view TxnStatusName(TxnStatus status) {
   return "Unknown";
 }
 
+std::optional<TxnStatus> TxnStatusFromName(std::string_view name) {
+  for (int8_t id = static_cast<int8_t>(TxnStatus::kEmpty);
+       id <= static_cast<int8_t>(TxnStatus::kPrepareEpochFence); ++id) {
+    const auto status = static_cast<TxnStatus>(id);
+    if (TxnStatusName(status) == name) return status;
+  }
+  return std::nullopt;
+}
+
 Bytes EncodeTxnLogKey(std::string_view transactional_id) {
   Bytes out;
   WireWriter w(out, false);

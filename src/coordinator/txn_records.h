@@ -44,6 +44,9 @@ enum class TxnStatus : int8_t {
 // Kafka's state name ("Empty", "PrepareCommit", ...), as DescribeTransactions
 // and ListTransactions report it; "Unknown" outside the enum.
 std::string_view TxnStatusName(TxnStatus status);
+// The status named `name` (Kafka's TransactionState.fromName: exact, case
+// sensitive, Dead and PrepareEpochFence included), or nullopt.
+std::optional<TxnStatus> TxnStatusFromName(std::string_view name);
 
 // TransactionLogValue. Producer ids and epochs stay plain integers: they are
 // wire values here, and Strata has no strong producer id type yet.

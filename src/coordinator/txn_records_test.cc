@@ -83,6 +83,16 @@ TEST(TxnRecordsTest, StatusIdsAndNamesMatchKafka) {
   EXPECT_EQ(TxnStatusName(static_cast<TxnStatus>(9)), "Unknown");
 }
 
+TEST(TxnRecordsTest, StatusFromNameIsTheExactInverse) {
+  for (int8_t id = 0; id <= 7; ++id) {
+    const auto status = static_cast<TxnStatus>(id);
+    EXPECT_EQ(TxnStatusFromName(TxnStatusName(status)), status);
+  }
+  EXPECT_EQ(TxnStatusFromName("ongoing"), std::nullopt);  // case sensitive, as Kafka
+  EXPECT_EQ(TxnStatusFromName("Unknown"), std::nullopt);
+  EXPECT_EQ(TxnStatusFromName(""), std::nullopt);
+}
+
 TEST(TxnRecordsTest, KeyBytes) {
   Bytes expected;
   I16(expected, 0);         // key version

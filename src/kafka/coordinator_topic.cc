@@ -79,8 +79,13 @@ std::unique_ptr<coordinator::CoordinatorLog> MakeCoordinatorLog(broker::TopicMan
         if (!partition || !info) {
           return MakeError(Errc::kUnavailable, fmt::format("{}-{} is not hosted here", topic, p));
         }
-        STRATA_ASSIGN_OR_RETURN(auto appended,
-                                partition->AppendAsLeader(batch, infos, info->min_insync_replicas));
+        // Transactional offsets carry no sequence: the coordinator's origin.
+        const auto origin = !infos.empty() && infos[0].transactional
+                                ? storage::AppendOrigin::kCoordinator
+                                : storage::AppendOrigin::kClient;
+        STRATA_ASSIGN_OR_RETURN(
+            auto appended,
+            partition->AppendAsLeader(batch, infos, info->min_insync_replicas, origin));
         return coordinator::CoordinatorLog::Appended{appended.appended.last_offset,
                                                      appended.leader_epoch.value()};
       },

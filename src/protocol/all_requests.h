@@ -20,6 +20,7 @@
 #include "protocol/messages/describe_producers.h"
 #include "protocol/messages/describe_quorum.h"
 #include "protocol/messages/describe_topic_partitions.h"
+#include "protocol/messages/describe_transactions.h"
 #include "protocol/messages/elect_leaders.h"
 #include "protocol/messages/end_txn.h"
 #include "protocol/messages/envelope.h"
@@ -33,6 +34,7 @@
 #include "protocol/messages/list_groups.h"
 #include "protocol/messages/list_offsets.h"
 #include "protocol/messages/list_partition_reassignments.h"
+#include "protocol/messages/list_transactions.h"
 #include "protocol/messages/metadata.h"
 #include "protocol/messages/offset_commit.h"
 #include "protocol/messages/offset_delete.h"
@@ -40,6 +42,7 @@
 #include "protocol/messages/offset_for_leader_epoch.h"
 #include "protocol/messages/produce.h"
 #include "protocol/messages/sync_group.h"
+#include "protocol/messages/txn_offset_commit.h"
 #include "protocol/messages/unregister_broker.h"
 #include "protocol/messages/write_txn_markers.h"
 
@@ -60,6 +63,7 @@ using AllRequests =
                 DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest,
                 AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest,
                 DescribeLogDirsRequest, WriteTxnMarkersRequest, DescribeProducersRequest,
-                AddPartitionsToTxnRequest, AddOffsetsToTxnRequest, EndTxnRequest>;
+                AddPartitionsToTxnRequest, AddOffsetsToTxnRequest, EndTxnRequest,
+                TxnOffsetCommitRequest, DescribeTransactionsRequest, ListTransactionsRequest>;
 
 }  // namespace strata::protocol

@@ -4,7 +4,9 @@ whose `abort` sends WriteTxnMarkers to the partition leader and whose `describe-
 sends DescribeProducers. Checked: the last stable offset holds read_committed readers at
 the open transaction (ListOffsets, librdkafka's consumer), the aborted records never reach
 a read_committed consumer and do reach a read_uncommitted one, and kafka-dump-log reads
-the .txnindex entry Strata wrote for the abort.
+the .txnindex entry Strata wrote for the abort. Also the coordinator's side of the tool:
+`list` (ListTransactions) and `describe` (DescribeTransactions) against librdkafka's
+transactional producers.
 """
 from __future__ import annotations
 
@@ -217,3 +219,67 @@ def test_an_aborted_transaction_in_remote_storage_stays_invisible(broker_factory
     assert committed[:2] == [4, 5] and len(committed) == len(plain), committed[:10]
     uncommitted = consume_offsets(b.bootstrap, topic, "read_uncommitted", last)
     assert uncommitted[:4] == [0, 1, 2, 4], uncommitted[:10]
+
+
+def tool_rows(out: str) -> list[dict[str, str]]:
+    """A TransactionsCommand table (a tab-separated header line, then a row per line) as
+    dicts from column to value."""
+    lines = [line for line in out.splitlines() if "\t" in line]
+    assert lines, out
+    header = [c.strip() for c in lines[0].split("\t")]
+    return [dict(zip(header, (c.strip() for c in line.split("\t")))) for line in lines[1:]]
+
+
+def test_kafka_transactions_lists_and_describes_the_coordinators_transactions(broker_factory):
+    """kafka-transactions list (ListTransactions, every filter) and describe
+    (DescribeTransactions) against librdkafka producers: one transaction committed, one
+    left open."""
+    from confluent_kafka import Producer
+    b = broker_factory(config={"transaction.state.log.num.partitions": "4"})
+    topic = kit.unique_topic("txn-list")
+    kit.create_topic(b.bootstrap, topic, 2)
+    prefix = kit.unique_topic("txn-tool")
+    committed_id, open_id = f"{prefix}-committed", f"{prefix}-open"
+
+    done = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": committed_id})
+    done.init_transactions(30)
+    done.begin_transaction()
+    done.produce(topic, key=b"k", value=b"committed", partition=0)
+    done.commit_transaction(30)
+    producer = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": open_id,
+                         "transaction.timeout.ms": 300000})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for p in (0, 1):
+        producer.produce(topic, key=b"k", value=b"open-%d" % p, partition=p)
+    assert producer.flush(30) == 0
+    try:
+        def listed(*args: str) -> dict[str, str]:
+            out = tool(TXN_CMD, "--bootstrap-server", b.bootstrap, "list", *args)
+            return {r["TransactionalId"]: r["TransactionState"] for r in tool_rows(out)}
+
+        # The commit's markers may still be on their way.
+        want = {committed_id: "CompleteCommit", open_id: "Ongoing"}
+        seen: list = [None]
+
+        def listed_as_wanted() -> bool:
+            seen[0] = listed()
+            return seen[0] == want
+
+        kit.wait_until(listed_as_wanted, 30, "both transactions listed", lambda: seen[0])
+        assert listed("--transactional-id-pattern", f"{prefix}-o.*") == {open_id: "Ongoing"}
+        assert listed("--transactional-id-pattern", f"{prefix}-o") == {}  # the whole id
+        assert listed("--duration-filter", "3600000") == {}
+
+        [row] = tool_rows(tool(TXN_CMD, "--bootstrap-server", b.bootstrap, "describe",
+                               "--transactional-id", open_id))
+        assert row["TransactionalId"] == open_id and row["TransactionState"] == "Ongoing", row
+        assert row["TransactionTimeoutMs"] == "300000", row
+        assert int(row["CurrentTransactionStartTimeMs"]) > 0, row
+        assert row["ProducerEpoch"] == "0", row
+        assert sorted(row["TopicPartitions"].split(",")) == [f"{topic}-0", f"{topic}-1"], row
+        [row] = tool_rows(tool(TXN_CMD, "--bootstrap-server", b.bootstrap, "describe",
+                               "--transactional-id", committed_id))
+        assert row["TransactionState"] == "CompleteCommit" and row["TopicPartitions"] == "", row
+    finally:
+        producer.abort_transaction(30)

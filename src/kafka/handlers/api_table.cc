@@ -40,6 +40,7 @@ constexpr std::array kApis{
     ApiHandler{K(ApiKey::kAddOffsetsToTxn), nullptr, HandleAddOffsetsToTxn},
     ApiHandler{K(ApiKey::kEndTxn), nullptr, HandleEndTxn},
     ApiHandler{K(ApiKey::kWriteTxnMarkers), nullptr, HandleWriteTxnMarkers},
+    ApiHandler{K(ApiKey::kTxnOffsetCommit), nullptr, HandleTxnOffsetCommit},
     ApiHandler{K(ApiKey::kDescribeConfigs), HandleDescribeConfigs},
     ApiHandler{K(ApiKey::kAlterConfigs), HandleAlterConfigs},
     ApiHandler{K(ApiKey::kDescribeLogDirs), HandleDescribeLogDirs},
@@ -58,6 +59,8 @@ constexpr std::array kApis{
     ApiHandler{K(ApiKey::kDescribeCluster), HandleDescribeCluster},
     ApiHandler{K(ApiKey::kDescribeProducers), HandleDescribeProducers},
     ApiHandler{K(ApiKey::kUnregisterBroker), HandleUnregisterBroker},
+    ApiHandler{K(ApiKey::kDescribeTransactions), HandleDescribeTransactions},
+    ApiHandler{K(ApiKey::kListTransactions), HandleListTransactions},
     ApiHandler{K(ApiKey::kDescribeTopicPartitions), HandleDescribeTopicPartitions},
 };
 

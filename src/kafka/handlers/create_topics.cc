@@ -6,10 +6,12 @@
 #include <set>
 
 #include "coordinator/group_coordinator.h"
+#include "coordinator/txn_log.h"
 #include "kafka/config_entries.h"
 #include "kafka/group_routing.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/topic_creation.h"
+#include "kafka/txn_routing.h"
 #include "protocol/error_code.h"
 
 namespace strata::kafka {
@@ -27,14 +29,15 @@ void SetError(CreateTopicsResponse::Topic& out, ErrorCode code, std::string mess
 
 void CreateOne(BrokerContext& ctx, CreateTopicsRequest::Topic& in, bool validate_only,
                CreateTopicsResponse::Topic& out) {
-  if (in.name == coordinator::kOffsetsTopic && !validate_only) {
-    // Made with the offsets.topic.* settings, whoever asks (a broker's
-    // FindCoordinator forwards this).
+  const bool offsets = in.name == coordinator::kOffsetsTopic;
+  if ((offsets || in.name == coordinator::kTransactionStateTopic) && !validate_only) {
+    // Made with the offsets.topic.* or transaction.state.log.* settings,
+    // whoever asks (a broker's FindCoordinator forwards this).
     if (ctx.topics.GetTopicInfo(in.name)) {
       SetError(out, ErrorCode::kTopicAlreadyExists, "Topic '" + in.name + "' already exists.");
       return;
     }
-    const ErrorCode made = EnsureOffsetsTopic(ctx);
+    const ErrorCode made = offsets ? EnsureOffsetsTopic(ctx) : EnsureTransactionTopic(ctx);
     if (made != ErrorCode::kNone) SetError(out, made, "cannot create " + in.name);
     if (auto info = ctx.topics.GetTopicInfo(in.name)) {
       out.topic_id = info->record.id;

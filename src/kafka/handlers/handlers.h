@@ -42,12 +42,15 @@ asio::awaitable<HandlerResult> HandleWriteTxnMarkers(BrokerContext& ctx, net::Re
 HandlerResult HandleDescribeProducers(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request);
 
-// Transactions (handlers/init_producer_id.cc, *_txn.cc), served by
-// ctx.txn_coordinator.
+// Transactions (handlers/init_producer_id.cc, *_txn.cc, *_transactions.cc),
+// served by ctx.txn_coordinator.
 asio::awaitable<HandlerResult> HandleInitProducerId(BrokerContext& ctx, net::Request& request);
 asio::awaitable<HandlerResult> HandleAddPartitionsToTxn(BrokerContext& ctx, net::Request& request);
 asio::awaitable<HandlerResult> HandleAddOffsetsToTxn(BrokerContext& ctx, net::Request& request);
 asio::awaitable<HandlerResult> HandleEndTxn(BrokerContext& ctx, net::Request& request);
+asio::awaitable<HandlerResult> HandleTxnOffsetCommit(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDescribeTransactions(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleListTransactions(BrokerContext& ctx, net::Request& request);
 
 // The controller-bound APIs' answers when no controller takes the request:
 // every topic (partition) failed with `code`.

@@ -14,9 +14,11 @@
 #include "protocol/error_code.h"
 #include "protocol/messages/add_offsets_to_txn.h"
 #include "protocol/messages/add_partitions_to_txn.h"
+#include "protocol/messages/describe_transactions.h"
 #include "protocol/messages/end_txn.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/init_producer_id.h"
+#include "protocol/messages/list_transactions.h"
 
 namespace strata::kafka {
 namespace {
@@ -101,6 +103,33 @@ class TxnHandlersTest : public ::testing::Test {
     auto call = Encode(req, version);
     HandlerResult out = RunAsync(HandleEndTxn(ctx(), call->request));
     return DecodeResponse<protocol::EndTxnResponse>(call->request, out);
+  }
+  protocol::DescribeTransactionsResponse Describe(const std::vector<std::string>& ids) {
+    protocol::DescribeTransactionsRequest req;
+    req.transactional_ids = ids;
+    auto call = Encode(req, 0);
+    HandlerResult out = HandleDescribeTransactions(ctx(), call->request);
+    return DecodeResponse<protocol::DescribeTransactionsResponse>(call->request, out);
+  }
+  protocol::ListTransactionsResponse List(protocol::ListTransactionsRequest req,
+                                          int16_t version = 2) {
+    auto call = Encode(req, version);
+    HandlerResult out = HandleListTransactions(ctx(), call->request);
+    return DecodeResponse<protocol::ListTransactionsResponse>(call->request, out);
+  }
+  // The "id state" rows of a ListTransactions answer (sorted by id).
+  static std::vector<std::string> Rows(const protocol::ListTransactionsResponse& resp) {
+    std::vector<std::string> rows;
+    for (const auto& t : resp.transaction_states)
+      rows.push_back(t.transactional_id + " " + t.transaction_state);
+    return rows;
+  }
+  // `prefix` with the first suffix that puts it in __transaction_state `p`.
+  std::string IdIn(int32_t p, const std::string& prefix) {
+    for (int i = 0;; ++i) {
+      std::string id = prefix + "-" + std::to_string(i);
+      if (coordinator_->PartitionFor(id) == p) return id;
+    }
   }
   TxnStatus StateOf(const std::string& id) {
     auto d = coordinator_->Describe(id);
@@ -232,6 +261,103 @@ TEST_F(TxnHandlersTest, FindCoordinatorOfATransactionalIdIsItsPartitionLeader) {
   ASSERT_EQ(resp.coordinators.size(), 1u);
   EXPECT_EQ(resp.coordinators[0].error_code, 0);
   EXPECT_EQ(resp.coordinators[0].node_id, 1);
+}
+
+TEST_F(TxnHandlersTest, DescribeTransactionsAnswersEachIdOnItsOwn) {
+  const std::string ongoing_id = IdIn(0, "tx-i"), empty_id = IdIn(0, "tx-j");
+  const std::string unknown_id = IdIn(0, "tx-none"), loading_id = IdIn(1, "tx-k");
+  auto init = Init(ongoing_id, 4, 20000);
+  ASSERT_EQ(init.error_code, 0);
+  ASSERT_EQ(Add(ongoing_id, init.producer_id, init.producer_epoch, {{"a", 1}, {"a", 0}})["a-0"], 0);
+  ASSERT_EQ(Init(empty_id).error_code, 0);
+  coordinator_->UnloadPartition(1);
+
+  auto resp = Describe({ongoing_id, empty_id, loading_id, "", unknown_id});
+  ASSERT_EQ(resp.transaction_states.size(), 5u);
+  const auto& ongoing = resp.transaction_states[0];
+  EXPECT_EQ(ongoing.transactional_id, ongoing_id);
+  EXPECT_EQ(ongoing.error_code, 0);
+  EXPECT_EQ(ongoing.transaction_state, "Ongoing");
+  EXPECT_EQ(ongoing.transaction_timeout_ms, 20000);
+  EXPECT_GT(ongoing.transaction_start_time_ms, 0);
+  EXPECT_EQ(ongoing.producer_id, init.producer_id);
+  EXPECT_EQ(ongoing.producer_epoch, init.producer_epoch);
+  ASSERT_EQ(ongoing.topics.size(), 1u);
+  EXPECT_EQ(ongoing.topics[0].topic, "a");
+  EXPECT_EQ(ongoing.topics[0].partitions, (std::vector<int32_t>{0, 1}));
+  const auto& empty = resp.transaction_states[1];
+  EXPECT_EQ(empty.error_code, 0);
+  EXPECT_EQ(empty.transaction_state, "Empty");
+  EXPECT_EQ(empty.transaction_start_time_ms, -1);
+  EXPECT_TRUE(empty.topics.empty());
+  // Led here, not loaded: the client waits.
+  EXPECT_EQ(resp.transaction_states[2].error_code, Code(ErrorCode::kCoordinatorLoadInProgress));
+  EXPECT_EQ(resp.transaction_states[3].error_code, Code(ErrorCode::kInvalidRequest));
+  EXPECT_EQ(resp.transaction_states[4].transactional_id, unknown_id);
+  EXPECT_EQ(resp.transaction_states[4].error_code, Code(ErrorCode::kTransactionalIdNotFound));
+  ASSERT_TRUE(Load(1));
+  EXPECT_EQ(Describe({loading_id}).transaction_states.at(0).error_code,
+            Code(ErrorCode::kTransactionalIdNotFound));
+  ctx().txn_coordinator = nullptr;
+  EXPECT_EQ(Describe({ongoing_id}).transaction_states.at(0).error_code,
+            Code(ErrorCode::kCoordinatorNotAvailable));
+}
+
+TEST_F(TxnHandlersTest, ListTransactionsFiltersAsKafkaDoes) {
+  auto ongoing = Init("tx-l");
+  ASSERT_EQ(ongoing.error_code, 0);
+  ASSERT_EQ(Add("tx-l", ongoing.producer_id, ongoing.producer_epoch, {{"a", 0}})["a-0"], 0);
+  auto committing = Init("tx-m");
+  ASSERT_EQ(committing.error_code, 0);
+  ASSERT_EQ(Add("tx-m", committing.producer_id, committing.producer_epoch, {{"a", 1}})["a-1"], 0);
+  ASSERT_EQ(End("tx-m", committing.producer_id, committing.producer_epoch, true).error_code, 0);
+  auto empty = Init("other-n");
+  ASSERT_EQ(empty.error_code, 0);
+
+  auto all = List({});
+  EXPECT_EQ(all.error_code, 0);
+  EXPECT_EQ(Rows(all),
+            (std::vector<std::string>{"other-n Empty", "tx-l Ongoing", "tx-m PrepareCommit"}));
+  EXPECT_EQ(all.transaction_states[1].producer_id, ongoing.producer_id);
+
+  auto by_state = List({.state_filters = {"Ongoing", "PrepareCommit", "Bogus", "Bogus"}});
+  EXPECT_EQ(Rows(by_state), (std::vector<std::string>{"tx-l Ongoing", "tx-m PrepareCommit"}));
+  EXPECT_EQ(by_state.unknown_state_filters, std::vector<std::string>{"Bogus"});
+  // Only unknown names: nothing passes.
+  EXPECT_TRUE(List({.state_filters = {"ongoing"}}).transaction_states.empty());
+  EXPECT_EQ(Rows(List({.producer_id_filters = {empty.producer_id}})),
+            std::vector<std::string>{"other-n Empty"});
+  // v2's pattern must match the whole id; v0-1 cannot carry one.
+  EXPECT_EQ(Rows(List({.transactional_id_pattern = "tx-.*"})),
+            (std::vector<std::string>{"tx-l Ongoing", "tx-m PrepareCommit"}));
+  EXPECT_TRUE(List({.transactional_id_pattern = "tx-"}).transaction_states.empty());
+  EXPECT_EQ(List({.transactional_id_pattern = ""}).transaction_states.size(), 3u);
+  EXPECT_EQ(Rows(List({.transactional_id_pattern = "tx-[lz]"})),
+            std::vector<std::string>{"tx-l Ongoing"});
+  EXPECT_EQ(List({.transactional_id_pattern = "nothing"}, 1).transaction_states.size(), 3u);
+  EXPECT_EQ(List({.transactional_id_pattern = "(unclosed"}).error_code,
+            Code(ErrorCode::kInvalidRegularExpression));
+  EXPECT_EQ(List({.transactional_id_pattern = "(a)\\1"}).error_code,
+            Code(ErrorCode::kInvalidRegularExpression));  // RE2 has no back-references
+  // v1's running-time filter: no transaction has run for an hour; an id
+  // without one (start -1) passes, as in Kafka.
+  auto long_running = List({.duration_filter = 3'600'000}, 1);
+  EXPECT_EQ(long_running.error_code, 0);
+  EXPECT_EQ(Rows(long_running), std::vector<std::string>{"other-n Empty"});
+}
+
+TEST_F(TxnHandlersTest, ListTransactionsListsOnlyLoadedPartitions) {
+  const std::string id = IdIn(1, "tx-o");
+  ASSERT_EQ(Init(id).error_code, 0);
+  EXPECT_EQ(Rows(List({})), std::vector<std::string>{id + " Empty"});
+  // (A partition still loading makes it COORDINATOR_LOAD_IN_PROGRESS: the
+  // coordinator's own test.)
+  coordinator_->UnloadPartition(1);
+  auto after = List({});
+  EXPECT_EQ(after.error_code, 0);
+  EXPECT_TRUE(after.transaction_states.empty());
+  ctx().txn_coordinator = nullptr;
+  EXPECT_EQ(List({}).error_code, Code(ErrorCode::kCoordinatorNotAvailable));
 }
 
 }  // namespace

@@ -3,11 +3,14 @@
 // ABORT marker. Each marker is appended with the coordinator origin (the
 // partition checks the producer and coordinator epochs) and answered once
 // committed, as Kafka writes markers with acks=all, within
-// request.timeout.ms. The coordinator retries a partition that failed.
+// request.timeout.ms. The coordinator retries a partition that failed. A
+// marker in __consumer_offsets also ends the producer's pending offsets
+// there.
 #include "protocol/messages/write_txn_markers.h"
 
 #include <fmt/format.h>
 
+#include "coordinator/group_coordinator.h"
 #include "kafka/commit_wait.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
@@ -71,6 +74,23 @@ ErrorCode Answer(CommitOutcome outcome) {
   return ErrorCode::kUnknownServerError;
 }
 
+// A committed marker in a __consumer_offsets partition ends the producer's
+// transactional offsets there (Kafka's onTransactionCompleted).
+void CompleteGroupOffsets(BrokerContext& ctx, const WriteTxnMarkersRequest& req,
+                          const WriteTxnMarkersResponse& resp) {
+  if (ctx.group_coordinator == nullptr) return;
+  for (size_t m = 0; m < req.markers.size(); ++m) {
+    for (const auto& topic : resp.markers[m].topics) {
+      if (topic.name != coordinator::kOffsetsTopic) continue;
+      for (const auto& p : topic.partitions) {
+        if (p.error_code != 0) continue;
+        ctx.group_coordinator->CompleteTransaction(p.partition_index, req.markers[m].producer_id,
+                                                   req.markers[m].transaction_result);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 asio::awaitable<HandlerResult> HandleWriteTxnMarkers(BrokerContext& ctx, net::Request& request) {
@@ -104,6 +124,7 @@ asio::awaitable<HandlerResult> HandleWriteTxnMarkers(BrokerContext& ctx, net::Re
           Code(Answer(outcomes[i]));
     }
   }
+  CompleteGroupOffsets(ctx, req, resp);
   co_return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 
