@@ -257,6 +257,9 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        "largest transaction.timeout.ms a producer may ask for", AtLeast(1)},
       {"transactional.id.expiration.ms", T::kInt, "604800000",
        "how long a transactional id unused and without an open transaction lives", AtLeast(1)},
+      {"transaction.partition.verification.enable", T::kBoolean, "true",
+       "check with the transaction coordinator that a transactional produce belongs to an "
+       "ongoing transaction before it opens one in a partition (KIP-890)"},
       {"transaction.abort.timed.out.transaction.cleanup.interval.ms", T::kInt, "10000",
        "how often the coordinator aborts transactions open past their timeout", AtLeast(1)},
       {"transaction.remove.expired.transaction.cleanup.interval.ms", T::kInt, "3600000",

@@ -24,6 +24,7 @@ namespace strata::kafka {
 
 class ControllerForwarder;
 class TxnMarkerChannel;
+class TxnPartitionVerifier;
 
 struct BrokerContext {
   const config::BrokerConfig& config;
@@ -41,6 +42,8 @@ struct BrokerContext {
   // Transactions, and the markers that end them; set once at start-up.
   coordinator::TxnCoordinator* txn_coordinator = nullptr;
   TxnMarkerChannel* txn_markers = nullptr;
+  // Asks coordinators about transactional produces (KIP-890); set at start-up.
+  TxnPartitionVerifier* txn_verifier = nullptr;
   // The cluster metadata view (brokers, partition records); set at start-up.
   cluster::Metadata* metadata = nullptr;
   // Sends controller-bound work to the active controller; set at start-up.

@@ -24,6 +24,7 @@
 #include "base/result.h"
 #include "storage/append_origin.h"
 #include "storage/txn_index.h"
+#include "storage/txn_verification.h"
 
 namespace strata::storage {
 
@@ -77,6 +78,10 @@ struct BatchInfo {
   int16_t producer_epoch = -1;
   int32_t base_sequence = -1;
   bool transactional = false;
+  // KIP-890: the guard StartTxnVerification gave for this producer, once the
+  // transaction coordinator confirmed the partition is in its ongoing
+  // transaction; 0 when no verification was done (then none is required).
+  uint64_t txn_verification_guard = 0;
 };
 
 // One producer's state in a partition, as DescribeProducers reports it.
@@ -192,6 +197,14 @@ class Log {
   virtual Result<AppendResult> Append(MutableByteView batches, const std::vector<BatchInfo>& infos,
                                       LeaderEpoch leader_epoch,
                                       AppendOrigin origin = AppendOrigin::kClient) = 0;
+
+  // KIP-890: before a leader asks the transaction coordinator whether a
+  // producer's transactional batch belongs to its ongoing transaction, it
+  // takes a guard here. A marker of that producer (its transaction ended)
+  // voids the guard, so the append, once verified, is refused
+  // (kInvalidTxnState) if it would open a transaction the coordinator no
+  // longer has: no late write starts a transaction that nothing ends.
+  virtual TxnVerification StartTxnVerification(int64_t producer_id, int16_t producer_epoch) = 0;
 
   // A follower's append: batches exactly as the leader wrote them (offsets,
   // leader epochs, timestamps kept; the caller checked their CRCs). Base

@@ -67,7 +67,8 @@ Status LogImpl::SplitBatches(MutableByteView batches, const std::vector<BatchInf
 // result when a batch retries one of its producer's last five.
 Result<std::optional<AppendResult>> LogImpl::AssignOffsets(
     const std::vector<MutableByteView>& views, std::vector<BatchHeader>* headers,
-    AppendOrigin origin, ProducerStateManager::Staged* staged) const {
+    const std::vector<BatchInfo>& infos, AppendOrigin origin,
+    ProducerStateManager::Staged* staged) const {
   Offset next = leo_.load();
   for (size_t i = 0; i < headers->size(); ++i) {
     BatchHeader& h = (*headers)[i];
@@ -75,6 +76,7 @@ Result<std::optional<AppendResult>> LogImpl::AssignOffsets(
     next = h.last_offset() + 1;
     if (!h.idempotent()) continue;
     STRATA_ASSIGN_OR_RETURN(ProducerBatch pb, ProducerBatchOf(h, ByteView(views[i])));
+    pb.verification_guard = infos[i].txn_verification_guard;
     // The coordinator's writes all carry sequence 0: none is a retry.
     if (auto dup = origin == AppendOrigin::kClient ? producers_.FindDuplicate(pb) : std::nullopt) {
       AppendResult r;
@@ -118,7 +120,7 @@ Result<AppendResult> LogImpl::Append(MutableByteView batches, const std::vector<
   std::vector<BatchHeader> headers;
   STRATA_RETURN_IF_ERROR(SplitBatches(batches, infos, &views, &headers));
   ProducerStateManager::Staged staged;
-  STRATA_ASSIGN_OR_RETURN(auto duplicate, AssignOffsets(views, &headers, origin, &staged));
+  STRATA_ASSIGN_OR_RETURN(auto duplicate, AssignOffsets(views, &headers, infos, origin, &staged));
   if (duplicate) return *duplicate;
   const Offset first = headers.front().base_offset;
   const Offset next = headers.back().last_offset() + 1;

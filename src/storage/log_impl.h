@@ -46,6 +46,7 @@ class LogImpl final : public Log {
                               LeaderEpoch leader_epoch, AppendOrigin origin) override;
   Result<AppendResult> AppendAsFollower(MutableByteView batches,
                                         const std::vector<BatchInfo>& infos) override;
+  TxnVerification StartTxnVerification(int64_t producer_id, int16_t producer_epoch) override;
   Status TruncateTo(Offset offset) override;
   Status TruncateFullyAndStartAt(Offset offset, LeaderEpoch leader_epoch = kNoLeaderEpoch) override;
   Result<ReadResult> Read(Offset offset, int32_t max_bytes, Offset max_offset,
@@ -133,6 +134,7 @@ class LogImpl final : public Log {
                       std::vector<protocol::BatchHeader>* headers) const;
   Result<std::optional<AppendResult>> AssignOffsets(const std::vector<MutableByteView>& views,
                                                     std::vector<protocol::BatchHeader>* headers,
+                                                    const std::vector<BatchInfo>& infos,
                                                     AppendOrigin origin,
                                                     ProducerStateManager::Staged* staged) const;
   void StampBatches(const std::vector<MutableByteView>& views,

@@ -96,4 +96,9 @@ std::vector<ProducerView> LogImpl::ActiveProducers() const {
   return out;
 }
 
+TxnVerification LogImpl::StartTxnVerification(int64_t producer_id, int16_t producer_epoch) {
+  std::lock_guard lock(mu_);
+  return producers_.StartVerification(producer_id, producer_epoch);
+}
+
 }  // namespace strata::storage

@@ -201,3 +201,52 @@ TEST_F(LogTxnTest, ATruncationLeavesNoDecidedTransactionHoldingTheLastStableOffs
 
 }  // namespace
 }  // namespace strata::storage
+
+namespace strata::storage {
+namespace {
+
+// KIP-890: a transactional write verified against a transaction that ends
+// (its marker lands) before the write is appended must not open another
+// transaction here; batches in flight together share a guard.
+class LogTxnVerificationTest : public LogTxnTest {
+ protected:
+  static Result<AppendResult> AppendVerified(Log& log, Bytes batch, uint64_t guard) {
+    std::vector<BatchInfo> infos{InfoFor(batch)};
+    infos[0].txn_verification_guard = guard;
+    return log.Append(MutableByteView(batch), infos, LeaderEpoch(0), AppendOrigin::kClient);
+  }
+};
+
+TEST_F(LogTxnVerificationTest, AMarkerVoidsTheGuardOfAWriteVerifiedBeforeIt) {
+  auto log = Open();
+  const TxnVerification first = log->StartTxnVerification(7, 0);
+  EXPECT_FALSE(first.ongoing);
+  // The coordinator ends the transaction (say it timed out) meanwhile.
+  MustAppend(*log, MarkerBatch(7, 0, ControlType::kAbort), AppendOrigin::kCoordinator);
+  auto late = AppendVerified(*log, TxnBatch(7, 0, 0), first.guard);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code, Errc::kInvalidTxnState);
+  log->SetHighWatermark(log->log_end_offset());
+  EXPECT_EQ(log->last_stable_offset(), log->log_end_offset());  // nothing left open
+
+  // Verified again, it goes in and opens the transaction; later batches
+  // find it open.
+  const TxnVerification second = log->StartTxnVerification(7, 0);
+  ASSERT_TRUE(AppendVerified(*log, TxnBatch(7, 0, 0), second.guard).ok());
+  EXPECT_TRUE(log->StartTxnVerification(7, 0).ongoing);
+  EXPECT_FALSE(log->StartTxnVerification(7, 1).ongoing);  // another epoch: not its transaction
+}
+
+TEST_F(LogTxnVerificationTest, BatchesVerifiedTogetherShareTheGuard) {
+  auto log = Open();
+  const TxnVerification a = log->StartTxnVerification(7, 0);
+  const TxnVerification b = log->StartTxnVerification(7, 0);
+  EXPECT_EQ(a.guard, b.guard);
+  ASSERT_TRUE(AppendVerified(*log, TxnBatch(7, 0, 0), a.guard).ok());
+  ASSERT_TRUE(AppendVerified(*log, TxnBatch(7, 0, 1), b.guard).ok());  // the transaction is open
+  // Without verification (disabled) nothing is checked.
+  MustAppend(*log, TxnBatch(9, 0, 0));
+}
+
+}  // namespace
+}  // namespace strata::storage

@@ -105,6 +105,17 @@ Status ProducerStateManager::Validate(const ProducerBatch& b, AppendOrigin origi
       }
     } else {
       if (origin == AppendOrigin::kClient) STRATA_RETURN_IF_ERROR(CheckSequence(b, current));
+      if (b.transactional && current.current_txn_first_offset < 0_o && b.verification_guard != 0) {
+        // Verified against a transaction that has ended since (its marker
+        // voided the guard): it must not open another one here.
+        auto v = verifications_.find(b.producer_id);
+        if (v == verifications_.end() || v->second.guard != b.verification_guard) {
+          return MakeError(Errc::kInvalidTxnState,
+                           fmt::format("producer {}: the transaction this write was verified in "
+                                       "ended before it was appended",
+                                       b.producer_id));
+        }
+      }
       if (!b.transactional && current.current_txn_first_offset >= 0_o) {
         return MakeError(Errc::kInvalidTxnState,
                          fmt::format("producer {} wrote outside its transaction open since {}",
@@ -117,8 +128,22 @@ Status ProducerStateManager::Validate(const ProducerBatch& b, AppendOrigin origi
   } else {
     ApplyData(b, &current, staged);
   }
+  if (b.control || b.verification_guard != 0) staged->ended.push_back(b.producer_id);
   staged->entries[b.producer_id] = std::move(current);
   return Status::Ok();
+}
+
+TxnVerification ProducerStateManager::StartVerification(int64_t producer_id, int16_t epoch) {
+  const ProducerEntry* entry = Get(producer_id);
+  TxnVerification out;
+  out.ongoing = entry != nullptr && entry->epoch == epoch && entry->current_txn_first_offset >= 0_o;
+  // Batches in flight together share one guard (Kafka's
+  // maybeCreateVerificationStateEntry): the first to land opens the
+  // transaction, and the others find it open.
+  auto [it, fresh] = verifications_.try_emplace(producer_id);
+  if (fresh || it->second.epoch != epoch) it->second = {++next_guard_, epoch};
+  out.guard = it->second.guard;
+  return out;
 }
 
 std::vector<CompletedTxn> ProducerStateManager::Commit(Staged&& staged) {
@@ -127,6 +152,7 @@ std::vector<CompletedTxn> ProducerStateManager::Commit(Staged&& staged) {
   // are given their last stable offsets (as Kafka orders it).
   for (const auto& [first, producer] : staged.started) txns_.Start(producer, first);
   for (CompletedTxn& txn : staged.completed) txns_.Complete(txn);
+  for (int64_t producer : staged.ended) verifications_.erase(producer);
   return std::move(staged.completed);
 }
 

@@ -30,6 +30,7 @@
 #include "protocol/record_batch.h"
 #include "storage/append_origin.h"
 #include "storage/txn_tracker.h"
+#include "storage/txn_verification.h"
 
 namespace strata::storage {
 
@@ -48,6 +49,8 @@ struct ProducerBatch {
   bool control = false;
   // A control batch's end-transaction marker (read from its record).
   std::optional<protocol::TxnMarker> marker;
+  // BatchInfo::txn_verification_guard of a leader's append.
+  uint64_t verification_guard = 0;
 
   static ProducerBatch FromHeader(const protocol::BatchHeader& h);
 };
@@ -76,6 +79,7 @@ class ProducerStateManager {
     std::map<int64_t, ProducerEntry> entries;  // the producers it touches, as they become
     std::map<Offset, int64_t> started;         // transactions it opens: first offset -> producer
     std::vector<CompletedTxn> completed;       // transactions its markers end
+    std::vector<int64_t> ended;                // producers it wrote markers or verified data of
   };
 
   // The original batch if `b` retries one of its producer's last 5 batches
@@ -97,6 +101,11 @@ class ProducerStateManager {
 
   // The partition's transactions that hold back its last stable offset.
   const TxnTracker& txns() const { return txns_; }
+
+  // KIP-890 (Log::StartTxnVerification): a new guard for the producer, and
+  // whether it has a transaction open at `epoch` already. A marker of the
+  // producer, or the append that opens its transaction, ends the guard.
+  TxnVerification StartVerification(int64_t producer_id, int16_t epoch);
   // The high watermark moved: completed transactions below it stop
   // holding back the last stable offset.
   void OnHighWatermark(Offset hw) { txns_.OnHighWatermark(hw); }
@@ -122,6 +131,7 @@ class ProducerStateManager {
 
   void Clear() {
     producers_.clear();
+    verifications_.clear();
     txns_.Clear();
   }
   // Takes every producer of `older` (a snapshot from before this state
@@ -145,6 +155,14 @@ class ProducerStateManager {
 
   std::unordered_map<int64_t, ProducerEntry> producers_;
   TxnTracker txns_;
+  // KIP-890 guards by producer id: in memory only (a leader that restarts
+  // asks the coordinator again).
+  struct Verification {
+    uint64_t guard = 0;
+    int16_t epoch = -1;
+  };
+  std::unordered_map<int64_t, Verification> verifications_;
+  uint64_t next_guard_ = 0;
 };
 
 }  // namespace strata::storage

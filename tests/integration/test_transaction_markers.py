@@ -95,7 +95,8 @@ def broker(broker_factory):
     if kit.against_kafka():
         return broker_factory(**{"transaction.partition.verification.enable": "false"})
     from ports import free_port
-    b = broker_factory(config={"strata.admin.listener": f"127.0.0.1:{free_port()}"})
+    b = broker_factory(config={"strata.admin.listener": f"127.0.0.1:{free_port()}",
+                               "transaction.partition.verification.enable": "false"})
     b.admin = b.config["strata.admin.listener"]
     return b
 
@@ -197,6 +198,8 @@ def test_an_aborted_transaction_in_remote_storage_stays_invisible(broker_factory
         "strata.remote.storage.uri": f"file://{remote}",
         "remote.log.manager.task.interval.ms": "300",
         "log.retention.check.interval.ms": "300",
+        # Raw transactional batches of a producer no coordinator knows.
+        "transaction.partition.verification.enable": "false",
     })
     topic = kit.unique_topic("txn-tiered")
     segment = 1024 * 1024

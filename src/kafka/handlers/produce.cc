@@ -15,6 +15,7 @@
 #include "kafka/commit_wait.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
+#include "kafka/txn_verification.h"
 #include "protocol/error_code.h"
 #include "protocol/records.h"
 
@@ -57,10 +58,17 @@ bool HasTransactionalRecords(const ProduceRequest& req) {
 // Appends one partition's batch; with acks=all the append is added to
 // `pending` unless already committed.
 void ProducePartition(BrokerContext& ctx, const std::string& topic, const broker::TopicInfo* info,
-                      int16_t acks, ProduceRequest::Partition& in, ProduceResponse::Partition& out,
-                      std::vector<PendingAck>& pending) {
+                      int16_t acks, const TxnProduceCheck* txn_check, ProduceRequest::Partition& in,
+                      ProduceResponse::Partition& out, std::vector<PendingAck>& pending) {
   out.index = in.index;
   TopicPartition tp{topic, in.index};
+  if (txn_check != nullptr && txn_check->error != ErrorCode::kNone) {
+    SetError(out, txn_check->error,
+             txn_check->error == ErrorCode::kNotEnoughReplicas
+                 ? "the transaction coordinator could not confirm the transaction"
+                 : "Partition was not added to the transaction");
+    return;
+  }
   broker::LeaderLookup leader = ctx.topics.LeaderPartition(tp, -1);
   if (leader.error != ErrorCode::kNone) {
     SetError(out, leader.error, std::move(leader.message));
@@ -125,7 +133,8 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const broker
                      .producer_id = b.header.producer_id,
                      .producer_epoch = b.header.producer_epoch,
                      .base_sequence = b.header.base_sequence,
-                     .transactional = b.header.transactional()});
+                     .transactional = b.header.transactional(),
+                     .txn_verification_guard = txn_check ? txn_check->guard : 0});
   }
   broker::Partition& partition = *leader.partition;
   auto result = partition.AppendAsLeader(in.records.view, infos, info->min_insync_replicas);
@@ -206,6 +215,10 @@ asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& r
   // Kafka authorizes a transactional write by its transactional id: without
   // one the whole request is refused.
   const bool refuse_all = !req.transactional_id && HasTransactionalRecords(req);
+  // KIP-890: transactional batches are checked with their coordinator first.
+  std::map<TopicPartition, TxnProduceCheck> txn_checks;
+  if (!refuse_all && version >= 3)
+    txn_checks = co_await CheckTransactionalProduce(ctx, req, version);
   std::vector<PendingAck> pending;
   for (auto& topic : req.topics) {
     auto& out_topic = resp.topics.emplace_back();
@@ -227,7 +240,10 @@ asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& r
         SetError(out, ErrorCode::kInvalidRequiredAcks, "acks must be -1, 0 or 1");
       } else {
         size_t before = pending.size();
-        ProducePartition(ctx, topic.name, info.get(), req.acks, partition, out, pending);
+        auto check = txn_checks.find({topic.name, partition.index});
+        ProducePartition(ctx, topic.name, info.get(), req.acks,
+                         check == txn_checks.end() ? nullptr : &check->second, partition, out,
+                         pending);
         if (pending.size() > before) {
           pending.back().topic_index = resp.topics.size() - 1;
           pending.back().partition_index = out_topic.partitions.size() - 1;

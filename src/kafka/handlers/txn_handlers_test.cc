@@ -11,6 +11,8 @@
 #include "kafka/handlers/handlers.h"
 #include "kafka/handlers/test_requests.h"
 #include "kafka/in_process_broker.h"
+#include "kafka/txn_verification.h"
+#include "protocol/batch_builder.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/add_offsets_to_txn.h"
 #include "protocol/messages/add_partitions_to_txn.h"
@@ -19,6 +21,7 @@
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/init_producer_id.h"
 #include "protocol/messages/list_transactions.h"
+#include "protocol/messages/produce.h"
 
 namespace strata::kafka {
 namespace {
@@ -46,6 +49,8 @@ class TxnHandlersTest : public ::testing::Test {
         [ids] { return ids->Next(); }, Clock::Real());
     for (int32_t p = 0; p < kStatePartitions; ++p) ASSERT_TRUE(Load(p));
     ctx().txn_coordinator = coordinator_.get();
+    verifier_ = std::make_unique<TxnPartitionVerifier>(ctx(), verifier_io_.get_executor());
+    ctx().txn_verifier = verifier_.get();
   }
 
   bool Load(int32_t p) {
@@ -137,8 +142,35 @@ class TxnHandlersTest : public ::testing::Test {
     return d ? d->state : TxnStatus::kDead;
   }
 
+  // A transactional produce of one record to a-`partition` (acks=1): the
+  // partition's answer.
+  protocol::ProduceResponse::Partition TxnProduce(const std::string& id, int64_t pid, int16_t epoch,
+                                                  int32_t seq, int32_t partition, int16_t version) {
+    protocol::BatchBuilder builder;
+    builder.set_producer(pid, epoch, seq).set_transactional(true);
+    builder.Add("k", "v", 1000);
+    protocol::ProduceRequest req;
+    req.transactional_id = id;
+    req.acks = 1;
+    auto& t = req.topics.emplace_back();
+    t.name = "a";
+    auto& p = t.partitions.emplace_back();
+    p.index = partition;
+    p.records.Own(builder.Build());
+    auto call = Encode(req, version);
+    HandlerResult out = RunAsync(HandleProduce(ctx(), call->request));
+    auto resp = DecodeResponse<protocol::ProduceResponse>(call->request, out);
+    if (resp.topics.empty() || resp.topics[0].partitions.empty()) return {};
+    return resp.topics[0].partitions[0];
+  }
+  int64_t EndOffset(int32_t partition) {
+    return broker_.topics().GetPartition({"a", partition})->log()->log_end_offset().value();
+  }
+
   testing::InProcessBroker broker_;
   std::unique_ptr<coordinator::TxnCoordinator> coordinator_;
+  asio::io_context verifier_io_;  // no peer is asked: the coordinator is here
+  std::unique_ptr<TxnPartitionVerifier> verifier_;
 };
 
 TEST_F(TxnHandlersTest, InitProducerIdBumpsTheEpochOfATransactionalId) {
@@ -165,6 +197,30 @@ TEST_F(TxnHandlersTest, InitProducerIdBumpsTheEpochOfATransactionalId) {
   coordinator_->UnloadPartition(p);
   ASSERT_TRUE(Load(p));
   EXPECT_EQ(Init("tx-a").producer_epoch, 3);
+}
+
+// KIP-890: a transactional produce to a partition the producer did not add
+// to its transaction is refused, nothing written; once added it goes in.
+TEST_F(TxnHandlersTest, ATransactionalProduceNeedsThePartitionInTheTransaction) {
+  auto init = Init("tx-v");
+  ASSERT_EQ(init.error_code, 0);
+  const int64_t pid = init.producer_id;
+  const int16_t epoch = init.producer_epoch;
+  EXPECT_EQ(TxnProduce("tx-v", pid, epoch, 0, 0, 9).error_code, Code(ErrorCode::kInvalidTxnState));
+  EXPECT_EQ(TxnProduce("tx-v", pid, epoch, 0, 0, 11).error_code,
+            Code(ErrorCode::kTransactionAbortable));
+  EXPECT_EQ(EndOffset(0), 0);
+  ASSERT_EQ(Add("tx-v", pid, epoch, {{"a", 0}})["a-0"], 0);
+  EXPECT_EQ(TxnProduce("tx-v", pid, epoch, 0, 0, 9).error_code, 0);
+  EXPECT_EQ(TxnProduce("tx-v", pid, epoch, 1, 0, 9).error_code, 0);  // the transaction is open
+  EXPECT_EQ(EndOffset(0), 2);
+  // Another partition of the same transaction is still not in it; an epoch
+  // the coordinator does not hold is fenced.
+  EXPECT_EQ(TxnProduce("tx-v", pid, epoch, 0, 1, 11).error_code,
+            Code(ErrorCode::kTransactionAbortable));
+  EXPECT_EQ(TxnProduce("tx-v", pid, static_cast<int16_t>(epoch + 1), 0, 1, 11).error_code,
+            Code(ErrorCode::kInvalidProducerEpoch));
+  EXPECT_EQ(EndOffset(1), 0);
 }
 
 TEST_F(TxnHandlersTest, InitProducerIdRefusesBadArguments) {

@@ -1,0 +1,161 @@
+#include "kafka/txn_verification.h"
+
+#include <asio/use_awaitable.hpp>
+
+#include "base/log.h"
+#include "coordinator/txn_coordinator.h"
+#include "kafka/txn_routing.h"
+#include "protocol/messages/add_partitions_to_txn.h"
+#include "protocol/record_batch.h"
+
+namespace strata::kafka {
+
+namespace {
+
+using protocol::AddPartitionsToTxnRequest;
+using protocol::AddPartitionsToTxnResponse;
+using protocol::ErrorCode;
+
+constexpr int16_t kVerifyVersion = 5;
+
+std::map<TopicPartition, ErrorCode> AllWith(const std::set<TopicPartition>& partitions,
+                                            ErrorCode code) {
+  std::map<TopicPartition, ErrorCode> out;
+  for (const auto& tp : partitions) out[tp] = code;
+  return out;
+}
+
+AddPartitionsToTxnRequest VerifyRequest(const std::string& id, int64_t producer_id,
+                                        int16_t producer_epoch,
+                                        const std::set<TopicPartition>& partitions) {
+  AddPartitionsToTxnRequest req;
+  auto& txn = req.transactions.emplace_back();
+  txn.transactional_id = id;
+  txn.producer_id = producer_id;
+  txn.producer_epoch = producer_epoch;
+  txn.verify_only = true;
+  for (const auto& tp : partitions) {
+    if (txn.topics.empty() || txn.topics.back().name != tp.topic)
+      txn.topics.push_back({tp.topic, {}});
+    txn.topics.back().partitions.push_back(tp.partition);
+  }
+  return req;
+}
+
+// What the producer is told for the coordinator's answer (Kafka's
+// AddPartitionsToTxnManager and KafkaApis.handleProduceRequest).
+ErrorCode ForProducer(ErrorCode code, int16_t produce_version) {
+  switch (code) {
+    case ErrorCode::kNone:
+      return code;
+    case ErrorCode::kProducerFenced:
+      return ErrorCode::kInvalidProducerEpoch;
+    case ErrorCode::kTransactionAbortable:
+      return produce_version > 10 ? code : ErrorCode::kInvalidTxnState;
+    case ErrorCode::kConcurrentTransactions:
+    case ErrorCode::kCoordinatorLoadInProgress:
+    case ErrorCode::kCoordinatorNotAvailable:
+    case ErrorCode::kNotCoordinator:
+    case ErrorCode::kNetworkException:
+    case ErrorCode::kRequestTimedOut:
+      return ErrorCode::kNotEnoughReplicas;
+    default:
+      return code;
+  }
+}
+
+}  // namespace
+
+TxnPartitionVerifier::TxnPartitionVerifier(BrokerContext& ctx, asio::any_io_executor executor)
+    : ctx_(ctx), executor_(std::move(executor)) {}
+
+TxnPartitionVerifier::~TxnPartitionVerifier() {
+  std::lock_guard lock(mu_);
+  for (auto& [node, client] : clients_) client->Close();
+}
+
+std::shared_ptr<net::Client> TxnPartitionVerifier::ClientFor(int32_t node, const std::string& host,
+                                                             uint16_t port) {
+  std::lock_guard lock(mu_);
+  auto& client = clients_[node];
+  if (!client || client->host() != host || client->port() != port) {
+    if (client) client->Close();
+    net::ClientOptions options;
+    options.client_id = "strata-txn-verification";
+    options.max_connections = 2;
+    client = std::make_shared<net::Client>(executor_, host, port, options);
+  }
+  return client;
+}
+
+asio::awaitable<std::map<TopicPartition, ErrorCode>> TxnPartitionVerifier::Verify(
+    const std::string& id, int64_t producer_id, int16_t producer_epoch,
+    const std::set<TopicPartition>& partitions) {
+  const LiveBroker coordinator = TxnCoordinatorBroker(ctx_, id);
+  if (coordinator.node_id < 0) co_return AllWith(partitions, ErrorCode::kCoordinatorNotAvailable);
+  if (coordinator.node_id == ctx_.config.node_id() && ctx_.txn_coordinator != nullptr) {
+    const ErrorCode served = TxnCoordinatorError(ctx_, id);
+    if (served != ErrorCode::kNone) co_return AllWith(partitions, served);
+    co_return ctx_.txn_coordinator->VerifyPartitions(id, producer_id, producer_epoch, partitions);
+  }
+  std::shared_ptr<net::Client> client =
+      ClientFor(coordinator.node_id, coordinator.host, static_cast<uint16_t>(coordinator.port));
+  AddPartitionsToTxnRequest req = VerifyRequest(id, producer_id, producer_epoch, partitions);
+  auto resp = co_await client->Send<AddPartitionsToTxnRequest, AddPartitionsToTxnResponse>(
+      req, kVerifyVersion);
+  if (!resp.ok()) {
+    log::Get("produce")->debug("verifying {}'s partitions with broker {}: {}", id,
+                               coordinator.node_id, resp.error().message);
+    co_return AllWith(partitions, ErrorCode::kCoordinatorNotAvailable);
+  }
+  if (resp->error_code != 0) {
+    co_return AllWith(partitions, static_cast<ErrorCode>(resp->error_code));
+  }
+  std::map<TopicPartition, ErrorCode> out = AllWith(partitions, ErrorCode::kUnknownServerError);
+  for (const auto& txn : resp->results_by_transaction) {
+    for (const auto& t : txn.topic_results) {
+      for (const auto& p : t.results_by_partition) {
+        TopicPartition tp{t.name, p.partition_index};
+        if (out.contains(tp)) out[tp] = static_cast<ErrorCode>(p.partition_error_code);
+      }
+    }
+  }
+  co_return out;
+}
+
+asio::awaitable<std::map<TopicPartition, TxnProduceCheck>> CheckTransactionalProduce(
+    BrokerContext& ctx, const protocol::ProduceRequest& req, int16_t produce_version) {
+  std::map<TopicPartition, TxnProduceCheck> checks;
+  if (!req.transactional_id || ctx.txn_verifier == nullptr ||
+      !ctx.config.GetBool("transaction.partition.verification.enable")) {
+    co_return checks;
+  }
+  // One producer per request; the partitions it has no transaction open in
+  // yet are the coordinator's to confirm.
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  std::set<TopicPartition> ask;
+  for (const auto& topic : req.topics) {
+    for (const auto& partition : topic.partitions) {
+      if (partition.records.null) continue;
+      auto header = protocol::ParseBatchHeader(partition.records.view);
+      if (!header.ok() || !header->transactional() || header->control()) continue;
+      const TopicPartition tp{topic.name, partition.index};
+      broker::LeaderLookup leader = ctx.topics.LeaderPartition(tp, -1);
+      if (leader.error != ErrorCode::kNone) continue;  // the append answers it
+      producer_id = header->producer_id;
+      producer_epoch = header->producer_epoch;
+      const storage::TxnVerification v =
+          leader.partition->log()->StartTxnVerification(producer_id, producer_epoch);
+      checks[tp].guard = v.guard;
+      if (!v.ongoing) ask.insert(tp);
+    }
+  }
+  if (ask.empty()) co_return checks;
+  const auto answers =
+      co_await ctx.txn_verifier->Verify(*req.transactional_id, producer_id, producer_epoch, ask);
+  for (const auto& [tp, code] : answers) checks[tp].error = ForProducer(code, produce_version);
+  co_return checks;
+}
+
+}  // namespace strata::kafka
