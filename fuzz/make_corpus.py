@@ -61,6 +61,34 @@ def main() -> None:
                           transactional=True)
     seeds["produce_v8_transactional"] = frame(0, 8, rk.produce_body(
         8, "t", 0, txn, acks=-1, transactional_id="fuzz-txn"))
+    # Transactions: a producer's InitProducerId, AddPartitionsToTxn (client and broker
+    # forms), AddOffsetsToTxn, TxnOffsetCommit, EndTxn; kafka-transactions' list/describe.
+    W = lambda: rk.Writer(True)  # noqa: E731 (flexible writer)
+
+    def topics(w, names_parts):
+        return w.array(names_parts, lambda w2, t: w2.string(t[0]).array(
+            t[1], lambda w3, p: w3.i32(p)).tags())
+    seeds["init_producer_id_v4"] = frame(22, 4, bytes(
+        W().string("fuzz-txn").i32(60000).i64(-1).i16(-1).tags().buf), True)
+    seeds["add_partitions_to_txn_v3"] = frame(24, 3, bytes(
+        topics(W().string("fuzz-txn").i64(4242).i16(3), [("t", [0, 1])]).tags().buf), True)
+    seeds["add_partitions_to_txn_v5_verify"] = frame(24, 5, bytes(
+        W().array([0], lambda w, _: topics(w.string("fuzz-txn").i64(4242).i16(3).boolean(True),
+                                           [("t", [0]), ("u", [2])]).tags()).tags().buf), True)
+    seeds["add_offsets_to_txn_v3"] = frame(25, 3, bytes(
+        W().string("fuzz-txn").i64(4242).i16(3).string("group").tags().buf), True)
+    seeds["end_txn_v5"] = frame(26, 5, bytes(
+        W().string("fuzz-txn").i64(4242).i16(3).boolean(True).tags().buf), True)
+    seeds["txn_offset_commit_v3"] = frame(28, 3, bytes(
+        W().string("fuzz-txn").string("group").i64(4242).i16(3).i32(5).string("member-1")
+        .string(None).array([0], lambda w, _: w.string("t").array(
+            [0], lambda w2, p: w2.i32(p).i64(77).i32(2).string("md").tags()).tags())
+        .tags().buf), True)
+    seeds["list_transactions_v1"] = frame(66, 1, bytes(
+        W().array(["Ongoing"], lambda w, st: w.string(st)).array([4242], lambda w, p: w.i64(p))
+        .i64(1000).tags().buf), True)
+    seeds["describe_transactions_v0"] = frame(65, 0, bytes(
+        W().array(["fuzz-txn", "other"], lambda w, t: w.string(t)).tags().buf), True)
     inner = frame(19, 7, rk.create_topics_body(7, "t", 1, 1), True)
     seeds["envelope_v0"] = frame(58, 0, bytes(rk.Writer(True).bytes_(inner).bytes_(None)
                                               .bytes_(bytes([127, 0, 0, 1])).tags().buf), True)

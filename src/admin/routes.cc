@@ -295,6 +295,7 @@ void RegisterBrokerGauges(kafka::BrokerContext& ctx) {
                           per_partition([](const storage::Log& l) { return l.size_bytes(); }));
   registry.SetGaugeFamily("strata_log_segments", "Local segments",
                           per_partition([](const storage::Log& l) { return l.segment_count(); }));
+  RegisterTransactionGauges(ctx);
 }
 
 void RegisterSessionGauges(cluster::BrokerSession& session) {
@@ -323,6 +324,7 @@ void RegisterAdminRoutes(HttpServer& server, AdminContext& admin) {
                                metrics::Global().RenderPrometheus()};
   });
   RegisterBalancerRoutes(server, admin);
+  RegisterTransactionRoutes(server, admin);
   server.Route("/v1/cluster", [&admin](const std::string&) {
     return HttpResponse{200, "application/json", ClusterJson(admin).dump(2) + "\n"};
   });

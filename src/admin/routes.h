@@ -1,8 +1,9 @@
 #pragma once
 // The admin HTTP API: /metrics (Prometheus), /v1/cluster, /v1/topics,
-// /v1/groups, /v1/reassignments, /v1/balancer (JSON) and the web console.
-// Registers broker-level gauges (partitions, log sizes and offsets, process
-// RSS and CPU, the metadata session) in the global metrics registry.
+// /v1/groups, /v1/transactions, /v1/reassignments, /v1/balancer (JSON) and
+// the web console. Registers broker-level gauges (partitions, log sizes and
+// offsets, process RSS and CPU, the metadata session, transactions) in the
+// global metrics registry.
 #include <atomic>
 
 #include "admin/http_server.h"
@@ -33,6 +34,11 @@ void RegisterAdminRoutes(HttpServer& server, AdminContext& admin);
 void RegisterBalancerRoutes(HttpServer& server, AdminContext& admin);
 void RegisterBalancerGauges(balancer::BalancerService& balancer);
 void RegisterBrokerGauges(kafka::BrokerContext& ctx);
+// /v1/transactions: the transactional ids this broker coordinates; and the
+// transaction coordinator's Prometheus metrics (transaction_routes.cc).
+// Both read ctx.txn_coordinator and ctx.txn_markers when asked.
+void RegisterTransactionRoutes(HttpServer& server, AdminContext& admin);
+void RegisterTransactionGauges(kafka::BrokerContext& ctx);
 // The cluster-metadata session's health: lease age, renewals, fencing and
 // how far the metadata watch lags the store.
 void RegisterSessionGauges(cluster::BrokerSession& session);

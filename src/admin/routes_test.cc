@@ -1,6 +1,7 @@
 // The admin API's routes over a real HTTP server on loopback and an
-// in-process broker (a TopicManager over the real embedded metadata store):
-// what an operator's curl sees.
+// in-process broker (a TopicManager over the real embedded metadata store,
+// with a transaction coordinator where a test makes one): what an
+// operator's curl sees.
 #include "admin/routes.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,9 @@
 #include <string>
 #include <thread>
 
+#include "coordinator/txn_coordinator.h"
+#include "coordinator/txn_log.h"
+#include "kafka/coordinator_topic.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/handlers/test_requests.h"
 #include "kafka/in_process_broker.h"
@@ -29,6 +33,7 @@ class AdminRoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     broker_.MakeTopic("orders", {{NodeId(1)}, {NodeId(1)}});
+    broker_.MakeTopic(coordinator::kTransactionStateTopic, {{NodeId(1)}});  // for a coordinator
     ASSERT_TRUE(broker_.topics().Start().ok());
     server_ = std::make_unique<HttpServer>(io_, "127.0.0.1", 0);
     RegisterAdminRoutes(*server_, admin_);
@@ -123,6 +128,53 @@ TEST_F(AdminRoutesTest, TheBalancerRoutesSayWhenThereIsNoBalancer) {
 TEST_F(AdminRoutesTest, ReassignmentsAndGroupsAnswerEmptyOnAQuietBroker) {
   EXPECT_EQ(GetJson("/v1/reassignments"), json::array());
   EXPECT_TRUE(GetJson("/v1/groups").is_array());
+  EXPECT_EQ(GetJson("/v1/transactions"), json::array());  // no transaction coordinator
+}
+
+// A transaction coordinator over this broker's __transaction_state (one
+// partition, led here): an open transaction and an idle id, as
+// GET /v1/transactions lists them.
+TEST_F(AdminRoutesTest, TransactionsListTheIdsCoordinatedHere) {
+  using coordinator::TxnReply;
+  kafka::BrokerContext& ctx = broker_.context();
+  int64_t next_pid = 7000;
+  coordinator::TxnCoordinator txns(
+      coordinator::TxnCoordinatorConfig{},
+      kafka::MakeCoordinatorLog(broker_.topics(), coordinator::kTransactionStateTopic, 1,
+                                Clock::Real()),
+      [&next_pid]() -> Result<int64_t> { return next_pid++; }, Clock::Real());
+  auto partition = broker_.topics().GetPartition({coordinator::kTransactionStateTopic, 0});
+  ASSERT_NE(partition, nullptr);
+  ASSERT_TRUE(txns.LoadPartition(0, partition->leader_epoch().value()).ok());
+  auto apply = [&txns](const TxnReply& reply) {
+    ASSERT_TRUE(reply.write);
+    ASSERT_EQ(txns.Finish(*reply.write, true), protocol::ErrorCode::kNone);
+  };
+  apply(txns.InitProducerId("tx-open", 60000, std::nullopt));
+  apply(txns.AddPartitions("tx-open", 7000, 0, {{"orders", 1}, {"orders", 0}}, 0));
+  apply(txns.InitProducerId("tx-idle", 30000, std::nullopt));
+  ctx.txn_coordinator = &txns;
+
+  json listed = GetJson("/v1/transactions");
+  ctx.txn_coordinator = nullptr;  // before `txns` goes
+  ASSERT_TRUE(listed.is_array()) << listed.dump();
+  ASSERT_EQ(listed.size(), 2u) << listed.dump();
+  const json& idle = listed[0];  // sorted by id
+  EXPECT_EQ(idle.at("transactional_id"), "tx-idle");
+  EXPECT_EQ(idle.at("state"), "Empty");
+  EXPECT_EQ(idle.at("producer_id"), 7001);
+  EXPECT_EQ(idle.at("timeout_ms"), 30000);
+  EXPECT_EQ(idle.at("start_ms"), -1);
+  EXPECT_EQ(idle.at("partitions"), json::array());
+  const json& open = listed[1];
+  EXPECT_EQ(open.at("transactional_id"), "tx-open");
+  EXPECT_EQ(open.at("state"), "Ongoing");
+  EXPECT_EQ(open.at("producer_id"), 7000);
+  EXPECT_EQ(open.at("producer_epoch"), 0);
+  EXPECT_EQ(open.at("timeout_ms"), 60000);
+  EXPECT_GT(open.at("start_ms").get<int64_t>(), 0);
+  EXPECT_EQ(open.at("partitions"),
+            json::parse(R"([{"topic":"orders","partition":0},{"topic":"orders","partition":1}])"));
 }
 
 TEST_F(AdminRoutesTest, MetricsConsoleAndUnknownPaths) {

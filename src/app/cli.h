@@ -1,5 +1,5 @@
 #pragma once
-// The `strata` CLI's commands for daily work (topic, group, cluster,
+// The `strata` CLI's commands for daily work (topic, group, txn, cluster,
 // partition, tier), in the manner of Redpanda's rpk: over the Kafka protocol
 // (KafkaAdmin) and the admin API, human tables by default and JSON with
 // `--format json`. Exit codes scripts can trust: 0 done (for `cluster
@@ -43,6 +43,7 @@ void AddGroupCommands(CLI::App& root, const std::shared_ptr<CommonFlags>& flags,
 void AddClusterCommands(CLI::App& root, const std::shared_ptr<CommonFlags>& flags, Commands& out);
 void AddPartitionCommands(CLI::App& root, const std::shared_ptr<CommonFlags>& flags, Commands& out);
 void AddTierCommands(CLI::App& root, const std::shared_ptr<CommonFlags>& flags, Commands& out);
+void AddTxnCommands(CLI::App& root, const std::shared_ptr<CommonFlags>& flags, Commands& out);
 
 // --bootstrap, --format and --timeout-ms on `sub` (with --admin when `admin`).
 void AddCommonOptions(CLI::App* sub, CommonFlags& flags, bool bootstrap, bool admin);

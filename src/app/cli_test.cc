@@ -64,6 +64,7 @@ class CliTest : public ::testing::Test {
     AddTopicCommands(root, flags, commands);
     AddClusterCommands(root, flags, commands);
     AddGroupCommands(root, flags, commands);
+    AddTxnCommands(root, flags, commands);
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());
     Outcome outcome;
@@ -145,6 +146,19 @@ TEST_F(CliTest, ClusterInfoAndHealthDescribeTheOneBroker) {
   Outcome health = Run({"cluster", "health", "--format", "json"}, true);
   EXPECT_EQ(health.exit_code, kExitOk) << health.out << health.err;
   EXPECT_TRUE(Json(health).at("healthy").get<bool>());
+}
+
+// With transactions: tests/integration/test_cli.py.
+TEST_F(CliTest, TxnListAnswersEmptyWithoutTransactionsAndRefusesAnUnknownState) {
+  Outcome listed = Run({"txn", "list", "--format", "json"});
+  EXPECT_EQ(listed.exit_code, kExitOk) << listed.out << listed.err;
+  EXPECT_EQ(Json(listed), json::array());
+  Outcome human = Run({"transactions", "list"});
+  EXPECT_EQ(human.exit_code, kExitOk) << human.err;
+  EXPECT_NE(human.out.find("TRANSACTIONAL-ID"), std::string::npos) << human.out;
+  Outcome bogus = Run({"txn", "list", "--state", "Bogus"});
+  EXPECT_EQ(bogus.exit_code, kExitUnreachable);
+  EXPECT_NE(bogus.err.find("unknown state Bogus"), std::string::npos) << bogus.err;
 }
 
 TEST_F(CliTest, NothingListeningIsExitCodeTwo) {

@@ -1,6 +1,6 @@
 // strata: the broker binary. `strata serve --config server.properties
 // [--set key=value ...]` runs one broker until SIGINT/SIGTERM; `strata
-// topic|group|cluster|partition|tier|balance ...` are the operator's CLI.
+// topic|group|txn|cluster|partition|tier|balance ...` are the operator's CLI.
 #include <signal.h>
 #include <sys/resource.h>
 
@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
   strata::app::Commands commands;
   strata::app::AddTopicCommands(app, cli_flags, commands);
   strata::app::AddGroupCommands(app, cli_flags, commands);
+  strata::app::AddTxnCommands(app, cli_flags, commands);
   strata::app::AddClusterCommands(app, cli_flags, commands);
   strata::app::AddPartitionCommands(app, cli_flags, commands);
   strata::app::AddTierCommands(app, cli_flags, commands);

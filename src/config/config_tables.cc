@@ -257,6 +257,11 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        "largest transaction.timeout.ms a producer may ask for", AtLeast(1)},
       {"transactional.id.expiration.ms", T::kInt, "604800000",
        "how long a transactional id unused and without an open transaction lives", AtLeast(1)},
+      {"strata.transaction.version", T::kShort, "2",
+       "the transaction.version feature level clients are told is finalized (KIP-584): 2 is "
+       "KIP-890 part 2 (the epoch bumps at every transaction end and partition leaders add "
+       "partitions to transactions), 0 the classic protocol",
+       OneOf({"0", "1", "2"})},
       {"transaction.partition.verification.enable", T::kBoolean, "true",
        "check with the transaction coordinator that a transactional produce belongs to an "
        "ongoing transaction before it opens one in a partition (KIP-890)"},

@@ -19,6 +19,10 @@ bool Completing(TxnStatus s) {
   return s == TxnStatus::kPrepareCommit || s == TxnStatus::kPrepareAbort;
 }
 
+// A transaction is open: its records may be in its partitions' logs,
+// undecided.
+bool IsOpen(TxnStatus s) { return s == TxnStatus::kOngoing || Completing(s); }
+
 // Kafka's appendTransactionToLog error mapping: a lost leadership sends the
 // client to the new coordinator, anything else is retried here.
 ErrorCode AppendError(Errc errc) {
@@ -113,6 +117,18 @@ std::shared_ptr<TxnCoordinator::Entry> TxnCoordinator::Find(const std::string& i
   std::lock_guard lock(mu_);
   auto it = ids_.find(id);
   return it == ids_.end() ? nullptr : it->second;
+}
+
+TxnCoordinator::Entries TxnCoordinator::LoadedEntries() const {
+  Entries out;
+  std::lock_guard lock(mu_);
+  for (const auto& [id, entry] : ids_) {
+    auto part = partitions_.find(entry->partition);
+    if (part != partitions_.end() && part->second.state == Partition::State::kLoaded) {
+      out.emplace_back(id, entry);
+    }
+  }
+  return out;
 }
 
 TxnReply TxnCoordinator::Write(const std::string& id, Entry& entry, const TxnTransit& transit) {
@@ -286,6 +302,7 @@ ErrorCode TxnCoordinator::Finish(const TxnWrite& write, bool committed) {
     if (write.transit == entry->completion) entry->completion.reset();
     return ErrorCode::kCoordinatorNotAvailable;
   }
+  if (write.transit.state == TxnStatus::kDead) return RemoveExpired(write, entry);
   Status st = entry->md.Complete(write.transit);
   if (!st.ok()) {
     Log()->error("{}: a committed {} was refused: {}", write.transactional_id,
@@ -293,6 +310,8 @@ ErrorCode TxnCoordinator::Finish(const TxnWrite& write, bool committed) {
     return ErrorCode::kUnknownServerError;
   }
   if (write.transit == entry->completion) entry->completion.reset();
+  if (write.transit.state == TxnStatus::kCompleteCommit) committed_.fetch_add(1);
+  if (write.transit.state == TxnStatus::kCompleteAbort) aborted_.fetch_add(1);
   if (Completing(write.transit.state)) {
     // Held in PrepareX, with its end prepared, until the markers are written.
     TxnOutcome out = entry->md.PrepareComplete(Now());
@@ -301,20 +320,29 @@ ErrorCode TxnCoordinator::Finish(const TxnWrite& write, bool committed) {
   return ErrorCode::kNone;
 }
 
-std::vector<TxnReply> TxnCoordinator::AbortTimedOut() {
-  std::vector<std::pair<std::string, std::shared_ptr<Entry>>> candidates;
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& [id, entry] : ids_) {
-      auto part = partitions_.find(entry->partition);
-      if (part != partitions_.end() && part->second.state == Partition::State::kLoaded) {
-        candidates.emplace_back(id, entry);
-      }
-    }
+ErrorCode TxnCoordinator::RemoveExpired(const TxnWrite& write,
+                                        const std::shared_ptr<Entry>& entry) {
+  // Kafka's removeFromCacheCallback: still pending Dead at the epoch the
+  // tombstone was written at, else the id was used meanwhile and stays.
+  if (!entry->md.ReadyToRemove(write.transit)) {
+    Log()->warn("{}: expired but not removed: used meanwhile (epoch {}, tombstone's {})",
+                write.transactional_id, entry->md.producer_epoch(), write.transit.producer_epoch);
+    if (entry->md.pending() == TxnStatus::kDead) entry->md.AbortPending();
+    return ErrorCode::kConcurrentTransactions;
   }
+  // The entry stays pending Dead: a request that found it before it left
+  // is answered CONCURRENT_TRANSACTIONS, and its retry finds no id.
+  std::lock_guard lock(mu_);
+  auto it = ids_.find(write.transactional_id);
+  if (it != ids_.end() && it->second == entry) ids_.erase(it);
+  Log()->debug("{}: expired and removed", write.transactional_id);
+  return ErrorCode::kNone;
+}
+
+std::vector<TxnReply> TxnCoordinator::AbortTimedOut() {
   std::vector<TxnReply> aborts;
   const int64_t now = Now();
-  for (auto& [id, entry] : candidates) {
+  for (auto& [id, entry] : LoadedEntries()) {
     std::lock_guard lock(entry->mu);
     if (!entry->md.TimedOut(now)) continue;
     Log()->info("{}: aborting the transaction of producer {} epoch {}, open past its {} ms timeout",
@@ -328,6 +356,23 @@ std::vector<TxnReply> TxnCoordinator::AbortTimedOut() {
     }
   }
   return aborts;
+}
+
+std::vector<TxnReply> TxnCoordinator::ExpireIds(int64_t expiration_ms) {
+  std::vector<TxnReply> tombstones;
+  const int64_t now = Now();
+  for (auto& [id, entry] : LoadedEntries()) {
+    std::lock_guard lock(entry->mu);
+    if (!entry->md.Expired(now, expiration_ms)) continue;
+    TxnOutcome dead = entry->md.PrepareDead();
+    if (dead.step != TxnStep::kWrite) continue;
+    TxnReply reply = Write(id, *entry, dead.transit);  // a tombstone
+    if (reply.write) tombstones.push_back(std::move(reply));
+  }
+  if (!tombstones.empty()) {
+    Log()->info("expiring {} transactional ids unused for {} ms", tombstones.size(), expiration_ms);
+  }
+  return tombstones;
 }
 
 std::optional<TxnMarkers> TxnCoordinator::Markers(const std::string& transactional_id) const {
@@ -367,6 +412,20 @@ std::optional<TxnTransit> TxnCoordinator::Describe(const std::string& transactio
   if (!entry) return std::nullopt;
   std::lock_guard lock(entry->mu);
   return entry->md.Current();
+}
+
+TxnStats TxnCoordinator::Stats() const {
+  TxnStats stats{.committed = committed_.load(), .aborted = aborted_.load()};
+  for (const auto& [id, entry] : LoadedEntries()) {
+    std::lock_guard lock(entry->mu);
+    if (!IsOpen(entry->md.state())) continue;
+    ++stats.open;
+    const int64_t start = entry->md.start_ms();
+    if (stats.oldest_open_start_ms < 0 || start < stats.oldest_open_start_ms) {
+      stats.oldest_open_start_ms = start;
+    }
+  }
+  return stats;
 }
 
 TxnList TxnCoordinator::List(const TxnListFilter& filter) const {

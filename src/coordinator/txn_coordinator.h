@@ -9,7 +9,9 @@
 // the transition take effect and the request get its answer. A transaction
 // being committed or aborted is held in PrepareCommit/PrepareAbort until the
 // caller has written its markers to every partition (Markers,
-// MarkerWritten), then CompleteTransaction writes its end.
+// MarkerWritten), then CompleteTransaction writes its end. An id left idle
+// past transactional.id.expiration.ms gets a tombstone (ExpireIds) and
+// leaves the table once that is committed.
 //
 // No network and no waiting here: handlers wait for commits, and the marker
 // channel sends the markers.
@@ -95,6 +97,16 @@ struct TxnList {
   std::vector<TxnListing> transactions;  // sorted by transactional id
 };
 
+// The transactions of this coordinator, for its metrics.
+struct TxnStats {
+  int64_t open = 0;                   // Ongoing, PrepareCommit or PrepareAbort
+  int64_t oldest_open_start_ms = -1;  // the earliest start among those; -1: none open
+  // Transactions ended here since start: CompleteCommit, or CompleteAbort
+  // (aborts of timed-out and fenced transactions included), took effect.
+  int64_t committed = 0;
+  int64_t aborted = 0;
+};
+
 class TxnCoordinator {
  public:
   // `new_producer_id` allocates a producer id (a new transactional id, or one
@@ -137,6 +149,12 @@ class TxnCoordinator {
   // one reply per abort written, to be seen through like a request's, after
   // which its markers are written.
   std::vector<TxnReply> AbortTimedOut();
+  // Expires, as the coordinator, every id of a loaded partition that may
+  // expire (Kafka's removeExpiredTransactionalIds): Empty, CompleteCommit or
+  // CompleteAbort, nothing pending, untouched for `expiration_ms`. One reply
+  // per tombstone written, to be seen through like a request's; its Finish
+  // removes the id, unless the id was used meanwhile.
+  std::vector<TxnReply> ExpireIds(int64_t expiration_ms);
 
   // --- markers of a transaction being committed or aborted
   std::optional<TxnMarkers> Markers(const std::string& transactional_id) const;
@@ -151,6 +169,8 @@ class TxnCoordinator {
   // The ids of the loaded partitions that pass `filter` (Dead ones never do),
   // for ListTransactions.
   TxnList List(const TxnListFilter& filter) const;
+  // Open transactions of the loaded partitions and the ends counted so far.
+  TxnStats Stats() const;
 
  private:
   struct Entry {
@@ -165,7 +185,13 @@ class TxnCoordinator {
     int32_t coordinator_epoch = 0;
   };
 
+  using Entries = std::vector<std::pair<std::string, std::shared_ptr<Entry>>>;
+
   std::shared_ptr<Entry> Find(const std::string& transactional_id) const;
+  // The ids of the loaded partitions.
+  Entries LoadedEntries() const;
+  // Finish of a committed tombstone, `entry` locked by the caller.
+  protocol::ErrorCode RemoveExpired(const TxnWrite& write, const std::shared_ptr<Entry>& entry);
   // Appends `transit` for `entry` (locked by the caller): the write, or the
   // reply's error with the pending transition dropped.
   TxnReply Write(const std::string& id, Entry& entry, const TxnTransit& transit);
@@ -182,6 +208,9 @@ class TxnCoordinator {
   mutable std::mutex mu_;  // the two tables below
   std::unordered_map<std::string, std::shared_ptr<Entry>> ids_;
   std::map<int32_t, Partition> partitions_;
+  // Ends that took effect here (TxnStats).
+  std::atomic<int64_t> committed_{0};
+  std::atomic<int64_t> aborted_{0};
 };
 
 }  // namespace strata::coordinator

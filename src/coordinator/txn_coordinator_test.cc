@@ -1,6 +1,7 @@
 // TxnCoordinator over a real log: requests become writes that take effect
 // only when finished as committed; a commit's markers, then its end;
-// residency, a reload finding a transaction mid-commit, and fencing.
+// residency, a reload finding a transaction mid-commit, fencing, the
+// expiration of idle ids and the figures its metrics show.
 #include "coordinator/txn_coordinator.h"
 
 #include <gtest/gtest.h>
@@ -247,6 +248,137 @@ TEST_F(TxnCoordinatorTest, ListIsLoadInProgressWhileAPartitionLoadsAndEmptyOnceI
   EXPECT_EQ(while_loading->error, ErrorCode::kCoordinatorLoadInProgress);
   EXPECT_TRUE(while_loading->transactions.empty());
   EXPECT_EQ(Listed({}), std::vector<std::string>{"t1"});
+}
+
+// ---- transactional id expiration (Kafka's removeExpiredTransactionalIds)
+
+constexpr int64_t kExpiration = 7 * 86'400'000LL;
+
+TEST_F(TxnCoordinatorTest, AnIdleIdExpiresThroughATombstoneAndAReloadDoesNotFindIt) {
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("idle", kTimeout, std::nullopt)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("kept", kTimeout, std::nullopt)), ErrorCode::kNone);
+  clock_.Advance(kExpiration - 1);
+  EXPECT_TRUE(coordinator_->ExpireIds(kExpiration).empty());  // not quite yet
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("kept", kTimeout, std::nullopt)),
+            ErrorCode::kNone);  // used: its clock starts again
+  clock_.Advance(1);
+
+  std::vector<TxnReply> expired = coordinator_->ExpireIds(kExpiration);
+  ASSERT_EQ(expired.size(), 1u);
+  ASSERT_TRUE(expired[0].write);
+  EXPECT_EQ(expired[0].write->transactional_id, "idle");
+  EXPECT_EQ(expired[0].write->transit.state, TxnStatus::kDead);
+  // Until the tombstone is committed the id waits, and is not expired twice.
+  EXPECT_EQ(coordinator_->InitProducerId("idle", kTimeout, std::nullopt).error,
+            ErrorCode::kConcurrentTransactions);
+  EXPECT_TRUE(coordinator_->ExpireIds(kExpiration).empty());
+  ASSERT_EQ(coordinator_->Finish(*expired[0].write, true), ErrorCode::kNone);
+  EXPECT_FALSE(coordinator_->Describe("idle"));
+  EXPECT_EQ(Listed({}), std::vector<std::string>{"kept"});
+
+  auto reloaded = MakeCoordinator();
+  ASSERT_TRUE(reloaded->LoadPartition(0, 5).ok());
+  EXPECT_FALSE(reloaded->Describe("idle"));  // the tombstone is in the log
+  EXPECT_EQ(reloaded->Describe("kept")->producer_epoch, 1);
+  // The id is new again: a new producer id, epoch 0.
+  TxnReply again = coordinator_->InitProducerId("idle", kTimeout, std::nullopt);
+  EXPECT_EQ(Commit(again), ErrorCode::kNone);
+  EXPECT_EQ(again.producer_id, 5002);
+  EXPECT_EQ(again.producer_epoch, 0);
+}
+
+TEST_F(TxnCoordinatorTest, AnOpenTransactionNeverExpiresAndAnEndedOneDoes) {
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("open", kTimeout, std::nullopt)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->AddPartitions("open", 5000, 0, {kA}, 0)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("ending", kTimeout, std::nullopt)),
+            ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->AddPartitions("ending", 5001, 0, {kB}, 0)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->EndTxn("ending", 5001, 0, TxnResult::kCommit, 0)),
+            ErrorCode::kNone);
+  clock_.Advance(10 * kExpiration);
+  EXPECT_TRUE(coordinator_->ExpireIds(kExpiration).empty());  // Ongoing, PrepareCommit
+  EXPECT_EQ(State("open"), TxnStatus::kOngoing);
+
+  // Ended, it is idle since the commit was decided (its end is stamped
+  // then, as Kafka's prepareComplete is), long ago.
+  ASSERT_TRUE(coordinator_->MarkerWritten("ending", kB));
+  ASSERT_EQ(coordinator_->Finish(*coordinator_->CompleteTransaction("ending"), true),
+            ErrorCode::kNone);
+  EXPECT_EQ(State("ending"), TxnStatus::kCompleteCommit);
+  std::vector<TxnReply> expired = coordinator_->ExpireIds(kExpiration);
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].write->transactional_id, "ending");
+  EXPECT_EQ(Commit(expired[0]), ErrorCode::kNone);
+  EXPECT_FALSE(coordinator_->Describe("ending"));
+  EXPECT_EQ(State("open"), TxnStatus::kOngoing);
+}
+
+// Kafka removes an id only while its tombstone is still the pending
+// transition, at the epoch and coordinator epoch it was written at.
+TEST_F(TxnCoordinatorTest, AnIdUsedBeforeItsTombstoneIsFinishedIsKept) {
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("t1", kTimeout, std::nullopt)), ErrorCode::kNone);
+  clock_.Advance(kExpiration);
+  std::vector<TxnReply> expired = coordinator_->ExpireIds(kExpiration);
+  ASSERT_EQ(expired.size(), 1u);
+  // The tombstone was not confirmed in time: the id is usable again, and
+  // used; the tombstone's late Finish leaves it be.
+  EXPECT_EQ(coordinator_->Finish(*expired[0].write, false), ErrorCode::kCoordinatorNotAvailable);
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("t1", kTimeout, std::nullopt)), ErrorCode::kNone);
+  EXPECT_EQ(coordinator_->Finish(*expired[0].write, true), ErrorCode::kConcurrentTransactions);
+  ASSERT_TRUE(coordinator_->Describe("t1"));
+  EXPECT_EQ(coordinator_->Describe("t1")->producer_epoch, 1);
+  auto reloaded = MakeCoordinator();  // the id's record follows the tombstone
+  ASSERT_TRUE(reloaded->LoadPartition(0, 5).ok());
+  EXPECT_EQ(reloaded->Describe("t1")->producer_epoch, 1);
+
+  // The partition moved and came back meanwhile, and the id was made anew.
+  clock_.Advance(kExpiration);
+  expired = coordinator_->ExpireIds(kExpiration);
+  ASSERT_EQ(expired.size(), 1u);
+  coordinator_->UnloadPartition(0);
+  ASSERT_TRUE(coordinator_->LoadPartition(0, 6).ok());
+  EXPECT_FALSE(coordinator_->Describe("t1"));
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("t1", kTimeout, std::nullopt)), ErrorCode::kNone);
+  EXPECT_EQ(coordinator_->Finish(*expired[0].write, true), ErrorCode::kNotCoordinator);
+  EXPECT_EQ(coordinator_->Describe("t1")->producer_id, 5001);
+}
+
+TEST_F(TxnCoordinatorTest, StatsCountOpenTransactionsAndTheirEnds) {
+  EXPECT_EQ(coordinator_->Stats().open, 0);
+  EXPECT_EQ(coordinator_->Stats().oldest_open_start_ms, -1);
+  const int64_t t0 = clock_.NowMs();
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("t1", kTimeout, std::nullopt)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->AddPartitions("t1", 5000, 0, {kA}, 0)), ErrorCode::kNone);
+  clock_.Advance(500);
+  ASSERT_EQ(Commit(coordinator_->InitProducerId("t2", kTimeout, std::nullopt)), ErrorCode::kNone);
+  ASSERT_EQ(Commit(coordinator_->AddPartitions("t2", 5001, 0, {kB}, 0)), ErrorCode::kNone);
+  TxnStats stats = coordinator_->Stats();
+  EXPECT_EQ(stats.open, 2);
+  EXPECT_EQ(stats.oldest_open_start_ms, t0);
+
+  // Committing is open until its end takes effect.
+  ASSERT_EQ(Commit(coordinator_->EndTxn("t1", 5000, 0, TxnResult::kCommit, 0)), ErrorCode::kNone);
+  EXPECT_EQ(coordinator_->Stats().open, 2);
+  ASSERT_TRUE(coordinator_->MarkerWritten("t1", kA));
+  ASSERT_EQ(coordinator_->Finish(*coordinator_->CompleteTransaction("t1"), true), ErrorCode::kNone);
+  stats = coordinator_->Stats();
+  EXPECT_EQ(stats.open, 1);
+  EXPECT_EQ(stats.oldest_open_start_ms, t0 + 500);
+  EXPECT_EQ(stats.committed, 1);
+  EXPECT_EQ(stats.aborted, 0);
+
+  // A timed-out transaction's abort counts as one.
+  clock_.Advance(kTimeout + 1);
+  std::vector<TxnReply> aborts = coordinator_->AbortTimedOut();
+  ASSERT_EQ(aborts.size(), 1u);
+  ASSERT_EQ(Commit(aborts[0]), ErrorCode::kNone);
+  ASSERT_TRUE(coordinator_->MarkerWritten("t2", kB));
+  ASSERT_EQ(coordinator_->Finish(*coordinator_->CompleteTransaction("t2"), true), ErrorCode::kNone);
+  stats = coordinator_->Stats();
+  EXPECT_EQ(stats.open, 0);
+  EXPECT_EQ(stats.oldest_open_start_ms, -1);
+  EXPECT_EQ(stats.committed, 1);
+  EXPECT_EQ(stats.aborted, 1);
 }
 
 }  // namespace

@@ -25,15 +25,15 @@ std::map<TopicPartition, ErrorCode> AllWith(const std::set<TopicPartition>& part
   return out;
 }
 
-AddPartitionsToTxnRequest VerifyRequest(const std::string& id, int64_t producer_id,
-                                        int16_t producer_epoch,
-                                        const std::set<TopicPartition>& partitions) {
+AddPartitionsToTxnRequest AskRequest(bool verify_only, const std::string& id, int64_t producer_id,
+                                     int16_t producer_epoch,
+                                     const std::set<TopicPartition>& partitions) {
   AddPartitionsToTxnRequest req;
   auto& txn = req.transactions.emplace_back();
   txn.transactional_id = id;
   txn.producer_id = producer_id;
   txn.producer_epoch = producer_epoch;
-  txn.verify_only = true;
+  txn.verify_only = verify_only;
   for (const auto& tp : partitions) {
     if (txn.topics.empty() || txn.topics.back().name != tp.topic)
       txn.topics.push_back({tp.topic, {}});
@@ -88,19 +88,25 @@ std::shared_ptr<net::Client> TxnPartitionVerifier::ClientFor(int32_t node, const
   return client;
 }
 
-asio::awaitable<std::map<TopicPartition, ErrorCode>> TxnPartitionVerifier::Verify(
-    const std::string& id, int64_t producer_id, int16_t producer_epoch,
+asio::awaitable<std::map<TopicPartition, ErrorCode>> TxnPartitionVerifier::Ask(
+    Mode mode, const std::string& id, int64_t producer_id, int16_t producer_epoch,
     const std::set<TopicPartition>& partitions) {
   const LiveBroker coordinator = TxnCoordinatorBroker(ctx_, id);
   if (coordinator.node_id < 0) co_return AllWith(partitions, ErrorCode::kCoordinatorNotAvailable);
   if (coordinator.node_id == ctx_.config.node_id() && ctx_.txn_coordinator != nullptr) {
     const ErrorCode served = TxnCoordinatorError(ctx_, id);
     if (served != ErrorCode::kNone) co_return AllWith(partitions, served);
-    co_return ctx_.txn_coordinator->VerifyPartitions(id, producer_id, producer_epoch, partitions);
+    if (mode == Mode::kVerify) {
+      co_return ctx_.txn_coordinator->VerifyPartitions(id, producer_id, producer_epoch, partitions);
+    }
+    const coordinator::TxnReply reply = ctx_.txn_coordinator->AddPartitions(
+        id, producer_id, producer_epoch, partitions, /*client_transaction_version=*/2);
+    co_return AllWith(partitions, co_await SettleTxnReply(ctx_, reply));
   }
   std::shared_ptr<net::Client> client =
       ClientFor(coordinator.node_id, coordinator.host, static_cast<uint16_t>(coordinator.port));
-  AddPartitionsToTxnRequest req = VerifyRequest(id, producer_id, producer_epoch, partitions);
+  AddPartitionsToTxnRequest req =
+      AskRequest(mode == Mode::kVerify, id, producer_id, producer_epoch, partitions);
   auto resp = co_await client->Send<AddPartitionsToTxnRequest, AddPartitionsToTxnResponse>(
       req, kVerifyVersion);
   if (!resp.ok()) {
@@ -126,8 +132,9 @@ asio::awaitable<std::map<TopicPartition, ErrorCode>> TxnPartitionVerifier::Verif
 asio::awaitable<std::map<TopicPartition, TxnProduceCheck>> CheckTransactionalProduce(
     BrokerContext& ctx, const protocol::ProduceRequest& req, int16_t produce_version) {
   std::map<TopicPartition, TxnProduceCheck> checks;
+  // Transaction version 2 always adds; the classic check can be turned off.
   if (!req.transactional_id || ctx.txn_verifier == nullptr ||
-      !ctx.config.GetBool("transaction.partition.verification.enable")) {
+      (produce_version < 12 && !ctx.config.GetBool("transaction.partition.verification.enable"))) {
     co_return checks;
   }
   // One producer per request; the partitions it has no transaction open in
@@ -152,8 +159,11 @@ asio::awaitable<std::map<TopicPartition, TxnProduceCheck>> CheckTransactionalPro
     }
   }
   if (ask.empty()) co_return checks;
+  // Produce v12 is transaction version 2: the client added nothing.
+  const auto mode = produce_version >= 12 ? TxnPartitionVerifier::Mode::kAdd
+                                          : TxnPartitionVerifier::Mode::kVerify;
   const auto answers =
-      co_await ctx.txn_verifier->Verify(*req.transactional_id, producer_id, producer_epoch, ask);
+      co_await ctx.txn_verifier->Ask(mode, *req.transactional_id, producer_id, producer_epoch, ask);
   for (const auto& [tp, code] : answers) checks[tp].error = ForProducer(code, produce_version);
   co_return checks;
 }

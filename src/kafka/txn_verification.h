@@ -1,12 +1,14 @@
 #pragma once
-// KIP-890 part 1: before a partition leader lets a producer's transactional
-// batch open a transaction in a partition, it asks the producer's
-// transaction coordinator whether the partition is in that producer's
-// ongoing transaction (AddPartitionsToTxn, verify-only). A produce without
-// AddPartitionsToTxn, or one arriving after its transaction ended, is
-// refused instead of leaving a transaction that nothing will end (the
-// hanging transactions Jepsen found in Kafka). Kafka's
-// `transaction.partition.verification.enable`, on by default.
+// KIP-890: before a partition leader lets a producer's transactional batch
+// open a transaction in a partition, it asks the producer's transaction
+// coordinator. With the classic protocol (Produce v11 and older) it asks
+// whether the partition is in that producer's ongoing transaction
+// (AddPartitionsToTxn, verify-only): a produce without AddPartitionsToTxn, or
+// one arriving after its transaction ended, is refused instead of leaving a
+// transaction that nothing will end (the hanging transactions Jepsen found in
+// Kafka); Kafka's `transaction.partition.verification.enable`, on by
+// default. With transaction version 2 (Produce v12, TxnOffsetCommit v5) the
+// client sends no AddPartitionsToTxn: the leader adds the partition itself.
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
 #include <map>
@@ -30,11 +32,14 @@ class TxnPartitionVerifier {
   TxnPartitionVerifier(BrokerContext& ctx, asio::any_io_executor executor);
   ~TxnPartitionVerifier();
 
-  // The coordinator's answer per partition: NONE when it is in the
+  // Verify: whether each partition is in the producer's ongoing
+  // transaction; Add: adds them to it (transaction version 2).
+  enum class Mode : uint8_t { kVerify, kAdd };
+  // The coordinator's answer per partition: NONE when it is (now) in the
   // producer's ongoing transaction; the coordinator's error otherwise, or
   // COORDINATOR_NOT_AVAILABLE when it could not be asked.
-  asio::awaitable<std::map<TopicPartition, protocol::ErrorCode>> Verify(
-      const std::string& transactional_id, int64_t producer_id, int16_t producer_epoch,
+  asio::awaitable<std::map<TopicPartition, protocol::ErrorCode>> Ask(
+      Mode mode, const std::string& transactional_id, int64_t producer_id, int16_t producer_epoch,
       const std::set<TopicPartition>& partitions);
 
  private:
@@ -54,11 +59,13 @@ struct TxnProduceCheck {
   protocol::ErrorCode error = protocol::ErrorCode::kNone;
 };
 
-// Checks every partition of `req` whose batch is transactional and led here.
-// Errors are those a producer of `produce_version` understands: a partition
-// not in the transaction is TRANSACTION_ABORTABLE (v11+) or INVALID_TXN_STATE,
-// a fenced producer INVALID_PRODUCER_EPOCH, a coordinator that cannot answer
-// NOT_ENOUGH_REPLICAS (which every producer retries), as Kafka answers.
+// Checks every partition of `req` whose batch is transactional and led here
+// (Produce v12: adds it). Errors are those a producer of `produce_version`
+// understands: a partition not in the transaction is TRANSACTION_ABORTABLE
+// (v11+) or INVALID_TXN_STATE, a fenced producer INVALID_PRODUCER_EPOCH, a
+// coordinator that cannot answer (or is still ending the previous
+// transaction) NOT_ENOUGH_REPLICAS, which every producer retries, as Kafka
+// answers.
 asio::awaitable<std::map<TopicPartition, TxnProduceCheck>> CheckTransactionalProduce(
     BrokerContext& ctx, const protocol::ProduceRequest& req, int16_t produce_version);
 

@@ -160,6 +160,36 @@ class WireReader {
       if (ok() && pos_ != end) fail("tagged field " + std::to_string(t) + " has the wrong size");
     }
   }
+  // The same with three known fields.
+  template <typename T1, typename F1, typename T2, typename F2, typename T3, typename F3>
+  void tagged_fields(uint32_t tag1, std::optional<T1>& field1, F1&& each1, uint32_t tag2,
+                     std::optional<T2>& field2, F2&& each2, uint32_t tag3,
+                     std::optional<T3>& field3, F3&& each3) {
+    if (!flexible_) return;
+    uint32_t count = 0;
+    uvarint(count);
+    for (uint32_t i = 0; i < count && ok(); ++i) {
+      uint32_t t = 0, size = 0;
+      uvarint(t);
+      uvarint(size);
+      if (!need(size)) return;
+      const size_t end = pos_ + size;
+      if (t == tag1) {
+        field1 = T1{};
+        each1(*this, *field1);
+      } else if (t == tag2) {
+        field2 = T2{};
+        each2(*this, *field2);
+      } else if (t == tag3) {
+        field3 = T3{};
+        each3(*this, *field3);
+      } else {
+        pos_ += size;
+        continue;
+      }
+      if (ok() && pos_ != end) fail("tagged field " + std::to_string(t) + " has the wrong size");
+    }
+  }
 
   void fail(std::string message);
 
@@ -279,6 +309,17 @@ class WireWriter {
     uvarint((field1 ? 1u : 0u) + (field2 ? 1u : 0u));
     if (field1) put_tagged(tag1, *field1, each1);
     if (field2) put_tagged(tag2, *field2, each2);
+  }
+  // The same with three fields, in tag order.
+  template <typename T1, typename F1, typename T2, typename F2, typename T3, typename F3>
+  void tagged_fields(uint32_t tag1, std::optional<T1>& field1, F1&& each1, uint32_t tag2,
+                     std::optional<T2>& field2, F2&& each2, uint32_t tag3,
+                     std::optional<T3>& field3, F3&& each3) {
+    if (!flexible_) return;
+    uvarint((field1 ? 1u : 0u) + (field2 ? 1u : 0u) + (field3 ? 1u : 0u));
+    if (field1) put_tagged(tag1, *field1, each1);
+    if (field2) put_tagged(tag2, *field2, each2);
+    if (field3) put_tagged(tag3, *field3, each3);
   }
   void fail(const std::string&) {}
 

@@ -212,6 +212,7 @@ Status Broker::Start() {
   maintenance_thread_ = std::thread([this] { maintenance_io_.run(); });
   asio::co_spawn(io_, GroupCoordinatorTicks(), asio::detached);
   asio::co_spawn(io_, AbortTimedOutTransactions(), asio::detached);
+  asio::co_spawn(io_, ExpireTransactionalIds(), asio::detached);
   network_->Start("strata-net");
   threads_.emplace_back([this] { io_.run(); });
   Log()->info("node {} cluster {} listening on {}:{} (data in {}, {} threads)", config_.node_id(),

@@ -29,6 +29,7 @@
 #include "kafka/dispatcher.h"
 #include "kafka/producer_id_allocator.h"
 #include "kafka/txn_marker_channel.h"
+#include "kafka/txn_verification.h"
 #include "net/server.h"
 
 namespace strata::server {
@@ -76,6 +77,9 @@ class Broker {
   asio::awaitable<void> GroupCoordinatorTicks();
   // Every transaction.abort.timed.out.transaction.cleanup.interval.ms.
   asio::awaitable<void> AbortTimedOutTransactions();
+  // Every transaction.remove.expired.transaction.cleanup.interval.ms:
+  // tombstones for the ids unused for transactional.id.expiration.ms.
+  asio::awaitable<void> ExpireTransactionalIds();
 
   config::BrokerConfig config_;
   Clock* clock_;
@@ -114,6 +118,7 @@ class Broker {
   std::unique_ptr<coordinator::GroupCoordinator> group_coordinator_;
   std::unique_ptr<coordinator::TxnCoordinator> txn_coordinator_;
   std::unique_ptr<kafka::TxnMarkerChannel> txn_markers_;  // on io_
+  std::unique_ptr<kafka::TxnPartitionVerifier> txn_verifier_;
   std::unique_ptr<net::Server> server_;
   std::unique_ptr<admin::HttpServer> admin_;
   std::vector<std::thread> threads_;

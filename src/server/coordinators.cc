@@ -39,6 +39,8 @@ Status Broker::StartGroupCoordinator() {
 Status Broker::StartTxnCoordinator() {
   coordinator::TxnCoordinatorConfig tc;
   tc.max_timeout_ms = static_cast<int32_t>(config_.GetLong("transaction.max.timeout.ms"));
+  // The coordinator's own aborts (timeouts, fencing) follow the cluster's level.
+  tc.transaction_version = static_cast<int16_t>(config_.GetLong("strata.transaction.version"));
   kafka::ProducerIdAllocator* ids = producer_ids_.get();
   txn_coordinator_ = std::make_unique<coordinator::TxnCoordinator>(
       tc,
@@ -47,8 +49,10 @@ Status Broker::StartTxnCoordinator() {
       [ids] { return ids->Next(); }, clock_);
   txn_markers_ = std::make_unique<kafka::TxnMarkerChannel>(*context_, *txn_coordinator_,
                                                            metadata_->view(), io_.get_executor());
+  txn_verifier_ = std::make_unique<kafka::TxnPartitionVerifier>(*context_, io_.get_executor());
   context_->txn_coordinator = txn_coordinator_.get();
   context_->txn_markers = txn_markers_.get();
+  context_->txn_verifier = txn_verifier_.get();
   return Status::Ok();
 }
 
@@ -108,6 +112,15 @@ asio::awaitable<void> SettleAbort(kafka::BrokerContext& ctx, coordinator::TxnRep
   }
 }
 
+// Sees an expired id's tombstone through (the id then leaves the coordinator).
+asio::awaitable<void> SettleExpiry(kafka::BrokerContext& ctx, coordinator::TxnReply tombstone) {
+  const protocol::ErrorCode settled = co_await kafka::SettleTxnReply(ctx, tombstone);
+  if (settled != protocol::ErrorCode::kNone) {
+    Log()->warn("{}: expiring it failed ({}); tried again later", tombstone.write->transactional_id,
+                protocol::ErrorCodeName(static_cast<int16_t>(settled)));
+  }
+}
+
 }  // namespace
 
 asio::awaitable<void> Broker::AbortTimedOutTransactions() {
@@ -119,6 +132,20 @@ asio::awaitable<void> Broker::AbortTimedOutTransactions() {
     co_await timer.async_wait(asio::use_awaitable);
     for (coordinator::TxnReply& abort : txn_coordinator_->AbortTimedOut()) {
       asio::co_spawn(io_, SettleAbort(*context_, std::move(abort)), asio::detached);
+    }
+  }
+}
+
+asio::awaitable<void> Broker::ExpireTransactionalIds() {
+  const auto interval = std::chrono::milliseconds(
+      config_.GetLong("transaction.remove.expired.transaction.cleanup.interval.ms"));
+  const int64_t expiration_ms = config_.GetLong("transactional.id.expiration.ms");
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    timer.expires_after(interval);
+    co_await timer.async_wait(asio::use_awaitable);
+    for (coordinator::TxnReply& tombstone : txn_coordinator_->ExpireIds(expiration_ms)) {
+      asio::co_spawn(io_, SettleExpiry(*context_, std::move(tombstone)), asio::detached);
     }
   }
 }

@@ -1,7 +1,7 @@
 """The `strata` CLI against a live 3-broker cluster (real etcd, real clients).
 
-Every subcommand of topic, group, cluster, partition and tier runs as an operator would run
-it: human output checked for the figures, `--format json` parsed and compared with what the
+Every subcommand of topic, group, txn, cluster, partition and tier runs as an operator would
+run it: human output checked for the figures, `--format json` parsed and compared with what the
 cluster says through another client (confluent-kafka's admin API, the admin HTTP API), and
 exit codes checked (0 done, 1 refused or unhealthy, 2 unreachable or bad arguments).
 """
@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import urllib.request
 
 import pytest
-from confluent_kafka import TopicPartition
+from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import ConfigResource
 
 import kit
 from kit import wait_until
 from test_cluster import OFFLINE_WITHIN, metadata, start_cluster
+from test_metrics import samples, scrape
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's own CLI")
 
@@ -137,6 +139,75 @@ def test_group_commands(three):
     finally:
         live.close()
     assert strata("group", "reset", group, "-t", topic, *bs).returncode == 2  # no target
+
+
+def test_txn_list_shows_an_open_transaction_until_its_id_expires(tmp_path, broker_factory):
+    """A confluent-kafka transactional producer holds a transaction open: `strata txn list`
+    shows it Ongoing with its partitions (so do its coordinator's /v1/transactions and the
+    transaction metrics); committed it is CompleteCommit, and once unused for
+    transactional.id.expiration.ms the id is gone."""
+    etcd, brokers = start_cluster(tmp_path, broker_factory, extra={
+        "transactional.id.expiration.ms": "15000",
+        "transaction.remove.expired.transaction.cleanup.interval.ms": "1000"})
+    try:
+        bs = ["-b", brokers[1].bootstrap]
+        topic = kit.unique_topic("cli-t")
+        kit.create_topic(brokers[0].bootstrap, topic, 2)
+        txn_id = kit.unique_topic("cli-txn")
+        p = Producer({"bootstrap.servers": ",".join(b.bootstrap for b in brokers),
+                      "transactional.id": txn_id, "transaction.timeout.ms": 120000})
+        p.init_transactions(60)
+        p.begin_transaction()
+        for i in range(10):
+            p.produce(topic, value=b"v%d" % i, partition=i % 2)
+        p.flush(30)
+
+        def row(state: str):
+            rows = {r["transactional_id"]: r for r in ok_json("txn", "list", *bs)}
+            r = rows.get(txn_id)
+            return r if r and r["state"] == state else None
+        listed = lambda: strata("txn", "list", *bs).stdout
+        ongoing = wait_until(lambda: row("Ongoing"), 30, "the open transaction listed", listed)
+        assert [(q["topic"], q["partition"]) for q in ongoing["partitions"]] == [
+            (topic, 0), (topic, 1)]
+        assert ongoing["timeout_ms"] == 120000 and ongoing["producer_epoch"] >= 0
+        assert ongoing["start_ms"] > 0 and ongoing["duration_ms"] >= 0
+        assert txn_id in {r["transactional_id"]
+                          for r in ok_json("txn", "list", "--state", "Ongoing", *bs)}
+        assert txn_id not in {r["transactional_id"]
+                              for r in ok_json("txn", "list", "--state", "Empty", *bs)}
+        human = listed()
+        assert txn_id in human and "Ongoing" in human and f"{topic}-0,{topic}-1" in human
+        assert strata("transactions", "list", "--state", "Nope", *bs).returncode == 2
+
+        coordinator = next(b for b in brokers
+                           if int(b.config["node.id"]) == ongoing["coordinator"])
+        via_http = {t["transactional_id"]: t for t in json.loads(urllib.request.urlopen(
+            f"http://{admin_of(coordinator)}/v1/transactions", timeout=10).read())}
+        assert via_http[txn_id]["state"] == "Ongoing"
+        assert via_http[txn_id]["producer_id"] == ongoing["producer_id"]
+        assert via_http[txn_id]["partitions"] == ongoing["partitions"]
+
+        def summed(name: str) -> float:
+            return sum(samples(scrape(b)).get(name, 0.0) for b in brokers)
+        wait_until(lambda: summed("strata_transactions_open") == 1, 10, "one open transaction")
+        assert samples(scrape(coordinator))["strata_transaction_oldest_open_age_seconds"] > 0
+
+        p.commit_transaction(60)
+        wait_until(lambda: row("CompleteCommit"), 10, "the transaction committed", listed)
+        wait_until(lambda: summed("strata_transactions_open") == 0
+                   and summed("strata_transactions_committed_total") == 1, 10,
+                   "the commit counted")
+        assert summed("strata_transactions_aborted_total") == 0
+        assert summed("strata_transaction_markers_in_flight") == 0
+        # Unused since: expired (a tombstone in __transaction_state) and gone.
+        wait_until(lambda: txn_id not in {r["transactional_id"]
+                                          for r in ok_json("txn", "list", *bs)},
+                   40, "the idle transactional id expired", listed)
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
 
 
 def test_cluster_info_and_health(three):

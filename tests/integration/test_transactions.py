@@ -52,8 +52,8 @@ FENCED = {"ProducerFencedException", "InvalidProducerEpochException"}
 # How the commit of a transaction the coordinator aborted on timeout fails. Kafka 4.1:
 # transaction.version 1 ProducerFencedException (the abort bumped the epoch), 2
 # InvalidTxnStateException (EndTxn v5 at the previous epoch, the transaction already
-# CompleteAbort). A broker that finalizes no transaction.version is spoken to with version 1.
-LATE_COMMIT = {"tv1": FENCED, "tv2": {"InvalidTxnStateException"}, "strata": FENCED}
+# CompleteAbort).
+LATE_COMMIT = {"tv1": FENCED, "tv2": {"InvalidTxnStateException"}}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -62,18 +62,21 @@ def java_program_built():
         pytest.fail(f"{JAR} missing or without TxnProducer: run scripts/install-test-deps.sh")
 
 
-# Against Kafka 4.1 the module runs twice: with transaction.version 2 (a new cluster's
-# default: KIP-890 part 2, the epoch bumped at every transaction end) and downgraded to 1, the
-# protocol of a broker that finalizes no transaction.version in ApiVersions (Strata).
-TXN_VERSIONS = ["tv2", "tv1"] if kit.against_kafka() else ["strata"]
+# The module runs twice: with transaction.version 2 (a new cluster's default: KIP-890 part 2,
+# the epoch bumped at every transaction end, partitions added by their leaders) and at 1, the
+# classic protocol (Kafka downgraded by kafka-features, Strata by strata.transaction.version).
+TXN_VERSIONS = ["tv2", "tv1"]
 
 
 @pytest.fixture(scope="module", params=TXN_VERSIONS)
 def tbroker(request, tmp_path_factory):
     """One broker for the module with a small __transaction_state and a fast timeout check."""
-    b = conftest._make_broker(tmp_path_factory.mktemp("broker"), TXN_CONFIG)
+    config = dict(TXN_CONFIG)
+    if not kit.against_kafka():
+        config["strata.transaction.version"] = "2" if request.param == "tv2" else "1"
+    b = conftest._make_broker(tmp_path_factory.mktemp("broker"), config)
     b.txn_version = request.param
-    if request.param == "tv1":
+    if request.param == "tv1" and kit.against_kafka():
         set_kafka_transaction_version(b, 1)
     yield b
     b.stop()

@@ -1,7 +1,7 @@
 // ApiVersions (18): the version ranges this broker serves. An unsupported
 // ApiVersions version gets a v0 body with UNSUPPORTED_VERSION and our
 // ApiVersions range, so the client can retry (KIP-511). The response header is
-// always v0.
+// always v0. v3+ carries the feature levels (KIP-584).
 #include "protocol/messages/api_versions.h"
 
 #include <regex>
@@ -34,7 +34,19 @@ bool ValidSoftwareField(const std::string& s) {
 
 }  // namespace
 
-HandlerResult HandleApiVersions(BrokerContext&, net::Request& request) {
+// KIP-584 features: transaction.version is the one clients act on here.
+void AddFeatures(const BrokerContext& ctx, ApiVersionsResponse& response) {
+  const auto level = static_cast<int16_t>(ctx.config.GetLong("strata.transaction.version"));
+  response.supported_features =
+      std::vector<ApiVersionsResponse::SupportedFeature>{{"transaction.version", 0, 2}};
+  // Finalized once, when the cluster is made; clients keep the newest epoch.
+  response.finalized_features_epoch = 1;
+  response.finalized_features.emplace();
+  // Level 0 is Kafka's "off": not listed.
+  if (level > 0) response.finalized_features->push_back({"transaction.version", level, level});
+}
+
+HandlerResult HandleApiVersions(BrokerContext& ctx, net::Request& request) {
   int16_t version = request.header.api_version;
   ApiVersionsResponse response;
   if (version < ApiVersionsRequest::kMinVersion || version > ApiVersionsRequest::kMaxVersion) {
@@ -54,6 +66,7 @@ HandlerResult HandleApiVersions(BrokerContext&, net::Request& request) {
     const protocol::ApiRange* api = protocol::FindApi(served.key);
     if (api != nullptr) response.api_keys.push_back({api->key, api->min, api->max});
   }
+  if (version >= 3) AddFeatures(ctx, response);
   return std::optional<Bytes>(EncodeV0Header(request, response, version));
 }
 

@@ -201,5 +201,36 @@ TEST_F(HandlersTest, ApiVersionsListsTheServedApisButNotEnvelope) {
   EXPECT_FALSE(listed.contains(static_cast<int16_t>(protocol::ApiKey::kEnvelope)));
 }
 
+// KIP-584: ApiVersions v3+ says transaction.version is finalized at
+// strata.transaction.version (2 by default), which Java clients read to use
+// KIP-890 part 2.
+TEST_F(HandlersTest, ApiVersionsFinalizesTheTransactionVersion) {
+  protocol::ApiVersionsRequest req;
+  req.client_software_name = "test";
+  req.client_software_version = "1";
+  auto call = Encode(req, 3);
+  HandlerResult out = HandleApiVersions(ctx(), call->request);
+  ASSERT_TRUE(out.ok() && out->has_value());
+  auto resp = protocol::Decode<protocol::ApiVersionsResponse>(MutableByteView(**out).subspan(4), 3,
+                                                              /*flexible=*/true);
+  ASSERT_TRUE(resp.ok()) << resp.error().message;
+  ASSERT_TRUE(resp->supported_features.has_value());
+  ASSERT_EQ(resp->supported_features->size(), 1u);
+  EXPECT_EQ(resp->supported_features->at(0).name, "transaction.version");
+  EXPECT_EQ(resp->supported_features->at(0).max_version, 2);
+  EXPECT_GE(resp->finalized_features_epoch.value_or(-1), 0);
+  ASSERT_TRUE(resp->finalized_features.has_value());
+  ASSERT_EQ(resp->finalized_features->size(), 1u);
+  EXPECT_EQ(resp->finalized_features->at(0).max_version_level, 2);
+  EXPECT_EQ(resp->finalized_features->at(0).min_version_level, 2);
+  // v0-2 have no tagged fields: nothing to say.
+  auto old_call = Encode(req, 2);
+  HandlerResult old_out = HandleApiVersions(ctx(), old_call->request);
+  auto old_resp = protocol::Decode<protocol::ApiVersionsResponse>(
+      MutableByteView(**old_out).subspan(4), 2, /*flexible=*/false);
+  ASSERT_TRUE(old_resp.ok());
+  EXPECT_FALSE(old_resp->finalized_features.has_value());
+}
+
 }  // namespace
 }  // namespace strata::kafka

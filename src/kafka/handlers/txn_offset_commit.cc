@@ -10,6 +10,7 @@
 #include "coordinator/group_coordinator.h"
 #include "kafka/group_routing.h"
 #include "kafka/handlers/handlers.h"
+#include "kafka/txn_verification.h"
 #include "protocol/error_code.h"
 
 namespace strata::kafka {
@@ -43,6 +44,31 @@ TxnOffsetCommitRequest KnownPartitions(BrokerContext& ctx, const TxnOffsetCommit
   return known;
 }
 
+// Adds the group's __consumer_offsets partition to the producer's
+// transaction with its coordinator. Errors the producer retries on (the
+// coordinator cannot answer yet, or is still ending the previous
+// transaction) become COORDINATOR_NOT_AVAILABLE.
+asio::awaitable<ErrorCode> AddOffsetsPartition(BrokerContext& ctx,
+                                               const TxnOffsetCommitRequest& req) {
+  if (ctx.txn_verifier == nullptr) co_return ErrorCode::kCoordinatorNotAvailable;
+  std::set<TopicPartition> offsets;
+  offsets.insert({coordinator::kOffsetsTopic, ctx.group_coordinator->PartitionFor(req.group_id)});
+  const auto answers =
+      co_await ctx.txn_verifier->Ask(TxnPartitionVerifier::Mode::kAdd, req.transactional_id,
+                                     req.producer_id, req.producer_epoch, offsets);
+  const ErrorCode code = answers.empty() ? ErrorCode::kUnknownServerError : answers.begin()->second;
+  switch (code) {
+    case ErrorCode::kConcurrentTransactions:
+    case ErrorCode::kCoordinatorLoadInProgress:
+    case ErrorCode::kNotCoordinator:
+      co_return ErrorCode::kCoordinatorNotAvailable;
+    case ErrorCode::kProducerFenced:
+      co_return ErrorCode::kInvalidProducerEpoch;
+    default:
+      co_return code;
+  }
+}
+
 }  // namespace
 
 asio::awaitable<HandlerResult> HandleTxnOffsetCommit(BrokerContext& ctx, net::Request& request) {
@@ -52,6 +78,14 @@ asio::awaitable<HandlerResult> HandleTxnOffsetCommit(BrokerContext& ctx, net::Re
   if (auto error = GroupCoordinatorError(ctx, req.group_id); error != ErrorCode::kNone) {
     TxnOffsetCommitResponse resp = AllFailed(req, error);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
+  if (request.header.api_version >= 5) {
+    // Transaction version 2: the client sent no AddOffsetsToTxn; the
+    // offsets partition joins the transaction here, as a produce's does.
+    if (const ErrorCode added = co_await AddOffsetsPartition(ctx, req); added != ErrorCode::kNone) {
+      TxnOffsetCommitResponse resp = AllFailed(req, added);
+      co_return std::optional<Bytes>(EncodeResponse(request, resp));
+    }
   }
   TxnOffsetCommitResponse stored =
       ctx.group_coordinator->CommitTxnOffsets(KnownPartitions(ctx, req));

@@ -13,7 +13,7 @@ namespace strata::protocol {
 struct ProduceRequest {
   static constexpr int16_t kApiKey = 0;
   static constexpr int16_t kMinVersion = 0;  // advertised; v0-2 rejected (old formats)
-  static constexpr int16_t kMaxVersion = 11;
+  static constexpr int16_t kMaxVersion = 12;
   static constexpr int16_t kFirstFlexible = 9;
 
   struct Partition {
