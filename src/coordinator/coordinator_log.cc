@@ -43,6 +43,7 @@ Status CoordinatorLog::Append(int32_t partition, const std::vector<CoordinatorRe
     infos[0].producer_id = txn->producer_id;
     infos[0].producer_epoch = txn->producer_epoch;
     infos[0].transactional = true;
+    infos[0].txn_verification_guard = txn->verification_guard;
   }
   STRATA_ASSIGN_OR_RETURN(Appended at, appender_(partition, MutableByteView(batch), infos));
   const int32_t leader_epoch = at.leader_epoch;

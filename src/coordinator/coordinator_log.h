@@ -61,6 +61,7 @@ class CoordinatorLog {
   struct TxnProducer {
     int64_t producer_id = -1;
     int16_t producer_epoch = -1;
+    uint64_t verification_guard = 0;  // storage::BatchInfo::txn_verification_guard
   };
   Status Append(int32_t partition, const std::vector<CoordinatorRecord>& records,
                 std::optional<TxnProducer> txn = std::nullopt);

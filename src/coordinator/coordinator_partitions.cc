@@ -14,7 +14,11 @@ using protocol::ErrorCode;
 void GroupCoordinator::UnloadPartition(int32_t p) {
   if (p < 0 || p >= log_->partitions()) return;
   std::lock_guard serial(residency_mu_);
-  residency_[size_t(p)] = Residency::kAbsent;
+  {
+    std::lock_guard lock(deferred_mu_);
+    deferred_ends_.erase(p);
+    residency_[size_t(p)] = Residency::kAbsent;
+  }
   std::vector<std::shared_ptr<ClassicGroup>> leaving;
   {
     std::lock_guard lock(map_mu_);

@@ -43,7 +43,8 @@ TxnOffsetCommitResponse TxnCommitError(const TxnOffsetCommitRequest& req, ErrorC
 
 }  // namespace
 
-TxnOffsetCommitResponse GroupCoordinator::CommitTxnOffsets(const TxnOffsetCommitRequest& req) {
+TxnOffsetCommitResponse GroupCoordinator::CommitTxnOffsets(const TxnOffsetCommitRequest& req,
+                                                           uint64_t verification_guard) {
   LockedGroup g = Acquire(req.group_id, false);
   if (!g) {
     if (req.generation_id >= 0) return TxnCommitError(req, ErrorCode::kIllegalGeneration);
@@ -73,8 +74,9 @@ TxnOffsetCommitResponse GroupCoordinator::CommitTxnOffsets(const TxnOffsetCommit
                                             std::move(metadata), now, -1};
     }
   }
-  Status st = log_->Append(PartitionFor(req.group_id), records,
-                           CoordinatorLog::TxnProducer{req.producer_id, req.producer_epoch});
+  Status st = log_->Append(
+      PartitionFor(req.group_id), records,
+      CoordinatorLog::TxnProducer{req.producer_id, req.producer_epoch, verification_guard});
   if (!st.ok()) {
     Log()->warn("group {}: transactional offset commit of producer {} not stored: {}", req.group_id,
                 req.producer_id, st.error().message);
@@ -82,6 +84,7 @@ TxnOffsetCommitResponse GroupCoordinator::CommitTxnOffsets(const TxnOffsetCommit
     // sends it to the new coordinator.
     ErrorCode code = ErrorCode::kCoordinatorNotAvailable;
     if (st.error().code == Errc::kInvalidProducerEpoch) code = ErrorCode::kInvalidProducerEpoch;
+    if (st.error().code == Errc::kInvalidTxnState) code = ErrorCode::kInvalidTxnState;
     if (st.error().code == Errc::kFenced) code = ErrorCode::kNotCoordinator;
     for (auto& t : resp.topics) {
       for (auto& p : t.partitions) {
@@ -98,6 +101,18 @@ TxnOffsetCommitResponse GroupCoordinator::CommitTxnOffsets(const TxnOffsetCommit
 }
 
 void GroupCoordinator::CompleteTransaction(int32_t p, int64_t producer_id, bool committed) {
+  if (p < 0 || p >= log_->partitions()) return;
+  {
+    std::lock_guard lock(deferred_mu_);
+    if (residency_[size_t(p)] == Residency::kLoading) {
+      deferred_ends_[p].push_back({producer_id, committed});
+      return;
+    }
+  }
+  ApplyTransactionEnd(p, producer_id, committed);
+}
+
+void GroupCoordinator::ApplyTransactionEnd(int32_t p, int64_t producer_id, bool committed) {
   size_t applied = 0;
   for (auto& shared : Snapshot()) {
     if (PartitionFor(shared->group_id()) != p) continue;

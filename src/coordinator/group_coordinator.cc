@@ -175,6 +175,8 @@ Status GroupCoordinator::LoadPartition(int32_t p) {
         EndLoadedTransaction(loaded, producer_id, committed);
       });
   if (!replayed.ok()) {
+    std::lock_guard lock(deferred_mu_);
+    deferred_ends_.erase(p);  // the next load replays them
     residency_[size_t(p)] = Residency::kAbsent;
     return replayed;
   }
@@ -189,7 +191,17 @@ Status GroupCoordinator::LoadPartition(int32_t p) {
       ++groups;
     }
   }
-  residency_[size_t(p)] = Residency::kLoaded;
+  std::vector<DeferredEnd> ends;
+  {
+    std::lock_guard lock(deferred_mu_);
+    if (auto it = deferred_ends_.find(p); it != deferred_ends_.end()) {
+      ends = std::move(it->second);
+      deferred_ends_.erase(it);
+    }
+    residency_[size_t(p)] = Residency::kLoaded;
+  }
+  // Ends the replay may have missed; one it read already finds nothing pending.
+  for (const DeferredEnd& end : ends) ApplyTransactionEnd(p, end.producer_id, end.committed);
   if (skipped > 0) Log()->warn("skipped {} unreadable records in {}-{}", skipped, kOffsetsTopic, p);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start)

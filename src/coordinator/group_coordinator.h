@@ -20,6 +20,7 @@
 // and must not call back into the coordinator.
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -100,7 +101,10 @@ class GroupCoordinator {
   // TxnOffsetCommit (coordinator_txn_offsets.cc): the offsets are written in
   // a transactional batch of the producer and held pending until the
   // transaction ends. The caller has answered partitions of unknown topics.
-  protocol::TxnOffsetCommitResponse CommitTxnOffsets(const protocol::TxnOffsetCommitRequest& req);
+  // `verification_guard`: the offsets partition's KIP-890 guard when the
+  // transaction coordinator confirmed it is in the transaction (0: none).
+  protocol::TxnOffsetCommitResponse CommitTxnOffsets(const protocol::TxnOffsetCommitRequest& req,
+                                                     uint64_t verification_guard = 0);
   // A transaction of `producer_id` ended in offsets partition `p` (its
   // marker is committed there): its pending offsets are applied or dropped.
   void CompleteTransaction(int32_t p, int64_t producer_id, bool committed);
@@ -137,7 +141,20 @@ class GroupCoordinator {
   int64_t Now() const { return clock_->MonotonicMs(); }
   int64_t WallNow() const { return clock_->NowMs(); }
 
+  // Applies a transaction's end to the groups of partition `p` now.
+  void ApplyTransactionEnd(int32_t p, int64_t producer_id, bool committed);
+
   enum class Residency : uint8_t { kAbsent, kLoading, kLoaded };
+  // A transaction's end that reached a partition while it loaded (its
+  // marker may be past the end the replay reads to): applied once the
+  // partition's groups are in. Guarded by deferred_mu_, which also orders
+  // the switch from kLoading to kLoaded.
+  struct DeferredEnd {
+    int64_t producer_id = -1;
+    bool committed = false;
+  };
+  std::mutex deferred_mu_;
+  std::map<int32_t, std::vector<DeferredEnd>> deferred_ends_;
   const CoordinatorConfig config_;
   std::unique_ptr<CoordinatorLog> log_;
   // Per offsets partition; Load/Unload are serialised by residency_mu_.

@@ -123,3 +123,28 @@ TEST_F(TxnOffsetsTest, AConsumersGroupMetadataIsChecked) {
 
 }  // namespace
 }  // namespace strata::coordinator
+
+namespace strata::coordinator {
+namespace {
+
+// A transaction's end that reaches the group's partition while it loads
+// (its marker past the end the replay reads to) is applied once the groups
+// are in, not lost.
+TEST_F(TxnOffsetsTest, AnEndArrivingWhileThePartitionLoadsIsApplied) {
+  ASSERT_EQ(TxnCommit("g", 42, "t", 0, 10).topics[0].partitions[0].error_code, 0);
+  const int32_t p = PartitionForKey("g", kPartitions);
+  coord_->UnloadPartition(p);
+  bool ended = false;
+  on_log_lookup_ = [&](int32_t q) {
+    if (q != p || ended) return;
+    ended = true;
+    coord_->CompleteTransaction(p, 42, /*committed=*/true);
+  };
+  ASSERT_TRUE(coord_->LoadPartition(p).ok());
+  on_log_lookup_ = nullptr;
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(StableFetch("g", "t", 0), std::make_pair(int64_t{10}, int16_t{0}));
+}
+
+}  // namespace
+}  // namespace strata::coordinator

@@ -382,10 +382,16 @@ std::optional<TxnMarkers> TxnCoordinator::Markers(const std::string& transaction
   return entry->md.MarkersToSend();
 }
 
-bool TxnCoordinator::MarkerWritten(const std::string& transactional_id, const TopicPartition& tp) {
+bool TxnCoordinator::MarkerWritten(const std::string& transactional_id, const TopicPartition& tp,
+                                   const TxnMarkers& sent, int32_t coordinator_epoch) {
   std::shared_ptr<Entry> entry = Find(transactional_id);
-  if (!entry) return false;
+  if (!entry || LoadedEpoch(entry->partition) != coordinator_epoch) return false;
   std::lock_guard lock(entry->mu);
+  auto ending = entry->md.MarkersToSend();
+  if (!ending || ending->producer_id != sent.producer_id ||
+      ending->producer_epoch != sent.producer_epoch || ending->result != sent.result) {
+    return false;
+  }
   entry->md.RemovePartition(tp);
   auto left = entry->md.MarkersToSend();
   return left && left->partitions.empty();

@@ -159,7 +159,11 @@ class TxnCoordinator {
   // --- markers of a transaction being committed or aborted
   std::optional<TxnMarkers> Markers(const std::string& transactional_id) const;
   // `tp`'s marker is written. True once every partition has its marker.
-  bool MarkerWritten(const std::string& transactional_id, const TopicPartition& tp);
+  // Ignored unless the id is still ending the transaction `sent` describes
+  // (producer id, epoch, result) under `coordinator_epoch`: an answer for a
+  // transaction a reload has replaced must not strike a newer one's partition.
+  bool MarkerWritten(const std::string& transactional_id, const TopicPartition& tp,
+                     const TxnMarkers& sent, int32_t coordinator_epoch);
   // Writes the end (CompleteCommit/CompleteAbort) once every marker is
   // written; nullopt when there is nothing to complete.
   std::optional<TxnWrite> CompleteTransaction(const std::string& transactional_id);

@@ -71,6 +71,14 @@ class TxnCoordinatorTest : public storage::testing::TempDirTest {
   std::shared_ptr<storage::Log> log_;
   int64_t next_pid_ = 5000;
   std::unique_ptr<TxnCoordinator> coordinator_;
+
+  // `tp`'s marker for the transaction `id` is ending now is written.
+  bool Written(const std::string& id, const TopicPartition& tp) {
+    auto markers = coordinator_->Markers(id);
+    auto epoch = coordinator_->CoordinatorEpoch(coordinator_->PartitionFor(id));
+    EXPECT_TRUE(markers && epoch) << id;
+    return markers && epoch && coordinator_->MarkerWritten(id, tp, *markers, *epoch);
+  }
   std::function<void()> on_log_read_;  // runs whenever the coordinator reads its log
 };
 
@@ -101,8 +109,16 @@ TEST_F(TxnCoordinatorTest, ATransactionCommitsThroughItsMarkersAndSurvivesAReloa
   EXPECT_EQ(coordinator_->InitProducerId("t1", kTimeout, std::nullopt).error,
             ErrorCode::kConcurrentTransactions);
   EXPECT_FALSE(coordinator_->CompleteTransaction("t1"));  // markers outstanding
-  EXPECT_FALSE(coordinator_->MarkerWritten("t1", kA));
-  EXPECT_TRUE(coordinator_->MarkerWritten("t1", kB));
+  // An answer for another transaction of the id, or from an older
+  // coordinator epoch, strikes nothing.
+  TxnMarkers other = *markers;
+  other.producer_epoch = static_cast<int16_t>(other.producer_epoch + 1);
+  const int32_t epoch = *coordinator_->CoordinatorEpoch(coordinator_->PartitionFor("t1"));
+  EXPECT_FALSE(coordinator_->MarkerWritten("t1", kA, other, epoch));
+  EXPECT_FALSE(coordinator_->MarkerWritten("t1", kA, *markers, epoch - 1));
+  EXPECT_EQ(coordinator_->Markers("t1")->partitions.size(), 2u);
+  EXPECT_FALSE(Written("t1", kA));
+  EXPECT_TRUE(Written("t1", kB));
   auto end = coordinator_->CompleteTransaction("t1");
   ASSERT_TRUE(end);
   ASSERT_EQ(coordinator_->Finish(*end, true), ErrorCode::kNone);
@@ -131,7 +147,7 @@ TEST_F(TxnCoordinatorTest, AReloadFindsACommitInProgressAndFinishesIt) {
   EXPECT_EQ(markers->result, TxnResult::kAbort);
   EXPECT_EQ(markers->partitions, std::set<TopicPartition>{kA});
   EXPECT_EQ(coordinator_->CoordinatorEpoch(0), 5);
-  ASSERT_TRUE(coordinator_->MarkerWritten("t1", kA));
+  ASSERT_TRUE(Written("t1", kA));
   auto end = coordinator_->CompleteTransaction("t1");
   ASSERT_TRUE(end);
   EXPECT_EQ(end->coordinator_epoch, 5);
@@ -154,7 +170,7 @@ TEST_F(TxnCoordinatorTest, InitProducerIdFencesAnOpenTransaction) {
   // The old instance can no longer end it (its epoch is checked first).
   EXPECT_EQ(coordinator_->EndTxn("t1", 5000, 0, TxnResult::kCommit, 0).error,
             ErrorCode::kProducerFenced);
-  ASSERT_TRUE(coordinator_->MarkerWritten("t1", kA));
+  ASSERT_TRUE(Written("t1", kA));
   ASSERT_EQ(coordinator_->Finish(*coordinator_->CompleteTransaction("t1"), true), ErrorCode::kNone);
   TxnReply retry = coordinator_->InitProducerId("t1", kTimeout, std::nullopt);
   ASSERT_EQ(Commit(retry), ErrorCode::kNone);
@@ -301,7 +317,7 @@ TEST_F(TxnCoordinatorTest, AnOpenTransactionNeverExpiresAndAnEndedOneDoes) {
 
   // Ended, it is idle since the commit was decided (its end is stamped
   // then, as Kafka's prepareComplete is), long ago.
-  ASSERT_TRUE(coordinator_->MarkerWritten("ending", kB));
+  ASSERT_TRUE(Written("ending", kB));
   ASSERT_EQ(coordinator_->Finish(*coordinator_->CompleteTransaction("ending"), true),
             ErrorCode::kNone);
   EXPECT_EQ(State("ending"), TxnStatus::kCompleteCommit);
@@ -359,7 +375,7 @@ TEST_F(TxnCoordinatorTest, StatsCountOpenTransactionsAndTheirEnds) {
   // Committing is open until its end takes effect.
   ASSERT_EQ(Commit(coordinator_->EndTxn("t1", 5000, 0, TxnResult::kCommit, 0)), ErrorCode::kNone);
   EXPECT_EQ(coordinator_->Stats().open, 2);
-  ASSERT_TRUE(coordinator_->MarkerWritten("t1", kA));
+  ASSERT_TRUE(Written("t1", kA));
   ASSERT_EQ(coordinator_->Finish(*coordinator_->CompleteTransaction("t1"), true), ErrorCode::kNone);
   stats = coordinator_->Stats();
   EXPECT_EQ(stats.open, 1);
@@ -372,7 +388,7 @@ TEST_F(TxnCoordinatorTest, StatsCountOpenTransactionsAndTheirEnds) {
   std::vector<TxnReply> aborts = coordinator_->AbortTimedOut();
   ASSERT_EQ(aborts.size(), 1u);
   ASSERT_EQ(Commit(aborts[0]), ErrorCode::kNone);
-  ASSERT_TRUE(coordinator_->MarkerWritten("t2", kB));
+  ASSERT_TRUE(Written("t2", kB));
   ASSERT_EQ(coordinator_->Finish(*coordinator_->CompleteTransaction("t2"), true), ErrorCode::kNone);
   stats = coordinator_->Stats();
   EXPECT_EQ(stats.open, 0);

@@ -73,6 +73,7 @@ struct Fanout {
 // after the call (a later round may replace it).
 asio::awaitable<void> SendBatch(coordinator::TxnCoordinator& coordinator, std::string id,
                                 net::Client& client, WriteTxnMarkersRequest req,
+                                coordinator::TxnMarkers sent, int32_t coordinator_epoch,
                                 std::shared_ptr<Fanout> fanout) {
   const std::string peer = fmt::format("{}:{}", client.host(), client.port());
   auto resp = co_await client.Send<WriteTxnMarkersRequest, WriteTxnMarkersResponse>(
@@ -85,7 +86,9 @@ asio::awaitable<void> SendBatch(coordinator::TxnCoordinator& coordinator, std::s
         for (const auto& p : t.partitions) {
           switch (FateOf(static_cast<ErrorCode>(p.error_code))) {
             case MarkerFate::kWritten:
-              coordinator.MarkerWritten(id, {t.name, p.partition_index});
+              // Ignored when the transaction is no longer the one these
+              // markers were for (the partition was reloaded meanwhile).
+              coordinator.MarkerWritten(id, {t.name, p.partition_index}, sent, coordinator_epoch);
               break;
             case MarkerFate::kGiveUp:
               MarkerLog()->warn("{}: {}-{} refused its marker ({}): left to the next coordinator",
@@ -118,7 +121,12 @@ TxnMarkerChannel::~TxnMarkerChannel() = default;
 
 void TxnMarkerChannel::Complete(const std::string& transactional_id) {
   asio::post(executor_, [this, id = transactional_id] {
-    if (!running_.insert(id).second) return;
+    if (!running_.insert(id).second) {
+      // The run under way may be about to give up on an older coordinator
+      // epoch: it goes round once more before it stops.
+      asked_again_.insert(id);
+      return;
+    }
     in_flight_.fetch_add(1);
     asio::co_spawn(executor_, Run(id), asio::detached);
   });
@@ -128,11 +136,20 @@ asio::awaitable<void> TxnMarkerChannel::Run(std::string id) {
   std::chrono::milliseconds backoff = kFirstBackoff;
   for (;;) {
     std::optional<coordinator::TxnMarkers> markers = coordinator_.Markers(id);
-    const std::optional<int32_t> epoch =
-        coordinator_.CoordinatorEpoch(coordinator_.PartitionFor(id));
-    if (!markers || !epoch) break;  // ended, or no longer coordinated here
+    const int32_t partition = coordinator_.PartitionFor(id);
+    const std::optional<int32_t> epoch = coordinator_.CoordinatorEpoch(partition);
+    if (!markers || !epoch) {  // ended, or no longer coordinated here
+      if (asked_again_.erase(id) > 0) continue;
+      break;
+    }
     if (!markers->partitions.empty()) {
-      if (!co_await SendMarkers(id, *markers, *epoch)) break;
+      if (!co_await SendMarkers(id, *markers, *epoch)) {
+        // Refused as fenced: a newer coordinator wrote there. If that is
+        // this broker again (the partition came back here), go on with it.
+        asked_again_.erase(id);
+        if (coordinator_.CoordinatorEpoch(partition) == epoch) break;
+        continue;
+      }
       auto left = coordinator_.Markers(id);
       if (left && !left->partitions.empty()) {
         co_await Sleep(backoff);
@@ -145,10 +162,14 @@ asio::awaitable<void> TxnMarkerChannel::Run(std::string id) {
       coordinator::TxnReply reply;
       reply.write = std::move(end);
       const ErrorCode done = co_await SettleTxnReply(ctx_, reply);
-      if (done == ErrorCode::kNone || done == ErrorCode::kNotCoordinator) break;
+      if (done == ErrorCode::kNone || done == ErrorCode::kNotCoordinator) {
+        if (asked_again_.erase(id) > 0) continue;  // reloaded meanwhile: look again
+        break;
+      }
       MarkerLog()->warn("{}: writing the end of its transaction failed ({}); retrying", id,
                         protocol::ErrorCodeName(static_cast<int16_t>(done)));
     } else if (!coordinator_.Markers(id)) {
+      if (asked_again_.erase(id) > 0) continue;
       break;
     }
     co_await Sleep(backoff);
@@ -168,7 +189,7 @@ asio::awaitable<bool> TxnMarkerChannel::SendMarkers(const std::string& id,
     auto topic = ctx_.topics.GetTopic(tp.topic);
     if (!topic || tp.partition >= topic->partitions) {
       // Deleted with the transaction open: there is nothing to mark.
-      coordinator_.MarkerWritten(id, tp);
+      coordinator_.MarkerWritten(id, tp, markers, coordinator_epoch);
       continue;
     }
     const cluster::NodeId leader = PartitionStateOf(ctx_, *topic, tp.partition, live).leader();
@@ -193,8 +214,10 @@ asio::awaitable<bool> TxnMarkerChannel::SendMarkers(const std::string& id,
       marker.topics.push_back({topic, std::move(partitions)});
     net::Client* client = peers_.At(cluster::NodeId(node), batch.broker.host,
                                     static_cast<uint16_t>(batch.broker.port));
-    asio::co_spawn(executor_, SendBatch(coordinator_, id, *client, std::move(req), fanout),
-                   asio::detached);
+    asio::co_spawn(
+        executor_,
+        SendBatch(coordinator_, id, *client, std::move(req), markers, coordinator_epoch, fanout),
+        asio::detached);
   }
   if (fanout->left > 0) {
     co_await fanout->done.async_wait(asio::experimental::as_tuple(asio::use_awaitable));

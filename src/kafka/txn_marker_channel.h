@@ -52,6 +52,9 @@ class TxnMarkerChannel {
   asio::any_io_executor executor_;
   PeerClients peers_;              // used on executor_ only
   std::set<std::string> running_;  // likewise
+  // Ids asked for again while running (a reload): their run looks once more
+  // before it stops. On executor_ only.
+  std::set<std::string> asked_again_;
   std::atomic<size_t> in_flight_{0};
 };
 

@@ -140,8 +140,10 @@ TxnVerification ProducerStateManager::StartVerification(int64_t producer_id, int
   // Batches in flight together share one guard (Kafka's
   // maybeCreateVerificationStateEntry): the first to land opens the
   // transaction, and the others find it open.
+  // A zombie's older epoch never replaces the newer instance's guard (its
+  // append fails the epoch check anyway).
   auto [it, fresh] = verifications_.try_emplace(producer_id);
-  if (fresh || it->second.epoch != epoch) it->second = {++next_guard_, epoch};
+  if (fresh || epoch > it->second.epoch) it->second = {++next_guard_, epoch};
   out.guard = it->second.guard;
   return out;
 }

@@ -1,6 +1,8 @@
 // TxnOffsetCommit (28): a transactional producer commits its consumer
 // group's offsets inside its transaction (sendOffsetsToTransaction). The
-// group coordinator checks the consumer's member and generation (KIP-447),
+// offsets partition is first checked with the transaction coordinator
+// (KIP-890, as a produce's partition is); the group coordinator then checks
+// the consumer's member and generation (KIP-447),
 // writes them as a transactional batch of the producer to __consumer_offsets
 // and holds them pending until the transaction's marker lands there; the
 // answer waits until the partition's ISR has the batch. Partitions of unknown
@@ -44,29 +46,55 @@ TxnOffsetCommitRequest KnownPartitions(BrokerContext& ctx, const TxnOffsetCommit
   return known;
 }
 
-// Adds the group's __consumer_offsets partition to the producer's
-// transaction with its coordinator. Errors the producer retries on (the
-// coordinator cannot answer yet, or is still ending the previous
-// transaction) become COORDINATOR_NOT_AVAILABLE.
-asio::awaitable<ErrorCode> AddOffsetsPartition(BrokerContext& ctx,
-                                               const TxnOffsetCommitRequest& req) {
-  if (ctx.txn_verifier == nullptr) co_return ErrorCode::kCoordinatorNotAvailable;
-  std::set<TopicPartition> offsets;
-  offsets.insert({coordinator::kOffsetsTopic, ctx.group_coordinator->PartitionFor(req.group_id)});
-  const auto answers =
-      co_await ctx.txn_verifier->Ask(TxnPartitionVerifier::Mode::kAdd, req.transactional_id,
-                                     req.producer_id, req.producer_epoch, offsets);
-  const ErrorCode code = answers.empty() ? ErrorCode::kUnknownServerError : answers.begin()->second;
+// The offsets partition checked with the producer's transaction coordinator
+// (KIP-890) before the offsets open a transaction in it: with transaction
+// version 2 (v5) added to the transaction, as a produce's partition is (the
+// client sent no AddOffsetsToTxn); before, verified to be in it when
+// transaction.partition.verification.enable. The guard the append carries.
+struct OffsetsPartitionCheck {
+  ErrorCode error = ErrorCode::kNone;
+  uint64_t guard = 0;
+};
+
+ErrorCode ForTxnOffsetCommit(ErrorCode code, int16_t version) {
   switch (code) {
     case ErrorCode::kConcurrentTransactions:
     case ErrorCode::kCoordinatorLoadInProgress:
     case ErrorCode::kNotCoordinator:
-      co_return ErrorCode::kCoordinatorNotAvailable;
+      return ErrorCode::kCoordinatorNotAvailable;  // retried here, not re-routed
     case ErrorCode::kProducerFenced:
-      co_return ErrorCode::kInvalidProducerEpoch;
+      return ErrorCode::kInvalidProducerEpoch;
+    case ErrorCode::kTransactionAbortable:
+      return version >= 4 ? code : ErrorCode::kInvalidTxnState;
     default:
-      co_return code;
+      return code;
   }
+}
+
+asio::awaitable<OffsetsPartitionCheck> CheckOffsetsPartition(BrokerContext& ctx,
+                                                             const TxnOffsetCommitRequest& req,
+                                                             int16_t version) {
+  const bool add = version >= 5;
+  if (!add && !ctx.config.GetBool("transaction.partition.verification.enable")) {
+    co_return OffsetsPartitionCheck{};
+  }
+  if (ctx.txn_verifier == nullptr)
+    co_return OffsetsPartitionCheck{ErrorCode::kCoordinatorNotAvailable, 0};
+  const TopicPartition tp{coordinator::kOffsetsTopic,
+                          ctx.group_coordinator->PartitionFor(req.group_id)};
+  auto partition = ctx.topics.GetPartition(tp);
+  if (!partition) co_return OffsetsPartitionCheck{ErrorCode::kNotCoordinator, 0};
+  const storage::TxnVerification v =
+      partition->log()->StartTxnVerification(req.producer_id, req.producer_epoch);
+  if (v.ongoing)
+    co_return OffsetsPartitionCheck{ErrorCode::kNone, v.guard};  // this transaction has it already
+  std::set<TopicPartition> partitions;
+  partitions.insert(tp);
+  const auto mode = add ? TxnPartitionVerifier::Mode::kAdd : TxnPartitionVerifier::Mode::kVerify;
+  const auto answers = co_await ctx.txn_verifier->Ask(mode, req.transactional_id, req.producer_id,
+                                                      req.producer_epoch, partitions);
+  const ErrorCode code = answers.empty() ? ErrorCode::kUnknownServerError : answers.begin()->second;
+  co_return OffsetsPartitionCheck{ForTxnOffsetCommit(code, version), v.guard};
 }
 
 }  // namespace
@@ -79,16 +107,14 @@ asio::awaitable<HandlerResult> HandleTxnOffsetCommit(BrokerContext& ctx, net::Re
     TxnOffsetCommitResponse resp = AllFailed(req, error);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
-  if (request.header.api_version >= 5) {
-    // Transaction version 2: the client sent no AddOffsetsToTxn; the
-    // offsets partition joins the transaction here, as a produce's does.
-    if (const ErrorCode added = co_await AddOffsetsPartition(ctx, req); added != ErrorCode::kNone) {
-      TxnOffsetCommitResponse resp = AllFailed(req, added);
-      co_return std::optional<Bytes>(EncodeResponse(request, resp));
-    }
+  const OffsetsPartitionCheck check =
+      co_await CheckOffsetsPartition(ctx, req, request.header.api_version);
+  if (check.error != ErrorCode::kNone) {
+    TxnOffsetCommitResponse resp = AllFailed(req, check.error);
+    co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
   TxnOffsetCommitResponse stored =
-      ctx.group_coordinator->CommitTxnOffsets(KnownPartitions(ctx, req));
+      ctx.group_coordinator->CommitTxnOffsets(KnownPartitions(ctx, req), check.guard);
   const ErrorCode replicated = co_await AwaitGroupWrites(ctx, req.group_id);
   // Answers in request order: stored ones from the coordinator, the others
   // unknown.
