@@ -79,16 +79,13 @@ protocol::OffsetCommitResponse GroupCoordinator::CommitOffsets(
       const auto& p = t.partitions[pi];
       auto& out = out_topic.partitions.emplace_back();
       out.partition_index = p.partition_index;
-      std::string metadata = p.committed_metadata.value_or("");
-      if (metadata.size() > static_cast<size_t>(config_.max_metadata_bytes)) {
+      auto staged = StageOffsetCommit(req.group_id, t.name, p.partition_index, p.committed_offset,
+                                      p.committed_leader_epoch, p.committed_metadata, now, records);
+      if (!staged) {
         out.error_code = Code(ErrorCode::kOffsetMetadataTooLarge);
         continue;
       }
-      OffsetCommitValue value{p.committed_offset, p.committed_leader_epoch, metadata, now, -1};
-      records.push_back({EncodeOffsetCommitKey({req.group_id, t.name, p.partition_index}),
-                         EncodeOffsetCommitValue(value)});
-      pending.push_back(
-          {ti, pi, {p.committed_offset, p.committed_leader_epoch, std::move(metadata), now, -1}});
+      pending.push_back({ti, pi, std::move(*staged)});
     }
   }
   Status st = Persist(*g, records);
@@ -103,6 +100,17 @@ protocol::OffsetCommitResponse GroupCoordinator::CommitOffsets(
   if (!st.ok())
     Log()->warn("group {}: offset commit not stored: {}", req.group_id, st.error().message);
   return resp;
+}
+
+std::optional<CommittedOffset> GroupCoordinator::StageOffsetCommit(
+    const std::string& group_id, const std::string& topic, int32_t partition, int64_t offset,
+    int32_t leader_epoch, const std::optional<std::string>& metadata, int64_t now,
+    std::vector<CoordinatorRecord>& records) const {
+  std::string md = metadata.value_or("");
+  if (md.size() > static_cast<size_t>(config_.max_metadata_bytes)) return std::nullopt;
+  records.push_back({EncodeOffsetCommitKey({group_id, topic, partition}),
+                     EncodeOffsetCommitValue({offset, leader_epoch, md, now, -1})});
+  return CommittedOffset{offset, leader_epoch, std::move(md), now, -1};
 }
 
 protocol::OffsetFetchResponse::Group GroupCoordinator::FetchOffsets(

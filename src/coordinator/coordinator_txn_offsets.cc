@@ -62,16 +62,13 @@ TxnOffsetCommitResponse GroupCoordinator::CommitTxnOffsets(const TxnOffsetCommit
     for (const auto& p : t.partitions) {
       auto& out = out_topic.partitions.emplace_back();
       out.partition_index = p.partition_index;
-      std::string metadata = p.committed_metadata.value_or("");
-      if (metadata.size() > static_cast<size_t>(config_.max_metadata_bytes)) {
+      auto staged = StageOffsetCommit(req.group_id, t.name, p.partition_index, p.committed_offset,
+                                      p.committed_leader_epoch, p.committed_metadata, now, records);
+      if (!staged) {
         out.error_code = Code(ErrorCode::kOffsetMetadataTooLarge);
         continue;
       }
-      OffsetCommitValue value{p.committed_offset, p.committed_leader_epoch, metadata, now, -1};
-      records.push_back({EncodeOffsetCommitKey({req.group_id, t.name, p.partition_index}),
-                         EncodeOffsetCommitValue(value)});
-      pending[t.name][p.partition_index] = {p.committed_offset, p.committed_leader_epoch,
-                                            std::move(metadata), now, -1};
+      pending[t.name][p.partition_index] = std::move(*staged);
     }
   }
   Status st = log_->Append(

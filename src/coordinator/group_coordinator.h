@@ -134,6 +134,16 @@ class GroupCoordinator {
   Status Persist(const ClassicGroup& g, const std::vector<CoordinatorRecord>& records);
   std::vector<std::shared_ptr<ClassicGroup>> Snapshot() const;
 
+  // One partition's commit (OffsetCommit or TxnOffsetCommit): its record
+  // added to `records` and the offset it will hold, or nullopt when the
+  // metadata is over offset.metadata.max.bytes (OFFSET_METADATA_TOO_LARGE).
+  std::optional<CommittedOffset> StageOffsetCommit(const std::string& group_id,
+                                                   const std::string& topic, int32_t partition,
+                                                   int64_t offset, int32_t leader_epoch,
+                                                   const std::optional<std::string>& metadata,
+                                                   int64_t now,
+                                                   std::vector<CoordinatorRecord>& records) const;
+
   // Offset expiry of one group (coordinator_offsets.cc); true when it has no
   // offsets left and may be removed if Empty.
   bool ExpireGroupOffsets(ClassicGroup& g, int64_t now_ms);
