@@ -39,6 +39,14 @@ std::string GroupMember::Vote(const std::set<std::string>& candidates) const {
   return {};
 }
 
+bool KeepLaterCommit(std::map<int32_t, CommittedOffset>& partitions, int32_t partition,
+                     CommittedOffset offset) {
+  auto it = partitions.find(partition);
+  if (it != partitions.end() && it->second.record_offset > offset.record_offset) return false;
+  partitions[partition] = std::move(offset);
+  return true;
+}
+
 ClassicGroup::ClassicGroup(std::string group_id, int64_t now_ms)
     : group_id_(std::move(group_id)),
       previous_state_(GroupState::kDead),

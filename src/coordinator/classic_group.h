@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/bytes.h"
+#include "base/offset.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/join_group.h"
 #include "protocol/messages/sync_group.h"
@@ -81,10 +82,19 @@ struct CommittedOffset {
   std::string metadata;
   int64_t commit_timestamp_ms = 0;
   int64_t expire_timestamp_ms = -1;  // only from v1 commits read back from a log
+  // Where the commit's batch ends in __consumer_offsets. A transaction's
+  // offsets reach the group when its marker does, which may be after a plain
+  // commit of the same partition: the one written later wins, as in Kafka.
+  Offset record_offset = kNoOffset;
 };
 
 // topic -> partition -> offset.
 using OffsetMap = std::map<std::string, std::map<int32_t, CommittedOffset>>;
+
+// Makes a committed transaction's `offset` the partition's committed offset
+// unless a commit written after it is already there; whether it did.
+bool KeepLaterCommit(std::map<int32_t, CommittedOffset>& partitions, int32_t partition,
+                     CommittedOffset offset);
 
 class ClassicGroup {
  public:

@@ -24,9 +24,10 @@ CoordinatorLog::CoordinatorLog(std::string topic, int32_t partitions, LogProvide
       appender_(std::move(appender)),
       clock_(clock) {}
 
-Status CoordinatorLog::Append(int32_t partition, const std::vector<CoordinatorRecord>& records,
-                              std::optional<TxnProducer> txn) {
-  if (records.empty()) return Status::Ok();
+Result<Offset> CoordinatorLog::Append(int32_t partition,
+                                      const std::vector<CoordinatorRecord>& records,
+                                      std::optional<TxnProducer> txn) {
+  if (records.empty()) return kNoOffset;
   const int64_t now = clock_->NowMs();
   protocol::BatchBuilder builder;
   for (const auto& r : records) {
@@ -57,7 +58,7 @@ Status CoordinatorLog::Append(int32_t partition, const std::vector<CoordinatorRe
       last = {at.last_offset, leader_epoch};
     }
   }
-  return Status::Ok();
+  return at.last_offset;
 }
 
 std::optional<CoordinatorLog::LastAppend> CoordinatorLog::LastAppended(int32_t partition) const {
@@ -69,7 +70,8 @@ std::optional<CoordinatorLog::LastAppend> CoordinatorLog::LastAppended(int32_t p
 
 Status CoordinatorLog::Replay(int32_t partition, const Visitor& visit) const {
   return ReplayWithTransactions(
-      partition, [&](ByteView key, std::optional<ByteView> value, int64_t) { visit(key, value); },
+      partition,
+      [&](ByteView key, std::optional<ByteView> value, const RecordBatchOf&) { visit(key, value); },
       [](int64_t, bool) {});
 }
 
@@ -99,11 +101,12 @@ Status CoordinatorLog::ReplayWithTransactions(int32_t partition, const TxnVisito
         if (m) marker(header.producer_id, m->type == protocol::ControlType::kCommit);
         continue;
       }
-      const int64_t txn_producer = header.transactional() ? header.producer_id : -1;
+      const RecordBatchOf of{Offset(header.last_offset()),
+                             header.transactional() ? header.producer_id : -1};
       STRATA_RETURN_IF_ERROR(protocol::ForEachRecord(
           header, batch, kMaxDecompressed, [&](const protocol::Record& r) -> Status {
             if (header.base_offset + r.offset_delta < offset || !r.key) return Status::Ok();
-            visit(*r.key, r.value, txn_producer);
+            visit(*r.key, r.value, of);
             return Status::Ok();
           }));
     }

@@ -53,8 +53,9 @@ class CoordinatorLog {
   // other brokers' to coordinate).
   bool Hosts(int32_t partition) const { return logs_(partition) != nullptr; }
 
-  // Appends `records` to `partition`; the records are durable in the log (as
-  // any produce with acks=1) when this returns Ok. With `txn`, as one
+  // Appends `records` to `partition` and returns the batch's last offset; the
+  // records are durable in the log (as any produce with acks=1) when this
+  // returns. With `txn`, as one
   // transactional batch of that producer (the group coordinator's
   // transactional offsets), which the transaction's marker later commits or
   // aborts.
@@ -63,8 +64,8 @@ class CoordinatorLog {
     int16_t producer_epoch = -1;
     uint64_t verification_guard = 0;  // storage::BatchInfo::txn_verification_guard
   };
-  Status Append(int32_t partition, const std::vector<CoordinatorRecord>& records,
-                std::optional<TxnProducer> txn = std::nullopt);
+  Result<Offset> Append(int32_t partition, const std::vector<CoordinatorRecord>& records,
+                        std::optional<TxnProducer> txn = std::nullopt);
 
   // The latest end of this broker's appends to `partition`: the last offset
   // and the leader epoch it was stamped with. A caller whose Append returned
@@ -80,11 +81,15 @@ class CoordinatorLog {
   // (value nullopt for tombstones). Control batches are skipped.
   using Visitor = std::function<void(ByteView key, std::optional<ByteView> value)>;
   Status Replay(int32_t partition, const Visitor& visit) const;
-  // Replay with transactions: each record with the producer id of its batch
-  // when the batch is transactional (-1 otherwise), and each transaction
-  // marker as (producer id, committed).
+  // Replay with transactions: each record with the last offset of its batch
+  // and the batch's producer id when it is transactional (-1 otherwise), and
+  // each transaction marker as (producer id, committed).
+  struct RecordBatchOf {
+    Offset last_offset;
+    int64_t txn_producer_id = -1;
+  };
   using TxnVisitor =
-      std::function<void(ByteView key, std::optional<ByteView> value, int64_t txn_producer_id)>;
+      std::function<void(ByteView key, std::optional<ByteView> value, const RecordBatchOf& batch)>;
   using MarkerVisitor = std::function<void(int64_t producer_id, bool committed)>;
   Status ReplayWithTransactions(int32_t partition, const TxnVisitor& visit,
                                 const MarkerVisitor& marker) const;

@@ -63,7 +63,7 @@ TEST_F(CoordinatorLogTest, AppendsCarryTheLeaderEpochAndNeedLeadership) {
   ASSERT_TRUE(offsets.Append(0, One("c")).ok());
   EXPECT_EQ(Epochs(), (std::vector<int32_t>{0, 7, 9}));
   epoch = std::nullopt;  // leadership lost
-  Status refused = offsets.Append(0, One("d"));
+  Result<Offset> refused = offsets.Append(0, One("d"));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Errc::kFenced);
   EXPECT_FALSE(offsets.LastAppended(0)->last_offset > 2_o);
@@ -79,7 +79,9 @@ TEST_F(CoordinatorLogTest, LastAppendedIsTheLatestByEpochThenOffset) {
       "__consumer_offsets", 1, [this](int32_t) { return log_; }, LeaderAt(epoch), &clock_);
   EXPECT_FALSE(offsets.LastAppended(0));
   ASSERT_TRUE(offsets.Append(0, One("a")).ok());
-  ASSERT_TRUE(offsets.Append(0, {{Bytes{'b'}, Bytes{'1'}}, {Bytes{'c'}, Bytes{'2'}}}).ok());
+  auto appended = offsets.Append(0, {{Bytes{'b'}, Bytes{'1'}}, {Bytes{'c'}, Bytes{'2'}}});
+  ASSERT_TRUE(appended.ok());
+  EXPECT_EQ(*appended, 2_o);  // where the batch ends
   auto last = offsets.LastAppended(0);
   ASSERT_TRUE(last);
   EXPECT_EQ(last->last_offset, 2_o);

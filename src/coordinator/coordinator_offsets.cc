@@ -88,9 +88,10 @@ protocol::OffsetCommitResponse GroupCoordinator::CommitOffsets(
       pending.push_back({ti, pi, std::move(*staged)});
     }
   }
-  Status st = Persist(*g, records);
+  Result<Offset> st = PersistAt(*g, records);
   for (auto& [ti, pi, offset] : pending) {
     if (st.ok()) {
+      offset.record_offset = *st;
       g->offsets[req.topics[ti].name][req.topics[ti].partitions[pi].partition_index] =
           std::move(offset);
     } else {

@@ -71,7 +71,7 @@ TxnOffsetCommitResponse GroupCoordinator::CommitTxnOffsets(const TxnOffsetCommit
       pending[t.name][p.partition_index] = std::move(*staged);
     }
   }
-  Status st = log_->Append(
+  Result<Offset> st = log_->Append(
       PartitionFor(req.group_id), records,
       CoordinatorLog::TxnProducer{req.producer_id, req.producer_epoch, verification_guard});
   if (!st.ok()) {
@@ -92,7 +92,10 @@ TxnOffsetCommitResponse GroupCoordinator::CommitTxnOffsets(const TxnOffsetCommit
   }
   OffsetMap& held = g->pending_txn_offsets[req.producer_id];
   for (auto& [topic, parts] : pending) {
-    for (auto& [partition, offset] : parts) held[topic][partition] = std::move(offset);
+    for (auto& [partition, offset] : parts) {
+      offset.record_offset = *st;
+      held[topic][partition] = std::move(offset);
+    }
   }
   return resp;
 }
@@ -119,8 +122,7 @@ void GroupCoordinator::ApplyTransactionEnd(int32_t p, int64_t producer_id, bool 
     if (committed) {
       for (auto& [topic, parts] : it->second) {
         for (auto& [partition, offset] : parts) {
-          g->offsets[topic][partition] = std::move(offset);
-          ++applied;
+          applied += KeepLaterCommit(g->offsets[topic], partition, std::move(offset)) ? 1 : 0;
         }
       }
     }

@@ -36,7 +36,9 @@ struct LoadedGroup {
 };
 
 void ApplyRecord(std::unordered_map<std::string, LoadedGroup>& groups, ByteView key,
-                 std::optional<ByteView> value, int64_t txn_producer_id, int64_t& skipped) {
+                 std::optional<ByteView> value, const CoordinatorLog::RecordBatchOf& batch,
+                 int64_t& skipped) {
+  const int64_t txn_producer_id = batch.txn_producer_id;
   auto k = DecodeRecordKey(key);
   if (!k.ok()) {
     ++skipped;
@@ -55,8 +57,8 @@ void ApplyRecord(std::unordered_map<std::string, LoadedGroup>& groups, ByteView 
       ++skipped;
       return;
     }
-    topic[k->offset.partition] = {v->offset, v->leader_epoch, v->metadata, v->commit_timestamp,
-                                  v->expire_timestamp};
+    topic[k->offset.partition] = {v->offset,           v->leader_epoch,     v->metadata,
+                                  v->commit_timestamp, v->expire_timestamp, batch.last_offset};
   } else if (k->kind == RecordKey::Kind::kGroupMetadata) {
     if (!value) {
       groups[k->group].metadata.reset();
@@ -80,7 +82,9 @@ void EndLoadedTransaction(std::unordered_map<std::string, LoadedGroup>& groups, 
     if (it == group.pending_txn_offsets.end()) continue;
     if (committed) {
       for (auto& [topic, parts] : it->second) {
-        for (auto& [partition, offset] : parts) group.offsets[topic][partition] = offset;
+        for (auto& [partition, offset] : parts) {
+          KeepLaterCommit(group.offsets[topic], partition, std::move(offset));
+        }
       }
     }
     group.pending_txn_offsets.erase(it);
@@ -167,9 +171,9 @@ Status GroupCoordinator::LoadPartition(int32_t p) {
   std::unordered_map<std::string, LoadedGroup> loaded;
   Status replayed = log_->ReplayWithTransactions(
       p,
-      [&](ByteView key, std::optional<ByteView> value, int64_t txn_producer_id) {
+      [&](ByteView key, std::optional<ByteView> value, const CoordinatorLog::RecordBatchOf& batch) {
         ++records;
-        ApplyRecord(loaded, key, value, txn_producer_id, skipped);
+        ApplyRecord(loaded, key, value, batch, skipped);
       },
       [&](int64_t producer_id, bool committed) {
         EndLoadedTransaction(loaded, producer_id, committed);
@@ -337,6 +341,12 @@ protocol::LeaveGroupResponse GroupCoordinator::LeaveGroup(
 
 Status GroupCoordinator::Persist(const ClassicGroup& g,
                                  const std::vector<CoordinatorRecord>& records) {
+  STRATA_RETURN_IF_ERROR(PersistAt(g, records));
+  return Status::Ok();
+}
+
+Result<Offset> GroupCoordinator::PersistAt(const ClassicGroup& g,
+                                           const std::vector<CoordinatorRecord>& records) {
   return log_->Append(PartitionFor(g.group_id()), records);
 }
 

@@ -132,6 +132,8 @@ class GroupCoordinator {
 
   // Writes records of group `g` to its offsets partition, in one batch.
   Status Persist(const ClassicGroup& g, const std::vector<CoordinatorRecord>& records);
+  // Persist, returning where the batch ended (CommittedOffset::record_offset).
+  Result<Offset> PersistAt(const ClassicGroup& g, const std::vector<CoordinatorRecord>& records);
   std::vector<std::shared_ptr<ClassicGroup>> Snapshot() const;
 
   // One partition's commit (OffsetCommit or TxnOffsetCommit): its record

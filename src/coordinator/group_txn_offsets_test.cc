@@ -105,6 +105,24 @@ TEST_F(TxnOffsetsTest, RestartReplaysPendingCommittedAndAbortedOffsets) {
   EXPECT_EQ(StableFetch("g", "t", 2), std::make_pair(int64_t{30}, int16_t{0}));
 }
 
+// A plain commit written after the transaction's offsets stays when the
+// transaction commits later (Kafka keeps the later record), live and replayed.
+TEST_F(TxnOffsetsTest, APlainCommitAfterTheTransactionsOffsetsWins) {
+  ASSERT_EQ(TxnCommit("g", 42, "t", 0, 10).topics[0].partitions[0].error_code, 0);
+  ASSERT_EQ(TxnCommit("g", 42, "t", 1, 11).topics[0].partitions[0].error_code, 0);
+  ASSERT_EQ(Commit("g", -1, "", "t", {{0, 7}}).topics[0].partitions[0].error_code, 0);
+  WriteMarker("g", 42, /*commit=*/true);
+  EXPECT_EQ(StableFetch("g", "t", 0), std::make_pair(int64_t{7}, int16_t{0}));
+  EXPECT_EQ(StableFetch("g", "t", 1), std::make_pair(int64_t{11}, int16_t{0}));
+  Restart();
+  EXPECT_EQ(StableFetch("g", "t", 0), std::make_pair(int64_t{7}, int16_t{0}));
+  EXPECT_EQ(StableFetch("g", "t", 1), std::make_pair(int64_t{11}, int16_t{0}));
+  // And a transaction's offsets written after a plain commit replace it.
+  ASSERT_EQ(TxnCommit("g", 43, "t", 0, 20).topics[0].partitions[0].error_code, 0);
+  WriteMarker("g", 43, /*commit=*/true);
+  EXPECT_EQ(StableFetch("g", "t", 0), std::make_pair(int64_t{20}, int16_t{0}));
+}
+
 TEST_F(TxnOffsetsTest, AConsumersGroupMetadataIsChecked) {
   testing::StableInfo stable = StableGroup("g", 2);
   const std::string& member = stable.members[0];

@@ -11,7 +11,8 @@ Status AppendTxnRecord(CoordinatorLog& log, int32_t partition, std::string_view 
   CoordinatorRecord record;
   record.key = EncodeTxnLogKey(transactional_id);
   if (value) record.value = EncodeTxnLogValue(*value, value_version);
-  return log.Append(partition, std::vector<CoordinatorRecord>{std::move(record)});
+  STRATA_RETURN_IF_ERROR(log.Append(partition, std::vector<CoordinatorRecord>{std::move(record)}));
+  return Status::Ok();
 }
 
 Result<LoadedTxnPartition> LoadTxnPartition(const CoordinatorLog& log, int32_t partition) {
