@@ -170,7 +170,7 @@ TxnReply TxnCoordinator::FenceThenAbort(const std::string& id, Entry& entry,
                   .producer_epoch = fence.transit.producer_epoch,
                   .result = TxnResult::kAbort,
                   .from_client = false,
-                  .transaction_version = config_.transaction_version,
+                  .transaction_version = entry.md.client_transaction_version(),
                   .now_ms = Now()};
   TxnOutcome abort = entry.md.EndTxn(args);
   if (abort.step == TxnStep::kNeedProducerId) {

@@ -509,7 +509,8 @@ std::optional<TxnMarkers> TxnMetadata::MarkersToSend() const {
   if (!IsPrepare(cur_.state)) return std::nullopt;
   const TxnResult result =
       cur_.state == TxnStatus::kPrepareCommit ? TxnResult::kCommit : TxnResult::kAbort;
-  return TxnMarkers{cur_.producer_id, cur_.producer_epoch, result, cur_.partitions};
+  return TxnMarkers{cur_.producer_id, cur_.producer_epoch, result, cur_.partitions,
+                    cur_.client_transaction_version};
 }
 
 bool TxnMetadata::RemovePartition(const TopicPartition& tp) {

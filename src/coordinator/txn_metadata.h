@@ -132,6 +132,7 @@ struct TxnMarkers {
   int16_t producer_epoch = kNoProducerEpoch;
   TxnResult result = TxnResult::kAbort;
   std::set<TopicPartition> partitions;
+  int16_t transaction_version = 0;  // the transaction's (from EndTxn)
 };
 
 class TxnMetadata {

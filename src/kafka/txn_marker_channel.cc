@@ -23,7 +23,7 @@ using protocol::ErrorCode;
 using protocol::WriteTxnMarkersRequest;
 using protocol::WriteTxnMarkersResponse;
 
-constexpr int16_t kWriteTxnMarkersVersion = 1;
+constexpr int16_t kWriteTxnMarkersVersion = 2;
 constexpr std::chrono::milliseconds kFirstBackoff{20};
 constexpr std::chrono::milliseconds kMaxBackoff{1000};
 
@@ -210,6 +210,7 @@ asio::awaitable<bool> TxnMarkerChannel::SendMarkers(const std::string& id,
     marker.producer_epoch = markers.producer_epoch;
     marker.transaction_result = markers.result == coordinator::TxnResult::kCommit;
     marker.coordinator_epoch = coordinator_epoch;
+    marker.transaction_version = static_cast<int8_t>(markers.transaction_version);
     for (auto& [topic, partitions] : batch.partitions)
       marker.topics.push_back({topic, std::move(partitions)});
     net::Client* client = peers_.At(cluster::NodeId(node), batch.broker.host,

@@ -117,7 +117,7 @@ TEST(TxnMessagesRoundTrip, VersionRanges) {
   EXPECT_EQ(EndTxnRequest::kMaxVersion, 5);
   EXPECT_EQ(WriteTxnMarkersRequest::kApiKey, 27);
   EXPECT_EQ(WriteTxnMarkersRequest::kMinVersion, 1);
-  EXPECT_EQ(WriteTxnMarkersRequest::kMaxVersion, 1);
+  EXPECT_EQ(WriteTxnMarkersRequest::kMaxVersion, 2);
   EXPECT_EQ(TxnOffsetCommitRequest::kApiKey, 28);
   EXPECT_EQ(TxnOffsetCommitRequest::kMaxVersion, 5);
   EXPECT_EQ(DescribeProducersRequest::kApiKey, 61);
@@ -391,6 +391,27 @@ TEST(TxnMessagesGolden, WriteTxnMarkersRequestV1) {
           "00");              // request tags
   EXPECT_EQ(EncodeAt(r, 1, true), want);
   auto d = Decode<WriteTxnMarkersRequest>(MutableByteView(want), 1, true);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(*d, r);
+}
+
+// WriteTxnMarkers v2: TransactionVersion (int8) after CoordinatorEpoch.
+TEST(TxnMessagesGolden, WriteTxnMarkersRequestV2) {
+  WriteTxnMarkersRequest r;
+  r.markers = {{0x1234, 5, false, {{"foo", {0}}}, 7, 2}};
+  Bytes want =
+      Hex("02"                // Markers: 1
+          "0000000000001234"  //   ProducerId
+          "0005"              //   ProducerEpoch
+          "00"                //   TransactionResult (abort)
+          "02 04 666f6f"      //   Topics: 1, Name "foo"
+          "02 00000000 00"    //     PartitionIndexes [0], topic tags
+          "00000007"          //   CoordinatorEpoch
+          "02"                //   TransactionVersion
+          "00"                //   marker tags
+          "00");              // request tags
+  EXPECT_EQ(EncodeAt(r, 2, true), want);
+  auto d = Decode<WriteTxnMarkersRequest>(MutableByteView(want), 2, true);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(*d, r);
 }

@@ -82,6 +82,11 @@ struct BatchInfo {
   // transaction coordinator confirmed the partition is in its ongoing
   // transaction; 0 when no verification was done (then none is required).
   uint64_t txn_verification_guard = 0;
+  // A marker's transaction version (WriteTxnMarkers v2). From 2 the
+  // coordinator bumps the epoch before writing markers, so a marker must
+  // carry a newer epoch than the transaction's data (an equal one is a late
+  // or repeated marker).
+  int16_t marker_transaction_version = 0;
 };
 
 // One producer's state in a partition, as DescribeProducers reports it.

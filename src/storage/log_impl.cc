@@ -77,6 +77,7 @@ Result<std::optional<AppendResult>> LogImpl::AssignOffsets(
     if (!h.idempotent()) continue;
     STRATA_ASSIGN_OR_RETURN(ProducerBatch pb, ProducerBatchOf(h, ByteView(views[i])));
     pb.verification_guard = infos[i].txn_verification_guard;
+    pb.marker_transaction_version = infos[i].marker_transaction_version;
     // The coordinator's writes all carry sequence 0: none is a retry.
     if (auto dup = origin == AppendOrigin::kClient ? producers_.FindDuplicate(pb) : std::nullopt) {
       AppendResult r;

@@ -57,10 +57,19 @@ std::optional<ProducerBatchMeta> ProducerStateManager::FindDuplicate(const Produ
 
 Status ProducerStateManager::CheckEpoch(const ProducerBatch& b,
                                         const ProducerEntry& current) const {
-  if (b.epoch >= current.epoch) return Status::Ok();
+  const bool bumped_marker = b.control && b.marker_transaction_version >= 2;
+  if (!bumped_marker && b.epoch >= current.epoch) return Status::Ok();
+  if (bumped_marker) {
+    if (b.epoch > current.epoch) return Status::Ok();
+    // The same marker again (its answer was lost, or a new coordinator
+    // resends what it loaded): the transaction has ended, the marker is
+    // harmless. With a transaction open at this epoch it would end the
+    // wrong one.
+    if (b.epoch == current.epoch && current.current_txn_first_offset < 0_o) return Status::Ok();
+  }
   return MakeError(Errc::kInvalidProducerEpoch,
-                   fmt::format("producer {} epoch {} is older than current epoch {}", b.producer_id,
-                               b.epoch, current.epoch));
+                   fmt::format("producer {} epoch {} is {} current epoch {}", b.producer_id, b.epoch,
+                               bumped_marker ? "not newer than" : "older than", current.epoch));
 }
 
 Status ProducerStateManager::CheckSequence(const ProducerBatch& b,

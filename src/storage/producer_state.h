@@ -51,6 +51,8 @@ struct ProducerBatch {
   std::optional<protocol::TxnMarker> marker;
   // BatchInfo::txn_verification_guard of a leader's append.
   uint64_t verification_guard = 0;
+  // BatchInfo::marker_transaction_version of a leader's append.
+  int16_t marker_transaction_version = 0;
 
   static ProducerBatch FromHeader(const protocol::BatchHeader& h);
 };

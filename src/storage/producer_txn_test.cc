@@ -150,6 +150,44 @@ TEST(ProducerTxnTest, MarkersFromAnOlderCoordinatorOrProducerEpochAreFenced) {
   EXPECT_EQ(psm.Get(7)->epoch, 4);
 }
 
+// Transaction version 2: the coordinator bumps the epoch before it writes
+// markers, so a marker at the data's epoch is a stale one (of an earlier
+// transaction) and must not end the transaction open now; the same marker
+// repeated once its transaction has ended is harmless and taken.
+TEST(ProducerTxnTest, TransactionVersion2MarkersNeedANewerEpoch) {
+  ProducerStateManager psm;
+  auto tv2 = [](ProducerBatch b) {
+    b.marker_transaction_version = 2;
+    return b;
+  };
+  ASSERT_TRUE(Append(psm, TxnData(7, 3, 0, 10_o, 10_o), AppendOrigin::kClient).ok());
+  auto stale = Append(psm, tv2(Marker(7, 3, 11_o, ControlType::kCommit)), AppendOrigin::kCoordinator);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, Errc::kInvalidProducerEpoch);
+  EXPECT_EQ(psm.txns().FirstUnstableOffset(), 10_o);  // still open
+  // A transaction version 1 marker at the same epoch ends it, as Kafka's do.
+  ProducerStateManager tv1;
+  ASSERT_TRUE(Append(tv1, TxnData(7, 3, 0, 10_o, 10_o), AppendOrigin::kClient).ok());
+  EXPECT_TRUE(Append(tv1, Marker(7, 3, 11_o, ControlType::kCommit), AppendOrigin::kCoordinator).ok());
+
+  auto ended = Append(psm, tv2(Marker(7, 4, 11_o, ControlType::kCommit)), AppendOrigin::kCoordinator);
+  ASSERT_TRUE(ended.ok());
+  ASSERT_EQ(ended->size(), 1u);
+  EXPECT_EQ(psm.Get(7)->epoch, 4);
+  // Repeated after a lost answer: accepted, completes nothing.
+  auto repeated =
+      Append(psm, tv2(Marker(7, 4, 12_o, ControlType::kCommit)), AppendOrigin::kCoordinator);
+  ASSERT_TRUE(repeated.ok());
+  EXPECT_TRUE(repeated->empty());
+  // The next transaction at epoch 4 is not ended by the old marker again.
+  ASSERT_TRUE(Append(psm, TxnData(7, 4, 0, 13_o, 13_o), AppendOrigin::kClient).ok());
+  auto late = Append(psm, tv2(Marker(7, 4, 14_o, ControlType::kCommit)), AppendOrigin::kCoordinator);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code, Errc::kInvalidProducerEpoch);
+  // Followers take what their leader wrote.
+  EXPECT_TRUE(Append(psm, Marker(7, 4, 14_o, ControlType::kAbort), AppendOrigin::kReplication).ok());
+}
+
 // The group coordinator writes every transactional offset commit of an
 // epoch with sequence 0: no sequence check for it, one for a client.
 TEST(ProducerTxnTest, CoordinatorWritesSkipTheSequenceChecks) {

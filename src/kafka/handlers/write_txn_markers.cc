@@ -51,7 +51,9 @@ ErrorCode AppendMarker(BrokerContext& ctx, const WriteTxnMarkersRequest::Marker&
                                                .max_timestamp = now,
                                                .producer_id = marker.producer_id,
                                                .producer_epoch = marker.producer_epoch,
-                                               .transactional = true}};
+                                               .transactional = true,
+                                               .marker_transaction_version =
+                                                   marker.transaction_version}};
   auto appended = partition.AppendAsLeader(MutableByteView(batch), infos, min_isr,
                                            storage::AppendOrigin::kCoordinator);
   if (!appended.ok()) return ProduceErrorCode(appended.error().code);

@@ -1,9 +1,9 @@
 #pragma once
-// WriteTxnMarkers (key 27), version 1 only, flexible: a transaction
+// WriteTxnMarkers (key 27), versions 1-2, flexible: a transaction
 // coordinator tells partition leaders to append the COMMIT or ABORT control
 // record of producers' transactions (kafka-transactions abort sends it too).
-// v0 was removed in Kafka 4.0; v2 (a per-marker TransactionVersion, Kafka
-// 4.4) is not carried.
+// v0 was removed in Kafka 4.0; v2 adds each marker's TransactionVersion (a
+// version 2 marker must carry a newer producer epoch than the data).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,7 +15,7 @@ namespace strata::protocol {
 struct WriteTxnMarkersRequest {
   static constexpr int16_t kApiKey = 27;
   static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 1;
+  static constexpr int16_t kMaxVersion = 2;
   static constexpr int16_t kFirstFlexible = 1;
 
   struct Topic {
@@ -35,6 +35,7 @@ struct WriteTxnMarkersRequest {
     bool transaction_result = false;  // true = commit, false = abort
     std::vector<Topic> topics;
     int32_t coordinator_epoch = 0;
+    int8_t transaction_version = 0;  // v2+; 0/1 legacy, 2 = KIP-890 part 2
     template <class IO>
     void Serde(IO& io, int16_t v) {
       io.i64(producer_id);
@@ -42,6 +43,7 @@ struct WriteTxnMarkersRequest {
       io.boolean(transaction_result);
       io.array(topics, [&](Topic& t) { t.Serde(io, v); });
       io.i32(coordinator_epoch);
+      if (v >= 2) io.i8(transaction_version);
       io.tagged_fields();
     }
     bool operator==(const Marker&) const = default;
