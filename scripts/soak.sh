@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The long versions of tests whose short versions run in scripts/test.sh, by
 # hand (not in CI): the tiered-storage test over HDFS with 200 MiB of log
-# instead of 64 (STRATA_HDFS_BIG_MIB), the nemesis test with 100 rounds of
-# broker kills and restarts instead of 10 (STRATA_NEMESIS_ROUNDS), and the mixed
+# instead of 64 (STRATA_HDFS_BIG_MIB), the nemesis tests (idempotent producers,
+# and transactions with an exactly-once copier) with 100 rounds of broker kills
+# and restarts instead of 10 (STRATA_NEMESIS_ROUNDS), and the mixed
 # nemesis (SIGKILL, SIGSTOP past the lease, network partitions, etcd member
 # loss, full disks; needs root) with 100 rounds instead of 10
 # (STRATA_MIXED_NEMESIS_ROUNDS; STRATA_NEMESIS_SEED replays a schedule). Builds
@@ -14,6 +15,6 @@ cd "$(dirname "$0")/.."
 STRATA_BIN="$(pwd)/build/strata" STRATA_HDFS_BIG_MIB=200 python3 -m pytest -q -s \
   tests/integration/test_tiered_hdfs.py -k big_log
 STRATA_BIN="$(pwd)/build/strata" STRATA_NEMESIS_ROUNDS=100 python3 -m pytest -q -s \
-  tests/integration/test_nemesis.py
+  tests/integration/test_nemesis.py tests/integration/test_nemesis_txn.py
 STRATA_BIN="$(pwd)/build/strata" STRATA_MIXED_NEMESIS_ROUNDS=100 python3 -m pytest -q -s \
   tests/integration/test_nemesis_mixed.py
