@@ -178,11 +178,13 @@ std::vector<SegmentGroup> CleanPass::GroupSegments() const {
   return groups;
 }
 
-bool CleanPass::Retain(const BatchHeader& h, Offset offset, const protocol::Record& r) const {
+bool CleanPass::Retain(const BatchHeader& h, Offset offset, const protocol::Record& r,
+                       bool aborted_txn) const {
   // Beyond what this pass mapped. Below the first dirty offset every key is
   // at its latest already, so a pass with nothing dirty (run for expired
   // tombstones) still applies the tombstone rule there.
   if (offset > std::max(map_.latest_offset(), in_.first_dirty - 1)) return true;
+  if (aborted_txn) return false;                // its marker and .txnindex entry stay
   if (!r.key) return false;                     // keyless records cannot be compacted
   if (offset < map_.Get(*r.key)) return false;  // a later record has this key
   if (r.value) return true;
@@ -250,10 +252,11 @@ Status CleanPass::CleanSegmentInto(const Segment& seg, bool last_in_group, Segme
     options.retain_empty =
         (last_in_group && reader.position() == limit) ||
         (h.idempotent() && hooks_.is_last_of_producer(h.producer_id, h.last_offset()));
+    const bool aborted_txn = !h.control() && InAbortedTxn(h);
     STRATA_ASSIGN_OR_RETURN(
         FilteredBatch out,
         FilterBatch(batch, h, options, [&](Offset offset, const protocol::Record& r) {
-          return Retain(h, offset, r);
+          return Retain(h, offset, r, aborted_txn);
         }));
     counters_.records_read += out.records_read;
     counters_.records_retained += out.records_retained;

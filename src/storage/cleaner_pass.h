@@ -11,8 +11,10 @@
 //   3. CleanGroup: rewrites a group into <base>.log.cleaned (+ indexes),
 //      keeping a record when it is past the map's latest offset, or it is
 //      the latest for its key and is not a tombstone whose delete horizon
-//      has passed. Keyless records in the mapped range are dropped. Control
-//      batches are kept. An empty batch is kept for a producer's last batch
+//      has passed. Keyless records in the mapped range are dropped, and so
+//      are the records of aborted transactions (no reader at any isolation
+//      level needs them once compacted, as Kafka's cleaner). Control batches
+//      are kept. An empty batch is kept for a producer's last batch
 //      (its sequence state) and for the group's last batch, so the cleaned
 //      segment ends exactly where the group did (swap recovery relies on it).
 //
@@ -89,7 +91,10 @@ class CleanPass {
   // Whether `h` holds records of a transaction in_.aborted lists.
   bool InAbortedTxn(const protocol::BatchHeader& h) const;
   Status CleanSegmentInto(const Segment& seg, bool last_in_group, Segment& dest);
-  bool Retain(const protocol::BatchHeader& h, Offset offset, const protocol::Record& r) const;
+  // Whether record `r` at `offset` of batch `h` stays; `aborted_txn` when
+  // the batch belongs to an aborted transaction (InAbortedTxn).
+  bool Retain(const protocol::BatchHeader& h, Offset offset, const protocol::Record& r,
+              bool aborted_txn) const;
 
   CleanPassInput in_;
   CleanPassHooks hooks_;

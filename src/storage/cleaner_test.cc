@@ -2,6 +2,8 @@
 // producer state, checkpoints.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "protocol/compression.h"
 #include "protocol/control_record.h"
 #include "storage/cleaner_batch.h"
@@ -482,9 +484,10 @@ TEST_F(CleanerTest, CompactAndDeletePolicyCleansWhatRetentionLeft) {
   EXPECT_EQ(records[0].value, "new");
 }
 
-// Compaction keeps transactional records and markers as they are, so the
-// cleaned segment keeps the aborted transactions of those it replaces: a
-// read_committed reader is told of them after the swap and after a reopen.
+// Compaction drops an aborted transaction's records but keeps its marker,
+// and the cleaned segment keeps the aborted transactions of those it
+// replaces: a read_committed reader is told of them after the swap and after
+// a reopen.
 TEST_F(CleanerTest, ACleanedSegmentKeepsTheAbortedTransactionsOfThoseItReplaces) {
   auto log = OpenLog();
   protocol::BatchBuilder txn;
@@ -510,6 +513,12 @@ TEST_F(CleanerTest, ACleanedSegmentKeepsTheAbortedTransactionsOfThoseItReplaces)
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->segments_cleaned, 2);
   EXPECT_EQ(log->AbortedTransactions(0_o, 4_o), aborted);
+  // "key-t" has no other value, yet its aborted write is gone; the
+  // producer's last batch stays, empty, for its state.
+  for (const auto& rec : ReadAllRecords(*log)) EXPECT_NE(rec.value, "aborted") << rec.offset;
+  auto producers = log->ActiveProducers();
+  EXPECT_TRUE(std::any_of(producers.begin(), producers.end(),
+                          [](const ProducerView& p) { return p.producer_id == 7; }));
   ASSERT_TRUE(log->Close().ok());
   log = OpenLog();
   EXPECT_EQ(log->AbortedTransactions(0_o, 5_o), aborted);
@@ -570,6 +579,7 @@ TEST_F(CleanerTest, AnAbortedOverwriteDoesNotCompactAwayTheCommittedValue) {
   ASSERT_FALSE(records.empty());
   EXPECT_EQ(records.front().offset, 0_o);
   EXPECT_EQ(records.front().value, "committed");
+  for (const auto& rec : records) EXPECT_NE(rec.value, "aborted") << rec.offset;
   ASSERT_TRUE(log->Close().ok());
 }
 
