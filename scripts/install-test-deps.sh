@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs everything Strata's black-box integration tests (tests/integration) need on a
 # fresh Debian 12 machine (run as root): kcat + librdkafka, etcd, promtool, chromium, a JDK and Maven, the pinned
-# Python packages, the Java client program and Apache Kafka's CLI/server jars.
+# Python packages, the Java client program, Apache Kafka's CLI/server jars and the franz-go program
+# (tests/integration/go, built with the machine's Go: not installed here, see below).
 # Idempotent: every step is skipped when its result is already there, so re-runs are fast.
 #
 # Environment:
 #   PYTHON          python interpreter the tests run with (default: python3)
 #   SKIP_APT=1      do not touch apt (e.g. on a non-Debian dev box)
 #   FORCE_MAVEN=1   rebuild the Maven projects even if their target dirs exist
+#   FORCE_GO=1      rebuild tests/integration/go/bin/franzgo even if it is newer than its sources
+#   GOTOOLCHAIN     left as set; default "local" (use the installed go, never download one)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -90,5 +93,29 @@ maven_build() {  # maven_build <dir> <marker-file>: `mvn package` unless marker 
 maven_build "$IT/java" target/.built
 maven_build "$IT/kafka-tools" target/.built
 maven_build "$ROOT/tests/hdfs" target/.built
+
+# ---- Go (franz-go) -----------------------------------------------------------------
+# test_franz_go.py runs tests/integration/go/bin/franzgo (franz-go and kadm, pinned in
+# go.mod/go.sum). Debian 12's golang (1.19) is older than go.mod's `go` line, so Go is not
+# installed here: it must already be on the machine (the polyglot image has Go 1.26 at
+# /usr/local/go/bin/go).
+GO_DIR="$IT/go"
+GO_BIN="$GO_DIR/bin/franzgo"
+if [[ "${FORCE_GO:-0}" != "1" && -x "$GO_BIN" && -z "$(find "$GO_DIR" -newer "$GO_BIN" \
+      \( -name '*.go' -o -name go.mod -o -name go.sum \) -not -path "$GO_DIR/bin/*" 2>/dev/null)" ]]; then
+  log "$GO_BIN up to date"
+else
+  GO="$(command -v go || true)"
+  if [[ -z "$GO" && -x /usr/local/go/bin/go ]]; then GO=/usr/local/go/bin/go; fi
+  if [[ -z "$GO" ]]; then
+    log "ERROR: no 'go' command (not on PATH, not /usr/local/go/bin/go): test_franz_go.py needs"
+    log "       Go >= $(awk '$1 == "go" {print $2}' "$GO_DIR/go.mod") to build $GO_BIN; install it"
+    log "       from https://go.dev/dl/ (Debian 12's golang package is too old) and re-run"
+    exit 1
+  fi
+  export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+  log "go mod download + go build in $GO_DIR ($("$GO" version), GOTOOLCHAIN=$GOTOOLCHAIN)"
+  (cd "$GO_DIR" && "$GO" mod download && "$GO" build -buildvcs=false -o bin/franzgo .)
+fi
 
 log "done"
