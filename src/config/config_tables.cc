@@ -265,6 +265,14 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"transaction.partition.verification.enable", T::kBoolean, "true",
        "check with the transaction coordinator that a transactional produce belongs to an "
        "ongoing transaction before it opens one in a partition (KIP-890)"},
+      {"add.partitions.to.txn.retry.backoff.ms", T::kInt, "20",
+       "how soon a partition leader asks the transaction coordinator again when it answered "
+       "CONCURRENT_TRANSACTIONS to a produce's verification",
+       AtLeast(1)},
+      {"add.partitions.to.txn.retry.backoff.max.ms", T::kInt, "100",
+       "how long a partition leader keeps asking before the produce is answered "
+       "NOT_ENOUGH_REPLICAS (the client retries)",
+       AtLeast(0)},
       {"transaction.abort.timed.out.transaction.cleanup.interval.ms", T::kInt, "10000",
        "how often the coordinator aborts transactions open past their timeout", AtLeast(1)},
       {"transaction.remove.expired.transaction.cleanup.interval.ms", T::kInt, "3600000",

@@ -1,6 +1,9 @@
 #include "kafka/txn_verification.h"
 
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
+#include <chrono>
 
 #include "base/log.h"
 #include "coordinator/txn_coordinator.h"
@@ -62,6 +65,26 @@ ErrorCode ForProducer(ErrorCode code, int16_t produce_version) {
     default:
       return code;
   }
+}
+
+// Starts a verification of the producer's transaction in each partition
+// this broker leads, recording its guard in `checks`; the partitions where
+// no transaction of the producer's epoch is open yet (the coordinator's to
+// confirm). A partition not led here is left to the append to answer.
+std::set<TopicPartition> StartVerifications(BrokerContext& ctx,
+                                            const std::set<TopicPartition>& partitions,
+                                            int64_t producer_id, int16_t producer_epoch,
+                                            std::map<TopicPartition, TxnProduceCheck>& checks) {
+  std::set<TopicPartition> ask;
+  for (const TopicPartition& tp : partitions) {
+    broker::LeaderLookup leader = ctx.topics.LeaderPartition(tp, -1);
+    if (leader.error != ErrorCode::kNone) continue;
+    const storage::TxnVerification v =
+        leader.partition->log()->StartTxnVerification(producer_id, producer_epoch);
+    checks[tp].guard = v.guard;
+    if (!v.ongoing) ask.insert(tp);
+  }
+  return ask;
 }
 
 }  // namespace
@@ -137,35 +160,52 @@ asio::awaitable<std::map<TopicPartition, TxnProduceCheck>> CheckTransactionalPro
       (produce_version < 12 && !ctx.config.GetBool("transaction.partition.verification.enable"))) {
     co_return checks;
   }
-  // One producer per request; the partitions it has no transaction open in
-  // yet are the coordinator's to confirm.
+  // One producer per request; its transactional partitions.
   int64_t producer_id = -1;
   int16_t producer_epoch = -1;
-  std::set<TopicPartition> ask;
+  std::set<TopicPartition> partitions;
   for (const auto& topic : req.topics) {
     for (const auto& partition : topic.partitions) {
       if (partition.records.null) continue;
       auto header = protocol::ParseBatchHeader(partition.records.view);
       if (!header.ok() || !header->transactional() || header->control()) continue;
-      const TopicPartition tp{topic.name, partition.index};
-      broker::LeaderLookup leader = ctx.topics.LeaderPartition(tp, -1);
-      if (leader.error != ErrorCode::kNone) continue;  // the append answers it
       producer_id = header->producer_id;
       producer_epoch = header->producer_epoch;
-      const storage::TxnVerification v =
-          leader.partition->log()->StartTxnVerification(producer_id, producer_epoch);
-      checks[tp].guard = v.guard;
-      if (!v.ongoing) ask.insert(tp);
+      partitions.insert({topic.name, partition.index});
     }
   }
-  if (ask.empty()) co_return checks;
   // Produce v12 is transaction version 2: the client added nothing.
   const auto mode = produce_version >= 12 ? TxnPartitionVerifier::Mode::kAdd
                                           : TxnPartitionVerifier::Mode::kVerify;
-  const auto answers =
-      co_await ctx.txn_verifier->Ask(mode, *req.transactional_id, producer_id, producer_epoch, ask);
-  for (const auto& [tp, code] : answers) checks[tp].error = ForProducer(code, produce_version);
-  co_return checks;
+  // CONCURRENT_TRANSACTIONS: the producer's previous transaction is still
+  // writing its markers, which a transaction version 2 producer does not wait
+  // for. Asked again after add.partitions.to.txn.retry.backoff.ms, up to
+  // add.partitions.to.txn.retry.backoff.max.ms, as Kafka's broker does, each
+  // time under a new guard (the previous transaction's marker voids the old).
+  const auto backoff =
+      std::chrono::milliseconds(ctx.config.GetLong("add.partitions.to.txn.retry.backoff.ms"));
+  const auto give_up =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(ctx.config.GetLong("add.partitions.to.txn.retry.backoff.max.ms"));
+  for (;;) {
+    const std::set<TopicPartition> ask =
+        StartVerifications(ctx, partitions, producer_id, producer_epoch, checks);
+    if (ask.empty()) co_return checks;
+    const auto answers =
+        co_await ctx.txn_verifier->Ask(mode, *req.transactional_id, producer_id, producer_epoch, ask);
+    const bool may_wait = std::chrono::steady_clock::now() + backoff <= give_up;
+    partitions.clear();
+    for (const auto& [tp, code] : answers) {
+      if (may_wait && code == ErrorCode::kConcurrentTransactions) {
+        partitions.insert(tp);
+      } else {
+        checks[tp].error = ForProducer(code, produce_version);
+      }
+    }
+    if (partitions.empty()) co_return checks;
+    asio::steady_timer timer(co_await asio::this_coro::executor, backoff);
+    co_await timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
+  }
 }
 
 }  // namespace strata::kafka

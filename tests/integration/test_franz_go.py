@@ -16,8 +16,8 @@ aborted on purpose and redone): the output's read_committed view holds every com
 record exactly once, the aborted copies are visible only to read_uncommitted, and the
 group's offsets are the input's end offsets. The transaction tests run at transaction.version
 2 and 1. Last, franz-go's next transaction is not refused while the previous one's markers
-are written (Kafka retries CONCURRENT_TRANSACTIONS on the server; xfail on Strata).
-About 50 s on Strata (most of it franz-go waiting out those refusals), 25 s on Kafka.
+are written (the partition leader retries CONCURRENT_TRANSACTIONS with the coordinator, as
+Kafka's does, every add.partitions.to.txn.retry.backoff.ms for up to its .max.ms).
 """
 from __future__ import annotations
 
@@ -336,12 +336,6 @@ def test_group_transact_session_copies_exactly_once(txbroker):
     assert set(all_origins) == set(src_by_pos) and sum(all_origins.values()) == len(copies_all)
 
 
-@pytest.mark.xfail(not kit.against_kafka(), strict=True, reason=(
-    "Strata answers a transactional Produce v12+ NOT_ENOUGH_REPLICAS at once when the "
-    "coordinator says CONCURRENT_TRANSACTIONS (the previous transaction's markers still being "
-    "written); Kafka 4.1 retries on the server for up to add.partitions.to.txn.retry.backoff."
-    "max.ms=100 (every 20 ms). franz-go then waits for a metadata refresh (5 s by default) "
-    "before resending: about every second transaction stalls 5 s"))
 def test_next_transaction_is_not_refused(fbroker):
     """franz-go begins its next transaction as soon as EndTxn is answered. At transaction
     version 2 its first Produce adds the partitions (the broker asks the coordinator), while
