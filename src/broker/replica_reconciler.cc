@@ -157,7 +157,15 @@ void ReplicaReconciler::ApplyRecord(const TopicInfo& info, const std::shared_ptr
     host_.UpdateTiering(info, open);
     NotifyLeadership(open->tp(), leads);
   } else if (led && epoch != open->leader_epoch()) {
-    host_.UpdateTiering(info, open);  // a new leadership
+    // A new leadership of this broker (its lease lapsed and it was elected
+    // again, or replicas were removed): another leader may have written in
+    // between, so whatever was built on the old one (the coordinators'
+    // state) is dropped and loaded again.
+    Log()->info("{}: leader again at epoch {}", open->tp().ToString(),
+                open->leader_epoch().value());
+    host_.UpdateTiering(info, open);
+    NotifyLeadership(open->tp(), false);
+    NotifyLeadership(open->tp(), true);
   }
   host_.SyncFetcher(info, open);
 }

@@ -150,6 +150,19 @@ TEST_F(ReplicaReconcilerTest, ALeadershipChangeReachesThePartitionItsTieringAndT
   WriteRecord(id, 0, rec);
   EXPECT_EQ(Pass(), (Journal{"tiering t-0", "leads t-0", "fetcher t-0"}));
   EXPECT_EQ(p->leader_epoch(), rec.leader_epoch);
+
+  // Leader again at a newer epoch (elected anew, another leader perhaps in
+  // between unseen): the listener hears the old leadership end and a new one.
+  rec.leader_epoch = LeaderEpoch(rec.leader_epoch.value() + 2);
+  rec.partition_epoch = cluster::PartitionEpoch(rec.partition_epoch.value() + 1);
+  WriteRecord(id, 0, rec);
+  EXPECT_EQ(Pass(), (Journal{"tiering t-0", "stops leading t-0", "leads t-0", "fetcher t-0"}));
+  EXPECT_EQ(p->leader_epoch(), rec.leader_epoch);
+  // An ISR change alone is no new leadership.
+  rec.isr = {NodeId(1)};
+  rec.partition_epoch = cluster::PartitionEpoch(rec.partition_epoch.value() + 1);
+  WriteRecord(id, 0, rec);
+  EXPECT_EQ(Pass(), (Journal{"fetcher t-0"}));
 }
 
 // A replica moved off this broker goes with its data, not the partition's
