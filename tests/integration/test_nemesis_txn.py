@@ -56,6 +56,33 @@ CLUSTER_CONFIG = {
 }
 
 
+class StuckCall(Exception):
+    """A client call that did not return within its deadline."""
+
+
+def call_within(fn, seconds: float):
+    """fn() on a daemon thread: its result, or StuckCall when it has not returned after
+    `seconds`. librdkafka's send_offsets_to_transaction can block past its own timeout when
+    the group coordinator's broker dropped out of the metadata while it was down
+    (confluentinc/librdkafka#5456 and #5511); the caller then gives that producer up (a new
+    one with the same transactional.id fences it) instead of waiting with it."""
+    box: dict = {}
+
+    def run():
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        raise StuckCall(f"{fn} still running after {seconds}s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
 def end_transaction(p: Producer, commit: bool) -> str:
     """Commits (or aborts) the open transaction, retrying what librdkafka calls retriable;
     'committed' or 'aborted' as the coordinator confirmed, 'unknown' when the producer
@@ -183,6 +210,7 @@ class Copier(Client):
         self.source, self.sink = source, sink
         self.copied = 0  # records of committed transactions
         self.failed_commits = 0
+        self.stuck_calls = 0
         self.c = Consumer({"bootstrap.servers": bootstrap, "group.id": "nemesis-copier",
                            "isolation.level": "read_committed", "enable.auto.commit": False,
                            "auto.offset.reset": "earliest", "session.timeout.ms": 45000})
@@ -202,9 +230,14 @@ class Copier(Client):
             self.p.begin_transaction()
             for m in msgs:
                 self.p.produce(self.sink, key=m.key(), value=m.value(), partition=m.partition())
-            self.p.send_offsets_to_transaction(self.c.position(self.c.assignment()),
-                                               self.c.consumer_group_metadata(), 30)
+            positions = self.c.position(self.c.assignment())
+            metadata = self.c.consumer_group_metadata()
+            p = self.p
+            call_within(lambda: p.send_offsets_to_transaction(positions, metadata, 30), 45)
             outcome = end_transaction(self.p, commit=True)
+        except StuckCall:
+            self.stuck_calls += 1
+            outcome = "unknown"
         except KafkaException as e:
             outcome = end_transaction(self.p, commit=False) if e.args[0].txn_requires_abort() \
                 else "unknown"
@@ -340,7 +373,8 @@ def test_transactions_hold_through_broker_kills(tmp_path, broker_factory):
         tally = Counter(writer.outcomes)
         print(f"txn nemesis: {ROUNDS} kills; writer {dict(tally)}, replaced "
               f"{writer.replaced}; copier {copier.copied} of {len(feeder.acked)} copied, "
-              f"{copier.failed_commits} failed commits, replaced {copier.replaced}")
+              f"{copier.failed_commits} failed commits, replaced {copier.replaced} "
+              f"({copier.stuck_calls} after a stuck send_offsets_to_transaction)")
         # No transaction hangs: every last stable offset reaches its high watermark.
         tps = [(t, p) for t in (out, sink) for p in range(PARTITIONS)]
         wait_until(lambda: list_offsets(bootstrap, tps, committed=True) ==
