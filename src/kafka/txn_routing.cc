@@ -1,5 +1,10 @@
 #include "kafka/txn_routing.h"
 
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
+#include <chrono>
+
 #include "base/log.h"
 #include "coordinator/txn_log.h"
 #include "kafka/coordinator_topic.h"
@@ -66,6 +71,24 @@ asio::awaitable<ErrorCode> SettleTxnReply(BrokerContext& ctx, const coordinator:
     ctx.txn_markers->Complete(write.transactional_id);  // the transaction ends now
   }
   co_return reply.error;
+}
+
+asio::awaitable<protocol::ErrorCode> AddPartitionsHoldingConcurrent(
+    BrokerContext& ctx, const std::function<coordinator::TxnReply()>& add) {
+  // The markers of a transaction take a few milliseconds: short steps, and a
+  // bound well inside any client's request timeout.
+  constexpr auto kConcurrentStep = std::chrono::milliseconds(2);
+  constexpr auto kConcurrentHold = std::chrono::milliseconds(50);
+  const auto give_up = std::chrono::steady_clock::now() + kConcurrentHold;
+  for (;;) {
+    const coordinator::TxnReply reply = add();
+    if (reply.error != protocol::ErrorCode::kConcurrentTransactions || reply.write ||
+        std::chrono::steady_clock::now() + kConcurrentStep > give_up) {
+      co_return co_await SettleTxnReply(ctx, reply);
+    }
+    asio::steady_timer timer(co_await asio::this_coro::executor, kConcurrentStep);
+    co_await timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
+  }
 }
 
 }  // namespace strata::kafka

@@ -4,6 +4,7 @@
 // that partition is seen through: committed first, applied to the
 // coordinator's state second, answered last.
 #include <asio.hpp>
+#include <functional>
 #include <string>
 
 #include "coordinator/txn_coordinator.h"
@@ -40,5 +41,14 @@ protocol::ErrorCode TxnCoordinatorError(const BrokerContext& ctx,
 // written (ctx.txn_markers).
 asio::awaitable<protocol::ErrorCode> SettleTxnReply(BrokerContext& ctx,
                                                     const coordinator::TxnReply& reply);
+
+// Adding partitions to a transaction (`add`, called again as needed) while
+// the id's previous transaction is still writing its markers is answered
+// CONCURRENT_TRANSACTIONS, which clients retry after a backoff (librdkafka
+// 20 ms) that would dominate a short transaction. It is asked again here
+// every kConcurrentStep for up to kConcurrentHold first; the answer then
+// settled as SettleTxnReply does.
+asio::awaitable<protocol::ErrorCode> AddPartitionsHoldingConcurrent(
+    BrokerContext& ctx, const std::function<coordinator::TxnReply()>& add);
 
 }  // namespace strata::kafka

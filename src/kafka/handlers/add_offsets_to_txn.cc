@@ -4,6 +4,9 @@
 // (TxnOffsetCommit), so the transaction's marker reaches that partition too.
 #include "protocol/messages/add_offsets_to_txn.h"
 
+#include <functional>
+#include <set>
+
 #include "coordinator/group_coordinator.h"
 #include "coordinator/txn_coordinator.h"
 #include "kafka/handlers/handlers.h"
@@ -28,9 +31,12 @@ asio::awaitable<HandlerResult> HandleAddOffsetsToTxn(BrokerContext& ctx, net::Re
     const TopicPartition offsets{coordinator::kOffsetsTopic,
                                  ctx.group_coordinator->PartitionFor(req.group_id)};
     // Always the classic protocol: transaction version 2 clients skip this.
-    const coordinator::TxnReply reply = ctx.txn_coordinator->AddPartitions(
-        req.transactional_id, req.producer_id, req.producer_epoch, {offsets}, 0);
-    code = co_await SettleTxnReply(ctx, reply);
+    const std::set<TopicPartition> partitions{offsets};
+    const std::function<coordinator::TxnReply()> add = [&] {
+      return ctx.txn_coordinator->AddPartitions(req.transactional_id, req.producer_id,
+                                                req.producer_epoch, partitions, 0);
+    };
+    code = co_await AddPartitionsHoldingConcurrent(ctx, add);
   }
   resp.error_code = Code(TxnErrorForVersion(code, request.header.api_version));
   co_return std::optional<Bytes>(EncodeResponse(request, resp));

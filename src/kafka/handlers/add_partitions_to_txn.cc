@@ -9,6 +9,7 @@
 // OPERATION_NOT_ATTEMPTED.
 #include "protocol/messages/add_partitions_to_txn.h"
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -83,9 +84,11 @@ asio::awaitable<TopicResults> AddOne(BrokerContext& ctx, const std::string& id, 
   if (served == ErrorCode::kNone) {
     // v4+ come from transaction version 2 clients (or their leaders).
     const int16_t client_tv = version > 3 ? 2 : 0;
-    const coordinator::TxnReply reply =
-        ctx.txn_coordinator->AddPartitions(id, producer_id, producer_epoch, partitions, client_tv);
-    served = co_await SettleTxnReply(ctx, reply);
+    const std::function<coordinator::TxnReply()> add = [&] {
+      return ctx.txn_coordinator->AddPartitions(id, producer_id, producer_epoch, partitions,
+                                                client_tv);
+    };
+    served = co_await AddPartitionsHoldingConcurrent(ctx, add);
   }
   served = TxnErrorForVersion(served, version);
   co_return Results(topics, [&](const TopicPartition&) { return served; });
