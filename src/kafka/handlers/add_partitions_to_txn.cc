@@ -88,7 +88,15 @@ asio::awaitable<TopicResults> AddOne(BrokerContext& ctx, const std::string& id, 
       return ctx.txn_coordinator->AddPartitions(id, producer_id, producer_epoch, partitions,
                                                 client_tv);
     };
-    served = co_await AddPartitionsHoldingConcurrent(ctx, add);
+    if (version > 3) {
+      // A partition leader adding for a produce (KIP-890) holds a
+      // verification guard that the previous transaction's marker voids: it
+      // must hear CONCURRENT_TRANSACTIONS and ask again under a new guard.
+      const coordinator::TxnReply reply = add();
+      served = co_await SettleTxnReply(ctx, reply);
+    } else {
+      served = co_await AddPartitionsHoldingConcurrent(ctx, add);
+    }
   }
   served = TxnErrorForVersion(served, version);
   co_return Results(topics, [&](const TopicPartition&) { return served; });
