@@ -67,13 +67,8 @@ def txbroker(request, tmp_path_factory):
     Produce adds the partition, the epoch is bumped at every end; Kafka 4.1's and Strata's
     default) and 1 (AddPartitionsToTxn, AddOffsetsToTxn from the client; Kafka downgraded by
     kafka-features, Strata by strata.transaction.version)."""
-    config = dict(CONFIG)
-    if not kit.against_kafka():
-        config["strata.transaction.version"] = request.param[-1]
-    b = conftest._make_broker(tmp_path_factory.mktemp("broker"), config)
-    if request.param == "tv1" and kit.against_kafka():
-        from test_transactions import set_kafka_transaction_version
-        set_kafka_transaction_version(b, 1)
+    from test_transactions import make_txn_broker
+    b = make_txn_broker(tmp_path_factory, CONFIG, request.param)
     yield b
     b.stop()
     conftest._fail_on_sanitizer_reports([b])

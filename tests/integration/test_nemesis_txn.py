@@ -35,7 +35,7 @@ import kit
 from kit import wait_until
 from test_cluster import OFFLINE_WITHIN, TTL_MS, leaders, start_cluster
 from test_replication import JOIN_WITHIN, create_rf3, isr, wait_identical
-from test_transactions import list_offsets
+from test_transactions import list_offsets, read
 from test_transactions_cluster import txn_coordinator
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
@@ -265,25 +265,11 @@ class Copier(Client):
 
 
 def read_committed_values(bootstrap: str, topic: str) -> dict[int, list[bytes]]:
-    ends = list_offsets(bootstrap, [(topic, p) for p in range(PARTITIONS)], committed=True)
-    c = kit.consumer_confluent(bootstrap, {"isolation.level": "read_committed"})
-    try:
-        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
-        got: dict[int, list[bytes]] = {p: [] for p in range(PARTITIONS)}
-
-        def behind():
-            return [tp.partition for tp in c.position(
-                [TopicPartition(topic, p) for p in range(PARTITIONS)])
-                if tp.offset < ends[(topic, tp.partition)]]
-        deadline = time.time() + 120
-        while behind():
-            assert time.time() < deadline, f"read_committed stuck: behind {behind()}, {ends}"
-            for m in c.consume(500, 0.5):
-                assert m.error() is None, m.error()
-                got[m.partition()].append(m.value())
-        return got
-    finally:
-        c.close()
+    """Each partition's values at read_committed, read to its last stable offset."""
+    tps = [(topic, p) for p in range(PARTITIONS)]
+    got = read(bootstrap, tps, "read_committed", list_offsets(bootstrap, tps, committed=True),
+               timeout=120)
+    return {p: [v.encode() for _, v in got[(topic, p)]] for p in range(PARTITIONS)}
 
 
 def check_writer(w: Writer, read: dict[int, list[bytes]]) -> None:

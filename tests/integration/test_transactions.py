@@ -71,17 +71,24 @@ TXN_VERSIONS = ["tv2", "tv1"]
 @pytest.fixture(scope="module", params=TXN_VERSIONS)
 def tbroker(request, tmp_path_factory):
     """One broker for the module with a small __transaction_state and a fast timeout check."""
-    config = dict(TXN_CONFIG)
-    if not kit.against_kafka():
-        config["strata.transaction.version"] = "2" if request.param == "tv2" else "1"
-    b = conftest._make_broker(tmp_path_factory.mktemp("broker"), config)
-    b.txn_version = request.param
-    if request.param == "tv1" and kit.against_kafka():
-        set_kafka_transaction_version(b, 1)
+    b = make_txn_broker(tmp_path_factory, TXN_CONFIG, request.param)
     yield b
     b.stop()
     conftest._fail_on_sanitizer_reports([b])
     conftest._fail_on_unclean_stops([b])
+
+
+def make_txn_broker(tmp_path_factory, config: dict, txn_version: str):
+    """A broker at transaction version `txn_version` ("tv2" or "tv1"): Strata's by
+    strata.transaction.version, Kafka's downgraded by kafka-features for tv1."""
+    config = dict(config)
+    if not kit.against_kafka():
+        config["strata.transaction.version"] = txn_version[-1]
+    b = conftest._make_broker(tmp_path_factory.mktemp("broker"), config)
+    b.txn_version = txn_version
+    if txn_version == "tv1" and kit.against_kafka():
+        set_kafka_transaction_version(b, 1)
+    return b
 
 
 def set_kafka_transaction_version(b, level: int) -> None:
