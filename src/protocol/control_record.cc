@@ -32,7 +32,8 @@ Bytes BuildTxnMarkerBatch(int64_t producer_id, int16_t producer_epoch, const Txn
 }
 
 Result<std::optional<TxnMarker>> ParseTxnMarker(const BatchHeader& header, ByteView batch) {
-  if (!header.control()) return std::optional<TxnMarker>{};
+  // Compaction empties a marker it keeps only for its producer's epoch.
+  if (!header.control() || header.records_count == 0) return std::optional<TxnMarker>{};
   Bytes scratch;
   STRATA_ASSIGN_OR_RETURN(ByteView section,
                           RecordsSection(header, batch, kMaxControlBatch, scratch));

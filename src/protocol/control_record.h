@@ -36,7 +36,8 @@ Bytes BuildTxnMarkerBatch(int64_t producer_id, int16_t producer_epoch, const Txn
                           int64_t timestamp_ms);
 
 // The marker a control batch carries: nullopt when `header` is not a control
-// batch or its record is of another control type; kCorrupt when the batch or
+// batch, has no record (compaction emptied it) or its record is of another
+// control type; kCorrupt when the batch or
 // its record is malformed. `batch` starts with the batch `header` describes.
 Result<std::optional<TxnMarker>> ParseTxnMarker(const BatchHeader& header, ByteView batch);
 

@@ -127,6 +127,49 @@ Bytes EmptyBatchLike(const BatchHeader& h) {
   return AssembleBatch(h, n, ByteView());
 }
 
+Result<FilteredBatch> FilterControlBatch(ByteView batch, const BatchHeader& h,
+                                         const BatchFilterOptions& options, int64_t now,
+                                         bool discardable) {
+  FilteredBatch out;
+  out.records_read = h.records_count;
+  out.records_retained = h.records_count;
+  if (h.records_count == 0 || !discardable) {
+    const bool keep = h.records_count > 0 || options.retain_empty;
+    out.outcome = keep ? BatchOutcome::kOriginal : BatchOutcome::kDropped;
+    return out;
+  }
+  std::optional<int64_t> horizon = DeleteHorizon(h);
+  if (horizon && *horizon <= now) {
+    out.records_retained = 0;
+    if (options.retain_empty) {
+      out.outcome = BatchOutcome::kRewritten;
+      out.bytes = EmptyBatchLike(h);
+    }
+    return out;
+  }
+  if (horizon) {
+    out.delete_horizon = *horizon;
+    out.outcome = BatchOutcome::kOriginal;
+    return out;
+  }
+  // First pass to find its transaction gone: stamp the horizon.
+  Bytes scratch;
+  STRATA_ASSIGN_OR_RETURN(ByteView section, protocol::RecordsSection(
+                                                h, batch, options.max_decompressed_bytes, scratch));
+  protocol::RecordParser parser(section);
+  std::vector<Record> records;
+  Record record;
+  for (int32_t i = 0; i < h.records_count; ++i) {
+    STRATA_RETURN_IF_ERROR(parser.Next(record));
+    records.push_back(record);
+  }
+  STRATA_RETURN_IF_ERROR(protocol::CheckRecordsEnd(h, parser));
+  out.delete_horizon = options.new_delete_horizon;
+  STRATA_ASSIGN_OR_RETURN(out.bytes, Rebuild(h, records, options.new_delete_horizon));
+  out.outcome = BatchOutcome::kRewritten;
+  return out;
+}
+
 Result<FilteredBatch> FilterBatch(ByteView batch, const BatchHeader& h,
                                   const BatchFilterOptions& options, const RecordRetainFn& retain) {
   FilteredBatch out;
@@ -161,12 +204,12 @@ Result<FilteredBatch> FilterBatch(ByteView batch, const BatchHeader& h,
   std::optional<int64_t> horizon = DeleteHorizon(h);
   const bool set_horizon = kept_tombstone && !horizon && options.new_delete_horizon >= 0;
   if (kept.size() == size_t(h.records_count) && !set_horizon) {
-    if (kept_tombstone && horizon) out.tombstone_horizon = *horizon;
+    if (kept_tombstone && horizon) out.delete_horizon = *horizon;
     out.outcome = BatchOutcome::kOriginal;
     return out;
   }
   if (set_horizon) horizon = options.new_delete_horizon;
-  if (kept_tombstone && horizon) out.tombstone_horizon = *horizon;
+  if (kept_tombstone && horizon) out.delete_horizon = *horizon;
   STRATA_ASSIGN_OR_RETURN(out.bytes, Rebuild(h, kept, horizon));
   out.outcome = BatchOutcome::kRewritten;
   return out;

@@ -54,18 +54,30 @@ struct FilteredBatch {
   Bytes bytes;
   int32_t records_read = 0;
   int32_t records_retained = 0;
-  // The delete horizon of a kept batch that still holds a tombstone, or -1.
-  int64_t tombstone_horizon = -1;
+  // The delete horizon of a kept batch that still holds a tombstone or a
+  // marker waiting for it, or -1.
+  int64_t delete_horizon = -1;
 };
 
 // Decides whether the record at `offset` survives.
 using RecordRetainFn = std::function<bool(Offset offset, const protocol::Record& record)>;
 
 // Filters `batch` (exactly one whole batch described by `h`). Control
-// batches are kept as they are without consulting `retain`. kCorrupt when
+// batches are kept as they are without consulting `retain` (the cleaner
+// uses FilterControlBatch for them). kCorrupt when
 // the records cannot be parsed or decompressed.
 Result<FilteredBatch> FilterBatch(ByteView batch, const protocol::BatchHeader& h,
                                   const BatchFilterOptions& options, const RecordRetainFn& retain);
+
+// Filters control batch `batch` (described by `h`). It stays as it is unless
+// `discardable` (no batch of its transaction remains, CleanedTxns): then it
+// gets a delete horizon (options.new_delete_horizon) if it has none, and once
+// `now` has passed the horizon its record goes, the batch dropped or, when
+// options.retain_empty, kept empty. An empty control batch is dropped unless
+// options.retain_empty.
+Result<FilteredBatch> FilterControlBatch(ByteView batch, const protocol::BatchHeader& h,
+                                         const BatchFilterOptions& options, int64_t now,
+                                         bool discardable);
 
 // A batch with no records covering [h.base_offset, h.last_offset()] and
 // carrying h's producer fields (Kafka's DefaultRecordBatch empty header).

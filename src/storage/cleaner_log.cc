@@ -111,11 +111,16 @@ CleaningEstimate LogImpl::PlanCleaningLocked(int64_t now, CleanPassInput* input)
   return e;
 }
 
-// The last offset of the producer's newest batch, or kNoOffset.
-Offset LogImpl::ProducerLastOffset(int64_t producer_id) const {
+// The producer's last data offset and epoch; nullopt for an unknown
+// (expired) producer, whose batches can all go.
+std::optional<LogImpl::ProducerLast> LogImpl::LastOfProducer(int64_t producer_id) const {
   std::lock_guard lock(mu_);
   const ProducerEntry* entry = producers_.Get(producer_id);
-  return entry == nullptr || entry->batches.empty() ? kNoOffset : entry->batches.back().last_offset;
+  if (entry == nullptr) return std::nullopt;
+  ProducerLast last;
+  last.epoch = entry->epoch;
+  if (!entry->batches.empty()) last.last_data_offset = entry->batches.back().last_offset;
+  return last;
 }
 
 Result<CleaningResult> LogImpl::Clean(OffsetMap& map, int64_t now) {
@@ -148,14 +153,19 @@ Result<CleaningResult> LogImpl::Clean(OffsetMap& map, int64_t now) {
   }
   // A producer's last batch can only move forward (into the active segment)
   // during the pass, so caching the answer per producer is safe.
-  std::unordered_map<int64_t, Offset> last_offsets;
+  std::unordered_map<int64_t, std::optional<ProducerLast>> lasts;
   CleanPassHooks hooks;
-  hooks.is_last_of_producer = [&](int64_t producer_id, Offset last_offset) {
-    auto it = last_offsets.find(producer_id);
-    if (it == last_offsets.end()) {
-      it = last_offsets.emplace(producer_id, ProducerLastOffset(producer_id)).first;
+  hooks.is_last_of_producer = [&](const protocol::BatchHeader& h) {
+    auto it = lasts.find(h.producer_id);
+    if (it == lasts.end()) it = lasts.emplace(h.producer_id, LastOfProducer(h.producer_id)).first;
+    const std::optional<ProducerLast>& last = it->second;
+    if (!last) return false;
+    // After a marker that bumped its epoch (transaction version 2) the
+    // producer has no data offset: the marker carries its epoch.
+    if (last->last_data_offset == kNoOffset) {
+      return h.control() && h.producer_epoch == last->epoch;
     }
-    return it->second == last_offset;
+    return h.last_offset() == last->last_data_offset;
   };
   hooks.aborted = [this] { return stop_cleaning_.load(); };
   CleanPass pass(std::move(input), std::move(hooks), map);
@@ -177,8 +187,8 @@ Result<CleaningResult> LogImpl::RunPass(CleanPass& pass) {
   STRATA_RETURN_IF_ERROR(pass.BuildOffsetMap());
   int cleaned = 0, written = 0, skipped = 0;
   for (const SegmentGroup& group : pass.GroupSegments()) {
-    STRATA_ASSIGN_OR_RETURN(Offset base, pass.CleanGroup(group));
-    STRATA_ASSIGN_OR_RETURN(bool swapped, SwapInCleaned(group, base));
+    STRATA_ASSIGN_OR_RETURN(CleanedGroup files, pass.CleanGroup(group));
+    STRATA_ASSIGN_OR_RETURN(bool swapped, SwapInCleaned(group, files));
     cleaned += swapped ? int(group.size()) : 0;
     written += swapped ? 1 : 0;
     skipped += swapped ? 0 : 1;
@@ -199,7 +209,8 @@ Result<CleaningResult> LogImpl::RunPass(CleanPass& pass) {
 
 // Swaps the cleaned files of `group` in under the mutex; false (files
 // discarded) when retention or DeleteRecords removed one of its segments.
-Result<bool> LogImpl::SwapInCleaned(const SegmentGroup& group, Offset base) {
+Result<bool> LogImpl::SwapInCleaned(const SegmentGroup& group, const CleanedGroup& cleaned) {
+  const Offset base = cleaned.base;
   std::lock_guard lock(mu_);
   auto discard = [&] { (void)RemoveSegmentFiles(dir_, base, kCleanedSuffix); };
   if (closed_) {
@@ -215,9 +226,9 @@ Result<bool> LogImpl::SwapInCleaned(const SegmentGroup& group, Offset base) {
       return false;
     }
   }
-  // The cleaned segment keeps the aborted transactions of those it replaces
-  // (compaction keeps their records and markers as they are).
-  Status st = WriteCleanedTxnIndexLocked(group, base);
+  // The cleaned segment lists the aborted transactions whose markers it
+  // keeps and whose batches were still there when the pass read them.
+  Status st = WriteCleanedTxnIndexLocked(cleaned);
   if (!st.ok()) {
     discard();
     return st.take_error();
@@ -245,17 +256,12 @@ Result<bool> LogImpl::SwapInCleaned(const SegmentGroup& group, Offset base) {
   return true;
 }
 
-Status LogImpl::WriteCleanedTxnIndexLocked(const SegmentGroup& group, Offset base) {
-  std::vector<AbortedTxn> entries;
-  for (const auto& seg : group) {
-    const auto& aborted = seg->txn_index().entries();
-    entries.insert(entries.end(), aborted.begin(), aborted.end());
-  }
-  if (entries.empty()) return Status::Ok();
-  fs::path path = dir_ / OffsetFileName(base.value(), kTxnIndexSuffix);
+Status LogImpl::WriteCleanedTxnIndexLocked(const CleanedGroup& cleaned) {
+  if (cleaned.aborted.empty()) return Status::Ok();
+  fs::path path = dir_ / OffsetFileName(cleaned.base.value(), kTxnIndexSuffix);
   path += std::string(kCleanedSuffix);
-  STRATA_ASSIGN_OR_RETURN(auto index, TxnIndex::Create(path, base, env_));
-  for (const AbortedTxn& txn : entries) STRATA_RETURN_IF_ERROR(index->Append(txn));
+  STRATA_ASSIGN_OR_RETURN(auto index, TxnIndex::Create(path, cleaned.base, env_));
+  for (const AbortedTxn& txn : cleaned.aborted) STRATA_RETURN_IF_ERROR(index->Append(txn));
   return index->Flush();
 }
 

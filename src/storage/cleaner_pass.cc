@@ -63,7 +63,11 @@ Result<bool> SegmentBatchReader::Next(BatchHeader* header, ByteView* batch) {
 }
 
 CleanPass::CleanPass(CleanPassInput input, CleanPassHooks hooks, OffsetMap& map)
-    : in_(std::move(input)), hooks_(std::move(hooks)), map_(map), end_(in_.first_dirty) {
+    : in_(std::move(input)),
+      hooks_(std::move(hooks)),
+      map_(map),
+      txns_(in_.aborted),
+      end_(in_.first_dirty) {
   counters_.first_dirty_offset = in_.first_dirty;
 }
 
@@ -193,7 +197,7 @@ bool CleanPass::Retain(const BatchHeader& h, Offset offset, const protocol::Reco
   return !horizon || in_.now < *horizon;
 }
 
-Result<Offset> CleanPass::CleanGroup(const SegmentGroup& group) {
+Result<CleanedGroup> CleanPass::CleanGroup(const SegmentGroup& group) {
   const Offset base = group.front()->base_offset();
   STRATA_ASSIGN_OR_RETURN(
       auto dest, Segment::Create(in_.dir, base, in_.config.segment_index_bytes, kCleanedSuffix));
@@ -215,7 +219,23 @@ Result<Offset> CleanPass::CleanGroup(const SegmentGroup& group) {
     return st.take_error();
   }
   counters_.bytes_written += int64_t(dest->size());
-  return base;
+  return CleanedGroup{base, txns_.TakeIndexEntries()};
+}
+
+Result<FilteredBatch> CleanPass::FilterOne(const BatchHeader& h, ByteView batch,
+                                           BatchFilterOptions options) {
+  if (h.control()) {
+    std::optional<protocol::TxnMarker> marker;
+    if (h.records_count > 0) {
+      STRATA_ASSIGN_OR_RETURN(marker, protocol::ParseTxnMarker(h, batch));
+    }
+    const bool discardable = txns_.OnControlBatch(h, marker, h.records_count == 0);
+    return FilterControlBatch(batch, h, options, in_.now, discardable);
+  }
+  const bool aborted_txn = txns_.OnDataBatch(h);
+  return FilterBatch(batch, h, options, [&](Offset offset, const protocol::Record& r) {
+    return Retain(h, offset, r, aborted_txn);
+  });
 }
 
 Status CleanPass::CleanSegmentInto(const Segment& seg, bool last_in_group, Segment& dest) {
@@ -249,23 +269,16 @@ Status CleanPass::CleanSegmentInto(const Segment& seg, bool last_in_group, Segme
                                    seg.base_offset(), reader.batch_position()));
     }
     counters_.bytes_read += int64_t(batch.size());
-    options.retain_empty =
-        (last_in_group && reader.position() == limit) ||
-        (h.idempotent() && hooks_.is_last_of_producer(h.producer_id, h.last_offset()));
-    const bool aborted_txn = !h.control() && InAbortedTxn(h);
-    STRATA_ASSIGN_OR_RETURN(
-        FilteredBatch out,
-        FilterBatch(batch, h, options, [&](Offset offset, const protocol::Record& r) {
-          return Retain(h, offset, r, aborted_txn);
-        }));
+    options.retain_empty = (last_in_group && reader.position() == limit) ||
+                           (h.idempotent() && hooks_.is_last_of_producer(h));
+    STRATA_ASSIGN_OR_RETURN(FilteredBatch out, FilterOne(h, batch, options));
     counters_.records_read += out.records_read;
     counters_.records_retained += out.records_retained;
     // Only future horizons: one this pass could not act on must not make
     // the log look cleanable again at once (the cleaner would spin).
-    if (out.tombstone_horizon > in_.now &&
-        (counters_.earliest_delete_horizon < 0 ||
-         out.tombstone_horizon < counters_.earliest_delete_horizon)) {
-      counters_.earliest_delete_horizon = out.tombstone_horizon;
+    if (out.delete_horizon > in_.now && (counters_.earliest_delete_horizon < 0 ||
+                                         out.delete_horizon < counters_.earliest_delete_horizon)) {
+      counters_.earliest_delete_horizon = out.delete_horizon;
     }
     if (out.outcome == BatchOutcome::kDropped) continue;
     ByteView kept = out.outcome == BatchOutcome::kOriginal ? batch : ByteView(out.bytes);

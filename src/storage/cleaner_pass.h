@@ -13,9 +13,10 @@
 //      the latest for its key and is not a tombstone whose delete horizon
 //      has passed. Keyless records in the mapped range are dropped, and so
 //      are the records of aborted transactions (no reader at any isolation
-//      level needs them once compacted, as Kafka's cleaner). Control batches
-//      are kept. An empty batch is kept for a producer's last batch
-//      (its sequence state) and for the group's last batch, so the cleaned
+//      level needs them once compacted, as Kafka's cleaner). A transaction
+//      marker goes delete.retention.ms after no batch of its transaction is
+//      left (CleanedTxns). An empty batch is kept for a producer's last batch
+//      (its sequence and epoch) and for the group's last batch, so the cleaned
 //      segment ends exactly where the group did (swap recovery relies on it).
 //
 // Segments are read without the log's mutex: bytes of non-active segments
@@ -32,7 +33,9 @@
 
 #include "base/result.h"
 #include "protocol/records.h"
+#include "storage/cleaner_batch.h"
 #include "storage/cleaner_offset_map.h"
+#include "storage/cleaner_txn.h"
 #include "storage/log.h"
 #include "storage/segment.h"
 
@@ -56,14 +59,23 @@ struct CleanPassInput {
 };
 
 struct CleanPassHooks {
-  // True when the batch ending at `last_offset` is producer `producer_id`'s
-  // latest (so an empty batch must stay to carry its sequence).
-  std::function<bool(int64_t producer_id, Offset last_offset)> is_last_of_producer;
+  // True when batch `h` (of a producer) holds its producer's state: its last
+  // data batch (sequence), or the marker of its current epoch when a marker
+  // came after its last data (Kafka's isBatchLastRecordOfProducer). Such a
+  // batch stays, empty if need be.
+  std::function<bool(const protocol::BatchHeader& h)> is_last_of_producer;
   // True when the pass must stop (log closed or deleted).
   std::function<bool()> aborted;
 };
 
 using SegmentGroup = std::vector<std::shared_ptr<Segment>>;
+
+// The files CleanGroup wrote: <base>.log.cleaned and its indexes, and the
+// aborted transactions the cleaned segment's .txnindex must list.
+struct CleanedGroup {
+  Offset base;
+  std::vector<AbortedTxn> aborted;
+};
 
 class CleanPass {
  public:
@@ -78,9 +90,10 @@ class CleanPass {
   // Step 2.
   std::vector<SegmentGroup> GroupSegments() const;
 
-  // Step 3: writes, flushes and closes the cleaned files of `group`; returns
-  // the cleaned segment's base offset. On error the .cleaned files are removed.
-  Result<Offset> CleanGroup(const SegmentGroup& group);
+  // Step 3: writes, flushes and closes the cleaned files of `group`. Groups
+  // go in offset order (the transactions' state carries over). On error the
+  // .cleaned files are removed.
+  Result<CleanedGroup> CleanGroup(const SegmentGroup& group);
 
   // Counters so far (bytes, records, map bytes).
   const CleaningResult& counters() const { return counters_; }
@@ -91,6 +104,9 @@ class CleanPass {
   // Whether `h` holds records of a transaction in_.aborted lists.
   bool InAbortedTxn(const protocol::BatchHeader& h) const;
   Status CleanSegmentInto(const Segment& seg, bool last_in_group, Segment& dest);
+  // Filters batch `h` of a segment being cleaned.
+  Result<FilteredBatch> FilterOne(const protocol::BatchHeader& h, ByteView batch,
+                                  BatchFilterOptions options);
   // Whether record `r` at `offset` of batch `h` stays; `aborted_txn` when
   // the batch belongs to an aborted transaction (InAbortedTxn).
   bool Retain(const protocol::BatchHeader& h, Offset offset, const protocol::Record& r,
@@ -99,6 +115,7 @@ class CleanPass {
   CleanPassInput in_;
   CleanPassHooks hooks_;
   OffsetMap& map_;
+  CleanedTxns txns_;
   Offset end_;
   bool map_full_ = false;
   CleaningResult counters_;

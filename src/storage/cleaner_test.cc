@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "protocol/compression.h"
-#include "protocol/control_record.h"
 #include "storage/cleaner_batch.h"
 #include "storage/cleaner_checkpoint.h"
 #include "storage/cleaner_test_util.h"
@@ -482,105 +481,6 @@ TEST_F(CleanerTest, CompactAndDeletePolicyCleansWhatRetentionLeft) {
   auto records = ReadAllRecords(*log);
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0].value, "new");
-}
-
-// Compaction drops an aborted transaction's records but keeps its marker,
-// and the cleaned segment keeps the aborted transactions of those it
-// replaces: a read_committed reader is told of them after the swap and after
-// a reopen.
-TEST_F(CleanerTest, ACleanedSegmentKeepsTheAbortedTransactionsOfThoseItReplaces) {
-  auto log = OpenLog();
-  protocol::BatchBuilder txn;
-  txn.set_producer(7, 0, 0).set_transactional(true).Add("key-t", "aborted", clock_.NowMs());
-  Bytes batch = txn.Build();
-  ASSERT_TRUE(AppendAll(*log, {batch}).ok());  // offset 0
-  Put(*log, "key-0", "v0");                    // offset 1
-  Roll(*log);
-  Bytes marker =
-      protocol::BuildTxnMarkerBatch(7, 0, {protocol::ControlType::kAbort, 0}, clock_.NowMs());
-  std::vector<BatchInfo> infos{testing::InfoFor(marker)};
-  ASSERT_TRUE(
-      log->Append(MutableByteView(marker), infos, LeaderEpoch(0), AppendOrigin::kCoordinator)
-          .ok());                                // offset 2
-  log->SetHighWatermark(log->log_end_offset());  // the abort is committed
-  Put(*log, "key-0", "v1");                      // offset 3
-  Roll(*log);
-  Put(*log, "key-0", "active");  // offset 4
-  const std::vector<AbortedTxn> aborted{{7, 0_o, 2_o, 3_o}};
-  ASSERT_EQ(log->AbortedTransactions(0_o, 4_o), aborted);
-
-  auto r = Clean(*log);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  ASSERT_EQ(r->segments_cleaned, 2);
-  EXPECT_EQ(log->AbortedTransactions(0_o, 4_o), aborted);
-  // "key-t" has no other value, yet its aborted write is gone; the
-  // producer's last batch stays, empty, for its state.
-  for (const auto& rec : ReadAllRecords(*log)) EXPECT_NE(rec.value, "aborted") << rec.offset;
-  auto producers = log->ActiveProducers();
-  EXPECT_TRUE(std::any_of(producers.begin(), producers.end(),
-                          [](const ProducerView& p) { return p.producer_id == 7; }));
-  ASSERT_TRUE(log->Close().ok());
-  log = OpenLog();
-  EXPECT_EQ(log->AbortedTransactions(0_o, 5_o), aborted);
-  ASSERT_TRUE(log->Close().ok());
-}
-
-// An undecided transaction bounds the dirty section: were it aborted, the
-// committed value it overwrote must still be there. Decided, it is cleaned.
-TEST_F(CleanerTest, AnOpenTransactionIsNotCleanedPast) {
-  auto log = OpenLog();
-  Put(*log, "key-0", "committed");  // offset 0
-  Roll(*log);
-  protocol::BatchBuilder txn;
-  txn.set_producer(7, 0, 0).set_transactional(true).Add("key-0", "undecided", clock_.NowMs());
-  ASSERT_TRUE(AppendAll(*log, {txn.Build()}).ok());  // offset 1, open
-  Roll(*log);
-  Put(*log, "key-1", "x");  // offset 2
-  Roll(*log);
-  Put(*log, "key-2", "active");
-  EXPECT_EQ(log->EstimateCleaning(clock_.NowMs()).first_uncleanable_offset, 1_o);
-  ASSERT_TRUE(Clean(*log).ok());
-  auto records = ReadAllRecords(*log);
-  ASSERT_FALSE(records.empty());
-  EXPECT_EQ(records.front().value, "committed");
-
-  Bytes marker =
-      protocol::BuildTxnMarkerBatch(7, 0, {protocol::ControlType::kAbort, 0}, clock_.NowMs());
-  std::vector<BatchInfo> infos{testing::InfoFor(marker)};
-  ASSERT_TRUE(
-      log->Append(MutableByteView(marker), infos, LeaderEpoch(0), AppendOrigin::kCoordinator).ok());
-  log->SetHighWatermark(log->log_end_offset());
-  Roll(*log);
-  EXPECT_GT(log->EstimateCleaning(clock_.NowMs()).first_uncleanable_offset, 1_o);
-  ASSERT_TRUE(log->Close().ok());
-}
-
-// An aborted write never shadows the committed value it overwrote: the
-// committed record stays (read_committed readers skip the aborted one).
-TEST_F(CleanerTest, AnAbortedOverwriteDoesNotCompactAwayTheCommittedValue) {
-  auto log = OpenLog();
-  Put(*log, "key-0", "committed");  // offset 0
-  protocol::BatchBuilder txn;
-  txn.set_producer(7, 0, 0).set_transactional(true).Add("key-0", "aborted", clock_.NowMs());
-  ASSERT_TRUE(AppendAll(*log, {txn.Build()}).ok());  // offset 1
-  Bytes marker =
-      protocol::BuildTxnMarkerBatch(7, 0, {protocol::ControlType::kAbort, 0}, clock_.NowMs());
-  std::vector<BatchInfo> infos{testing::InfoFor(marker)};
-  ASSERT_TRUE(
-      log->Append(MutableByteView(marker), infos, LeaderEpoch(0), AppendOrigin::kCoordinator)
-          .ok());  // offset 2
-  log->SetHighWatermark(log->log_end_offset());
-  Roll(*log);
-  Put(*log, "key-1", "active");
-  auto r = Clean(*log);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  ASSERT_EQ(r->segments_cleaned, 1);
-  auto records = ReadAllRecords(*log);
-  ASSERT_FALSE(records.empty());
-  EXPECT_EQ(records.front().offset, 0_o);
-  EXPECT_EQ(records.front().value, "committed");
-  for (const auto& rec : records) EXPECT_NE(rec.value, "aborted") << rec.offset;
-  ASSERT_TRUE(log->Close().ok());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "protocol/compression.h"
+#include "protocol/control_record.h"
 #include "storage/cleaner_batch.h"
 #include "storage/cleaner_offset_map.h"
 #include "storage/cleaner_test_util.h"
@@ -191,6 +192,48 @@ TEST(FilterBatchTest, ControlBatchesAreKept) {
   });
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->outcome, BatchOutcome::kOriginal);
+}
+
+// A marker whose transaction is gone is stamped with a delete horizon first
+// (record and timestamp kept), and loses its record only past it.
+TEST(FilterBatchTest, ADiscardableMarkerGoesOnlyPastItsHorizon) {
+  Bytes batch = protocol::BuildTxnMarkerBatch(1, 0, {protocol::ControlType::kCommit, 5}, 1000);
+  auto h = protocol::ParseBatchHeader(batch).value();
+  BatchFilterOptions options{.new_delete_horizon = 50'000};
+  auto kept = FilterControlBatch(batch, h, options, /*now=*/40'000, /*discardable=*/false);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->outcome, BatchOutcome::kOriginal);
+  EXPECT_EQ(kept->delete_horizon, -1);
+
+  auto stamped = FilterControlBatch(batch, h, options, 40'000, true);
+  ASSERT_TRUE(stamped.ok());
+  ASSERT_EQ(stamped->outcome, BatchOutcome::kRewritten);
+  EXPECT_EQ(stamped->delete_horizon, 50'000);
+  auto sh = protocol::ParseBatchHeader(stamped->bytes).value();
+  EXPECT_TRUE(sh.control() && sh.transactional());
+  EXPECT_EQ(DeleteHorizon(sh), 50'000);
+  EXPECT_EQ(sh.producer_id, 1);
+  EXPECT_EQ(sh.last_offset(), h.last_offset());
+  auto marker = protocol::ParseTxnMarker(sh, stamped->bytes);
+  ASSERT_TRUE(marker.ok());
+  EXPECT_EQ(*marker, (protocol::TxnMarker{protocol::ControlType::kCommit, 5}));
+
+  auto early = FilterControlBatch(stamped->bytes, sh, options, 49'999, true);
+  ASSERT_TRUE(early.ok());
+  EXPECT_EQ(early->outcome, BatchOutcome::kOriginal);
+  EXPECT_EQ(early->delete_horizon, 50'000);
+  auto gone = FilterControlBatch(stamped->bytes, sh, options, 50'000, true);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_EQ(gone->outcome, BatchOutcome::kDropped);
+  options.retain_empty = true;
+  auto emptied = FilterControlBatch(stamped->bytes, sh, options, 50'000, true);
+  ASSERT_TRUE(emptied.ok());
+  ASSERT_EQ(emptied->outcome, BatchOutcome::kRewritten);
+  auto eh = protocol::ParseBatchHeader(emptied->bytes).value();
+  EXPECT_EQ(eh.records_count, 0);
+  EXPECT_TRUE(eh.control());
+  EXPECT_EQ(eh.producer_epoch, 0);
+  EXPECT_EQ(protocol::ParseTxnMarker(eh, emptied->bytes).value(), std::nullopt);
 }
 
 TEST(FilterBatchTest, CorruptRecordsAreAnError) {

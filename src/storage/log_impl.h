@@ -174,11 +174,16 @@ class LogImpl final : public Log {
   CleaningEstimate PlanCleaningLocked(int64_t now, CleanPassInput* input) const;
   int64_t CompactionDelayLocked(Offset first_dirty, int64_t now) const;
   Result<CleaningResult> RunPass(CleanPass& pass);
-  Result<bool> SwapInCleaned(const SegmentGroup& group, Offset base);
+  Result<bool> SwapInCleaned(const SegmentGroup& group, const CleanedGroup& cleaned);
   Status SwapFilesLocked(const SegmentGroup& group, Offset base);
-  // <base>.txnindex.cleaned: the aborted transactions of `group`'s segments.
-  Status WriteCleanedTxnIndexLocked(const SegmentGroup& group, Offset base);
-  Offset ProducerLastOffset(int64_t producer_id) const;
+  // <base>.txnindex.cleaned: the aborted transactions the pass kept.
+  Status WriteCleanedTxnIndexLocked(const CleanedGroup& cleaned);
+  // What of producer `producer_id` the cleaner must keep (CleanPassHooks).
+  struct ProducerLast {
+    Offset last_data_offset = kNoOffset;
+    int16_t epoch = -1;
+  };
+  std::optional<ProducerLast> LastOfProducer(int64_t producer_id) const;
 
   Segment& active() const { return *segments_.rbegin()->second; }
   int64_t segment_bytes_limit() const;
