@@ -113,6 +113,20 @@ void RegisterTransactionGauges(kafka::BrokerContext& ctx) {
                return ctx.txn_markers != nullptr ? static_cast<double>(ctx.txn_markers->in_flight())
                                                  : 0.0;
              });
+  r.SetCounterFunc(
+      "strata_transaction_marker_requests_total",
+      "WriteTxnMarkers requests this broker's coordinator sent to partition leaders", {}, [&ctx] {
+        return ctx.txn_markers != nullptr ? static_cast<double>(ctx.txn_markers->requests_sent())
+                                          : 0.0;
+      });
+  r.SetCounterFunc("strata_transaction_marker_sends_total",
+                   "Transactions' markers sent to a partition leader (one per transaction and "
+                   "leader per round; several share a request when a leader is busy)",
+                   {}, [&ctx] {
+                     return ctx.txn_markers != nullptr
+                                ? static_cast<double>(ctx.txn_markers->markers_sent())
+                                : 0.0;
+                   });
 }
 
 }  // namespace strata::admin

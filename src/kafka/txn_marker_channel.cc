@@ -26,6 +26,10 @@ using protocol::WriteTxnMarkersResponse;
 constexpr int16_t kWriteTxnMarkersVersion = 2;
 constexpr std::chrono::milliseconds kFirstBackoff{20};
 constexpr std::chrono::milliseconds kMaxBackoff{1000};
+// Requests in flight to one broker; markers of transactions ending meanwhile
+// wait and go together in the next request (Kafka's per-broker queues).
+constexpr int kMaxInFlightPerBroker = 1;
+constexpr size_t kMaxMarkersPerRequest = 500;
 
 std::shared_ptr<spdlog::logger> MarkerLog() { return log::Get("coordinator"); }
 
@@ -53,59 +57,39 @@ asio::awaitable<void> Sleep(std::chrono::milliseconds d) {
   co_await timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
 }
 
-// The markers of one transaction bound for one leader.
-struct LeaderBatch {
+// The partitions of one transaction whose markers go to one leader.
+struct LeaderPartitions {
   LiveBroker broker;
   std::map<std::string, std::vector<int32_t>> partitions;  // by topic
 };
 
-// The answers of one round's requests, one per leader.
-struct Fanout {
-  explicit Fanout(const asio::any_io_executor& ex) : done(ex) {
-    done.expires_at(asio::steady_timer::time_point::max());
-  }
-  asio::steady_timer done;  // cancelled when the last answer is in
-  size_t left = 0;
-  bool give_up = false;
-};
-
-// Sends one leader its markers and applies the answer. `client` is not used
-// after the call (a later round may replace it).
-asio::awaitable<void> SendBatch(coordinator::TxnCoordinator& coordinator, std::string id,
-                                net::Client& client, WriteTxnMarkersRequest req,
-                                coordinator::TxnMarkers sent, int32_t coordinator_epoch,
-                                std::shared_ptr<Fanout> fanout) {
-  const std::string peer = fmt::format("{}:{}", client.host(), client.port());
-  auto resp = co_await client.Send<WriteTxnMarkersRequest, WriteTxnMarkersResponse>(
-      req, kWriteTxnMarkersVersion);
-  if (!resp.ok()) {
-    MarkerLog()->debug("{}: WriteTxnMarkers to {} failed: {}", id, peer, resp.error().message);
-  } else {
-    for (const auto& m : resp->markers) {
-      for (const auto& t : m.topics) {
-        for (const auto& p : t.partitions) {
-          switch (FateOf(static_cast<ErrorCode>(p.error_code))) {
-            case MarkerFate::kWritten:
-              // Ignored when the transaction is no longer the one these
-              // markers were for (the partition was reloaded meanwhile).
-              coordinator.MarkerWritten(id, {t.name, p.partition_index}, sent, coordinator_epoch);
-              break;
-            case MarkerFate::kGiveUp:
-              MarkerLog()->warn("{}: {}-{} refused its marker ({}): left to the next coordinator",
-                                id, t.name, p.partition_index,
-                                protocol::ErrorCodeName(p.error_code));
-              fanout->give_up = true;
-              break;
-            case MarkerFate::kRetry:
-              MarkerLog()->debug("{}: marker for {}-{}: {}; retrying", id, t.name,
-                                 p.partition_index, protocol::ErrorCodeName(p.error_code));
-              break;
-          }
-        }
+// Applies a leader's answer for one transaction's markers (nullptr: the
+// request failed, every marker is retried).
+void ApplyAnswer(coordinator::TxnCoordinator& coordinator, const MarkerSend& send,
+                 const WriteTxnMarkersResponse::Marker* answer) {
+  if (answer == nullptr) return;
+  for (const auto& t : answer->topics) {
+    for (const auto& p : t.partitions) {
+      switch (FateOf(static_cast<ErrorCode>(p.error_code))) {
+        case MarkerFate::kWritten:
+          // Ignored when the transaction is no longer the one these markers
+          // were for (the partition was reloaded meanwhile).
+          coordinator.MarkerWritten(send.id, {t.name, p.partition_index}, send.sent,
+                                    send.coordinator_epoch);
+          break;
+        case MarkerFate::kGiveUp:
+          MarkerLog()->warn("{}: {}-{} refused its marker ({}): left to the next coordinator",
+                            send.id, t.name, p.partition_index,
+                            protocol::ErrorCodeName(p.error_code));
+          send.fanout->give_up = true;
+          break;
+        case MarkerFate::kRetry:
+          MarkerLog()->debug("{}: marker for {}-{}: {}; retrying", send.id, t.name,
+                             p.partition_index, protocol::ErrorCodeName(p.error_code));
+          break;
       }
     }
   }
-  if (--fanout->left == 0) fanout->done.cancel();
 }
 
 }  // namespace
@@ -183,7 +167,7 @@ asio::awaitable<bool> TxnMarkerChannel::SendMarkers(const std::string& id,
                                                     const coordinator::TxnMarkers& markers,
                                                     int32_t coordinator_epoch) {
   // Each partition's leader now; a partition without one waits a round.
-  std::map<int32_t, LeaderBatch> by_leader;
+  std::map<int32_t, LeaderPartitions> by_leader;
   const std::vector<LiveBroker> live = LiveBrokers(ctx_);
   for (const TopicPartition& tp : markers.partitions) {
     auto topic = ctx_.topics.GetTopic(tp.topic);
@@ -196,34 +180,69 @@ asio::awaitable<bool> TxnMarkerChannel::SendMarkers(const std::string& id,
     auto broker = std::find_if(live.begin(), live.end(),
                                [&](const LiveBroker& b) { return b.node_id == leader.value(); });
     if (broker == live.end()) continue;
-    LeaderBatch& batch = by_leader[broker->node_id];
-    batch.broker = *broker;
-    batch.partitions[tp.topic].push_back(tp.partition);
+    LeaderPartitions& leader_partitions = by_leader[broker->node_id];
+    leader_partitions.broker = *broker;
+    leader_partitions.partitions[tp.topic].push_back(tp.partition);
   }
   // To every leader at once; each answer is applied as it comes.
-  auto fanout = std::make_shared<Fanout>(executor_);
+  auto fanout = std::make_shared<MarkerFanout>(executor_);
   fanout->left = by_leader.size();
-  for (auto& [node, batch] : by_leader) {
-    WriteTxnMarkersRequest req;
-    auto& marker = req.markers.emplace_back();
-    marker.producer_id = markers.producer_id;
-    marker.producer_epoch = markers.producer_epoch;
-    marker.transaction_result = markers.result == coordinator::TxnResult::kCommit;
-    marker.coordinator_epoch = coordinator_epoch;
-    marker.transaction_version = static_cast<int8_t>(markers.transaction_version);
-    for (auto& [topic, partitions] : batch.partitions)
-      marker.topics.push_back({topic, std::move(partitions)});
-    net::Client* client = peers_.At(cluster::NodeId(node), batch.broker.host,
-                                    static_cast<uint16_t>(batch.broker.port));
-    asio::co_spawn(
-        executor_,
-        SendBatch(coordinator_, id, *client, std::move(req), markers, coordinator_epoch, fanout),
-        asio::detached);
+  for (auto& [node, leader] : by_leader) {
+    MarkerSend send{id, {}, markers, coordinator_epoch, fanout};
+    send.marker.producer_id = markers.producer_id;
+    send.marker.producer_epoch = markers.producer_epoch;
+    send.marker.transaction_result = markers.result == coordinator::TxnResult::kCommit;
+    send.marker.coordinator_epoch = coordinator_epoch;
+    send.marker.transaction_version = static_cast<int8_t>(markers.transaction_version);
+    for (auto& [topic, partitions] : leader.partitions)
+      send.marker.topics.push_back({topic, std::move(partitions)});
+    Enqueue(leader.broker, std::move(send));
   }
   if (fanout->left > 0) {
     co_await fanout->done.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
   }
   co_return !fanout->give_up;
+}
+
+void TxnMarkerChannel::Enqueue(const LiveBroker& broker, MarkerSend send) {
+  BrokerQueue& queue = queues_[broker.node_id];
+  queue.broker = broker;
+  queue.waiting.push_back(std::move(send));
+  if (queue.in_flight < kMaxInFlightPerBroker) {
+    ++queue.in_flight;
+    asio::co_spawn(executor_, SendQueued(broker.node_id), asio::detached);
+  }
+}
+
+asio::awaitable<void> TxnMarkerChannel::SendQueued(int32_t node) {
+  BrokerQueue& queue = queues_[node];
+  while (!queue.waiting.empty()) {
+    std::vector<MarkerSend> batch;
+    while (!queue.waiting.empty() && batch.size() < kMaxMarkersPerRequest) {
+      batch.push_back(std::move(queue.waiting.front()));
+      queue.waiting.pop_front();
+    }
+    WriteTxnMarkersRequest req;
+    for (const MarkerSend& send : batch) req.markers.push_back(send.marker);
+    requests_sent_.fetch_add(1);
+    markers_sent_.fetch_add(batch.size());
+    net::Client* client = peers_.At(cluster::NodeId(node), queue.broker.host,
+                                    static_cast<uint16_t>(queue.broker.port));
+    auto resp = co_await client->Send<WriteTxnMarkersRequest, WriteTxnMarkersResponse>(
+        req, kWriteTxnMarkersVersion);
+    const bool answered = resp.ok() && resp->markers.size() == batch.size();
+    if (!answered) {
+      MarkerLog()->debug("WriteTxnMarkers ({} transactions) to node {} failed: {}", batch.size(),
+                         node,
+                         resp.ok() ? "answer does not match the request" : resp.error().message);
+    }
+    for (size_t i = 0; i < batch.size(); ++i) {
+      ApplyAnswer(coordinator_, batch[i], answered ? &resp->markers[i] : nullptr);
+      MarkerFanout& fanout = *batch[i].fanout;
+      if (--fanout.left == 0) fanout.done.cancel();
+    }
+  }
+  --queue.in_flight;
 }
 
 }  // namespace strata::kafka

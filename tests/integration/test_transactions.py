@@ -20,6 +20,7 @@ import queue
 import subprocess
 import threading
 import time
+import urllib.request
 import zipfile
 from collections import Counter
 
@@ -83,8 +84,11 @@ def make_txn_broker(tmp_path_factory, config: dict, txn_version: str):
     strata.transaction.version, Kafka's downgraded by kafka-features for tv1."""
     config = dict(config)
     if not kit.against_kafka():
+        from ports import free_port
         config["strata.transaction.version"] = txn_version[-1]
+        config["strata.admin.listener"] = f"127.0.0.1:{free_port()}"
     b = conftest._make_broker(tmp_path_factory.mktemp("broker"), config)
+    b.admin = config.get("strata.admin.listener")
     b.txn_version = txn_version
     if txn_version == "tv1" and kit.against_kafka():
         set_kafka_transaction_version(b, 1)
@@ -316,6 +320,78 @@ def test_librdkafka_transactions_committed_and_aborted(tbroker):
             p.abort_transaction(60)
         layout.txn(f"c{t}-", RECORDS, committed=commit)
     check_partitions(bs, layout)
+
+
+def marker_counters(b) -> tuple[float, float]:
+    """Strata's (WriteTxnMarkers requests, transactions' markers sent) counters."""
+    text = urllib.request.urlopen(f"http://{b.admin}/metrics", timeout=10).read().decode()
+    values = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        values[name] = float(value) if value and not line.startswith("#") else 0.0
+    return (values.get("strata_transaction_marker_requests_total", 0.0),
+            values.get("strata_transaction_marker_sends_total", 0.0))
+
+
+def test_concurrent_transactional_producers(tbroker):
+    """Eight librdkafka producers commit and abort transactions over the same partitions at
+    once: read_committed readers get exactly the committed records, the partitions end at a
+    last stable offset equal to the high watermark, and (Strata) markers of transactions ending
+    together share WriteTxnMarkers requests."""
+    from confluent_kafka import Producer
+    bs = tbroker.bootstrap
+    tps = new_topics(bs, a=2, b=1)
+    before = None if kit.against_kafka() else marker_counters(tbroker)
+    producers, txns = 8, 10
+    committed, errors = [], []
+    # The producers end each round's transactions together, so their markers meet.
+    together = threading.Barrier(producers, timeout=120)
+
+    def run(n: int):
+        try:
+            p = Producer({"bootstrap.servers": bs, "linger.ms": 2,
+                          "transactional.id": kit.unique_topic(f"tid-many-{n}")})
+            p.init_transactions(60)
+            for t in range(txns):
+                p.begin_transaction()
+                values = [f"p{n}-t{t}-r{i}" for i in range(len(tps))]
+                for (topic, part), v in zip(tps, values):
+                    p.produce(topic, value=v, partition=part)
+                assert p.flush(60) == 0
+                together.wait()
+                if t % 3 == 2:
+                    p.abort_transaction(60)
+                else:
+                    p.commit_transaction(60)
+                    committed.extend(values)
+        except Exception as e:  # reported below, with the others'
+            errors.append(f"producer {n}: {e!r}")
+            together.abort()
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(producers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert not errors, errors
+    # The last markers may still be on their way (EndTxn answers once the decision is
+    # logged): the partitions settle with the last stable offset at the high watermark.
+    seen = {}
+
+    def settled():
+        seen["hw"] = list_offsets(bs, tps, committed=False)
+        seen["lso"] = list_offsets(bs, tps, committed=True)
+        return seen["lso"] == seen["hw"] and seen["hw"]
+    ends = kit.wait_until(settled, ABORT_WITHIN, "last stable offsets at the high watermarks",
+                          lambda: seen)
+    got = read(bs, tps, "read_committed", ends)
+    values = Counter(v for recs in got.values() for _, v in recs)
+    assert values == Counter(committed), (f"extra {values - Counter(committed)}, "
+                                          f"missing {Counter(committed) - values}")
+    if before is not None:
+        requests, sends = (a - b for a, b in zip(marker_counters(tbroker), before))
+        print(f"WriteTxnMarkers: {sends:.0f} transactions' markers in {requests:.0f} requests")
+        assert sends >= producers * txns, "every transaction's markers were sent"
+        assert requests < sends, "no two transactions' markers ever shared a request"
 
 
 def test_zombie_producer_is_fenced(tbroker):
