@@ -4,7 +4,8 @@ __transaction_state at each system's defaults (50 partitions, RF 3, min ISR 2).
 
 Producing: one librdkafka transactional producer (confluent-kafka; the same client for both)
 commits transactions of 1, 10 and 100 records of 1024 B, round-robin over the partitions, back
-to back for a fixed time per workload. Per workload: transactions/s, records/s, the latency of
+to back for a fixed time per workload; then eight producers at once (one thread and
+transactional id each) commit transactions of 1 record. Per workload: transactions/s, records/s, the latency of
 the commit (commit_transaction after the records were acknowledged: AddPartitionsToTxn,
 EndTxn, the markers) and of the whole transaction (begin to committed), p50 and p99.
 
@@ -35,7 +36,8 @@ from harness import brokers, env, kadmin, limits  # noqa: E402
 SYSTEMS = ["kafka", "strata"]
 PARTITIONS = 16
 RECORD = 1024
-SIZES = [1, 10, 100]
+# (records per transaction, producers at once)
+WORKLOADS = [(1, 1), (10, 1), (100, 1), (1, 8)]
 READ_TXNS, READ_PER_TXN, ABORT_EVERY = 200, 1000, 5
 READ_RUNS = 5  # reads per isolation level (the median is reported): each lasts about a second
 
@@ -49,14 +51,18 @@ def percentile(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
 
 
-def produce_workload(bootstrap: str, topic: str, per_txn: int, seconds: float) -> dict:
+def produce_loop(bootstrap: str, topic: str, tid: str, per_txn: int, seconds: float,
+                 ready=None) -> tuple[list[float], list[float], float]:
+    """One transactional producer committing back to back: (commit ms, transaction ms, s)."""
     from confluent_kafka import Producer
-    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"bench-{topic}",
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid,
                   "linger.ms": 5, "acks": "all"})
     p.init_transactions(60)
+    if ready is not None:
+        ready.wait()
     payload = os.urandom(RECORD)
     commits, txns = [], []
-    n = records = 0
+    records = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         t0 = time.perf_counter()
@@ -70,10 +76,31 @@ def produce_workload(bootstrap: str, topic: str, per_txn: int, seconds: float) -
         commits.append((t2 - t1) * 1000)
         txns.append((t2 - t0) * 1000)
         records += per_txn
-        n += 1
-    elapsed = time.perf_counter() - start
-    return {"records_per_txn": per_txn, "transactions": n, "records": records,
-            "seconds": elapsed, "txn_per_s": n / elapsed, "records_per_s": records / elapsed,
+    return commits, txns, time.perf_counter() - start
+
+
+def produce_workload(bootstrap: str, topic: str, per_txn: int, seconds: float,
+                     producers: int = 1) -> dict:
+    """`producers` transactional producers at once (threads: librdkafka waits without the GIL)."""
+    import threading
+    ready = threading.Barrier(producers)
+    results: list = [None] * producers
+
+    def run(i: int) -> None:
+        results[i] = produce_loop(bootstrap, topic, f"bench-{topic}-{i}", per_txn, seconds, ready)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(producers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(results), "a producer failed"
+    commits = [c for r in results for c in r[0]]
+    txns = [t for r in results for t in r[1]]
+    elapsed = max(r[2] for r in results)
+    n = len(txns)
+    return {"records_per_txn": per_txn, "producers": producers, "transactions": n,
+            "records": n * per_txn, "seconds": elapsed, "txn_per_s": n / elapsed,
+            "records_per_s": n * per_txn / elapsed,
             "commit_p50_ms": percentile(commits, 0.5), "commit_p99_ms": percentile(commits, 0.99),
             "txn_p50_ms": percentile(txns, 0.5), "txn_p99_ms": percentile(txns, 0.99)}
 
@@ -131,18 +158,20 @@ def run_system(system: str, workdir: Path, kafka_lib: Path, strata_bin: Path,
     cluster.start()
     out: dict = {"system": system, "produce": [], "consume": []}
     try:
-        for per_txn in SIZES:
-            topic = f"txn-{per_txn}"
+        for per_txn, producers in WORKLOADS:
+            topic = f"txn-{per_txn}x{producers}"
             kadmin.create_topic(cluster.live_bootstrap(), topic, PARTITIONS, replication_factor=3,
                                 configs={"min.insync.replicas": "2"})
             kadmin.wait_full_isr(cluster.live_bootstrap(), topic, PARTITIONS, 3, timeout=60)
-            # The first transaction creates __transaction_state: not part of the figures.
-            produce_workload(cluster.bootstrap, topic, per_txn, 0.5)
-            r = produce_workload(cluster.bootstrap, topic, per_txn, seconds)
-            log(f"{system}: {per_txn} records/txn: {r['txn_per_s']:.0f} txn/s, "
+            # The first transactions create __transaction_state and find their coordinators:
+            # not part of the figures.
+            produce_workload(cluster.bootstrap, topic, per_txn, 0.5, producers)
+            r = produce_workload(cluster.bootstrap, topic, per_txn, seconds, producers)
+            log(f"{system}: {per_txn} records/txn x {producers} producers: "
+                f"{r['txn_per_s']:.0f} txn/s, "
                 f"commit p50 {r['commit_p50_ms']:.1f} ms p99 {r['commit_p99_ms']:.1f} ms")
             out["produce"].append(r)
-            cluster.check_alive(f"{per_txn} records per transaction")
+            cluster.check_alive(f"{per_txn} records per transaction, {producers} producers")
         kadmin.create_topic(cluster.live_bootstrap(), "txn-read", PARTITIONS,
                             replication_factor=3, configs={"min.insync.replicas": "2"})
         kadmin.wait_full_isr(cluster.live_bootstrap(), "txn-read", PARTITIONS, 3, timeout=60)
@@ -179,18 +208,19 @@ def markdown(run: dict) -> str:
              f"{run['versions'].get('kafka_version', '?')}, each a fresh 3-broker cluster on "
              f"127.0.0.1 (Kafka: 3 KRaft combined nodes, 1 GiB heap each; Strata: etcd + 3 "
              f"brokers), topics of {PARTITIONS} partitions, RF 3, min.insync.replicas 2, "
-             f"__transaction_state at defaults. One confluent-kafka "
-             f"{run['versions'].get('librdkafka', '?')} transactional producer, "
+             f"__transaction_state at defaults. confluent-kafka "
+             f"{run['versions'].get('librdkafka', '?')} transactional producers (one, or "
+             f"eight at once, each its own transactional id), "
              f"{RECORD} B random records, {run['seconds']:.0f} s per workload after a 0.5 s "
              f"warm-up. Commit = commit_transaction after every record was acknowledged; "
              f"transaction = begin to committed. Load average {' '.join(run['load'][0])} at the "
              f"start, {' '.join(run['load'][1])} at the end. Each cell: **Strata / Kafka "
              f"(Strata÷Kafka)**.", "",
-             "| records per transaction | transactions/s | records/s | commit p50 ms | "
-             "commit p99 ms | transaction p50 ms | transaction p99 ms |",
+             "| records per transaction × producers | transactions/s | records/s | "
+             "commit p50 ms | commit p99 ms | transaction p50 ms | transaction p99 ms |",
              "|---|---|---|---|---|---|---|"]
-    for i, n in enumerate(SIZES):
-        lines.append(f"| {n} | {cell('txn_per_s', i, '{:,.0f}')} | "
+    for i, (n, producers) in enumerate(WORKLOADS):
+        lines.append(f"| {n} × {producers} | {cell('txn_per_s', i, '{:,.0f}')} | "
                      f"{cell('records_per_s', i, '{:,.0f}')} | "
                      f"{cell('commit_p50_ms', i, '{:.1f}')} | {cell('commit_p99_ms', i, '{:.1f}')} | "
                      f"{cell('txn_p50_ms', i, '{:.1f}')} | {cell('txn_p99_ms', i, '{:.1f}')} |")

@@ -323,6 +323,14 @@ int TopicManager::EnforceRetention() {
   return deleted;
 }
 
+size_t TopicManager::ExpireProducers(int64_t expiration_ms) {
+  size_t expired = 0;
+  for (const auto& partition : partitions_->All()) {
+    expired += partition->log()->ExpireProducers(expiration_ms);
+  }
+  return expired;
+}
+
 void TopicManager::FollowSharedRemoteEnd() {
   for (const auto& p : LocalPartitions()) {
     if (p->leader() == self_) continue;

@@ -159,6 +159,9 @@ class TopicManager : private IsrUpdater::Host, private ReplicaReconciler::Host {
 
   // Applies retention to every log; returns segments deleted.
   int EnforceRetention();
+  // Forgets, on every hosted partition, producers idle for `expiration_ms`
+  // (producer.id.expiration.ms); returns how many went.
+  size_t ExpireProducers(int64_t expiration_ms);
   // Followers of tiered partitions: local retention may drop what the
   // leader recorded as remote in the metadata store.
   void FollowSharedRemoteEnd();

@@ -255,6 +255,12 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        "segment size of __transaction_state", AtLeast(1)},
       {"transaction.max.timeout.ms", T::kInt, "900000",
        "largest transaction.timeout.ms a producer may ask for", AtLeast(1)},
+      {"producer.id.expiration.ms", T::kInt, "86400000",
+       "how long a partition keeps the state of a producer that wrote nothing since and has no "
+       "open transaction (its idempotence sequence, epoch)",
+       AtLeast(1)},
+      {"producer.id.expiration.check.interval.ms", T::kInt, "600000",
+       "how often partitions look for expired producers", AtLeast(1)},
       {"transactional.id.expiration.ms", T::kInt, "604800000",
        "how long a transactional id unused and without an open transaction lives", AtLeast(1)},
       {"strata.transaction.version", T::kShort, "2",

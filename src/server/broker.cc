@@ -247,6 +247,9 @@ asio::awaitable<void> Broker::PeriodicTasks() {
   int64_t next_retention = clock_->MonotonicMs() + check_ms;
   const int64_t marks_ms = config_.GetLong("replica.high.watermark.checkpoint.interval.ms");
   int64_t next_marks = clock_->MonotonicMs() + marks_ms;
+  const int64_t producers_ms = config_.GetLong("producer.id.expiration.check.interval.ms");
+  const int64_t producer_expiration_ms = config_.GetLong("producer.id.expiration.ms");
+  int64_t next_producers = clock_->MonotonicMs() + producers_ms;
   for (;;) {
     timer.expires_after(std::chrono::milliseconds(std::min<int64_t>(1000, marks_ms)));
     co_await timer.async_wait(asio::use_awaitable);
@@ -261,6 +264,11 @@ asio::awaitable<void> Broker::PeriodicTasks() {
       int deleted = topics_->EnforceRetention();
       if (deleted > 0) Log()->info("retention deleted {} segments", deleted);
       next_retention = clock_->MonotonicMs() + check_ms;
+    }
+    if (clock_->MonotonicMs() >= next_producers) {
+      size_t expired = topics_->ExpireProducers(producer_expiration_ms);
+      if (expired > 0) Log()->info("expired {} idle producers", expired);
+      next_producers = clock_->MonotonicMs() + producers_ms;
     }
   }
 }

@@ -211,6 +211,11 @@ class Log {
   // longer has: no late write starts a transaction that nothing ends.
   virtual TxnVerification StartTxnVerification(int64_t producer_id, int16_t producer_epoch) = 0;
 
+  // Forgets producers idle for producer.id.expiration.ms without an open
+  // transaction, and verification guards that old (Kafka's
+  // removeExpiredProducers); returns how many producers went.
+  virtual size_t ExpireProducers(int64_t expiration_ms) = 0;
+
   // A follower's append: batches exactly as the leader wrote them (offsets,
   // leader epochs, timestamps kept; the caller checked their CRCs). Base
   // offsets must be at or above the log end and ascending (compaction on the

@@ -47,6 +47,7 @@ class LogImpl final : public Log {
   Result<AppendResult> AppendAsFollower(MutableByteView batches,
                                         const std::vector<BatchInfo>& infos) override;
   TxnVerification StartTxnVerification(int64_t producer_id, int16_t producer_epoch) override;
+  size_t ExpireProducers(int64_t expiration_ms) override;
   Status TruncateTo(Offset offset) override;
   Status TruncateFullyAndStartAt(Offset offset, LeaderEpoch leader_epoch = kNoLeaderEpoch) override;
   Result<ReadResult> Read(Offset offset, int32_t max_bytes, Offset max_offset,

@@ -98,7 +98,12 @@ std::vector<ProducerView> LogImpl::ActiveProducers() const {
 
 TxnVerification LogImpl::StartTxnVerification(int64_t producer_id, int16_t producer_epoch) {
   std::lock_guard lock(mu_);
-  return producers_.StartVerification(producer_id, producer_epoch);
+  return producers_.StartVerification(producer_id, producer_epoch, clock_->NowMs());
+}
+
+size_t LogImpl::ExpireProducers(int64_t expiration_ms) {
+  std::lock_guard lock(mu_);
+  return producers_.RemoveExpired(clock_->NowMs(), expiration_ms);
 }
 
 }  // namespace strata::storage

@@ -67,9 +67,10 @@ Status ProducerStateManager::CheckEpoch(const ProducerBatch& b,
     // wrong one.
     if (b.epoch == current.epoch && current.current_txn_first_offset < 0_o) return Status::Ok();
   }
-  return MakeError(Errc::kInvalidProducerEpoch,
-                   fmt::format("producer {} epoch {} is {} current epoch {}", b.producer_id, b.epoch,
-                               bumped_marker ? "not newer than" : "older than", current.epoch));
+  return MakeError(
+      Errc::kInvalidProducerEpoch,
+      fmt::format("producer {} epoch {} is {} current epoch {}", b.producer_id, b.epoch,
+                  bumped_marker ? "not newer than" : "older than", current.epoch));
 }
 
 Status ProducerStateManager::CheckSequence(const ProducerBatch& b,
@@ -142,7 +143,8 @@ Status ProducerStateManager::Validate(const ProducerBatch& b, AppendOrigin origi
   return Status::Ok();
 }
 
-TxnVerification ProducerStateManager::StartVerification(int64_t producer_id, int16_t epoch) {
+TxnVerification ProducerStateManager::StartVerification(int64_t producer_id, int16_t epoch,
+                                                        int64_t now_ms) {
   const ProducerEntry* entry = Get(producer_id);
   TxnVerification out;
   out.ongoing = entry != nullptr && entry->epoch == epoch && entry->current_txn_first_offset >= 0_o;
@@ -152,9 +154,20 @@ TxnVerification ProducerStateManager::StartVerification(int64_t producer_id, int
   // A zombie's older epoch never replaces the newer instance's guard (its
   // append fails the epoch check anyway).
   auto [it, fresh] = verifications_.try_emplace(producer_id);
-  if (fresh || epoch > it->second.epoch) it->second = {++next_guard_, epoch};
+  if (fresh || epoch > it->second.epoch) it->second = {++next_guard_, epoch, now_ms};
   out.guard = it->second.guard;
   return out;
+}
+
+size_t ProducerStateManager::RemoveExpired(int64_t now_ms, int64_t expiration_ms) {
+  const size_t before = producers_.size();
+  std::erase_if(producers_, [&](const auto& item) {
+    const ProducerEntry& e = item.second;
+    return e.current_txn_first_offset < 0_o && now_ms - e.last_timestamp >= expiration_ms;
+  });
+  std::erase_if(verifications_,
+                [&](const auto& item) { return now_ms - item.second.taken_ms >= expiration_ms; });
+  return before - producers_.size();
 }
 
 std::vector<CompletedTxn> ProducerStateManager::Commit(Staged&& staged) {

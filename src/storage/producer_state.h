@@ -107,7 +107,13 @@ class ProducerStateManager {
   // KIP-890 (Log::StartTxnVerification): a new guard for the producer, and
   // whether it has a transaction open at `epoch` already. A marker of the
   // producer, or the append that opens its transaction, ends the guard.
-  TxnVerification StartVerification(int64_t producer_id, int16_t epoch);
+  TxnVerification StartVerification(int64_t producer_id, int16_t epoch, int64_t now_ms);
+  // Kafka's removeExpiredProducers (producer.id.expiration.ms): forgets the
+  // producers without an open transaction whose last batch is older than
+  // `expiration_ms` at `now_ms`, and the guards taken that long ago (a
+  // produce refused after its verification never ends its guard).
+  // Returns how many producers went.
+  size_t RemoveExpired(int64_t now_ms, int64_t expiration_ms);
   // The high watermark moved: completed transactions below it stop
   // holding back the last stable offset.
   void OnHighWatermark(Offset hw) { txns_.OnHighWatermark(hw); }
@@ -162,6 +168,7 @@ class ProducerStateManager {
   struct Verification {
     uint64_t guard = 0;
     int16_t epoch = -1;
+    int64_t taken_ms = 0;
   };
   std::unordered_map<int64_t, Verification> verifications_;
   uint64_t next_guard_ = 0;

@@ -85,6 +85,33 @@ TEST(ProducerStateTest, TransactionalBatchOpensTransactionUntilMarker) {
   EXPECT_EQ(psm.Get(9)->batches.size(), 1u);
 }
 
+// producer.id.expiration.ms: an idle producer is forgotten unless its
+// transaction is open; a guard of a refused produce goes after as long, and
+// a verified append holding it is then refused.
+TEST(ProducerStateTest, IdleProducersAndOldVerificationGuardsExpire) {
+  ProducerStateManager psm;
+  psm.Replay(Batch(1, 0, 0, 0, 10_o, 10_o, /*ts=*/1000));  // idempotent, idle
+  ProducerBatch open = Batch(2, 0, 0, 0, 11_o, 11_o, 1000);
+  open.transactional = true;
+  psm.Replay(open);                                 // transaction open
+  psm.Replay(Batch(3, 0, 0, 0, 12_o, 12_o, 5000));  // recent
+  const TxnVerification guard = psm.StartVerification(4, 0, /*now_ms=*/1000);
+
+  EXPECT_EQ(psm.RemoveExpired(/*now_ms=*/5999, /*expiration_ms=*/5000), 0u);
+  EXPECT_EQ(psm.RemoveExpired(6000, 5000), 1u);
+  EXPECT_EQ(psm.Get(1), nullptr);
+  EXPECT_NE(psm.Get(2), nullptr);
+  EXPECT_NE(psm.Get(3), nullptr);
+
+  ProducerBatch late = Batch(4, 0, 0, 0, 13_o, 13_o, 6000);
+  late.transactional = true;
+  late.verification_guard = guard.guard;
+  ProducerStateManager::Staged staged;
+  Status st = psm.Validate(late, AppendOrigin::kClient, &staged);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, Errc::kInvalidTxnState);
+}
+
 class LeaderEpochCacheTest : public testing::TempDirTest {
  protected:
   void SetUp() override {
