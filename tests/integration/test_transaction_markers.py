@@ -1,7 +1,7 @@
 """Transactions on a partition, driven by hand: transactional batches produced raw under a
 fixed producer id, then ended by Kafka's own kafka-transactions tool (TransactionsCommand),
 whose `abort` sends WriteTxnMarkers to the partition leader and whose `describe-producers`
-sends DescribeProducers. Checked: the last stable offset holds read_committed readers at
+sends DescribeProducers and whose `find-hanging` finds it hanging first. Checked: the last stable offset holds read_committed readers at
 the open transaction (ListOffsets, librdkafka's consumer), the aborted records never reach
 a read_committed consumer and do reach a read_uncommitted one, and kafka-dump-log reads
 the .txnindex entry Strata wrote for the abort. Also the coordinator's side of the tool:
@@ -144,6 +144,11 @@ def test_an_aborted_transaction_never_reaches_a_read_committed_consumer(broker):
         assert row is not None, out
         assert row.split()[-1] == "0", f"open transaction should start at 0:\n{out}"
 
+        # No coordinator knows this producer and its records are old (BASE_TS): hanging.
+        hanging = tool_rows(tool(TXN_CMD, "--bootstrap-server", broker.bootstrap, "find-hanging",
+                                 "--topic", topic, "--partition", "0"))
+        assert [(r["Topic"], r["Partition"], r["ProducerId"], r["StartOffset"])
+                for r in hanging] == [(topic, "0", str(PID), "0")], hanging
         tool(TXN_CMD, "--bootstrap-server", broker.bootstrap, "abort", "--topic", topic,
              "--partition", "0", "--producer-id", str(PID), "--producer-epoch", "0",
              "--coordinator-epoch", "0")
@@ -161,6 +166,8 @@ def test_an_aborted_transaction_never_reaches_a_read_committed_consumer(broker):
                "--topic", topic, "--partition", "0")
     row = next(line for line in out.splitlines() if line.split()[:1] == [str(PID)])
     assert row.split()[-1] == "None", f"no transaction should be open:\n{out}"
+    assert tool_rows(tool(TXN_CMD, "--bootstrap-server", broker.bootstrap, "find-hanging",
+                          "--topic", topic, "--partition", "0")) == []
 
     # In the segment holding the marker (Kafka rolls on record timestamps, so its is not
     # always the first).
