@@ -394,6 +394,114 @@ def test_concurrent_transactional_producers(tbroker):
         assert requests < sends, "no two transactions' markers ever shared a request"
 
 
+class Copier:
+    """A TxnCopier process (kafka-clients consume-transform-produce) and its output lines."""
+
+    def __init__(self, bs: str, src: str, dst: str, group: str, stop_file, n: int):
+        cmd = ["java", "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+               "-cp", kit.JAVA_CLASSPATH, "io.strata.it.TxnCopier", "--bootstrap", bs,
+               "--input", src, "--output", dst, "--group", group,
+               "--transactional-id", kit.unique_topic(f"tid-copier-{n}"),
+               "--stop-file", str(stop_file)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def assignments(self) -> list[str]:
+        return [line.split(" ", 1)[1] if " " in line else "" for line in list(self.lines)
+                if line.startswith("ASSIGNED")]
+
+    def finish(self) -> list[str]:
+        rc = self.proc.wait(120)
+        self.reader.join(30)
+        err = self.proc.stderr.read()
+        assert rc == 0, f"TxnCopier exited {rc}:\n{self.lines}\n{err[-6000:]}"
+        return self.lines
+
+
+def test_consume_transform_produce_across_a_group_rebalance(tbroker, tmp_path):
+    """Kafka's exactly-once loop with kafka-clients: a copier reads an input topic at
+    read_committed in a group and copies each poll in a transaction that also commits the
+    group's offsets (sendOffsetsToTransaction with the consumer's group metadata, KIP-447);
+    a second copier joins the group mid-stream, so partitions move between them. The output
+    holds every input record exactly once and the group's offsets reach the input's end."""
+    from confluent_kafka import Producer
+    bs = tbroker.bootstrap
+    src = new_topics(bs, cin=4)[0][0]
+    dst = new_topics(bs, cout=4)[0][0]
+    group = kit.unique_topic("txn-copier")
+    stop_file = tmp_path / "stop"
+    fed = threading.Event()
+    rebalanced = threading.Event()
+    sent = [0]
+
+    def feed():
+        # A steady stream until the group has rebalanced, and as much again after it, so the
+        # partitions move while records are being copied and both copiers copy some.
+        # Paced by the copying (at most 400 records ahead of the group's offsets).
+        p = Producer({"bootstrap.servers": bs, "enable.idempotence": True, "linger.ms": 5})
+        after = None
+        while after is None or sent[0] < after:
+            for _ in range(100):
+                p.produce(src, value=f"v{sent[0]}", partition=sent[0] % 4)
+                sent[0] += 1
+            p.flush(30)
+            if after is None and rebalanced.is_set():
+                after = sent[0] + 1000
+            deadline = time.time() + 60
+            while sum(committed_offsets(bs, group).values()) < sent[0] - 400:
+                assert time.time() < deadline, "the copiers stopped copying"
+                time.sleep(0.05)
+        assert p.flush(60) == 0
+        fed.set()
+    feeder = threading.Thread(target=feed, daemon=True)
+    first = Copier(bs, src, dst, group, stop_file, 1)
+    copiers = [first]
+    try:
+        kit.wait_until(lambda: "0,1,2,3" in first.assignments(), 60,
+                       "the first copier holds every partition", first.assignments)
+        feeder.start()
+        kit.wait_until(lambda: sum(list_offsets(bs, [(dst, p) for p in range(4)],
+                                                committed=True).values()) > 200,
+                       60, "the first copier copies", lambda: first.lines[-5:])
+        second = Copier(bs, src, dst, group, stop_file, 2)
+        copiers.append(second)
+        # The group rebalances: each copier ends up with part of the partitions.
+        kit.wait_until(lambda: second.assignments() and second.assignments()[-1] != ""
+                       and first.assignments()[-1] not in ("", "0,1,2,3"), 90,
+                       "the partitions shared after the second copier joined",
+                       lambda: (first.assignments(), second.assignments()))
+        rebalanced.set()
+        assert fed.wait(120), "input not fed"
+        ends = {(src, p): o for (_, p), o in
+                list_offsets(bs, [(src, p) for p in range(4)], committed=False).items()}
+        kit.wait_until(lambda: committed_offsets(bs, group) == ends, 120,
+                       "the group's offsets at the input's end",
+                       lambda: (committed_offsets(bs, group), ends))
+    finally:
+        stop_file.touch()
+        outputs = [c.finish() for c in copiers]
+    print("copiers:", [o[-1:] + [line for line in o if line.startswith("ABORTED")][:3]
+                       for o in outputs])
+    for o in outputs:
+        assert o and o[-1].startswith("DONE committed=") and o[-1] != "DONE committed=0", o[-3:]
+    total = sent[0]
+    out_ends = list_offsets(bs, [(dst, p) for p in range(4)], committed=False)
+    assert list_offsets(bs, [(dst, p) for p in range(4)], committed=True) == out_ends
+    got = read(bs, [(dst, p) for p in range(4)], "read_committed", out_ends)
+    values = Counter(v for recs in got.values() for _, v in recs)
+    want = Counter(f"copy:v{i}" for i in range(total))
+    assert values == want, (f"duplicated {[v for v, n in values.items() if n > 1][:5]}, "
+                            f"missing {list((want - values).keys())[:5]}, "
+                            f"extra {list((values - want).keys())[:5]}")
+
+
 def test_zombie_producer_is_fenced(tbroker):
     bs = tbroker.bootstrap
     tps = new_topics(bs, a=2, b=1)
