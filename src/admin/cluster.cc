@@ -24,8 +24,9 @@ json BrokerJson(const cluster::BrokerRegistration& r, const cluster::ScalingRole
   json capacity = json::object();
   for (const auto& [key, value] : r.capacity) capacity[key] = value;
   // The first listener's address at the top, as a client would dial it.
-  const std::string host = r.listeners.empty() ? "" : r.listeners.front().host;
-  const int32_t port = r.listeners.empty() ? 0 : r.listeners.front().port;
+  const cluster::BrokerListener* at = cluster::InterBrokerEndpoint(r);
+  const std::string host = at == nullptr ? "" : at->host;
+  const int32_t port = at == nullptr ? 0 : at->port;
   return {{"node_id", r.node_id.value()},
           {"host", host},
           {"port", port},
@@ -46,9 +47,11 @@ json ClusterJson(const AdminContext& admin) {
             {"node_id", ctx.config.node_id()},
             {"controller_id", kafka::ControllerId(ctx)}};
   if (ctx.metadata == nullptr) {
+    const cluster::BrokerListener own =
+        ctx.advertised.empty() ? cluster::BrokerListener{} : ctx.advertised.front();
     body["brokers"] = json::array({{{"node_id", ctx.config.node_id()},
-                                    {"host", ctx.advertised_host},
-                                    {"port", ctx.advertised_port},
+                                    {"host", own.host},
+                                    {"port", own.port},
                                     {"state", "active"},
                                     {"role", "active"}}});
     return body;

@@ -70,8 +70,10 @@ void PeerLiveness::Run() {
 
 void PeerLiveness::Check(cluster::NodeId node) {
   auto entry = metadata_.view().Broker(node);
-  if (!entry || entry->lease == 0 || entry->registration.listeners.empty()) return;
-  const cluster::BrokerListener& at = entry->registration.listeners.front();
+  if (!entry || entry->lease == 0) return;
+  const cluster::BrokerListener* endpoint = cluster::InterBrokerEndpoint(entry->registration);
+  if (endpoint == nullptr) return;
+  const cluster::BrokerListener& at = *endpoint;
   auto probe = [&] {
     return net::ProbeListener(at.host, static_cast<uint16_t>(at.port), options_.connect_timeout);
   };

@@ -81,8 +81,10 @@ void ReplicaFetchers::StopLocked(const TopicPartition& tp) {
 
 replication::ReplicaFetcher* ReplicaFetchers::FetcherLocked(cluster::NodeId leader, size_t index) {
   auto registration = view_.Broker(leader);
-  if (!registration || registration->registration.listeners.empty()) return nullptr;
-  const cluster::BrokerListener& l = registration->registration.listeners.front();
+  const cluster::BrokerListener* endpoint =
+      registration ? cluster::InterBrokerEndpoint(registration->registration) : nullptr;
+  if (endpoint == nullptr) return nullptr;
+  const cluster::BrokerListener& l = *endpoint;
   Source& source = sources_[leader];
   if (source.host != l.host || source.port != l.port) {
     // A new endpoint (the leader restarted elsewhere): new loops. Partitions

@@ -62,6 +62,18 @@ bool EligibleForLeadership(BrokerState s) {
   return s != BrokerState::kFenced && s != BrokerState::kShuttingDown;
 }
 
+const BrokerListener* FindListener(const BrokerRegistration& r, std::string_view name) {
+  for (const BrokerListener& l : r.listeners) {
+    if (l.name == name) return &l;
+  }
+  return nullptr;
+}
+
+const BrokerListener* InterBrokerEndpoint(const BrokerRegistration& r) {
+  if (const BrokerListener* l = FindListener(r, r.inter_broker_listener)) return l;
+  return r.listeners.empty() ? nullptr : &r.listeners.front();
+}
+
 std::string EncodeBroker(const BrokerRegistration& b) {
   json listeners = json::array();
   for (const auto& l : b.listeners)
@@ -70,6 +82,7 @@ std::string EncodeBroker(const BrokerRegistration& b) {
       {"node_id", b.node_id.value()},      {"listeners", listeners}, {"rack", b.rack},
       {"state", BrokerStateName(b.state)}, {"capacity", b.capacity}, {"incarnation", b.incarnation},
       {"clean_shutdown", b.clean_shutdown}};
+  if (!b.inter_broker_listener.empty()) doc["inter_broker_listener"] = b.inter_broker_listener;
   if (b.new_log_dir_epoch >= 0) doc["new_log_dir_epoch"] = b.new_log_dir_epoch;
   if (b.left_cleanly) doc["left_cleanly"] = true;
   return doc.dump();
@@ -90,6 +103,7 @@ Result<BrokerRegistration> DecodeBroker(const std::string& value) {
           b.listeners.push_back({Field<std::string>(l, "name"), Field<std::string>(l, "host"),
                                  Field<int32_t>(l, "port")});
         }
+        b.inter_broker_listener = Field<std::string>(doc, "inter_broker_listener", "");
         b.rack = Field<std::string>(doc, "rack", "");
         std::string state = Field<std::string>(doc, "state", "active");
         if (state == "active") {

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -40,6 +41,8 @@ inline constexpr const char* kCapacityCpu = "cpu_cores";
 struct BrokerRegistration {
   NodeId node_id{-1};
   std::vector<BrokerListener> listeners;
+  // Which of `listeners` other brokers reach it on (inter.broker.listener.name).
+  std::string inter_broker_listener;
   std::string rack;  // empty: none
   BrokerState state = BrokerState::kActive;
   // strata.broker.capacity.*, for the balancer: the kCapacity* keys below;
@@ -63,6 +66,12 @@ struct BrokerRegistration {
   bool left_cleanly = false;
   bool operator==(const BrokerRegistration&) const = default;
 };
+// The listener of `r` named `name`, or nullptr.
+const BrokerListener* FindListener(const BrokerRegistration& r, std::string_view name);
+// Where other brokers reach `r`: its inter-broker listener (the first one
+// for a registration that names none), or nullptr when it has no listener.
+const BrokerListener* InterBrokerEndpoint(const BrokerRegistration& r);
+
 // The (store) revision below which partition records may count on data the
 // broker registered at `epoch` with `r` does not have (new_log_dir_epoch
 // resolved), or 0 when its log directory was not new.

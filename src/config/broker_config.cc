@@ -2,28 +2,6 @@
 
 namespace strata::config {
 
-Endpoint ParseEndpoint(const std::string& key, const std::string& value) {
-  Endpoint ep;
-  size_t scheme = value.find("://");
-  if (scheme == std::string::npos)
-    throw ConfigError(key + ": expected NAME://host:port, got '" + value + "'");
-  ep.listener_name = value.substr(0, scheme);
-  std::string hostport = value.substr(scheme + 3);
-  size_t colon = hostport.rfind(':');
-  if (colon == std::string::npos) throw ConfigError(key + ": missing port in '" + value + "'");
-  ep.host = hostport.substr(0, colon);
-  if (ep.host.size() > 1 && ep.host.front() == '[') ep.host = ep.host.substr(1, ep.host.size() - 2);
-  if (ep.host.empty()) ep.host = "0.0.0.0";
-  try {
-    long port = std::stol(hostport.substr(colon + 1));
-    if (port < 0 || port > 65535) throw ConfigError(key + ": port out of range in '" + value + "'");
-    ep.port = static_cast<uint16_t>(port);
-  } catch (const std::logic_error&) {
-    throw ConfigError(key + ": invalid port in '" + value + "'");
-  }
-  return ep;
-}
-
 BrokerConfig BrokerConfig::FromProperties(const Properties& props,
                                           std::vector<std::string>* unknown) {
   BrokerConfig cfg;
@@ -62,19 +40,7 @@ void BrokerConfig::ResolveDerived() {
     node_id_ = static_cast<int32_t>(GetLong("broker.id"));
     values_["node.id"] = values_["broker.id"];
   }
-  for (const auto& l : SplitList(Get("listeners")))
-    listeners_.push_back(ParseEndpoint("listeners", l));
-  if (listeners_.empty()) throw ConfigError("listeners: at least one listener is required");
-  if (IsExplicit("advertised.listeners") && !Get("advertised.listeners").empty()) {
-    for (const auto& l : SplitList(Get("advertised.listeners"))) {
-      advertised_.push_back(ParseEndpoint("advertised.listeners", l));
-    }
-  } else {
-    advertised_ = listeners_;
-    for (auto& ep : advertised_) {
-      if (ep.host == "0.0.0.0" || ep.host == "::") ep.host = "127.0.0.1";
-    }
-  }
+  listeners_ = ListenerConfig::From(*this);
   std::string dirs =
       IsExplicit("log.dirs") || !IsExplicit("log.dir") ? Get("log.dirs") : Get("log.dir");
   auto list = SplitList(dirs);

@@ -19,15 +19,10 @@
 #include <vector>
 
 #include "config/config_def.h"
+#include "config/listeners.h"
 #include "config/properties.h"
 
 namespace strata::config {
-
-struct Endpoint {
-  std::string listener_name = "PLAINTEXT";
-  std::string host;
-  uint16_t port = 0;
-};
 
 class BrokerConfig {
  public:
@@ -35,8 +30,11 @@ class BrokerConfig {
   static BrokerConfig FromProperties(const Properties& props, std::vector<std::string>* unknown);
 
   int32_t node_id() const { return node_id_; }
-  const std::vector<Endpoint>& listeners() const { return listeners_; }
-  const std::vector<Endpoint>& advertised_listeners() const { return advertised_; }
+  const std::vector<Endpoint>& listeners() const { return listeners_.listeners; }
+  // One per listener, in the same order.
+  const std::vector<Endpoint>& advertised_listeners() const { return listeners_.advertised; }
+  // The listener other brokers are reached on (inter.broker.listener.name).
+  const std::string& inter_broker_listener() const { return listeners_.inter_broker; }
   const std::string& log_dir() const { return log_dir_; }
 
   // The effective value of a broker config (explicit or default).
@@ -70,8 +68,7 @@ class BrokerConfig {
   std::map<std::string, std::string> values_;
   std::map<std::string, std::string> explicit_;
   int32_t node_id_ = 1;
-  std::vector<Endpoint> listeners_;
-  std::vector<Endpoint> advertised_;
+  ListenerConfig listeners_;
   std::string log_dir_;
   struct DynamicSlot {
     std::mutex mu;
@@ -79,8 +76,5 @@ class BrokerConfig {
   };
   std::shared_ptr<DynamicSlot> dynamic_ = std::make_shared<DynamicSlot>();
 };
-
-// Parses "PLAINTEXT://host:port"; throws ConfigError naming `key`.
-Endpoint ParseEndpoint(const std::string& key, const std::string& value);
 
 }  // namespace strata::config

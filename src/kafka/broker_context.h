@@ -8,6 +8,7 @@
 #include "broker/replica_selector.h"
 #include "broker/topic_manager.h"
 #include "cluster/metadata_store.h"
+#include "cluster/records.h"
 #include "config/broker_config.h"
 #include "kafka/producer_id_allocator.h"
 
@@ -35,8 +36,8 @@ struct BrokerContext {
   Clock* clock;
   // What Metadata/DescribeCluster tell clients (the bound port when the
   // listener asked for port 0).
-  std::string advertised_host;
-  int32_t advertised_port = 0;
+  // This broker's listeners as advertised (bound ports filled in).
+  std::vector<cluster::BrokerListener> advertised;
   // Consumer groups and committed offsets; set once at start-up.
   coordinator::GroupCoordinator* group_coordinator = nullptr;
   // Transactions, and the markers that end them; set once at start-up.

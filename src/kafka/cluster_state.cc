@@ -11,50 +11,57 @@ namespace strata::kafka {
 
 namespace {
 
-// Appends `b` as reached at this broker's listener (nothing if it has none).
-void AppendAtListener(const BrokerContext& ctx, const cluster::BrokerRegistration& b,
+// Appends `b` as reached at `listener` (nothing if it has none).
+void AppendAtListener(const cluster::BrokerRegistration& b, std::string_view listener,
                       std::vector<LiveBroker>& out) {
-  const std::string& listener = ctx.config.advertised_listeners().front().listener_name;
-  for (const auto& l : b.listeners) {
-    if (l.name != listener) continue;
-    LiveBroker entry{b.node_id.value(), l.host, l.port, std::nullopt};
-    if (!b.rack.empty()) entry.rack = b.rack;
-    out.push_back(std::move(entry));
-  }
+  const cluster::BrokerListener* l = cluster::FindListener(b, listener);
+  if (l == nullptr) return;
+  LiveBroker entry{b.node_id.value(), l->host, l->port, std::nullopt};
+  if (!b.rack.empty()) entry.rack = b.rack;
+  out.push_back(std::move(entry));
 }
 
-// The registrations that are (or are not) fenced, at this broker's listener.
-std::vector<LiveBroker> Registered(const BrokerContext& ctx, bool fenced) {
+// The registrations that are (or are not) fenced, at `listener`.
+std::vector<LiveBroker> Registered(const BrokerContext& ctx, bool fenced,
+                                   std::string_view listener) {
   std::vector<LiveBroker> out;
   if (ctx.metadata == nullptr) return out;
   for (const auto& b : ctx.metadata->view().Brokers()) {
     if ((b.registration.state == cluster::BrokerState::kFenced) != fenced) continue;
-    AppendAtListener(ctx, b.registration, out);
+    AppendAtListener(b.registration, listener, out);
   }
   return out;
 }
 
 }  // namespace
 
-std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx) {
-  std::vector<LiveBroker> out = Registered(ctx, /*fenced=*/false);
+std::string_view InterBrokerListener(const BrokerContext& ctx) {
+  return ctx.config.inter_broker_listener();
+}
+
+std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx, std::string_view listener) {
+  std::vector<LiveBroker> out = Registered(ctx, /*fenced=*/false, listener);
   bool self = std::any_of(out.begin(), out.end(),
                           [&](const LiveBroker& b) { return b.node_id == ctx.config.node_id(); });
-  if (!self) {
-    out.push_back({ctx.config.node_id(), ctx.advertised_host, ctx.advertised_port, std::nullopt});
+  const cluster::BrokerListener* own = nullptr;
+  for (const auto& l : ctx.advertised) {
+    if (l.name == listener) own = &l;
+  }
+  if (!self && own != nullptr) {
+    out.push_back({ctx.config.node_id(), own->host, own->port, std::nullopt});
     std::sort(out.begin(), out.end(),
               [](const auto& a, const auto& b) { return a.node_id < b.node_id; });
   }
   return out;
 }
 
-std::vector<LiveBroker> FencedBrokers(const BrokerContext& ctx) {
-  std::vector<LiveBroker> out = Registered(ctx, /*fenced=*/true);
+std::vector<LiveBroker> FencedBrokers(const BrokerContext& ctx, std::string_view listener) {
+  std::vector<LiveBroker> out = Registered(ctx, /*fenced=*/true, listener);
   if (ctx.metadata == nullptr) return out;
   // As in KRaft, a broker stays known once it registered: without a live
   // registration (lease gone: stopped, crashed, cut off) it is fenced.
   for (const auto& b : ctx.metadata->KnownBrokers()) {
-    if (!ctx.metadata->view().Broker(b.node_id)) AppendAtListener(ctx, b, out);
+    if (!ctx.metadata->view().Broker(b.node_id)) AppendAtListener(b, listener, out);
   }
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.node_id < b.node_id; });

@@ -4,6 +4,7 @@
 // name) and each partition's leader, epoch, replicas and ISR.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cluster/records.h"
@@ -19,9 +20,14 @@ struct LiveBroker {
   std::optional<std::string> rack;
 };
 
-// The registered brokers, by node id; this broker itself while its own
-// registration is not yet visible.
-std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx);
+// The registered brokers, by node id, as reached on `listener` (a broker
+// without that listener is left out); this broker itself while its own
+// registration is not yet visible. Clients' answers use the listener their
+// request came in on (net::Request::listener), a broker's own calls
+// InterBrokerListener.
+std::vector<LiveBroker> LiveBrokers(const BrokerContext& ctx, std::string_view listener);
+// The listener this broker reaches other brokers on.
+std::string_view InterBrokerListener(const BrokerContext& ctx);
 
 // The brokers new replicas may go to: registered and active (not fenced,
 // standby or draining), this broker included while its own registration is
@@ -35,7 +41,7 @@ Result<cluster::ReplicaAssignment> PlaceNewReplicas(const BrokerContext& ctx, in
                                                     int32_t first_partition);
 
 // Registrations in state `fenced` (DescribeCluster v2 lists them on request).
-std::vector<LiveBroker> FencedBrokers(const BrokerContext& ctx);
+std::vector<LiveBroker> FencedBrokers(const BrokerContext& ctx, std::string_view listener);
 
 // The active controller's node id (this broker while none is elected, as a
 // single broker is its own controller).

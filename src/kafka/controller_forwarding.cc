@@ -83,7 +83,7 @@ std::optional<ControllerForwarder::Target> ControllerForwarder::Controller() con
   if (ctx_.metadata == nullptr) return std::nullopt;
   auto controller = ctx_.metadata->view().Controller();
   if (!controller || controller->node.value() == ctx_.config.node_id()) return std::nullopt;
-  for (const auto& b : LiveBrokers(ctx_)) {
+  for (const auto& b : LiveBrokers(ctx_, InterBrokerListener(ctx_))) {
     if (b.node_id == controller->node.value()) return Target{b.node_id, b.host, b.port};
   }
   return std::nullopt;

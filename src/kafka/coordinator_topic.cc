@@ -50,11 +50,11 @@ protocol::ErrorCode EnsureCoordinatorTopic(BrokerContext& ctx, const Coordinator
 }
 
 LiveBroker CoordinatorTopicLeader(const BrokerContext& ctx, const std::string& topic,
-                                  int32_t partition) {
+                                  int32_t partition, std::string_view listener) {
   LiveBroker none;
   auto info = ctx.topics.GetTopicInfo(topic);
   if (!info || partition < 0 || partition >= info->record.partitions) return none;
-  std::vector<LiveBroker> live = LiveBrokers(ctx);
+  std::vector<LiveBroker> live = LiveBrokers(ctx, listener);
   const cluster::NodeId leader = PartitionStateOf(ctx, info->record, partition, live).leader();
   for (const auto& b : live) {
     if (b.node_id == leader.value()) return b;

@@ -34,9 +34,10 @@ struct CoordinatorTopicSpec {
 // broker is the active controller and was asked to make it).
 protocol::ErrorCode EnsureCoordinatorTopic(BrokerContext& ctx, const CoordinatorTopicSpec& spec);
 
-// The leader of `topic`-`partition`, or node_id -1 while it has none.
+// The leader of `topic`-`partition` as reached on `listener`, or node_id -1
+// while it has none (or none there).
 LiveBroker CoordinatorTopicLeader(const BrokerContext& ctx, const std::string& topic,
-                                  int32_t partition);
+                                  int32_t partition, std::string_view listener);
 
 // The coordinator's view of `topic` (of `partitions` partitions): reads go
 // to the partitions' logs, appends through the partitions as a leader's

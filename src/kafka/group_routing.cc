@@ -17,10 +17,11 @@ protocol::ErrorCode EnsureOffsetsTopic(BrokerContext& ctx) {
   return EnsureCoordinatorTopic(ctx, spec);
 }
 
-LiveBroker GroupCoordinatorBroker(const BrokerContext& ctx, const std::string& group_id) {
+LiveBroker GroupCoordinatorBroker(const BrokerContext& ctx, const std::string& group_id,
+                                  std::string_view listener) {
   if (ctx.group_coordinator == nullptr) return LiveBroker{};
   return CoordinatorTopicLeader(ctx, coordinator::kOffsetsTopic,
-                                ctx.group_coordinator->PartitionFor(group_id));
+                                ctx.group_coordinator->PartitionFor(group_id), listener);
 }
 
 protocol::ErrorCode GroupCoordinatorError(const BrokerContext& ctx, const std::string& group_id) {

@@ -19,7 +19,8 @@ namespace strata::kafka {
 protocol::ErrorCode EnsureOffsetsTopic(BrokerContext& ctx);
 
 // The coordinator's broker, or node_id -1 while the partition has no leader.
-LiveBroker GroupCoordinatorBroker(const BrokerContext& ctx, const std::string& group_id);
+LiveBroker GroupCoordinatorBroker(const BrokerContext& ctx, const std::string& group_id,
+                                  std::string_view listener);
 
 // kNone when this broker coordinates the group; COORDINATOR_LOAD_IN_PROGRESS
 // while it leads the group's partition but has not loaded its groups yet (the

@@ -20,6 +20,9 @@ class InProcessBroker {
                                                                topics_.topics(), notifier_,
                                                                *producer_ids_, Clock::Real()})) {
     context_->metadata = &topics_.metadata();
+    for (const auto& l : topics_.config().advertised_listeners()) {
+      context_->advertised.push_back({l.listener_name, l.host, l.port});
+    }
     topics_.topics().SetWakeListener([this](const TopicPartition& tp) { notifier_.Notify(tp); });
   }
   InProcessBroker(const InProcessBroker&) = delete;

@@ -14,9 +14,10 @@ void PeerClients::CloseAll() {
 
 net::Client* PeerClients::For(cluster::NodeId node) {
   auto registration = view_.Broker(node);
-  if (!registration || registration->registration.listeners.empty()) return nullptr;
-  const cluster::BrokerListener& l = registration->registration.listeners.front();
-  return At(node, l.host, static_cast<uint16_t>(l.port));
+  const cluster::BrokerListener* l =
+      registration ? cluster::InterBrokerEndpoint(registration->registration) : nullptr;
+  if (l == nullptr) return nullptr;
+  return At(node, l->host, static_cast<uint16_t>(l->port));
 }
 
 net::Client* PeerClients::At(cluster::NodeId node, const std::string& host, uint16_t port) {

@@ -168,7 +168,7 @@ asio::awaitable<bool> TxnMarkerChannel::SendMarkers(const std::string& id,
                                                     int32_t coordinator_epoch) {
   // Each partition's leader now; a partition without one waits a round.
   std::map<int32_t, LeaderPartitions> by_leader;
-  const std::vector<LiveBroker> live = LiveBrokers(ctx_);
+  const std::vector<LiveBroker> live = LiveBrokers(ctx_, InterBrokerListener(ctx_));
   for (const TopicPartition& tp : markers.partitions) {
     auto topic = ctx_.topics.GetTopic(tp.topic);
     if (!topic || tp.partition >= topic->partitions) {

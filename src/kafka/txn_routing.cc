@@ -29,10 +29,11 @@ ErrorCode EnsureTransactionTopic(BrokerContext& ctx) {
   return EnsureCoordinatorTopic(ctx, spec);
 }
 
-LiveBroker TxnCoordinatorBroker(const BrokerContext& ctx, const std::string& transactional_id) {
+LiveBroker TxnCoordinatorBroker(const BrokerContext& ctx, const std::string& transactional_id,
+                                std::string_view listener) {
   if (ctx.txn_coordinator == nullptr) return LiveBroker{};
   return CoordinatorTopicLeader(ctx, coordinator::kTransactionStateTopic,
-                                ctx.txn_coordinator->PartitionFor(transactional_id));
+                                ctx.txn_coordinator->PartitionFor(transactional_id), listener);
 }
 
 ErrorCode TxnCoordinatorError(const BrokerContext& ctx, const std::string& transactional_id) {

@@ -24,7 +24,8 @@ namespace strata::kafka {
 protocol::ErrorCode EnsureTransactionTopic(BrokerContext& ctx);
 
 // The coordinator's broker, or node_id -1 while the partition has no leader.
-LiveBroker TxnCoordinatorBroker(const BrokerContext& ctx, const std::string& transactional_id);
+LiveBroker TxnCoordinatorBroker(const BrokerContext& ctx, const std::string& transactional_id,
+                                std::string_view listener);
 
 // kNone when this broker coordinates the id; COORDINATOR_LOAD_IN_PROGRESS
 // while it leads the id's partition but has not loaded it yet;

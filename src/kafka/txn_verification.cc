@@ -114,7 +114,7 @@ std::shared_ptr<net::Client> TxnPartitionVerifier::ClientFor(int32_t node, const
 asio::awaitable<std::map<TopicPartition, ErrorCode>> TxnPartitionVerifier::Ask(
     Mode mode, const std::string& id, int64_t producer_id, int16_t producer_epoch,
     const std::set<TopicPartition>& partitions) {
-  const LiveBroker coordinator = TxnCoordinatorBroker(ctx_, id);
+  const LiveBroker coordinator = TxnCoordinatorBroker(ctx_, id, InterBrokerListener(ctx_));
   if (coordinator.node_id < 0) co_return AllWith(partitions, ErrorCode::kCoordinatorNotAvailable);
   if (coordinator.node_id == ctx_.config.node_id() && ctx_.txn_coordinator != nullptr) {
     const ErrorCode served = TxnCoordinatorError(ctx_, id);
@@ -191,8 +191,8 @@ asio::awaitable<std::map<TopicPartition, TxnProduceCheck>> CheckTransactionalPro
     const std::set<TopicPartition> ask =
         StartVerifications(ctx, partitions, producer_id, producer_epoch, checks);
     if (ask.empty()) co_return checks;
-    const auto answers =
-        co_await ctx.txn_verifier->Ask(mode, *req.transactional_id, producer_id, producer_epoch, ask);
+    const auto answers = co_await ctx.txn_verifier->Ask(mode, *req.transactional_id, producer_id,
+                                                        producer_epoch, ask);
     const bool may_wait = std::chrono::steady_clock::now() + backoff <= give_up;
     partitions.clear();
     for (const auto& [tp, code] : answers) {

@@ -142,6 +142,7 @@ asio::awaitable<bool> Server::ServeOne(asio::ip::tcp::socket& socket, const std:
   }
   Request req;
   req.peer = peer;
+  req.listener = options_.listener_name;
   req.frame_size = static_cast<size_t>(size);
   req.frame = std::make_unique_for_overwrite<uint8_t[]>(req.frame_size);
   MutableByteView frame(req.frame.get(), req.frame_size);

@@ -37,6 +37,9 @@ struct Request {
   size_t frame_size = 0;
   MutableByteView body;
   std::string peer;  // "ip:port", for log lines
+  // The listener the connection came in on (ServerOptions::listener_name):
+  // answers name brokers by their endpoints on it.
+  std::string listener = "PLAINTEXT";
   // Set by a handler whose response carries file regions (Fetch): they are
   // sent with sendfile(2) at their places in the response buffer.
   FileSplices response_splices;
@@ -63,6 +66,7 @@ class RequestHandler {
 };
 
 struct ServerOptions {
+  std::string listener_name = "PLAINTEXT";
   std::string host = "127.0.0.1";
   uint16_t port = 9092;
   int32_t max_request_bytes = 104857600;  // socket.request.max.bytes

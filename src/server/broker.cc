@@ -62,10 +62,8 @@ Result<std::unique_ptr<cluster::Metadata>> Broker::OpenMetadata(const std::files
 Status Broker::Register() {
   cluster::BrokerSessionOptions options;
   options.registration.node_id = cluster::NodeId(config_.node_id());
-  for (const auto& l : config_.advertised_listeners()) {
-    options.registration.listeners.push_back(
-        {l.listener_name, l.host, l.port != 0 ? l.port : server_->bound_port()});
-  }
+  options.registration.listeners = context_->advertised;
+  options.registration.inter_broker_listener = config_.inter_broker_listener();
   options.registration.rack = config_.Get("broker.rack");
   options.registration.incarnation = cluster::UuidToBase64(cluster::RandomTopicId());
   options.registration.clean_shutdown = clean_shutdown_;
@@ -188,19 +186,10 @@ Status Broker::Start() {
   STRATA_RETURN_IF_ERROR(StartTxnCoordinator());
   ListenForCoordinatorLeadership();
 
-  const auto& listener = config_.listeners().front();
-  net::ServerOptions options;
-  options.host = listener.host;
-  options.port = listener.port;
-  options.max_request_bytes = static_cast<int32_t>(config_.GetLong("socket.request.max.bytes"));
   const int threads = static_cast<int>(config_.GetLong("num.network.threads"));
   network_ = std::make_unique<net::IoContextPool>(threads);
   dispatcher_ = std::make_unique<kafka::Dispatcher>(*context_);
-  server_ = std::make_unique<net::Server>(io_, *network_, options, *dispatcher_);
-  STRATA_RETURN_IF_ERROR(server_->Start());
-  const auto& advertised = config_.advertised_listeners().front();
-  context_->advertised_host = advertised.host;
-  context_->advertised_port = advertised.port != 0 ? advertised.port : server_->bound_port();
+  STRATA_RETURN_IF_ERROR(StartListeners());
   context_->metadata = metadata_.get();
   // After the fields above: the admin thread reads them.
   STRATA_RETURN_IF_ERROR(StartAdmin());
@@ -215,9 +204,41 @@ Status Broker::Start() {
   asio::co_spawn(io_, ExpireTransactionalIds(), asio::detached);
   network_->Start("strata-net");
   threads_.emplace_back([this] { io_.run(); });
-  Log()->info("node {} cluster {} listening on {}:{} (data in {}, {} threads)", config_.node_id(),
-              store_->cluster_id(), listener.host, server_->bound_port(), config_.log_dir(),
-              threads);
+  std::string bound;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    const auto& l = config_.listeners()[i];
+    bound +=
+        fmt::format("{}{} {}://{}:{}", i > 0 ? "," : "", l.listener_name,
+                    config::SecurityProtocolName(l.protocol), l.host, servers_[i]->bound_port());
+  }
+  Log()->info("node {} cluster {} listening on{} (brokers on {}; data in {}, {} threads)",
+              config_.node_id(), store_->cluster_id(), bound, config_.inter_broker_listener(),
+              config_.log_dir(), threads);
+  return Status::Ok();
+}
+
+// A server per listener; the advertised endpoints get the ports bound.
+Status Broker::StartListeners() {
+  for (size_t i = 0; i < config_.listeners().size(); ++i) {
+    const config::Endpoint& listener = config_.listeners()[i];
+    if (listener.protocol != config::SecurityProtocol::kPlaintext) {
+      return MakeError(
+          Errc::kInvalidArgument,
+          fmt::format("listener {}: security protocol {} is not supported yet",
+                      listener.listener_name, config::SecurityProtocolName(listener.protocol)));
+    }
+    net::ServerOptions options;
+    options.listener_name = listener.listener_name;
+    options.host = listener.host;
+    options.port = listener.port;
+    options.max_request_bytes = static_cast<int32_t>(config_.GetLong("socket.request.max.bytes"));
+    servers_.push_back(std::make_unique<net::Server>(io_, *network_, options, *dispatcher_));
+    STRATA_RETURN_IF_ERROR(servers_.back()->Start());
+    const config::Endpoint& advertised = config_.advertised_listeners()[i];
+    context_->advertised.push_back(
+        {advertised.listener_name, advertised.host,
+         advertised.port != 0 ? advertised.port : servers_.back()->bound_port()});
+  }
   return Status::Ok();
 }
 
@@ -232,7 +253,7 @@ void Broker::Stop() {
   // Before the io they produce and fetch on stops.
   load_reporter_.reset();
   if (balancer_) balancer_->Shutdown();
-  if (server_) server_->Stop();
+  for (auto& server : servers_) server->Stop();
   if (admin_) admin_->Stop();
   admin_io_.stop();
   work_.reset();
@@ -276,8 +297,12 @@ asio::awaitable<void> Broker::PeriodicTasks() {
 Status Broker::StartAdmin() {
   admin_context_ = std::make_unique<admin::AdminContext>(*context_);
   admin::RegisterBrokerGauges(*context_);
-  metrics::Global().SetGauge("strata_connections", "Open Kafka connections", {},
-                             [this] { return static_cast<double>(server_->connections()); });
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    metrics::Global().SetGauge(
+        "strata_connections", "Open Kafka connections, per listener",
+        {{"listener", config_.listeners()[i].listener_name}},
+        [server = servers_[i].get()] { return static_cast<double>(server->connections()); });
+  }
   const std::string& listener = config_.Get("strata.admin.listener");
   if (listener.empty()) return Status::Ok();
   size_t colon = listener.rfind(':');

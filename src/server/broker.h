@@ -54,7 +54,8 @@ class Broker {
   // broker's old data (see new_log_dir.cc); on the maintenance thread.
   void SettleNewLogDir();
 
-  uint16_t port() const { return server_ ? server_->bound_port() : 0; }
+  // The first listener's bound port.
+  uint16_t port() const { return servers_.empty() ? 0 : servers_.front()->bound_port(); }
   // The admin API's port (0 without strata.admin.listener).
   uint16_t admin_port() const { return admin_ ? admin_->bound_port() : 0; }
 
@@ -65,6 +66,8 @@ class Broker {
   Result<std::unique_ptr<cluster::Metadata>> OpenMetadata(const std::filesystem::path& dir);
   // Registers this broker (listeners as advertised) under its lease.
   Status Register();
+  // Starts a net::Server per listener and fills BrokerContext::advertised.
+  Status StartListeners();
 
   // The group and transaction coordinators (coordinators.cc): each serves
   // the keys of the partitions of its topic this broker leads, loaded as it
@@ -119,7 +122,7 @@ class Broker {
   std::unique_ptr<coordinator::TxnCoordinator> txn_coordinator_;
   std::unique_ptr<kafka::TxnMarkerChannel> txn_markers_;  // on io_
   std::unique_ptr<kafka::TxnPartitionVerifier> txn_verifier_;
-  std::unique_ptr<net::Server> server_;
+  std::vector<std::unique_ptr<net::Server>> servers_;  // one per listener
   std::unique_ptr<admin::HttpServer> admin_;
   std::vector<std::thread> threads_;
   std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> work_;

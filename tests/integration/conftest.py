@@ -88,7 +88,9 @@ class Broker:
         }
         if self.kafka:
             self._add_kafka_config()
-        self.config.update({k: str(v) for k, v in (config or {}).items()})
+        # "{port}" in a value stands for this broker's port (named listeners of a test).
+        self.config.update({k: str(v).replace("{port}", str(self.port))
+                            for k, v in (config or {}).items()})
         self.set_args = {k: str(v) for k, v in (set_args or {}).items()}
         self.proc: subprocess.Popen | None = None
         self._log_file = None

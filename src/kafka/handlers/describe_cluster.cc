@@ -16,9 +16,10 @@ HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request) {
   resp.endpoint_type = req.endpoint_type;
   resp.cluster_id = ctx.store.cluster_id();
   resp.controller_id = ControllerId(ctx);
-  for (auto& b : LiveBrokers(ctx)) resp.brokers.push_back({b.node_id, b.host, b.port, b.rack});
+  for (auto& b : LiveBrokers(ctx, request.listener))
+    resp.brokers.push_back({b.node_id, b.host, b.port, b.rack});
   if (req.include_fenced_brokers) {  // v2: fenced registrations too, marked
-    for (auto& b : FencedBrokers(ctx)) {
+    for (auto& b : FencedBrokers(ctx, request.listener)) {
       resp.brokers.push_back({b.node_id, b.host, b.port, b.rack, /*is_fenced=*/true});
     }
   }

@@ -39,7 +39,8 @@ void Describe(BrokerContext& ctx, const cluster::QuorumStatus& q,
     out.current_voters.push_back(r);
   }
   // A broker's position is a store revision, not a raft index: unknown (-1).
-  for (const auto& b : LiveBrokers(ctx)) out.observers.push_back({b.node_id, -1, -1, -1});
+  for (const auto& b : LiveBrokers(ctx, InterBrokerListener(ctx)))
+    out.observers.push_back({b.node_id, -1, -1, -1});
 }
 
 }  // namespace

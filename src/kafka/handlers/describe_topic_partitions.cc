@@ -58,7 +58,7 @@ HandlerResult HandleDescribeTopicPartitions(BrokerContext& ctx, net::Request& re
   }
   const int64_t broker_limit = ctx.config.GetLong("max.request.partition.size.limit");
   int64_t remaining = std::clamp<int64_t>(req.response_partition_limit, 1, broker_limit);
-  const std::vector<LiveBroker> live = LiveBrokers(ctx);
+  const std::vector<LiveBroker> live = LiveBrokers(ctx, request.listener);
   for (const auto& name : names) {
     if (req.cursor && name < req.cursor->topic_name) continue;
     auto info = ctx.topics.GetTopicInfo(name);

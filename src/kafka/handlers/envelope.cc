@@ -55,6 +55,7 @@ asio::awaitable<HandlerResult> HandleEnvelope(BrokerContext&, net::Request& requ
   }
   inner.peer =
       fmt::format("{} (forwarded by {})", request.peer, request.header.client_id.value_or("?"));
+  inner.listener = request.listener;
 
   auto result = co_await dispatch(inner);
   if (!result.ok()) {

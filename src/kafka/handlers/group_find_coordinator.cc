@@ -33,17 +33,17 @@ const char* Message(ErrorCode code) {
   }
 }
 
-FindCoordinatorResponse::Coordinator Lookup(BrokerContext& ctx, int8_t key_type,
-                                            const std::string& key) {
+FindCoordinatorResponse::Coordinator Lookup(BrokerContext& ctx, std::string_view listener,
+                                            int8_t key_type, const std::string& key) {
   FindCoordinatorResponse::Coordinator c;
   c.key = key;
   LiveBroker b;
   if (key_type == kGroupKey && ctx.group_coordinator != nullptr &&
       EnsureOffsetsTopic(ctx) == ErrorCode::kNone) {
-    b = GroupCoordinatorBroker(ctx, key);
+    b = GroupCoordinatorBroker(ctx, key, listener);
   } else if (key_type == kTransactionKey && ctx.txn_coordinator != nullptr &&
              EnsureTransactionTopic(ctx) == ErrorCode::kNone) {
-    b = TxnCoordinatorBroker(ctx, key);
+    b = TxnCoordinatorBroker(ctx, key, listener);
   }
   if (b.node_id >= 0) {
     c.node_id = b.node_id;
@@ -69,9 +69,9 @@ HandlerResult HandleFindCoordinator(BrokerContext& ctx, net::Request& request) {
   FindCoordinatorResponse resp;
   if (request.header.api_version >= 4) {
     for (const auto& key : req.coordinator_keys)
-      resp.coordinators.push_back(Lookup(ctx, req.key_type, key));
+      resp.coordinators.push_back(Lookup(ctx, request.listener, req.key_type, key));
   } else {
-    auto c = Lookup(ctx, req.key_type, req.key);
+    auto c = Lookup(ctx, request.listener, req.key_type, req.key);
     resp.error_code = c.error_code;
     resp.error_message =
         c.error_message ? c.error_message : std::optional<std::string>(Message(ErrorCode::kNone));

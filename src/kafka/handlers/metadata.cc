@@ -18,12 +18,13 @@ using protocol::ErrorCode;
 using protocol::MetadataRequest;
 using protocol::MetadataResponse;
 
-MetadataResponse::Topic DescribeTopic(BrokerContext& ctx, const broker::TopicInfo& info) {
+MetadataResponse::Topic DescribeTopic(BrokerContext& ctx, const broker::TopicInfo& info,
+                                      std::string_view listener) {
   MetadataResponse::Topic t;
   t.name = info.record.name;
   t.topic_id = info.record.id;
   t.is_internal = info.record.internal;
-  auto states = PartitionStates(ctx, info.record, LiveBrokers(ctx));
+  auto states = PartitionStates(ctx, info.record, LiveBrokers(ctx, listener));
   for (int32_t p = 0; p < info.record.partitions; ++p) {
     PartitionState& s = states[static_cast<size_t>(p)];
     MetadataResponse::Partition& part = t.partitions.emplace_back();
@@ -38,9 +39,9 @@ MetadataResponse::Topic DescribeTopic(BrokerContext& ctx, const broker::TopicInf
   return t;
 }
 
-MetadataResponse::Topic LookupOrCreate(BrokerContext& ctx, const std::string& name,
-                                       bool auto_create) {
-  if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info);
+MetadataResponse::Topic LookupOrCreate(BrokerContext& ctx, std::string_view listener,
+                                       const std::string& name, bool auto_create) {
+  if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info, listener);
   MetadataResponse::Topic t;
   t.name = name;
   if (broker::InvalidTopicNameReason(name)) {
@@ -64,7 +65,7 @@ MetadataResponse::Topic LookupOrCreate(BrokerContext& ctx, const std::string& na
                                                                    : created.error);
     return t;
   }
-  if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info);
+  if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info, listener);
   t.error_code = Code(ErrorCode::kLeaderNotAvailable);
   return t;
 }
@@ -75,7 +76,9 @@ HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(MetadataRequest req, DecodeRequest<MetadataRequest>(request));
   int16_t version = request.header.api_version;
   MetadataResponse resp;
-  for (auto& b : LiveBrokers(ctx)) resp.brokers.push_back({b.node_id, b.host, b.port, b.rack});
+  const std::string_view listener = request.listener;
+  for (auto& b : LiveBrokers(ctx, listener))
+    resp.brokers.push_back({b.node_id, b.host, b.port, b.rack});
   resp.cluster_id = ctx.store.cluster_id();
   resp.controller_id = ControllerId(ctx);
 
@@ -83,14 +86,14 @@ HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
   if (all_topics) {
     for (const auto& record : ctx.topics.ListTopics()) {
       if (auto info = ctx.topics.GetTopicInfo(record.name))
-        resp.topics.push_back(DescribeTopic(ctx, *info));
+        resp.topics.push_back(DescribeTopic(ctx, *info, listener));
     }
   } else {
     bool auto_create = ctx.config.GetBool("auto.create.topics.enable") &&
                        (version < 4 || req.allow_auto_topic_creation);
     for (const auto& topic : *req.topics) {
       if (topic.name.has_value()) {
-        resp.topics.push_back(LookupOrCreate(ctx, *topic.name, auto_create));
+        resp.topics.push_back(LookupOrCreate(ctx, listener, *topic.name, auto_create));
         continue;
       }
       // v10+: lookup by topic id.
@@ -99,7 +102,8 @@ HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
       t.error_code = Code(ErrorCode::kUnknownTopicId);
       for (const auto& record : ctx.topics.ListTopics()) {
         if (record.id != topic.topic_id) continue;
-        if (auto info = ctx.topics.GetTopicInfo(record.name)) t = DescribeTopic(ctx, *info);
+        if (auto info = ctx.topics.GetTopicInfo(record.name))
+          t = DescribeTopic(ctx, *info, listener);
       }
       resp.topics.push_back(std::move(t));
     }

@@ -189,7 +189,8 @@ asio::awaitable<void> AwaitAcks(BrokerContext& ctx, const std::vector<PendingAck
 
 // KIP-951: the brokers that CurrentLeader fields name, so a client moves
 // the partition without waiting for a metadata refresh.
-void AddLeaderEndpoints(const BrokerContext& ctx, ProduceResponse& resp) {
+void AddLeaderEndpoints(const BrokerContext& ctx, std::string_view listener,
+                        ProduceResponse& resp) {
   std::vector<int32_t> named;
   for (const auto& t : resp.topics) {
     for (const auto& p : t.partitions) {
@@ -198,7 +199,7 @@ void AddLeaderEndpoints(const BrokerContext& ctx, ProduceResponse& resp) {
   }
   if (named.empty()) return;
   resp.node_endpoints.emplace();
-  for (const auto& b : LiveBrokers(ctx)) {
+  for (const auto& b : LiveBrokers(ctx, listener)) {
     if (std::find(named.begin(), named.end(), b.node_id) == named.end()) continue;
     resp.node_endpoints->push_back({b.node_id, b.host, b.port, b.rack});
   }
@@ -258,7 +259,7 @@ asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& r
   for (const auto& t : resp.topics) {
     for (const auto& p : t.partitions) any_error |= p.error_code != 0;
   }
-  AddLeaderEndpoints(ctx, resp);
+  AddLeaderEndpoints(ctx, request.listener, resp);
   if (req.acks == 0) {
     if (any_error)
       co_return MakeError(Errc::kInvalidArgument,
