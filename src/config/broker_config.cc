@@ -7,6 +7,11 @@ BrokerConfig BrokerConfig::FromProperties(const Properties& props,
   BrokerConfig cfg;
   for (const auto& def : BrokerConfigDefs()) cfg.values_[def.name] = def.default_value;
   for (const auto& [key, value] : props) {
+    if (key.starts_with("listener.name.")) {
+      // Per-listener overrides: checked where they are used (a TLS context).
+      cfg.listener_values_[key] = value;
+      continue;
+    }
     const ConfigDef* def = FindBrokerConfig(key);
     if (def == nullptr) {
       // Topic-level keys given at broker level are not Kafka's convention; warn.
@@ -46,6 +51,13 @@ void BrokerConfig::ResolveDerived() {
   auto list = SplitList(dirs);
   if (list.empty()) throw ConfigError("log.dirs: at least one directory is required");
   log_dir_ = list.front();
+}
+
+std::optional<std::string> BrokerConfig::ListenerValue(const std::string& listener,
+                                                       const std::string& key) const {
+  auto it = listener_values_.find("listener.name." + listener + "." + key);
+  if (it == listener_values_.end()) return std::nullopt;
+  return it->second;
 }
 
 const std::string& BrokerConfig::Get(const std::string& name) const {

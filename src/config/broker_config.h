@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ class BrokerConfig {
   const std::string& Get(const std::string& name) const;
   int64_t GetLong(const std::string& name) const { return ToLong(Get(name)); }
   bool GetBool(const std::string& name) const { return ToBool(Get(name)); }
+  // listener.name.<listener>.<key> (`listener` in lower case), when set.
+  std::optional<std::string> ListenerValue(const std::string& listener,
+                                           const std::string& key) const;
   // True when the operator set the key (DescribeConfigs source STATIC_BROKER_CONFIG).
   bool IsExplicit(const std::string& name) const { return explicit_.count(name) > 0; }
 
@@ -67,6 +71,7 @@ class BrokerConfig {
 
   std::map<std::string, std::string> values_;
   std::map<std::string, std::string> explicit_;
+  std::map<std::string, std::string> listener_values_;  // listener.name.* as given
   int32_t node_id_ = 1;
   ListenerConfig listeners_;
   std::string log_dir_;

@@ -95,20 +95,40 @@ asio::awaitable<void> Server::Session(asio::ip::tcp::socket socket) {
   auto remote = socket.remote_endpoint(ec);
   if (!ec) peer = fmt::format("{}:{}", remote.address().to_string(), remote.port());
   ++open_connections_;
+  if (options_.tls == nullptr) {
+    co_await Serve(socket, peer);
+  } else {
+    asio::ssl::stream<asio::ip::tcp::socket> tls(std::move(socket), *options_.tls);
+    auto [handshake] = co_await tls.async_handshake(
+        asio::ssl::stream_base::server, asio::experimental::as_tuple(asio::use_awaitable));
+    if (handshake) {
+      // A plaintext client, an untrusted certificate, no common version.
+      Log()->info("closing connection {} on listener {}: TLS handshake failed: {}", peer,
+                  options_.listener_name, handshake.message());
+    } else {
+      co_await Serve(tls, peer);
+    }
+    tls.lowest_layer().close(ec);
+  }
+  socket.close(ec);
+  --open_connections_;
+}
+
+template <typename Stream>
+asio::awaitable<void> Server::Serve(Stream& stream, const std::string& peer) {
   try {
-    while (co_await ServeOne(socket, peer)) {
+    while (co_await ServeOne(stream, peer)) {
     }
   } catch (const asio::system_error& e) {
     if (e.code() != asio::error::eof && e.code() != asio::error::connection_reset &&
-        e.code() != asio::error::operation_aborted) {
+        e.code() != asio::error::operation_aborted &&
+        e.code() != asio::ssl::error::stream_truncated) {
       Log()->info("connection {} closed: {}", peer, e.code().message());
     }
   } catch (const std::exception& e) {
     // Last-resort guard: one bad connection must never take the broker down.
     Log()->error("connection {} closed after unexpected error: {}", peer, e.what());
   }
-  socket.close(ec);
-  --open_connections_;
 }
 
 Status ParseRequestFrame(Request& req,
@@ -130,7 +150,8 @@ Status ParseRequestFrame(Request& req,
 }
 
 // Reads, handles and answers one request. Returns false to close.
-asio::awaitable<bool> Server::ServeOne(asio::ip::tcp::socket& socket, const std::string& peer) {
+template <typename Stream>
+asio::awaitable<bool> Server::ServeOne(Stream& socket, const std::string& peer) {
   uint8_t size_buf[4];
   co_await asio::async_read(socket, asio::buffer(size_buf), asio::use_awaitable);
   int32_t size = static_cast<int32_t>(LoadBE32(size_buf));
@@ -197,7 +218,31 @@ asio::awaitable<void> SendRegion(asio::ip::tcp::socket& socket, const FileRegion
 
 }  // namespace
 
-asio::awaitable<void> Server::WriteResponse(asio::ip::tcp::socket& socket, const Bytes& payload,
+// Copies `region` through a TLS stream (no sendfile under TLS), in large
+// writes.
+template <typename Stream>
+asio::awaitable<void> CopyRegion(Stream& stream, const FileRegion& region) {
+  constexpr uint64_t kChunk = 1u << 20;
+  std::unique_ptr<uint8_t[]> buf = std::make_unique_for_overwrite<uint8_t[]>(
+      static_cast<size_t>(std::min(region.length, kChunk)));
+  uint64_t done = 0;
+  while (done < region.length) {
+    const size_t want = static_cast<size_t>(std::min(region.length - done, kChunk));
+    ssize_t n = ::pread(region.fd, buf.get(), want, static_cast<off_t>(region.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      asio::error_code ec(n == 0 ? EIO : errno, asio::system_category());
+      Log()->warn("reading {} bytes at {} for a TLS response failed: {}", want,
+                  region.offset + done, ec.message());
+      throw asio::system_error(ec);
+    }
+    co_await asio::async_write(stream, asio::buffer(buf.get(), size_t(n)), asio::use_awaitable);
+    done += uint64_t(n);
+  }
+}
+
+template <typename Stream>
+asio::awaitable<void> Server::WriteResponse(Stream& socket, const Bytes& payload,
                                             const FileSplices& splices) {
   uint64_t total = payload.size();
   for (const FileSplice& s : splices) total += s.region.length;
@@ -213,10 +258,17 @@ asio::awaitable<void> Server::WriteResponse(asio::ip::tcp::socket& socket, const
     prefix_sent = true;
     written = at;
   };
-  if (!splices.empty()) socket.native_non_blocking(true);
+  constexpr bool kPlain = std::is_same_v<Stream, asio::ip::tcp::socket>;
+  if constexpr (kPlain) {
+    if (!splices.empty()) socket.native_non_blocking(true);
+  }
   for (const FileSplice& s : splices) {
     co_await write_until(s.at);
-    co_await SendRegion(socket, s.region);
+    if constexpr (kPlain) {
+      co_await SendRegion(socket, s.region);
+    } else {
+      co_await CopyRegion(socket, s.region);
+    }
   }
   co_await write_until(payload.size());
 }

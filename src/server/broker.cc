@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "broker/local_replicas.h"
 #include "server/capacity.h"
+#include "server/listener_tls.h"
 #include "server/logger.h"
 
 namespace strata::server {
@@ -221,13 +222,26 @@ Status Broker::Start() {
 Status Broker::StartListeners() {
   for (size_t i = 0; i < config_.listeners().size(); ++i) {
     const config::Endpoint& listener = config_.listeners()[i];
-    if (listener.protocol != config::SecurityProtocol::kPlaintext) {
+    const bool inter_broker = listener.listener_name == config_.inter_broker_listener();
+    if (listener.protocol == config::SecurityProtocol::kSaslPlaintext ||
+        listener.protocol == config::SecurityProtocol::kSaslSsl ||
+        (inter_broker && listener.protocol != config::SecurityProtocol::kPlaintext)) {
       return MakeError(
           Errc::kInvalidArgument,
-          fmt::format("listener {}: security protocol {} is not supported yet",
-                      listener.listener_name, config::SecurityProtocolName(listener.protocol)));
+          fmt::format("listener {}: security protocol {} is not supported yet{}",
+                      listener.listener_name, config::SecurityProtocolName(listener.protocol),
+                      inter_broker ? " for the inter-broker listener" : ""));
     }
     net::ServerOptions options;
+    if (listener.protocol == config::SecurityProtocol::kSsl) {
+      auto tls = net::MakeServerTlsContext(ListenerTlsSettings(config_, listener.listener_name));
+      if (!tls.ok()) {
+        return MakeError(
+            Errc::kInvalidArgument,
+            fmt::format("listener {}: {}", listener.listener_name, tls.error().message));
+      }
+      options.tls = std::move(tls).value();
+    }
     options.listener_name = listener.listener_name;
     options.host = listener.host;
     options.port = listener.port;

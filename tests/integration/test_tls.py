@@ -1,0 +1,149 @@
+"""TLS listeners (security.protocol SSL) with Kafka's ssl.* keys: a broker listens on
+PLAINTEXT and on SSL (a PEM keystore, or an encrypted PEM key with ssl.key.password, or
+PKCS12), and librdkafka clients produce and consume over SSL, every record's bytes back
+identical (fetch data goes through TLS, not sendfile). Refused, with the broker serving
+everyone else: a client that does not trust the broker's CA, a plaintext client on the SSL
+port, and with ssl.client.auth=required a client without a certificate (mTLS; with one it
+works). A keystore that cannot be opened stops start-up with a message naming the setting."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from confluent_kafka import Producer
+
+import conftest
+import kit
+import rawkafka as raw
+from certs import CA
+from ports import free_port
+
+pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's listeners")
+
+
+@pytest.fixture(scope="module")
+def ca(tmp_path_factory):
+    return CA(tmp_path_factory.mktemp("certs"))
+
+
+def tls_broker(broker_factory, ca, **ssl):
+    """A broker with PLAINTEXT on its usual port and SSL on another (advertised as localhost,
+    which its certificate names); `ssl` adds settings (underscores for dots)."""
+    ssl_port = free_port()
+    config = {"listeners": f"PLAINTEXT://127.0.0.1:{{port}},SSL://127.0.0.1:{ssl_port}",
+              "advertised.listeners": f"PLAINTEXT://127.0.0.1:{{port}},SSL://localhost:{ssl_port}",
+              "inter.broker.listener.name": "PLAINTEXT"}
+    config.update({k.replace("_", "."): str(v) for k, v in ssl.items()})
+    b = broker_factory(config=config)
+    b.ssl_bootstrap = f"localhost:{ssl_port}"
+    return b
+
+
+def ssl_client(ca_file, cert=None) -> dict:
+    conf = {"security.protocol": "SSL", "ssl.ca.location": str(ca_file)}
+    if cert is not None:
+        conf.update({"ssl.certificate.location": str(cert.cert),
+                     "ssl.key.location": str(cert.key)})
+    return conf
+
+
+def round_trip(b, client: dict, n: int = 500) -> None:
+    """Produces `n` records over `client` settings and reads them back the same way."""
+    topic = kit.unique_topic("tls")
+    kit.create_topic(b.bootstrap, topic, 2)
+    recs = kit.make_records(n, 2, seed=5, tag="tls", value_size=4000)
+    kit.produce_confluent(b.ssl_bootstrap, topic, recs, extra=client)
+    got = kit.consume_confluent(b.ssl_bootstrap, topic, 2, extra=client)
+    assert sorted((p, m.offset(), m.key(), m.value()) for p, ms in got.items() for m in ms) == \
+        sorted((r.partition, r.offset, r.key, r.value) for r in recs)
+
+
+def refused(b, client: dict) -> str:
+    """A producer with `client` settings cannot deliver to an existing topic over the SSL
+    listener (which a trusted client can): its error."""
+    topic = kit.unique_topic("refused")
+    kit.create_topic(b.bootstrap, topic, 1)
+    p = Producer({"bootstrap.servers": b.ssl_bootstrap, "message.timeout.ms": 4000,
+                  "socket.timeout.ms": 3000, **client})
+    errors = []
+    p.produce(topic, b"x", on_delivery=lambda err, msg: errors.append(err))
+    p.flush(15)
+    assert errors and errors[0] is not None, "delivered over an SSL connection it must not get"
+    assert errors[0].code() in (-195, -192, -185), errors[0]  # _TRANSPORT, _MSG_TIMED_OUT, _TIMED_OUT
+    return str(errors[0])
+
+
+def test_clients_produce_and_consume_over_ssl(broker_factory, ca):
+    broker_cert = ca.issue("broker", "localhost")
+    b = tls_broker(broker_factory, ca, ssl_keystore_location=broker_cert.keystore)
+    round_trip(b, ssl_client(ca.cert))
+    # Metadata over SSL names the SSL endpoints; over PLAINTEXT the PLAINTEXT ones.
+    from confluent_kafka.admin import AdminClient
+    ssl_md = AdminClient({"bootstrap.servers": b.ssl_bootstrap, **ssl_client(ca.cert)}
+                         ).list_topics(timeout=10)
+    assert [(x.host, x.port) for x in ssl_md.brokers.values()] == \
+        [("localhost", int(b.ssl_bootstrap.split(":")[1]))]
+    plain_md = kit.admin(b.bootstrap).list_topics(timeout=10)
+    assert [(x.host, x.port) for x in plain_md.brokers.values()] == [("127.0.0.1", b.port)]
+
+
+def test_untrusted_and_plaintext_clients_are_refused_and_others_served(broker_factory, ca,
+                                                                       tmp_path):
+    broker_cert = ca.issue("broker2", "localhost")
+    b = tls_broker(broker_factory, ca, ssl_keystore_location=broker_cert.keystore)
+    other = CA(tmp_path / "other", "Another CA")
+    err = refused(b, ssl_client(other.cert))
+    print("untrusted CA:", err)
+    # A plaintext Kafka client on the SSL port: its ApiVersions is not a TLS handshake.
+    with raw.Conn(b.ssl_bootstrap, timeout=10) as conn:
+        conn.send(raw.request(18, 0, 1))
+        conn.wait_closed(10)  # closed by the broker, with no Kafka answer
+    kit.wait_until(lambda: "TLS handshake failed" in b.log_tail(), 10,
+                   "the refused handshakes logged")
+    round_trip(b, ssl_client(ca.cert), n=50)  # still serving
+    kit.create_topic(b.bootstrap, kit.unique_topic("plain"), 1)  # and the PLAINTEXT listener
+
+
+def test_mutual_tls_requires_a_client_certificate(broker_factory, ca):
+    broker_cert = ca.issue("broker3", "localhost")
+    client_cert = ca.issue("client", "app-1", san="DNS:app-1")
+    b = tls_broker(broker_factory, ca, ssl_keystore_location=broker_cert.keystore,
+                   listener_name_ssl_ssl_client_auth="required",
+                   listener_name_ssl_ssl_truststore_location=ca.cert)
+    print("no client certificate:", refused(b, ssl_client(ca.cert)))
+    round_trip(b, ssl_client(ca.cert, client_cert), n=50)
+
+
+def test_encrypted_pem_and_pkcs12_keystores(broker_factory, ca):
+    broker_cert = ca.issue("broker4", "localhost")
+    b = tls_broker(broker_factory, ca,
+                   ssl_keystore_location=ca.encrypted_keystore(broker_cert, "k3y-pass"),
+                   ssl_key_password="k3y-pass")
+    round_trip(b, ssl_client(ca.cert), n=50)
+    b.stop()
+    b = tls_broker(broker_factory, ca, ssl_keystore_type="PKCS12",
+                   ssl_keystore_location=ca.pkcs12(broker_cert, "p12-pass"),
+                   ssl_keystore_password="p12-pass",
+                   ssl_enabled_protocols="TLSv1.3")
+    round_trip(b, ssl_client(ca.cert), n=50)
+
+
+def test_a_keystore_that_cannot_be_opened_stops_start_up(tmp_path, ca):
+    broker_cert = ca.issue("broker5", "localhost")
+    cases = {
+        "wrong key password": {"ssl.keystore.location":
+                               ca.encrypted_keystore(broker_cert, "right"),
+                               "ssl.key.password": "wrong"},
+        "no keystore": {},
+        "JKS": {"ssl.keystore.type": "JKS", "ssl.keystore.location": broker_cert.keystore},
+    }
+    for name, ssl in cases.items():
+        props = tmp_path / f"{name.replace(' ', '-')}.properties"
+        lines = [f"listeners=PLAINTEXT://127.0.0.1:{free_port()},SSL://127.0.0.1:{free_port()}",
+                 f"log.dirs={tmp_path / 'data'}"] + [f"{k}={v}" for k, v in ssl.items()]
+        props.write_text("\n".join(lines) + "\n")
+        r = subprocess.run([conftest.STRATA_BIN, "serve", "--config", str(props)],
+                           capture_output=True, text=True, timeout=60)
+        out = r.stdout + r.stderr
+        assert r.returncode != 0, f"{name}: started\n{out[-3000:]}"
+        assert "listener SSL" in out and "ssl." in out, f"{name}:\n{out[-3000:]}"
