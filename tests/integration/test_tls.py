@@ -4,7 +4,9 @@ PKCS12), and librdkafka clients produce and consume over SSL, every record's byt
 identical (fetch data goes through TLS, not sendfile). Refused, with the broker serving
 everyone else: a client that does not trust the broker's CA, a plaintext client on the SSL
 port, and with ssl.client.auth=required a client without a certificate (mTLS; with one it
-works). A keystore that cannot be opened stops start-up with a message naming the setting."""
+works). Kafka's own tools (kafka-topics, kafka-get-offsets: the Java client) over SSL with a
+--command-config file, verifying the broker's hostname as Java does by default. A keystore that
+cannot be opened stops start-up with a message naming the setting."""
 from __future__ import annotations
 
 import subprocess
@@ -147,3 +149,28 @@ def test_a_keystore_that_cannot_be_opened_stops_start_up(tmp_path, ca):
         out = r.stdout + r.stderr
         assert r.returncode != 0, f"{name}: started\n{out[-3000:]}"
         assert "listener SSL" in out and "ssl." in out, f"{name}:\n{out[-3000:]}"
+
+
+def test_kafka_tools_over_ssl_with_a_command_config(broker_factory, ca, tmp_path):
+    if not list(kit.KAFKA_LIB.glob("kafka-tools-*.jar")):
+        pytest.fail(f"Kafka tool jars missing in {kit.KAFKA_LIB}: run scripts/install-test-deps.sh")
+    broker_cert = ca.issue("broker6", "localhost")
+    b = tls_broker(broker_factory, ca, ssl_keystore_location=broker_cert.keystore)
+    client = tmp_path / "client.properties"
+    client.write_text("security.protocol=SSL\nssl.truststore.type=PEM\n"
+                      f"ssl.truststore.location={ca.cert}\n")
+    topic = kit.unique_topic("tls-tools")
+
+    def tool(main_class: str, *args: str) -> str:
+        r = subprocess.run(["java", "-Xmx256m", "-cp", f"{kit.KAFKA_LIB}/*", main_class,
+                            "--bootstrap-server", b.ssl_bootstrap, "--command-config", str(client),
+                            *args], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, f"{main_class} {args}:\n{r.stdout}\n{r.stderr[-4000:]}"
+        return r.stdout
+    tool("org.apache.kafka.tools.TopicCommand", "--create", "--topic", topic,
+         "--partitions", "3", "--replication-factor", "1")
+    assert topic in tool("org.apache.kafka.tools.TopicCommand", "--list").split()
+    recs = kit.make_records(30, 3, seed=9, tag="tls-tools", nulls=False)
+    kit.produce_confluent(b.ssl_bootstrap, topic, recs, extra=ssl_client(ca.cert))
+    out = tool("org.apache.kafka.tools.GetOffsetShell", "--topic", topic)
+    assert sorted(out.split()) == sorted(f"{topic}:{p}:10" for p in range(3)), out
