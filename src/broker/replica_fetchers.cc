@@ -25,6 +25,11 @@ ReplicaFetchers::ReplicaFetchers(const config::BrokerConfig& config, cluster::Me
 
 ReplicaFetchers::~ReplicaFetchers() { Shutdown(); }
 
+void ReplicaFetchers::SetTls(std::shared_ptr<asio::ssl::context> tls) {
+  std::lock_guard lock(mu_);
+  options_.tls = std::move(tls);
+}
+
 void ReplicaFetchers::Shutdown() {
   std::map<cluster::NodeId, Source> sources;
   {

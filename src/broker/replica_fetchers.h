@@ -38,6 +38,8 @@ class ReplicaFetchers {
   void Stop(const TopicPartition& tp);
   // Stops every loop (before the logs close).
   void Shutdown();
+  // Fetchers created from now on connect with TLS (an SSL inter-broker listener).
+  void SetTls(std::shared_ptr<asio::ssl::context> tls);
 
   size_t followed() const;
   int64_t bytes_fetched() const;

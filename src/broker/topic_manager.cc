@@ -323,6 +323,10 @@ int TopicManager::EnforceRetention() {
   return deleted;
 }
 
+void TopicManager::SetInterBrokerTls(std::shared_ptr<asio::ssl::context> tls) {
+  fetchers_->SetTls(std::move(tls));
+}
+
 size_t TopicManager::ExpireProducers(int64_t expiration_ms) {
   size_t expired = 0;
   for (const auto& partition : partitions_->All()) {

@@ -1,6 +1,8 @@
 #pragma once
 // BrokerContext: what every API handler may use. Owned by the broker
 // (server::Broker); handlers borrow it for the duration of one request.
+#include <asio/ssl/context.hpp>
+#include <memory>
 #include <string>
 
 #include "base/clock.h"
@@ -36,6 +38,8 @@ struct BrokerContext {
   Clock* clock;
   // What Metadata/DescribeCluster tell clients (the bound port when the
   // listener asked for port 0).
+  // The TLS context of connections to peers (null: PLAINTEXT inter-broker).
+  std::shared_ptr<asio::ssl::context> inter_broker_tls;
   // This broker's listeners as advertised (bound ports filled in).
   std::vector<cluster::BrokerListener> advertised;
   // Consumer groups and committed offsets; set once at start-up.

@@ -25,7 +25,24 @@ constexpr int16_t kApiVersionsKey = 18;  // always answers with response header 
 struct Connection {
   explicit Connection(asio::strand<asio::any_io_executor>& strand) : socket(strand) {}
   asio::ip::tcp::socket socket;
+  // Over `socket` when the client speaks TLS (closing the socket ends it).
+  std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls;
 };
+
+// Writes or reads all of `buffers` on the connection's TLS stream, or its
+// socket.
+template <typename Buffers>
+asio::awaitable<std::tuple<asio::error_code, size_t>> WriteAll(Connection& conn,
+                                                               const Buffers& buffers) {
+  if (conn.tls) co_return co_await asio::async_write(*conn.tls, buffers, kAsTuple);
+  co_return co_await asio::async_write(conn.socket, buffers, kAsTuple);
+}
+template <typename Buffers>
+asio::awaitable<std::tuple<asio::error_code, size_t>> ReadAll(Connection& conn,
+                                                              const Buffers& buffers) {
+  if (conn.tls) co_return co_await asio::async_read(*conn.tls, buffers, kAsTuple);
+  co_return co_await asio::async_read(conn.socket, buffers, kAsTuple);
+}
 using ConnectionPtr = std::shared_ptr<Connection>;
 
 // Closes the socket of `conn` at `deadline` unless cancelled first: an
@@ -63,6 +80,8 @@ struct Client::Pool {
 
   asio::awaitable<Result<ConnectionPtr>> Acquire(Clock::time_point deadline);
   asio::awaitable<Result<ConnectionPtr>> Connect(Clock::time_point deadline);
+  // The TLS handshake on a new connection (options.tls set).
+  asio::awaitable<asio::error_code> Handshake(Connection& conn);
   asio::awaitable<Result<Response>> Exchange(Connection& conn, const Bytes& frame,
                                              int32_t correlation_id, bool flexible_response,
                                              bool& broken);
@@ -216,6 +235,7 @@ asio::awaitable<Result<ConnectionPtr>> Client::Pool::Connect(Clock::time_point d
     if (!ec) {
       auto [connect_ec, endpoint] = co_await asio::async_connect(conn->socket, endpoints, kAsTuple);
       ec = connect_ec;
+      if (!ec && options.tls) ec = co_await Handshake(*conn);
       if (!ec && watchdog.fired()) ec = asio::error::timed_out;
     }
   }
@@ -239,6 +259,19 @@ asio::awaitable<Result<ConnectionPtr>> Client::Pool::Connect(Clock::time_point d
   co_return conn;
 }
 
+asio::awaitable<asio::error_code> Client::Pool::Handshake(Connection& conn) {
+  conn.tls = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(conn.socket, *options.tls);
+  // SNI, and the name the certificate must carry.
+  SSL_set_tlsext_host_name(conn.tls->native_handle(), host.c_str());
+  conn.tls->set_verify_mode(asio::ssl::verify_peer);
+  if (options.verify_hostname) {
+    conn.tls->set_verify_callback(asio::ssl::host_name_verification(host));
+  }
+  auto [ec] = co_await conn.tls->async_handshake(asio::ssl::stream_base::client, kAsTuple);
+  if (ec) Log()->warn("TLS handshake with {} failed: {}", Peer(), ec.message());
+  co_return ec;
+}
+
 asio::awaitable<Result<Response>> Client::Pool::Exchange(Connection& conn, const Bytes& frame,
                                                          int32_t correlation_id,
                                                          bool flexible_response, bool& broken) {
@@ -246,11 +279,10 @@ asio::awaitable<Result<Response>> Client::Pool::Exchange(Connection& conn, const
   auto fail = [&](std::string what) -> Error {
     return MakeError(Errc::kUnavailable, fmt::format("{}: {}", Peer(), what));
   };
-  auto [write_ec, written] = co_await asio::async_write(conn.socket, asio::buffer(frame), kAsTuple);
+  auto [write_ec, written] = co_await WriteAll(conn, asio::buffer(frame));
   if (write_ec) co_return fail("send failed: " + write_ec.message());
   uint8_t size_buf[4];
-  auto [size_ec, size_read] =
-      co_await asio::async_read(conn.socket, asio::buffer(size_buf), kAsTuple);
+  auto [size_ec, size_read] = co_await ReadAll(conn, asio::buffer(size_buf));
   if (size_ec) co_return fail("receive failed: " + size_ec.message());
   const int32_t size = static_cast<int32_t>(LoadBE32(size_buf));
   if (size < 4 || size > options.max_response_bytes) {
@@ -259,8 +291,7 @@ asio::awaitable<Result<Response>> Client::Pool::Exchange(Connection& conn, const
   }
   Response response;
   response.frame.resize(size_t(size));
-  auto [body_ec, body_read] =
-      co_await asio::async_read(conn.socket, asio::buffer(response.frame), kAsTuple);
+  auto [body_ec, body_read] = co_await ReadAll(conn, asio::buffer(response.frame));
   if (body_ec) co_return fail("receive failed: " + body_ec.message());
   protocol::WireReader reader(MutableByteView(response.frame), flexible_response);
   int32_t got = 0;

@@ -19,6 +19,7 @@
 // closes the sockets, and the calls end with an error.
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
+#include <asio/ssl.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -38,6 +39,11 @@ struct ClientOptions {
   std::chrono::milliseconds reconnect_backoff_max{1000};
   int max_connections = 4;
   int32_t max_response_bytes = 104857600;
+  // Set to speak TLS (an SSL inter-broker listener): each connection starts
+  // with a handshake, and the server's certificate must name `host` when
+  // `verify_hostname` (Kafka's ssl.endpoint.identification.algorithm=https).
+  std::shared_ptr<asio::ssl::context> tls;
+  bool verify_hostname = true;
 };
 
 // One response as received: the frame after its size prefix. `body` points

@@ -214,6 +214,22 @@ Status SetProtocols(SSL_CTX* ctx, const TlsSettings& s) {
 
 }  // namespace
 
+Result<std::shared_ptr<asio::ssl::context>> MakeClientTlsContext(const TlsSettings& s) {
+  auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+  SSL_CTX* native = ctx->native_handle();
+  SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION);
+  STRATA_RETURN_IF_ERROR(SetProtocols(native, s));
+  const bool has_keystore = !s.keystore_location.empty() || !s.keystore_key.empty();
+  if (has_keystore) STRATA_RETURN_IF_ERROR(LoadKeystore(native, s));
+  const bool has_truststore = !s.truststore_location.empty() || !s.truststore_certificates.empty();
+  if (has_truststore) {
+    STRATA_RETURN_IF_ERROR(LoadTruststore(native, s));
+  } else if (SSL_CTX_set_default_verify_paths(native) != 1) {
+    return Invalid("the system's CA certificates");
+  }
+  return ctx;
+}
+
 Result<std::shared_ptr<asio::ssl::context>> MakeServerTlsContext(const TlsSettings& s) {
   auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
   SSL_CTX* native = ctx->native_handle();

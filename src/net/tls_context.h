@@ -35,5 +35,9 @@ struct TlsSettings {
 // The server context for `settings`; kInvalidArgument naming the setting
 // and OpenSSL's reason when a file or value is unusable.
 Result<std::shared_ptr<asio::ssl::context>> MakeServerTlsContext(const TlsSettings& settings);
+// The context a broker connects to its peers' SSL listener with: their
+// certificates checked against the truststore (the system's CAs when none
+// is set), the keystore presented when the peer asks for one.
+Result<std::shared_ptr<asio::ssl::context>> MakeClientTlsContext(const TlsSettings& settings);
 
 }  // namespace strata::net

@@ -54,6 +54,8 @@ struct FetcherOptions {
   bool sync_from_active_segment = true;
   // follower.replication.throttled.rate; null: none.
   std::shared_ptr<ReplicationThrottle> throttle;
+  // Set when the leader's inter-broker listener is SSL.
+  std::shared_ptr<asio::ssl::context> tls;
   // Called on the loop's thread each time the leader could not be reached
   // (connection refused or lost, timeout): a hint that it may be gone.
   std::function<void()> on_unreachable;

@@ -6,9 +6,9 @@
 
 #include "admin/routes.h"
 #include "base/log.h"
+#include "broker/listener_tls.h"
 #include "broker/local_replicas.h"
 #include "server/capacity.h"
-#include "server/listener_tls.h"
 #include "server/logger.h"
 
 namespace strata::server {
@@ -136,16 +136,18 @@ Status Broker::Register() {
   context_->forwarder = forwarder_.get();
   context_->controller = controller_.get();
   kafka::BrokerContext* ctx = context_.get();
+  balancer::BalancerOptions balancer_options = balancer::BalancerOptions::FromConfig(config_);
+  balancer_options.inter_broker_tls = inter_broker_tls_;
   balancer_ = std::make_unique<balancer::BalancerService>(
-      *metadata_, *controller_, io_.get_executor(), balancer::BalancerOptions::FromConfig(config_),
+      *metadata_, *controller_, io_.get_executor(), std::move(balancer_options),
       [ctx] { return balancer::EnsureBalancerTopics(*ctx); });
   admin_context_->balancer.store(balancer_.get());
   admin::RegisterBalancerGauges(*balancer_);
   if (const int64_t interval = config_.GetLong("strata.balancer.metrics.interval.ms");
       interval > 0) {
-    balancer::LoadReporterOptions reporter{cluster::NodeId(config_.node_id()),
-                                           std::chrono::milliseconds(interval), config_.log_dir(),
-                                           config_.GetLong("strata.broker.capacity.disk.bytes")};
+    balancer::LoadReporterOptions reporter{
+        cluster::NodeId(config_.node_id()), std::chrono::milliseconds(interval), config_.log_dir(),
+        config_.GetLong("strata.broker.capacity.disk.bytes"), inter_broker_tls_};
     load_reporter_ = std::make_unique<balancer::LoadReporter>(
         *topics_, metadata_->view(), io_.get_executor(), std::move(reporter));
   }
@@ -171,7 +173,9 @@ Status Broker::Start() {
       broker::CheckMetaProperties(dir, metadata_->cluster_id(), config_.node_id()));
   STRATA_ASSIGN_OR_RETURN(broker::ReplicaSelectorKind selector,
                           broker::ParseReplicaSelector(config_.Get("replica.selector.class")));
+  STRATA_ASSIGN_OR_RETURN(inter_broker_tls_, broker::InterBrokerClientTls(config_));
   topics_ = std::make_unique<broker::TopicManager>(config_, *metadata_, clock_);
+  topics_->SetInterBrokerTls(inter_broker_tls_);
   // Consumers long-polling a follower (KIP-392) wake when its mark moves,
   // acks=all produces when their leadership goes.
   topics_->SetWakeListener([this](const TopicPartition& tp) { notifier_.Notify(tp); });
@@ -183,6 +187,7 @@ Status Broker::Start() {
   context_ = std::make_unique<kafka::BrokerContext>(
       kafka::BrokerContext{config_, *store_, *topics_, notifier_, *producer_ids_, clock_});
   context_->replica_selector = selector;
+  context_->inter_broker_tls = inter_broker_tls_;
   STRATA_RETURN_IF_ERROR(StartGroupCoordinator());
   STRATA_RETURN_IF_ERROR(StartTxnCoordinator());
   ListenForCoordinatorLeadership();
@@ -222,19 +227,17 @@ Status Broker::Start() {
 Status Broker::StartListeners() {
   for (size_t i = 0; i < config_.listeners().size(); ++i) {
     const config::Endpoint& listener = config_.listeners()[i];
-    const bool inter_broker = listener.listener_name == config_.inter_broker_listener();
     if (listener.protocol == config::SecurityProtocol::kSaslPlaintext ||
-        listener.protocol == config::SecurityProtocol::kSaslSsl ||
-        (inter_broker && listener.protocol != config::SecurityProtocol::kPlaintext)) {
+        listener.protocol == config::SecurityProtocol::kSaslSsl) {
       return MakeError(
           Errc::kInvalidArgument,
-          fmt::format("listener {}: security protocol {} is not supported yet{}",
-                      listener.listener_name, config::SecurityProtocolName(listener.protocol),
-                      inter_broker ? " for the inter-broker listener" : ""));
+          fmt::format("listener {}: security protocol {} is not supported yet",
+                      listener.listener_name, config::SecurityProtocolName(listener.protocol)));
     }
     net::ServerOptions options;
     if (listener.protocol == config::SecurityProtocol::kSsl) {
-      auto tls = net::MakeServerTlsContext(ListenerTlsSettings(config_, listener.listener_name));
+      auto tls =
+          net::MakeServerTlsContext(broker::ListenerTlsSettings(config_, listener.listener_name));
       if (!tls.ok()) {
         return MakeError(
             Errc::kInvalidArgument,

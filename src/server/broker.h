@@ -123,6 +123,8 @@ class Broker {
   std::unique_ptr<kafka::TxnMarkerChannel> txn_markers_;  // on io_
   std::unique_ptr<kafka::TxnPartitionVerifier> txn_verifier_;
   std::vector<std::unique_ptr<net::Server>> servers_;  // one per listener
+  // How this broker reaches its peers' SSL inter-broker listener (null: PLAINTEXT).
+  std::shared_ptr<asio::ssl::context> inter_broker_tls_;
   std::unique_ptr<admin::HttpServer> admin_;
   std::vector<std::thread> threads_;
   std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> work_;

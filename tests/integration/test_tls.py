@@ -4,7 +4,8 @@ PKCS12), and librdkafka clients produce and consume over SSL, every record's byt
 identical (fetch data goes through TLS, not sendfile). Refused, with the broker serving
 everyone else: a client that does not trust the broker's CA, a plaintext client on the SSL
 port, and with ssl.client.auth=required a client without a certificate (mTLS; with one it
-works). Kafka's own tools (kafka-topics, kafka-get-offsets: the Java client) over SSL with a
+works). Three brokers replicating, forwarding and writing transaction markers over an SSL
+inter-broker listener with mutual TLS. Kafka's own tools (kafka-topics, kafka-get-offsets: the Java client) over SSL with a
 --command-config file, verifying the broker's hostname as Java does by default. A keystore that
 cannot be opened stops start-up with a message naming the setting."""
 from __future__ import annotations
@@ -174,3 +175,63 @@ def test_kafka_tools_over_ssl_with_a_command_config(broker_factory, ca, tmp_path
     kit.produce_confluent(b.ssl_bootstrap, topic, recs, extra=ssl_client(ca.cert))
     out = tool("org.apache.kafka.tools.GetOffsetShell", "--topic", topic)
     assert sorted(out.split()) == sorted(f"{topic}:{p}:10" for p in range(3)), out
+
+
+def test_brokers_replicate_over_an_ssl_inter_broker_listener(tmp_path, broker_factory, ca):
+    """Three brokers whose inter-broker listener is SSL with mutual TLS (each presents its
+    keystore and checks its peers' against the truststore and their host name): replication,
+    forwarding and transaction markers all cross it, so an RF=3 topic keeps its full ISR, a
+    transaction commits, and every record reads back."""
+    from confluent_kafka import Producer as TxnProducer
+    from confluent_kafka.admin import NewTopic
+    from test_cluster import start_cluster
+    from test_listeners import connections
+    cert = ca.issue("peer", "localhost")
+    ports = {n: free_port() for n in (1, 2, 3)}
+    per_node = {n: {"listeners": f"PLAINTEXT://127.0.0.1:{{port}},BROKER://127.0.0.1:{ports[n]}",
+                    "advertised.listeners": f"PLAINTEXT://127.0.0.1:{{port}},"
+                                            f"BROKER://localhost:{ports[n]}"}
+                for n in (1, 2, 3)}
+    etcd, brokers = start_cluster(tmp_path, broker_factory, extra={
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,BROKER:SSL",
+        "inter.broker.listener.name": "BROKER",
+        "ssl.keystore.location": str(cert.keystore),
+        "ssl.truststore.location": str(ca.cert),
+        "listener.name.broker.ssl.client.auth": "required"}, per_node=per_node)
+    try:
+        b1, b2, b3 = brokers
+        topic = kit.unique_topic("tls-peers")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 3, 3, config={"min.insync.replicas": "2"})]
+                        )[topic].result(timeout=30)
+
+        def full_isr():
+            parts = a.list_topics(topic, timeout=10).topics[topic].partitions
+            return len(parts) == 3 and all(len(p.isrs) == 3 for p in parts.values())
+        kit.wait_until(full_isr, 60, "a full ISR over the SSL inter-broker listener")
+        for b in (b1, b2, b3):
+            assert connections(b, "BROKER") > 0
+        plain = Producer({"bootstrap.servers": b2.bootstrap, "acks": "all"})
+        for i in range(200):
+            plain.produce(topic, value=f"rec-{i}".encode(), partition=i % 3)
+        assert plain.flush(60) == 0
+        p = TxnProducer({"bootstrap.servers": b3.bootstrap, "transactional.id": "tls-peers"})
+        p.init_transactions(60)
+        p.begin_transaction()
+        for i in range(30):
+            p.produce(topic, value=f"txn-{i}".encode(), partition=i % 3)
+        p.commit_transaction(60)
+        from test_transactions import list_offsets, read
+        tps = [(topic, i) for i in range(3)]
+        ends = kit.wait_until(
+            lambda: (lambda lso, hw: lso == hw and hw)(list_offsets(b1.bootstrap, tps, True),
+                                                       list_offsets(b1.bootstrap, tps, False)),
+            30, "the transaction's markers written over the SSL listener")
+        got = read(b1.bootstrap, tps, "read_committed", ends)
+        values = sorted(v for recs_ in got.values() for _, v in recs_)
+        want = [f"rec-{i}" for i in range(200)] + [f"txn-{i}" for i in range(30)]
+        assert values == sorted(want)
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()

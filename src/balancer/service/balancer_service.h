@@ -48,6 +48,8 @@
 namespace strata::balancer {
 
 struct BalancerOptions {
+  // How its readers and producers reach other brokers (null: PLAINTEXT).
+  std::shared_ptr<asio::ssl::context> inter_broker_tls;
   bool enabled = true;
   bool self_healing = true;
   std::chrono::milliseconds cycle_interval{60'000};

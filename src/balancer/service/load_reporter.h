@@ -46,7 +46,8 @@ struct LoadReporterOptions {
   cluster::NodeId node{-1};
   std::chrono::milliseconds interval{10'000};
   std::string log_dir;
-  int64_t declared_disk_bytes = 0;  // 0: the file system's size
+  int64_t declared_disk_bytes = 0;                       // 0: the file system's size
+  std::shared_ptr<asio::ssl::context> inter_broker_tls;  // null: PLAINTEXT peers
 };
 
 class LoadReporter {

@@ -18,8 +18,9 @@ constexpr int16_t kFetchVersion = 12;
 constexpr int32_t kMaxBytes = 8 << 20;
 }  // namespace
 
-MetricsTopicReader::MetricsTopicReader(cluster::MetadataView& view, asio::any_io_executor executor)
-    : view_(view), peers_(view, std::move(executor), "strata-balancer") {}
+MetricsTopicReader::MetricsTopicReader(cluster::MetadataView& view, asio::any_io_executor executor,
+                                       std::shared_ptr<asio::ssl::context> tls)
+    : view_(view), peers_(view, std::move(executor), "strata-balancer", std::move(tls)) {}
 
 Status MetricsTopicReader::Poll(std::vector<balancer::MetricsSample>& out,
                                 std::chrono::milliseconds timeout) {

@@ -1,9 +1,9 @@
-#include "server/listener_tls.h"
+#include "broker/listener_tls.h"
 
 #include <algorithm>
 #include <cctype>
 
-namespace strata::server {
+namespace strata::broker {
 
 net::TlsSettings ListenerTlsSettings(const config::BrokerConfig& config,
                                      const std::string& listener_name) {
@@ -30,4 +30,14 @@ net::TlsSettings ListenerTlsSettings(const config::BrokerConfig& config,
   return s;
 }
 
-}  // namespace strata::server
+Result<std::shared_ptr<asio::ssl::context>> InterBrokerClientTls(
+    const config::BrokerConfig& config) {
+  const std::string& name = config.inter_broker_listener();
+  for (const config::Endpoint& l : config.listeners()) {
+    if (l.listener_name != name || l.protocol != config::SecurityProtocol::kSsl) continue;
+    return net::MakeClientTlsContext(ListenerTlsSettings(config, name));
+  }
+  return std::shared_ptr<asio::ssl::context>();
+}
+
+}  // namespace strata::broker
