@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "protocol/compression.h"
@@ -116,6 +117,25 @@ Result<Bytes> Rebuild(const BatchHeader& h, const std::vector<Record>& kept,
   return AssembleBatch(h, n, section);
 }
 
+// The records of batch `h` that `keep` accepts, in order; their views point
+// into `batch` or, for a compressed batch, `scratch`. kCorrupt when the
+// records cannot be parsed.
+Result<std::vector<Record>> ReadRecords(ByteView batch, const BatchHeader& h,
+                                        size_t max_decompressed_bytes, Bytes& scratch,
+                                        const std::function<bool(const Record&)>& keep) {
+  STRATA_ASSIGN_OR_RETURN(ByteView section,
+                          protocol::RecordsSection(h, batch, max_decompressed_bytes, scratch));
+  protocol::RecordParser parser(section);
+  std::vector<Record> out;
+  Record record;
+  for (int32_t i = 0; i < h.records_count; ++i) {
+    STRATA_RETURN_IF_ERROR(parser.Next(record));
+    if (keep(record)) out.push_back(record);
+  }
+  STRATA_RETURN_IF_ERROR(protocol::CheckRecordsEnd(h, parser));
+  return out;
+}
+
 }  // namespace
 
 Bytes EmptyBatchLike(const BatchHeader& h) {
@@ -154,16 +174,9 @@ Result<FilteredBatch> FilterControlBatch(ByteView batch, const BatchHeader& h,
   }
   // First pass to find its transaction gone: stamp the horizon.
   Bytes scratch;
-  STRATA_ASSIGN_OR_RETURN(ByteView section, protocol::RecordsSection(
-                                                h, batch, options.max_decompressed_bytes, scratch));
-  protocol::RecordParser parser(section);
-  std::vector<Record> records;
-  Record record;
-  for (int32_t i = 0; i < h.records_count; ++i) {
-    STRATA_RETURN_IF_ERROR(parser.Next(record));
-    records.push_back(record);
-  }
-  STRATA_RETURN_IF_ERROR(protocol::CheckRecordsEnd(h, parser));
+  STRATA_ASSIGN_OR_RETURN(std::vector<Record> records,
+                          ReadRecords(batch, h, options.max_decompressed_bytes, scratch,
+                                      [](const Record&) { return true; }));
   out.delete_horizon = options.new_delete_horizon;
   STRATA_ASSIGN_OR_RETURN(out.bytes, Rebuild(h, records, options.new_delete_horizon));
   out.outcome = BatchOutcome::kRewritten;
@@ -178,19 +191,12 @@ Result<FilteredBatch> FilterBatch(ByteView batch, const BatchHeader& h,
     return out;
   }
   Bytes scratch;
-  STRATA_ASSIGN_OR_RETURN(ByteView section, protocol::RecordsSection(
-                                                h, batch, options.max_decompressed_bytes, scratch));
-  protocol::RecordParser parser(section);
-  std::vector<Record> kept;
-  bool kept_tombstone = false;
-  Record record;
-  for (int32_t i = 0; i < h.records_count; ++i) {
-    STRATA_RETURN_IF_ERROR(parser.Next(record));
-    if (!retain(h.base_offset + record.offset_delta, record)) continue;
-    kept_tombstone = kept_tombstone || !record.value.has_value();
-    kept.push_back(record);
-  }
-  STRATA_RETURN_IF_ERROR(protocol::CheckRecordsEnd(h, parser));
+  STRATA_ASSIGN_OR_RETURN(
+      std::vector<Record> kept,
+      ReadRecords(batch, h, options.max_decompressed_bytes, scratch,
+                  [&](const Record& r) { return retain(h.base_offset + r.offset_delta, r); }));
+  const bool kept_tombstone =
+      std::any_of(kept.begin(), kept.end(), [](const Record& r) { return !r.value.has_value(); });
   out.records_read = h.records_count;
   out.records_retained = static_cast<int32_t>(kept.size());
 
