@@ -1,15 +1,19 @@
 #include "broker/listener_tls.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
+
+#include "broker/listener_sasl.h"
+#include "security/jaas.h"
+#include "security/scram.h"
 
 namespace strata::broker {
 
 net::TlsSettings ListenerTlsSettings(const config::BrokerConfig& config,
                                      const std::string& listener_name) {
-  std::string lower = listener_name;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = ListenerKeyName(listener_name);
   auto get = [&](const std::string& key) {
     return config.ListenerValue(lower, key).value_or(config.Get(key));
   };
@@ -30,14 +34,60 @@ net::TlsSettings ListenerTlsSettings(const config::BrokerConfig& config,
   return s;
 }
 
-Result<std::shared_ptr<asio::ssl::context>> InterBrokerClientTls(
-    const config::BrokerConfig& config) {
-  const std::string& name = config.inter_broker_listener();
-  for (const config::Endpoint& l : config.listeners()) {
-    if (l.listener_name != name || l.protocol != config::SecurityProtocol::kSsl) continue;
-    return net::MakeClientTlsContext(ListenerTlsSettings(config, name));
+namespace {
+
+// The inter-broker mechanism's credentials: username and password options of
+// listener.name.<l>.<mechanism>.sasl.jaas.config.
+Result<net::ClientSasl> InterBrokerSasl(const config::BrokerConfig& config,
+                                        const std::string& listener) {
+  net::ClientSasl sasl;
+  sasl.mechanism = config.Get("sasl.mechanism.inter.broker.protocol");
+  const std::string lower = ListenerKeyName(listener);
+  const std::string key =
+      fmt::format("listener.name.{}.{}.sasl.jaas.config", lower, ListenerKeyName(sasl.mechanism));
+  auto text = config.ListenerValue(lower, ListenerKeyName(sasl.mechanism) + ".sasl.jaas.config");
+  if (sasl.mechanism != "PLAIN" && !security::ScramMechanismFromName(sasl.mechanism)) {
+    return MakeError(Errc::kInvalidArgument,
+                     fmt::format("sasl.mechanism.inter.broker.protocol: {} is not supported "
+                                 "between brokers (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)",
+                                 sasl.mechanism));
   }
-  return std::shared_ptr<asio::ssl::context>();
+  if (!text) {
+    return MakeError(Errc::kInvalidArgument,
+                     fmt::format("{} must give the username and password brokers use", key));
+  }
+  auto jaas = security::ParseJaasConfig(*text);
+  if (!jaas.ok()) return MakeError(Errc::kInvalidArgument, key + ": " + jaas.error().message);
+  auto user = jaas->options.find("username");
+  auto password = jaas->options.find("password");
+  if (user == jaas->options.end() || password == jaas->options.end()) {
+    return MakeError(Errc::kInvalidArgument, key + ": username and password are required");
+  }
+  sasl.username = user->second;
+  sasl.password = password->second;
+  return sasl;
+}
+
+}  // namespace
+
+Result<net::ClientSecurity> InterBrokerClientSecurity(const config::BrokerConfig& config) {
+  using config::SecurityProtocol;
+  const std::string& name = config.inter_broker_listener();
+  net::ClientSecurity security;
+  security.verify_hostname = config.Get("ssl.endpoint.identification.algorithm") == "https";
+  for (const config::Endpoint& l : config.listeners()) {
+    if (l.listener_name != name) continue;
+    if (l.protocol == SecurityProtocol::kSsl || l.protocol == SecurityProtocol::kSaslSsl) {
+      STRATA_ASSIGN_OR_RETURN(security.tls,
+                              net::MakeClientTlsContext(ListenerTlsSettings(config, name)));
+    }
+    if (l.protocol == SecurityProtocol::kSaslPlaintext ||
+        l.protocol == SecurityProtocol::kSaslSsl) {
+      STRATA_ASSIGN_OR_RETURN(security.sasl, InterBrokerSasl(config, name));
+    }
+    break;
+  }
+  return security;
 }
 
 }  // namespace strata::broker

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/broker_config.h"
+#include "net/client.h"
 #include "net/tls_context.h"
 
 namespace strata::broker {
@@ -12,9 +13,12 @@ namespace strata::broker {
 net::TlsSettings ListenerTlsSettings(const config::BrokerConfig& config,
                                      const std::string& listener_name);
 
-// The context this broker connects to its peers with: null when the
-// inter-broker listener is PLAINTEXT. kInvalidArgument naming the setting.
-Result<std::shared_ptr<asio::ssl::context>> InterBrokerClientTls(
-    const config::BrokerConfig& config);
+// How this broker connects to its peers' inter-broker listener: TLS for SSL
+// and SASL_SSL (the listener's ssl.* settings: its truststore, its keystore
+// as client certificate, ssl.endpoint.identification.algorithm), SASL for
+// SASL_PLAINTEXT and SASL_SSL (sasl.mechanism.inter.broker.protocol, with
+// the username and password of the listener's JAAS config for that
+// mechanism). kInvalidArgument naming the setting.
+Result<net::ClientSecurity> InterBrokerClientSecurity(const config::BrokerConfig& config);
 
 }  // namespace strata::broker

@@ -25,9 +25,9 @@ ReplicaFetchers::ReplicaFetchers(const config::BrokerConfig& config, cluster::Me
 
 ReplicaFetchers::~ReplicaFetchers() { Shutdown(); }
 
-void ReplicaFetchers::SetTls(std::shared_ptr<asio::ssl::context> tls) {
+void ReplicaFetchers::SetSecurity(net::ClientSecurity security) {
   std::lock_guard lock(mu_);
-  options_.tls = std::move(tls);
+  options_.security = std::move(security);
 }
 
 void ReplicaFetchers::Shutdown() {

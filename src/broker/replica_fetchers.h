@@ -39,7 +39,7 @@ class ReplicaFetchers {
   // Stops every loop (before the logs close).
   void Shutdown();
   // Fetchers created from now on connect with TLS (an SSL inter-broker listener).
-  void SetTls(std::shared_ptr<asio::ssl::context> tls);
+  void SetSecurity(net::ClientSecurity security);
 
   size_t followed() const;
   int64_t bytes_fetched() const;

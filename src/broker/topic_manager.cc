@@ -323,8 +323,8 @@ int TopicManager::EnforceRetention() {
   return deleted;
 }
 
-void TopicManager::SetInterBrokerTls(std::shared_ptr<asio::ssl::context> tls) {
-  fetchers_->SetTls(std::move(tls));
+void TopicManager::SetInterBrokerSecurity(net::ClientSecurity security) {
+  fetchers_->SetSecurity(std::move(security));
 }
 
 size_t TopicManager::ExpireProducers(int64_t expiration_ms) {

@@ -160,7 +160,7 @@ class TopicManager : private IsrUpdater::Host, private ReplicaReconciler::Host {
   // Applies retention to every log; returns segments deleted.
   int EnforceRetention();
   // The TLS context replica fetchers connect to leaders with (before Start).
-  void SetInterBrokerTls(std::shared_ptr<asio::ssl::context> tls);
+  void SetInterBrokerSecurity(net::ClientSecurity security);
   // Forgets, on every hosted partition, producers idle for `expiration_ms`
   // (producer.id.expiration.ms); returns how many went.
   size_t ExpireProducers(int64_t expiration_ms);

@@ -78,6 +78,12 @@ class KeyLayout {
     return DeletedTopicsPrefix() + topic_id;
   }
 
+  // A user's SCRAM credentials (cluster/scram_credentials.h), by user name.
+  std::string ScramCredentialsPrefix() const { return prefix_ + "scram_credentials/"; }
+  std::string ScramCredentials(const std::string& user) const {
+    return ScramCredentialsPrefix() + user;
+  }
+
   ParsedKey Parse(const std::string& key) const;
 
  private:

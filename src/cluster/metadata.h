@@ -18,6 +18,7 @@
 #include "cluster/metadata_store.h"
 #include "cluster/metadata_view.h"
 #include "cluster/partition_reassignment.h"
+#include "cluster/scram_credentials.h"
 #include "cluster/types.h"
 
 namespace strata::cluster {
@@ -75,6 +76,13 @@ class Metadata : public MetadataStore {
   // registers again with a higher epoch, as a KRaft broker would).
   // kNotFound when the broker was never registered or is already forgotten.
   Status UnregisterBroker(NodeId id);
+  // A user's SCRAM credentials, changed by `change` in one compare-and-set
+  // (the record goes once no mechanism is left); read from the view.
+  // kNotFound from `change` passes through.
+  Status UpdateScramCredentials(const std::string& user,
+                                const std::function<Status(UserScramCredentials&)>& change);
+  std::optional<UserScramCredentials> ScramCredentials(const std::string& user) const;
+  std::vector<UserScramCredentials> AllScramCredentials() const;
   Status SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
                              const RemoteLogOffsets& offsets) override;
   Status ClaimRemoteLog(const std::string& topic_id, int32_t partition,

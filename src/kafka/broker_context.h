@@ -18,6 +18,9 @@ namespace strata::coordinator {
 class GroupCoordinator;
 class TxnCoordinator;
 }  // namespace strata::coordinator
+namespace strata::broker {
+class SaslMechanisms;
+}  // namespace strata::broker
 namespace strata::cluster {
 class Controller;
 class Metadata;
@@ -39,7 +42,7 @@ struct BrokerContext {
   // What Metadata/DescribeCluster tell clients (the bound port when the
   // listener asked for port 0).
   // The TLS context of connections to peers (null: PLAINTEXT inter-broker).
-  std::shared_ptr<asio::ssl::context> inter_broker_tls;
+  net::ClientSecurity inter_broker_security;
   // This broker's listeners as advertised (bound ports filled in).
   std::vector<cluster::BrokerListener> advertised;
   // Consumer groups and committed offsets; set once at start-up.
@@ -55,6 +58,8 @@ struct BrokerContext {
   ControllerForwarder* forwarder = nullptr;
   // What the active controller does on request (ElectLeaders); set at start-up.
   cluster::Controller* controller = nullptr;
+  // The SASL mechanisms of the SASL listeners; set at start-up.
+  broker::SaslMechanisms* sasl = nullptr;
   // replica.selector.class (KIP-392); set at start-up.
   broker::ReplicaSelectorKind replica_selector = broker::ReplicaSelectorKind::kLeaderOnly;
 };

@@ -98,7 +98,7 @@ std::shared_ptr<net::Client> ControllerForwarder::ClientFor(const Target& target
     net::ClientOptions options;
     options.client_id = fmt::format("strata-broker-{}", ctx_.config.node_id());
     options.request_timeout = timeout_;
-    options.tls = ctx_.inter_broker_tls;
+    options.security = ctx_.inter_broker_security;
     entry = {endpoint,
              std::make_shared<net::Client>(executor_, target.host, uint16_t(target.port), options)};
   }

@@ -3,11 +3,11 @@
 namespace strata::kafka {
 
 PeerClients::PeerClients(cluster::MetadataView& view, asio::any_io_executor executor,
-                         std::string client_id, std::shared_ptr<asio::ssl::context> tls)
+                         std::string client_id, net::ClientSecurity security)
     : view_(view),
       executor_(std::move(executor)),
       client_id_(std::move(client_id)),
-      tls_(std::move(tls)) {}
+      security_(std::move(security)) {}
 
 PeerClients::~PeerClients() { CloseAll(); }
 
@@ -30,7 +30,7 @@ net::Client* PeerClients::At(cluster::NodeId node, const std::string& host, uint
     net::ClientOptions options;
     options.client_id = client_id_;
     options.max_connections = 1;
-    options.tls = tls_;
+    options.security = security_;
     client = std::make_unique<net::Client>(executor_, host, port, options);
   }
   return client.get();

@@ -22,7 +22,7 @@ class PeerClients {
  public:
   // `tls`: the context of an SSL inter-broker listener (null: PLAINTEXT).
   PeerClients(cluster::MetadataView& view, asio::any_io_executor executor, std::string client_id,
-              std::shared_ptr<asio::ssl::context> tls = nullptr);
+              net::ClientSecurity security = {});
   ~PeerClients();
   PeerClients(const PeerClients&) = delete;
   PeerClients& operator=(const PeerClients&) = delete;
@@ -41,7 +41,7 @@ class PeerClients {
   cluster::MetadataView& view_;
   asio::any_io_executor executor_;
   const std::string client_id_;
-  const std::shared_ptr<asio::ssl::context> tls_;
+  const net::ClientSecurity security_;
   std::map<cluster::NodeId, std::unique_ptr<net::Client>> clients_;
 };
 

@@ -99,7 +99,7 @@ TxnMarkerChannel::TxnMarkerChannel(BrokerContext& ctx, coordinator::TxnCoordinat
     : ctx_(ctx),
       coordinator_(coordinator),
       executor_(executor),
-      peers_(view, executor, "strata-txn-markers", ctx.inter_broker_tls) {}
+      peers_(view, executor, "strata-txn-markers", ctx.inter_broker_security) {}
 
 TxnMarkerChannel::~TxnMarkerChannel() = default;
 

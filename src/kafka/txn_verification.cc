@@ -106,7 +106,7 @@ std::shared_ptr<net::Client> TxnPartitionVerifier::ClientFor(int32_t node, const
     net::ClientOptions options;
     options.client_id = "strata-txn-verification";
     options.max_connections = 2;
-    options.tls = ctx_.inter_broker_tls;
+    options.security = ctx_.inter_broker_security;
     client = std::make_shared<net::Client>(executor_, host, port, options);
   }
   return client;

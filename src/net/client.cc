@@ -1,6 +1,7 @@
 #include "net/client.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <asio.hpp>
@@ -12,6 +13,8 @@
 #include "net/logger.h"
 #include "protocol/api_key.h"
 #include "protocol/header.h"
+#include "protocol/messages/sasl_authenticate.h"
+#include "protocol/messages/sasl_handshake.h"
 #include "protocol/request_registry.h"
 
 namespace strata::net {
@@ -27,6 +30,10 @@ struct Connection {
   asio::ip::tcp::socket socket;
   // Over `socket` when the client speaks TLS (closing the socket ends it).
   std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls;
+  // When the SASL session ends (KIP-368): the connection is not reused
+  // after this.
+  std::chrono::steady_clock::time_point reauthenticate_at =
+      std::chrono::steady_clock::time_point::max();
 };
 
 // Writes or reads all of `buffers` on the connection's TLS stream, or its
@@ -80,8 +87,13 @@ struct Client::Pool {
 
   asio::awaitable<Result<ConnectionPtr>> Acquire(Clock::time_point deadline);
   asio::awaitable<Result<ConnectionPtr>> Connect(Clock::time_point deadline);
-  // The TLS handshake on a new connection (options.tls set).
+  // The TLS handshake on a new connection (options.security.tls set).
   asio::awaitable<asio::error_code> Handshake(Connection& conn);
+  // SASL authentication on a new connection (options.security.sasl set).
+  asio::awaitable<Status> Authenticate(Connection& conn);
+  // One request of an exchange on a connection not yet in the pool.
+  template <class Req, class Resp>
+  asio::awaitable<Result<Resp>> SendOn(Connection& conn, Req& request, int16_t version);
   asio::awaitable<Result<Response>> Exchange(Connection& conn, const Bytes& frame,
                                              int32_t correlation_id, bool flexible_response,
                                              bool& broken);
@@ -197,6 +209,14 @@ asio::awaitable<Result<ConnectionPtr>> Client::Pool::Acquire(Clock::time_point d
     if (!idle.empty()) {
       ConnectionPtr conn = std::move(idle.back());
       idle.pop_back();
+      if (Clock::now() >= conn->reauthenticate_at) {
+        // Its SASL session is (nearly) over: a new connection authenticates
+        // afresh rather than re-authenticating this one.
+        asio::error_code ec;
+        conn->socket.close(ec);
+        --open;
+        continue;
+      }
       busy.push_back(conn);
       co_return conn;
     }
@@ -226,6 +246,7 @@ asio::awaitable<Result<ConnectionPtr>> Client::Pool::Connect(Clock::time_point d
   ++connecting;
   auto conn = std::make_shared<Connection>(strand);
   asio::error_code ec;
+  std::string sasl_error;
   {
     Watchdog watchdog(strand, std::min(deadline, Clock::now() + options.connect_timeout), conn);
     asio::ip::tcp::resolver resolver(strand);
@@ -235,12 +256,22 @@ asio::awaitable<Result<ConnectionPtr>> Client::Pool::Connect(Clock::time_point d
     if (!ec) {
       auto [connect_ec, endpoint] = co_await asio::async_connect(conn->socket, endpoints, kAsTuple);
       ec = connect_ec;
-      if (!ec && options.tls) ec = co_await Handshake(*conn);
+      if (!ec && options.security.tls) ec = co_await Handshake(*conn);
+      if (!ec && options.security.sasl) {
+        Status authenticated = co_await Authenticate(*conn);
+        if (!authenticated.ok()) {
+          sasl_error = authenticated.error().message;
+          ec = asio::error::access_denied;
+        }
+      }
       if (!ec && watchdog.fired()) ec = asio::error::timed_out;
     }
   }
   --connecting;
   if (ec || closed) {
+    if (!sasl_error.empty() && !closed) {
+      Log()->warn("SASL authentication to {} failed: {}", Peer(), sasl_error);
+    }
     const auto wait = backoff;
     backoff_until = Clock::now() + wait;
     backoff = std::min(backoff * 2, options.reconnect_backoff_max);
@@ -260,16 +291,71 @@ asio::awaitable<Result<ConnectionPtr>> Client::Pool::Connect(Clock::time_point d
 }
 
 asio::awaitable<asio::error_code> Client::Pool::Handshake(Connection& conn) {
-  conn.tls = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(conn.socket, *options.tls);
+  conn.tls = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(conn.socket,
+                                                                         *options.security.tls);
   // SNI, and the name the certificate must carry.
   SSL_set_tlsext_host_name(conn.tls->native_handle(), host.c_str());
   conn.tls->set_verify_mode(asio::ssl::verify_peer);
-  if (options.verify_hostname) {
+  if (options.security.verify_hostname) {
     conn.tls->set_verify_callback(asio::ssl::host_name_verification(host));
   }
   auto [ec] = co_await conn.tls->async_handshake(asio::ssl::stream_base::client, kAsTuple);
   if (ec) Log()->warn("TLS handshake with {} failed: {}", Peer(), ec.message());
   co_return ec;
+}
+
+template <class Req, class Resp>
+asio::awaitable<Result<Resp>> Client::Pool::SendOn(Connection& conn, Req& request,
+                                                   int16_t version) {
+  const bool flexible = protocol::IsFlexible<Req>(version);
+  Bytes body;
+  protocol::Encode(request, version, flexible, body);
+  const int32_t correlation_id = next_correlation_id.fetch_add(1);
+  const Bytes frame =
+      EncodeRequestFrame(Req::kApiKey, version, correlation_id, options.client_id, body);
+  bool broken = false;
+  auto response = co_await Exchange(conn, frame, correlation_id, flexible, broken);
+  if (!response.ok()) co_return response.take_error();
+  co_return protocol::Decode<Resp>(response->body(), version, flexible);
+}
+
+asio::awaitable<Status> Client::Pool::Authenticate(Connection& conn) {
+  const ClientSasl& sasl = *options.security.sasl;
+  protocol::SaslHandshakeRequest handshake{sasl.mechanism};
+  auto shook = co_await SendOn<protocol::SaslHandshakeRequest, protocol::SaslHandshakeResponse>(
+      conn, handshake, 1);
+  if (!shook.ok()) co_return shook.take_error();
+  if (shook->error_code != 0) {
+    co_return MakeError(Errc::kInvalidArgument,
+                        fmt::format("{} is not enabled there (enabled: {})", sasl.mechanism,
+                                    fmt::join(shook->mechanisms, ",")));
+  }
+  auto made = SaslClientSteps::Make(sasl);
+  if (!made.ok()) co_return made.take_error();
+  std::unique_ptr<SaslClientSteps> steps = std::move(made).value();
+  Bytes server_token;
+  for (;;) {
+    auto next = steps->Next(server_token);
+    if (!next.ok()) co_return next.take_error();
+    std::optional<Bytes> token = std::move(next).value();
+    if (!token) co_return Status::Ok();
+    protocol::SaslAuthenticateRequest round{std::move(*token)};
+    auto answer =
+        co_await SendOn<protocol::SaslAuthenticateRequest, protocol::SaslAuthenticateResponse>(
+            conn, round, 2);
+    if (!answer.ok()) co_return answer.take_error();
+    if (answer->error_code != 0) {
+      co_return MakeError(Errc::kInvalidArgument,
+                          answer->error_message.value_or("authentication failed"));
+    }
+    if (answer->session_lifetime_ms > 0) {
+      // Kafka's clients re-authenticate at 85-95 % of the lifetime; this one
+      // retires the connection at 80 %.
+      conn.reauthenticate_at =
+          Clock::now() + std::chrono::milliseconds(answer->session_lifetime_ms * 8 / 10);
+    }
+    server_token = std::move(answer->auth_bytes);
+  }
 }
 
 asio::awaitable<Result<Response>> Client::Pool::Exchange(Connection& conn, const Bytes& frame,

@@ -23,13 +23,29 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/bytes.h"
 #include "base/result.h"
+#include "net/client_sasl.h"
 #include "protocol/message.h"
 
 namespace strata::net {
+
+// How a client secures its connections (the inter-broker listener's security
+// protocol, or the CLI's --command-config).
+struct ClientSecurity {
+  // Set to speak TLS (SSL, SASL_SSL): each connection starts with a
+  // handshake, and the server's certificate must name `host` when
+  // `verify_hostname` (Kafka's ssl.endpoint.identification.algorithm=https).
+  std::shared_ptr<asio::ssl::context> tls;
+  bool verify_hostname = true;
+  // Set to authenticate each connection with SASL (SASL_PLAINTEXT,
+  // SASL_SSL) before its first request. A connection whose session lifetime
+  // (KIP-368) is mostly spent is closed instead of reused.
+  std::optional<ClientSasl> sasl;
+};
 
 struct ClientOptions {
   std::string client_id = "strata-broker";
@@ -39,11 +55,7 @@ struct ClientOptions {
   std::chrono::milliseconds reconnect_backoff_max{1000};
   int max_connections = 4;
   int32_t max_response_bytes = 104857600;
-  // Set to speak TLS (an SSL inter-broker listener): each connection starts
-  // with a handshake, and the server's certificate must name `host` when
-  // `verify_hostname` (Kafka's ssl.endpoint.identification.algorithm=https).
-  std::shared_ptr<asio::ssl::context> tls;
-  bool verify_hostname = true;
+  ClientSecurity security;
 };
 
 // One response as received: the frame after its size prefix. `body` points

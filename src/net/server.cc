@@ -89,39 +89,96 @@ asio::awaitable<void> Server::AcceptLoop() {
   }
 }
 
-asio::awaitable<void> Server::Session(asio::ip::tcp::socket socket) {
+// One connection's state, shared by its serving coroutine and its idle watch
+// (both on the connection's context).
+struct Server::Connection {
+  explicit Connection(bool sasl) : auth(sasl) {}
   std::string peer = "unknown";
+  ConnectionAuth auth;
+  asio::ip::tcp::socket* socket = nullptr;  // null once the connection ends
+  std::optional<asio::steady_timer> idle_timer;
+  int64_t last_active_ms = ConnectionAuth::NowMs();
+  bool busy = false;  // a request is being handled
+};
+
+asio::awaitable<void> Server::Session(asio::ip::tcp::socket socket) {
+  auto conn = std::make_shared<Connection>(options_.sasl);
   asio::error_code ec;
   auto remote = socket.remote_endpoint(ec);
-  if (!ec) peer = fmt::format("{}:{}", remote.address().to_string(), remote.port());
+  if (!ec) conn->peer = fmt::format("{}:{}", remote.address().to_string(), remote.port());
   ++open_connections_;
   if (options_.tls == nullptr) {
-    co_await Serve(socket, peer);
+    conn->socket = &socket;
+    asio::co_spawn(socket.get_executor(), IdleWatch(conn, socket), asio::detached);
+    co_await Serve(socket, *conn);
   } else {
     asio::ssl::stream<asio::ip::tcp::socket> tls(std::move(socket), *options_.tls);
+    conn->socket = &tls.next_layer();
+    asio::co_spawn(tls.get_executor(), IdleWatch(conn, tls.next_layer()), asio::detached);
     auto [handshake] = co_await tls.async_handshake(
         asio::ssl::stream_base::server, asio::experimental::as_tuple(asio::use_awaitable));
     if (handshake) {
       // A plaintext client, an untrusted certificate, no common version.
-      Log()->info("closing connection {} on listener {}: TLS handshake failed: {}", peer,
+      Log()->info("closing connection {} on listener {}: TLS handshake failed: {}", conn->peer,
                   options_.listener_name, handshake.message());
     } else {
-      co_await Serve(tls, peer);
+      Result<security::KafkaPrincipal> principal = security::KafkaPrincipal::Anonymous();
+      if (options_.tls_principal) {
+        X509* cert = SSL_get1_peer_certificate(tls.native_handle());
+        principal = options_.tls_principal(cert);
+        X509_free(cert);
+      }
+      if (principal.ok()) {
+        conn->auth.set_principal(std::move(principal).value());
+        co_await Serve(tls, *conn);
+      } else {
+        Log()->info("closing connection {} on listener {}: {} (ssl.principal.mapping.rules)",
+                    conn->peer, options_.listener_name, principal.error().message);
+      }
     }
-    tls.lowest_layer().close(ec);
+    tls.next_layer().close(ec);
   }
+  conn->socket = nullptr;
+  if (conn->idle_timer) conn->idle_timer->cancel();
   socket.close(ec);
   --open_connections_;
 }
 
+asio::awaitable<void> Server::IdleWatch(std::shared_ptr<Connection> conn,
+                                        asio::ip::tcp::socket& socket) {
+  if (options_.max_idle_ms <= 0) co_return;
+  conn->idle_timer.emplace(socket.get_executor());
+  while (conn->socket != nullptr) {
+    const int64_t idle_until = conn->last_active_ms + options_.max_idle_ms;
+    const int64_t now = ConnectionAuth::NowMs();
+    if (!conn->busy && now >= idle_until) {
+      Log()->info(
+          "closing connection {} on listener {}: idle for {} ms{} (connections.max.idle.ms)",
+          conn->peer, options_.listener_name, now - conn->last_active_ms,
+          conn->auth.state() == ConnectionAuth::State::kAuthenticated ? ""
+                                                                      : " without authenticating");
+      asio::error_code ec;
+      socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+      socket.close(ec);
+      co_return;
+    }
+    conn->idle_timer->expires_after(
+        std::chrono::milliseconds(std::max<int64_t>(idle_until - now, 10)));
+    auto [ec] =
+        co_await conn->idle_timer->async_wait(asio::experimental::as_tuple(asio::use_awaitable));
+    (void)ec;  // cancelled at the end of the connection: the loop sees it
+  }
+}
+
 template <typename Stream>
-asio::awaitable<void> Server::Serve(Stream& stream, const std::string& peer) {
+asio::awaitable<void> Server::Serve(Stream& stream, Connection& conn) {
+  const std::string& peer = conn.peer;
   try {
-    while (co_await ServeOne(stream, peer)) {
+    while (co_await ServeOne(stream, conn)) {
     }
   } catch (const asio::system_error& e) {
     if (e.code() != asio::error::eof && e.code() != asio::error::connection_reset &&
-        e.code() != asio::error::operation_aborted &&
+        e.code() != asio::error::operation_aborted && e.code() != asio::error::bad_descriptor &&
         e.code() != asio::ssl::error::stream_truncated) {
       Log()->info("connection {} closed: {}", peer, e.code().message());
     }
@@ -151,19 +208,27 @@ Status ParseRequestFrame(Request& req,
 
 // Reads, handles and answers one request. Returns false to close.
 template <typename Stream>
-asio::awaitable<bool> Server::ServeOne(Stream& socket, const std::string& peer) {
+asio::awaitable<bool> Server::ServeOne(Stream& socket, Connection& conn) {
+  const std::string& peer = conn.peer;
   uint8_t size_buf[4];
   co_await asio::async_read(socket, asio::buffer(size_buf), asio::use_awaitable);
+  conn.last_active_ms = ConnectionAuth::NowMs();
   int32_t size = static_cast<int32_t>(LoadBE32(size_buf));
-  if (size < kMinFrame || size > options_.max_request_bytes) {
-    Log()->warn(
-        "closing connection {}: request size {} outside [{}, {}] (socket.request.max.bytes)", peer,
-        size, kMinFrame, options_.max_request_bytes);
+  // Until it authenticates a client may not make the broker hold large
+  // frames (sasl.server.max.receive.size).
+  const bool authenticated = conn.auth.state() == ConnectionAuth::State::kAuthenticated;
+  const int32_t max_size =
+      authenticated ? options_.max_request_bytes : options_.sasl_max_receive_bytes;
+  if (size < kMinFrame || size > max_size) {
+    Log()->warn("closing connection {}: request size {} outside [{}, {}] ({})", peer, size,
+                kMinFrame, max_size,
+                authenticated ? "socket.request.max.bytes" : "sasl.server.max.receive.size");
     co_return false;
   }
   Request req;
   req.peer = peer;
   req.listener = options_.listener_name;
+  req.auth = &conn.auth;
   req.frame_size = static_cast<size_t>(size);
   req.frame = std::make_unique_for_overwrite<uint8_t[]>(req.frame_size);
   MutableByteView frame(req.frame.get(), req.frame_size);
@@ -177,8 +242,15 @@ asio::awaitable<bool> Server::ServeOne(Stream& socket, const std::string& peer) 
   }
   const int16_t key = req.header.api_key;
   const int16_t version = req.header.api_version;
+  if (auto refused = RefusedBeforeAuthentication(conn.auth, key)) {
+    Log()->info("closing connection {} on listener {}: {}", peer, options_.listener_name, *refused);
+    co_return false;
+  }
 
+  conn.busy = true;
   auto result = co_await handler_.Handle(req);
+  conn.busy = false;
+  conn.last_active_ms = ConnectionAuth::NowMs();
   if (!result.ok()) {
     Log()->warn("closing connection {}: {} v{} (correlation id {}): {}", peer,
                 protocol::ApiKeyName(key), version, req.header.correlation_id,
@@ -187,7 +259,8 @@ asio::awaitable<bool> Server::ServeOne(Stream& socket, const std::string& peer) 
   }
   if (!result.value().has_value()) co_return true;  // acks=0
   co_await WriteResponse(socket, *result.value(), req.response_splices);
-  co_return true;
+  conn.last_active_ms = ConnectionAuth::NowMs();
+  co_return !conn.auth.close_after_response();
 }
 
 namespace {

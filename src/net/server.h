@@ -22,6 +22,7 @@
 #include "base/bytes.h"
 #include "base/file_region.h"
 #include "base/result.h"
+#include "net/connection_auth.h"
 #include "net/io_context_pool.h"
 #include "protocol/header.h"
 
@@ -41,6 +42,9 @@ struct Request {
   // The listener the connection came in on (ServerOptions::listener_name):
   // answers name brokers by their endpoints on it.
   std::string listener = "PLAINTEXT";
+  // The connection's authentication (never null for a request read off a
+  // socket; null for one unwrapped from an Envelope).
+  ConnectionAuth* auth = nullptr;
   // Set by a handler whose response carries file regions (Fetch): they are
   // sent with sendfile(2) at their places in the response buffer.
   FileSplices response_splices;
@@ -74,6 +78,17 @@ struct ServerOptions {
   // Set for an SSL listener: connections start with a TLS handshake. Fetch
   // data is then copied through TLS instead of sendfile(2).
   std::shared_ptr<asio::ssl::context> tls;
+  // The principal of a TLS client from its certificate (null or absent:
+  // User:ANONYMOUS), ssl.principal.mapping.rules applied; an error (no rule
+  // maps the name) closes the connection.
+  std::function<Result<security::KafkaPrincipal>(X509* peer_certificate)> tls_principal;
+  // SASL_PLAINTEXT / SASL_SSL: requests wait for SASL authentication, whose
+  // frames may be at most sasl.server.max.receive.size bytes.
+  bool sasl = false;
+  int32_t sasl_max_receive_bytes = 524288;
+  // connections.max.idle.ms: a connection without a request for this long
+  // is closed (so is one that never authenticates).
+  int64_t max_idle_ms = 600000;
 };
 
 class Server {
@@ -92,13 +107,16 @@ class Server {
 
  private:
   asio::awaitable<void> AcceptLoop();
+  struct Connection;
   asio::awaitable<void> Session(asio::ip::tcp::socket socket);
+  // Closes `conn`'s socket once it has been idle for max_idle_ms.
+  asio::awaitable<void> IdleWatch(std::shared_ptr<Connection> conn, asio::ip::tcp::socket& socket);
   // Serves requests on `stream` (a socket, or a TLS stream over one) until
   // the connection ends.
   template <typename Stream>
-  asio::awaitable<void> Serve(Stream& stream, const std::string& peer);
+  asio::awaitable<void> Serve(Stream& stream, Connection& conn);
   template <typename Stream>
-  asio::awaitable<bool> ServeOne(Stream& stream, const std::string& peer);
+  asio::awaitable<bool> ServeOne(Stream& stream, Connection& conn);
   // Writes the size prefix, `payload` and the spliced file regions in order.
   template <typename Stream>
   asio::awaitable<void> WriteResponse(Stream& stream, const Bytes& payload,

@@ -41,9 +41,12 @@
 #include "protocol/messages/offset_fetch.h"
 #include "protocol/messages/offset_for_leader_epoch.h"
 #include "protocol/messages/produce.h"
+#include "protocol/messages/sasl_authenticate.h"
+#include "protocol/messages/sasl_handshake.h"
 #include "protocol/messages/sync_group.h"
 #include "protocol/messages/txn_offset_commit.h"
 #include "protocol/messages/unregister_broker.h"
+#include "protocol/messages/user_scram_credentials.h"
 #include "protocol/messages/write_txn_markers.h"
 
 namespace strata::protocol {
@@ -51,19 +54,19 @@ namespace strata::protocol {
 template <class... Ms>
 struct RequestList {};
 
-using AllRequests =
-    RequestList<ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest,
-                OffsetCommitRequest, OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest,
-                HeartbeatRequest, LeaveGroupRequest, SyncGroupRequest, DescribeGroupsRequest,
-                ListGroupsRequest, ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
-                DeleteRecordsRequest, InitProducerIdRequest, OffsetForLeaderEpochRequest,
-                DescribeConfigsRequest, AlterConfigsRequest, CreatePartitionsRequest,
-                DeleteGroupsRequest, IncrementalAlterConfigsRequest, OffsetDeleteRequest,
-                DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
-                DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest,
-                AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest,
-                DescribeLogDirsRequest, WriteTxnMarkersRequest, DescribeProducersRequest,
-                AddPartitionsToTxnRequest, AddOffsetsToTxnRequest, EndTxnRequest,
-                TxnOffsetCommitRequest, DescribeTransactionsRequest, ListTransactionsRequest>;
+using AllRequests = RequestList<
+    ProduceRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, OffsetCommitRequest,
+    OffsetFetchRequest, FindCoordinatorRequest, JoinGroupRequest, HeartbeatRequest,
+    LeaveGroupRequest, SyncGroupRequest, DescribeGroupsRequest, ListGroupsRequest,
+    ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DeleteRecordsRequest,
+    InitProducerIdRequest, OffsetForLeaderEpochRequest, DescribeConfigsRequest, AlterConfigsRequest,
+    CreatePartitionsRequest, DeleteGroupsRequest, IncrementalAlterConfigsRequest,
+    OffsetDeleteRequest, DescribeQuorumRequest, EnvelopeRequest, DescribeClusterRequest,
+    DescribeTopicPartitionsRequest, ElectLeadersRequest, UnregisterBrokerRequest,
+    AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest, DescribeLogDirsRequest,
+    WriteTxnMarkersRequest, DescribeProducersRequest, AddPartitionsToTxnRequest,
+    AddOffsetsToTxnRequest, EndTxnRequest, TxnOffsetCommitRequest, DescribeTransactionsRequest,
+    ListTransactionsRequest, SaslHandshakeRequest, SaslAuthenticateRequest,
+    DescribeUserScramCredentialsRequest, AlterUserScramCredentialsRequest>;
 
 }  // namespace strata::protocol

@@ -49,6 +49,7 @@
 #include "protocol/messages/sync_group.h"
 #include "protocol/messages/unregister_broker.h"
 #include "protocol/request_registry.h"
+#include "protocol/security_messages_fill.h"
 #include "protocol/txn_messages_fill.h"
 
 // ---------------------------------------------------------------------------
@@ -1311,7 +1312,7 @@ TEST(MessagesGolden, FetchResponseV12) {
 
 TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   const auto& apis = SupportedApis();
-  ASSERT_EQ(apis.size(), 42u);
+  ASSERT_EQ(apis.size(), 46u);
   for (size_t i = 1; i < apis.size(); ++i) EXPECT_LT(apis[i - 1].key, apis[i].key);
   const ApiRange* md = FindApi(3);
   ASSERT_NE(md, nullptr);
@@ -1327,7 +1328,12 @@ TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   EXPECT_EQ(log_dirs->min, 0);
   EXPECT_EQ(log_dirs->max, 4);
   EXPECT_EQ(log_dirs->first_flexible, 2);
-  EXPECT_EQ(FindApi(4), nullptr);  // LeaderAndIsr: not a client API
+  const ApiRange* sasl = FindApi(36);
+  ASSERT_NE(sasl, nullptr);
+  EXPECT_EQ(sasl->max, 2);
+  EXPECT_EQ(sasl->first_flexible, 2);
+  EXPECT_FALSE(RequestIsFlexible(17, 1));  // SaslHandshake is never flexible
+  EXPECT_EQ(FindApi(4), nullptr);          // LeaderAndIsr: not a client API
   EXPECT_EQ(FindApi(-1), nullptr);
   EXPECT_EQ(FindApi(1000), nullptr);
 }

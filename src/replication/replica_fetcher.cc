@@ -64,7 +64,7 @@ ReplicaFetcher::ReplicaFetcher(std::string name, std::string host, uint16_t port
   co.client_id = name_;
   co.request_timeout = options_.timeout + std::chrono::milliseconds(options_.max_wait_ms);
   co.max_connections = 1;
-  co.tls = options_.tls;
+  co.security = options_.security;
   co.max_response_bytes = std::max(options_.max_bytes, options_.partition_max_bytes) + (1 << 20);
   client_ = std::make_unique<net::Client>(io_.get_executor(), host_, port_, co);
   asio::co_spawn(io_, Run(), asio::detached);

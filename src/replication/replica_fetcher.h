@@ -55,7 +55,7 @@ struct FetcherOptions {
   // follower.replication.throttled.rate; null: none.
   std::shared_ptr<ReplicationThrottle> throttle;
   // Set when the leader's inter-broker listener is SSL.
-  std::shared_ptr<asio::ssl::context> tls;
+  net::ClientSecurity security;
   // Called on the loop's thread each time the leader could not be reached
   // (connection refused or lost, timeout): a hint that it may be gone.
   std::function<void()> on_unreachable;

@@ -6,8 +6,10 @@
 
 #include "admin/routes.h"
 #include "base/log.h"
+#include "broker/listener_sasl.h"
 #include "broker/listener_tls.h"
 #include "broker/local_replicas.h"
+#include "security/ssl_principal.h"
 #include "server/capacity.h"
 #include "server/logger.h"
 
@@ -137,7 +139,7 @@ Status Broker::Register() {
   context_->controller = controller_.get();
   kafka::BrokerContext* ctx = context_.get();
   balancer::BalancerOptions balancer_options = balancer::BalancerOptions::FromConfig(config_);
-  balancer_options.inter_broker_tls = inter_broker_tls_;
+  balancer_options.inter_broker_security = inter_broker_security_;
   balancer_ = std::make_unique<balancer::BalancerService>(
       *metadata_, *controller_, io_.get_executor(), std::move(balancer_options),
       [ctx] { return balancer::EnsureBalancerTopics(*ctx); });
@@ -147,7 +149,7 @@ Status Broker::Register() {
       interval > 0) {
     balancer::LoadReporterOptions reporter{
         cluster::NodeId(config_.node_id()), std::chrono::milliseconds(interval), config_.log_dir(),
-        config_.GetLong("strata.broker.capacity.disk.bytes"), inter_broker_tls_};
+        config_.GetLong("strata.broker.capacity.disk.bytes"), inter_broker_security_};
     load_reporter_ = std::make_unique<balancer::LoadReporter>(
         *topics_, metadata_->view(), io_.get_executor(), std::move(reporter));
   }
@@ -173,9 +175,9 @@ Status Broker::Start() {
       broker::CheckMetaProperties(dir, metadata_->cluster_id(), config_.node_id()));
   STRATA_ASSIGN_OR_RETURN(broker::ReplicaSelectorKind selector,
                           broker::ParseReplicaSelector(config_.Get("replica.selector.class")));
-  STRATA_ASSIGN_OR_RETURN(inter_broker_tls_, broker::InterBrokerClientTls(config_));
+  STRATA_ASSIGN_OR_RETURN(inter_broker_security_, broker::InterBrokerClientSecurity(config_));
   topics_ = std::make_unique<broker::TopicManager>(config_, *metadata_, clock_);
-  topics_->SetInterBrokerTls(inter_broker_tls_);
+  topics_->SetInterBrokerSecurity(inter_broker_security_);
   // Consumers long-polling a follower (KIP-392) wake when its mark moves,
   // acks=all produces when their leadership goes.
   topics_->SetWakeListener([this](const TopicPartition& tp) { notifier_.Notify(tp); });
@@ -187,7 +189,19 @@ Status Broker::Start() {
   context_ = std::make_unique<kafka::BrokerContext>(
       kafka::BrokerContext{config_, *store_, *topics_, notifier_, *producer_ids_, clock_});
   context_->replica_selector = selector;
-  context_->inter_broker_tls = inter_broker_tls_;
+  context_->inter_broker_security = inter_broker_security_;
+  STRATA_ASSIGN_OR_RETURN(
+      sasl_, broker::SaslMechanisms::Create(
+                 config_,
+                 [this](security::ScramMechanism mechanism,
+                        std::string_view user) -> std::optional<security::ScramCredential> {
+                   auto creds = metadata_->ScramCredentials(std::string(user));
+                   if (!creds) return std::nullopt;
+                   auto it = creds->by_mechanism.find(mechanism);
+                   if (it == creds->by_mechanism.end()) return std::nullopt;
+                   return it->second;
+                 }));
+  context_->sasl = sasl_.get();
   STRATA_RETURN_IF_ERROR(StartGroupCoordinator());
   STRATA_RETURN_IF_ERROR(StartTxnCoordinator());
   ListenForCoordinatorLeadership();
@@ -223,28 +237,48 @@ Status Broker::Start() {
   return Status::Ok();
 }
 
+// The listener's TLS context and principal mapping, and whether it requires
+// SASL.
+Status Broker::ListenerSecurity(const config::Endpoint& listener, net::ServerOptions& options) {
+  using config::SecurityProtocol;
+  const auto protocol = listener.protocol;
+  options.sasl =
+      protocol == SecurityProtocol::kSaslPlaintext || protocol == SecurityProtocol::kSaslSsl;
+  options.sasl_max_receive_bytes =
+      static_cast<int32_t>(config_.GetLong("sasl.server.max.receive.size"));
+  options.max_idle_ms = config_.GetLong("connections.max.idle.ms");
+  if (protocol != SecurityProtocol::kSsl && protocol != SecurityProtocol::kSaslSsl) {
+    return Status::Ok();
+  }
+  auto tls =
+      net::MakeServerTlsContext(broker::ListenerTlsSettings(config_, listener.listener_name));
+  if (!tls.ok()) {
+    return MakeError(Errc::kInvalidArgument,
+                     fmt::format("listener {}: {}", listener.listener_name, tls.error().message));
+  }
+  options.tls = std::move(tls).value();
+  const std::string lower = broker::ListenerKeyName(listener.listener_name);
+  const std::string rules = config_.ListenerValue(lower, "ssl.principal.mapping.rules")
+                                .value_or(config_.Get("ssl.principal.mapping.rules"));
+  auto mapper = security::SslPrincipalMapper::Parse(rules);
+  if (!mapper.ok()) {
+    return MakeError(Errc::kInvalidArgument,
+                     fmt::format("listener {}: ssl.principal.mapping.rules: {}",
+                                 listener.listener_name, mapper.error().message));
+  }
+  auto shared = std::make_shared<security::SslPrincipalMapper>(std::move(mapper).value());
+  options.tls_principal = [shared](X509* cert) {
+    return security::PrincipalFromCertificate(cert, *shared);
+  };
+  return Status::Ok();
+}
+
 // A server per listener; the advertised endpoints get the ports bound.
 Status Broker::StartListeners() {
   for (size_t i = 0; i < config_.listeners().size(); ++i) {
     const config::Endpoint& listener = config_.listeners()[i];
-    if (listener.protocol == config::SecurityProtocol::kSaslPlaintext ||
-        listener.protocol == config::SecurityProtocol::kSaslSsl) {
-      return MakeError(
-          Errc::kInvalidArgument,
-          fmt::format("listener {}: security protocol {} is not supported yet",
-                      listener.listener_name, config::SecurityProtocolName(listener.protocol)));
-    }
     net::ServerOptions options;
-    if (listener.protocol == config::SecurityProtocol::kSsl) {
-      auto tls =
-          net::MakeServerTlsContext(broker::ListenerTlsSettings(config_, listener.listener_name));
-      if (!tls.ok()) {
-        return MakeError(
-            Errc::kInvalidArgument,
-            fmt::format("listener {}: {}", listener.listener_name, tls.error().message));
-      }
-      options.tls = std::move(tls).value();
-    }
+    STRATA_RETURN_IF_ERROR(ListenerSecurity(listener, options));
     options.listener_name = listener.listener_name;
     options.host = listener.host;
     options.port = listener.port;

@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "broker/append_notifier.h"
+#include "broker/listener_sasl.h"
 #include "broker/topic_manager.h"
 #include "cluster/broker_session.h"
 #include "cluster/controller.h"
@@ -68,6 +69,7 @@ class Broker {
   Status Register();
   // Starts a net::Server per listener and fills BrokerContext::advertised.
   Status StartListeners();
+  Status ListenerSecurity(const config::Endpoint& listener, net::ServerOptions& options);
 
   // The group and transaction coordinators (coordinators.cc): each serves
   // the keys of the partitions of its topic this broker leads, loaded as it
@@ -124,7 +126,8 @@ class Broker {
   std::unique_ptr<kafka::TxnPartitionVerifier> txn_verifier_;
   std::vector<std::unique_ptr<net::Server>> servers_;  // one per listener
   // How this broker reaches its peers' SSL inter-broker listener (null: PLAINTEXT).
-  std::shared_ptr<asio::ssl::context> inter_broker_tls_;
+  net::ClientSecurity inter_broker_security_;
+  std::unique_ptr<broker::SaslMechanisms> sasl_;
   std::unique_ptr<admin::HttpServer> admin_;
   std::vector<std::thread> threads_;
   std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> work_;

@@ -83,8 +83,8 @@ BalancerService::BalancerService(cluster::Metadata& metadata, cluster::Controlle
       controller_(controller),
       options_(std::move(options)),
       ensure_metrics_topic_(std::move(ensure_metrics_topic)),
-      reader_(metadata.view(), io, options_.inter_broker_tls),
-      log_peers_(metadata.view(), io, "strata-balancer-log", options_.inter_broker_tls),
+      reader_(metadata.view(), io, options_.inter_broker_security),
+      log_peers_(metadata.view(), io, "strata-balancer-log", options_.inter_broker_security),
       executor_(options_.executor),
       window_(options_.window_samples) {
   thread_ = std::thread([this] { Run(); });

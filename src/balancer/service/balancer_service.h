@@ -49,7 +49,7 @@ namespace strata::balancer {
 
 struct BalancerOptions {
   // How its readers and producers reach other brokers (null: PLAINTEXT).
-  std::shared_ptr<asio::ssl::context> inter_broker_tls;
+  net::ClientSecurity inter_broker_security;
   bool enabled = true;
   bool self_healing = true;
   std::chrono::milliseconds cycle_interval{60'000};

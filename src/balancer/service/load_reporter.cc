@@ -38,7 +38,7 @@ LoadReporter::LoadReporter(broker::TopicManager& topics, cluster::MetadataView& 
                            asio::any_io_executor io, LoadReporterOptions options)
     : topics_(topics),
       view_(view),
-      peers_(view, std::move(io), "strata-load-reporter", options.inter_broker_tls),
+      peers_(view, std::move(io), "strata-load-reporter", options.inter_broker_security),
       options_(std::move(options)),
       published_(&metrics::Global().GetCounter("strata_balancer_metrics_published_total",
                                                "load samples published to __strata_metrics")),

@@ -46,8 +46,8 @@ struct LoadReporterOptions {
   cluster::NodeId node{-1};
   std::chrono::milliseconds interval{10'000};
   std::string log_dir;
-  int64_t declared_disk_bytes = 0;                       // 0: the file system's size
-  std::shared_ptr<asio::ssl::context> inter_broker_tls;  // null: PLAINTEXT peers
+  int64_t declared_disk_bytes = 0;  // 0: the file system's size
+  net::ClientSecurity inter_broker_security;
 };
 
 class LoadReporter {

@@ -19,8 +19,8 @@ constexpr int32_t kMaxBytes = 8 << 20;
 }  // namespace
 
 MetricsTopicReader::MetricsTopicReader(cluster::MetadataView& view, asio::any_io_executor executor,
-                                       std::shared_ptr<asio::ssl::context> tls)
-    : view_(view), peers_(view, std::move(executor), "strata-balancer", std::move(tls)) {}
+                                       net::ClientSecurity security)
+    : view_(view), peers_(view, std::move(executor), "strata-balancer", std::move(security)) {}
 
 Status MetricsTopicReader::Poll(std::vector<balancer::MetricsSample>& out,
                                 std::chrono::milliseconds timeout) {

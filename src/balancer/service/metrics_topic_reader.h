@@ -27,7 +27,7 @@ namespace strata::balancer {
 class MetricsTopicReader {
  public:
   MetricsTopicReader(cluster::MetadataView& view, asio::any_io_executor executor,
-                     std::shared_ptr<asio::ssl::context> tls = nullptr);
+                     net::ClientSecurity security = {});
 
   // Reads what is new, appending each sample's records to `out`, waiting
   // at most `timeout`. No lock is needed by the caller: the caller adds

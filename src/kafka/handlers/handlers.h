@@ -42,6 +42,12 @@ asio::awaitable<HandlerResult> HandleWriteTxnMarkers(BrokerContext& ctx, net::Re
 HandlerResult HandleDescribeProducers(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& request);
 
+// Authentication (handlers/sasl_*.cc) and SCRAM users (user_scram_credentials.cc).
+HandlerResult HandleSaslHandshake(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleSaslAuthenticate(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDescribeUserScramCredentials(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleAlterUserScramCredentials(BrokerContext& ctx, net::Request& request);
+
 // Transactions (handlers/init_producer_id.cc, *_txn.cc, *_transactions.cc),
 // served by ctx.txn_coordinator.
 asio::awaitable<HandlerResult> HandleInitProducerId(BrokerContext& ctx, net::Request& request);

@@ -1,0 +1,391 @@
+"""SASL listeners (SASL_PLAINTEXT, SASL_SSL) with Kafka's keys: sasl.enabled.mechanisms,
+listener.name.<l>.plain.sasl.jaas.config (PLAIN users as user_<name>="password"), SCRAM-SHA-256/512
+users made with kafka-configs (AlterUserScramCredentials; the credentials live in the metadata
+store), connections.max.reauth.ms (KIP-368), connections.max.idle.ms and
+sasl.server.max.receive.size for clients that never authenticate.
+
+librdkafka produces and consumes with each mechanism, every record's bytes back identical; a
+wrong password is refused with the client's authentication error, counted, logged, and the
+broker keeps serving everyone else; a request before authentication closes the connection; a
+re-authenticating producer keeps its connection past the session lifetime; Kafka's tools (the
+Java client) authenticate with SCRAM over SASL_SSL from a --command-config; three brokers
+replicate and commit a transaction over a SASL_SSL inter-broker listener."""
+from __future__ import annotations
+
+import subprocess
+import time
+import urllib.request
+
+import pytest
+from confluent_kafka import Producer
+
+import kit
+import rawkafka as raw
+from certs import CA
+from ports import free_port
+
+pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's listeners")
+
+CONFIG_CMD = "kafka.admin.ConfigCommand"
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+              'username="admin" password="admin-secret" '
+              'user_admin="admin-secret" user_alice="alice-secret";')
+
+
+@pytest.fixture(scope="module")
+def ca(tmp_path_factory):
+    return CA(tmp_path_factory.mktemp("certs"))
+
+
+def sasl_broker(broker_factory, protocol="SASL_PLAINTEXT", **extra):
+    """A broker with PLAINTEXT on its usual port (for set-up) and a SASL listener named
+    CLIENT on another; `extra` adds settings (underscores for dots)."""
+    port = free_port()
+    config = {"listeners": f"PLAINTEXT://127.0.0.1:{{port}},CLIENT://127.0.0.1:{port}",
+              "advertised.listeners": f"PLAINTEXT://127.0.0.1:{{port}},CLIENT://localhost:{port}",
+              "listener.security.protocol.map": f"PLAINTEXT:PLAINTEXT,CLIENT:{protocol}",
+              "inter.broker.listener.name": "PLAINTEXT",
+              "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+              "listener.name.client.plain.sasl.jaas.config": PLAIN_JAAS,
+              "strata.admin.listener": f"127.0.0.1:{free_port()}"}
+    config.update({k.replace("_", "."): str(v) for k, v in extra.items()})
+    b = broker_factory(config=config)
+    b.sasl_bootstrap = f"localhost:{port}"
+    b.admin = config["strata.admin.listener"]
+    return b
+
+
+def sasl_client(mechanism: str, user: str, password: str, protocol="SASL_PLAINTEXT",
+                ca_file=None) -> dict:
+    conf = {"security.protocol": protocol, "sasl.mechanism": mechanism,
+            "sasl.username": user, "sasl.password": password}
+    if ca_file is not None:
+        conf["ssl.ca.location"] = str(ca_file)
+    return conf
+
+
+def tool(main_class: str, *args: str) -> str:
+    r = subprocess.run(["java", "-Xmx256m", "-cp", f"{kit.KAFKA_LIB}/*", main_class, *args],
+                       capture_output=True, text=True, timeout=120, errors="replace")
+    assert r.returncode == 0, f"{main_class} {' '.join(args)}:\n{r.stdout}\n{r.stderr[-4000:]}"
+    return r.stdout
+
+
+def add_scram_user(bootstrap: str, user: str, password: str, *extra: str) -> None:
+    tool(CONFIG_CMD, "--bootstrap-server", bootstrap, *extra, "--alter", "--add-config",
+         f"SCRAM-SHA-256=[iterations=8192,password={password}],SCRAM-SHA-512=[password={password}]",
+         "--entity-type", "users", "--entity-name", user)
+
+
+def scram_users(bootstrap: str, client: dict | None = None) -> dict:
+    """DescribeUserScramCredentials of every user: {user: {mechanism: iterations}}."""
+    from confluent_kafka.admin import AdminClient
+    a = AdminClient({"bootstrap.servers": bootstrap, **(client or {})})
+    described = a.describe_user_scram_credentials().result(timeout=30)
+    return {user: {str(c.mechanism).rsplit(".", 1)[-1].replace("_", "-"): c.iterations
+                   for c in d.scram_credential_infos}
+            for user, d in described.items()}
+
+
+def round_trip(b, client: dict, n: int = 300) -> None:
+    topic = kit.unique_topic("sasl")
+    kit.create_topic(b.bootstrap, topic, 2)
+    recs = kit.make_records(n, 2, seed=7, tag="sasl", value_size=2000)
+    kit.produce_confluent(b.sasl_bootstrap, topic, recs, extra=client)
+    got = kit.consume_confluent(b.sasl_bootstrap, topic, 2, extra=client)
+    assert sorted((p, m.offset(), m.key(), m.value()) for p, ms in got.items() for m in ms) == \
+        sorted((r.partition, r.offset, r.key, r.value) for r in recs)
+
+
+def refused(b, client: dict) -> str:
+    """A producer with `client` settings cannot deliver over the SASL listener: the
+    authentication error librdkafka reports (its error callback: _AUTHENTICATION)."""
+    topic = kit.unique_topic("refused")
+    kit.create_topic(b.bootstrap, topic, 1)
+    reported = []
+    p = Producer({"bootstrap.servers": b.sasl_bootstrap, "message.timeout.ms": 4000,
+                  "socket.timeout.ms": 3000, "log_level": 0,
+                  "error_cb": lambda err: reported.append(err), **client})
+    errors = []
+    p.produce(topic, b"x", on_delivery=lambda err, msg: errors.append(err))
+    p.flush(15)
+    assert errors and errors[0] is not None, "delivered without authenticating"
+    auth = [e for e in reported if e.code() == -169]  # _AUTHENTICATION
+    assert auth, f"no authentication error reported: {reported}"
+    return auth[0].str()
+
+
+def metric(b, name: str, **labels) -> float:
+    text = urllib.request.urlopen(f"http://{b.admin}/metrics", timeout=10).read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        if all(f'{k}="{v}"' in line for k, v in labels.items()):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def test_plain_and_scram_clients_produce_and_consume(broker_factory):
+    b = sasl_broker(broker_factory)
+    round_trip(b, sasl_client("PLAIN", "alice", "alice-secret"))
+    add_scram_user(b.bootstrap, "bob", "bob-secret")
+    assert scram_users(b.bootstrap) == {"bob": {"SCRAM-SHA-256": 8192, "SCRAM-SHA-512": 4096}}
+    for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+        round_trip(b, sasl_client(mechanism, "bob", "bob-secret"), n=100)
+    assert metric(b, "strata_sasl_authentications_total", mechanism="SCRAM-SHA-512",
+                  result="success") >= 1
+    # One mechanism removed: that one is refused, the other still works.
+    tool(CONFIG_CMD, "--bootstrap-server", b.bootstrap, "--alter", "--delete-config",
+         "SCRAM-SHA-512", "--entity-type", "users", "--entity-name", "bob")
+    print("deleted mechanism:", refused(b, sasl_client("SCRAM-SHA-512", "bob", "bob-secret")))
+    round_trip(b, sasl_client("SCRAM-SHA-256", "bob", "bob-secret"), n=20)
+
+
+def test_wrong_credentials_are_refused_and_others_served(broker_factory):
+    b = sasl_broker(broker_factory)
+    add_scram_user(b.bootstrap, "carol", "carol-secret")
+    for client in (sasl_client("PLAIN", "alice", "wrong"),
+                   sasl_client("PLAIN", "mallory", "alice-secret"),
+                   sasl_client("SCRAM-SHA-256", "carol", "wrong"),
+                   sasl_client("SCRAM-SHA-512", "nobody", "carol-secret")):
+        err = refused(b, client)
+        print(client["sasl.mechanism"], client["sasl.username"], "->", err)
+        assert "Authentication failed" in err, err
+    assert metric(b, "strata_sasl_authentications_total", result="failure") >= 4
+    kit.wait_until(lambda: "failed authentication with SCRAM-SHA-256" in b.log_tail(), 10,
+                   "the failed authentications logged")
+    round_trip(b, sasl_client("PLAIN", "alice", "alice-secret"), n=20)
+    round_trip(b, sasl_client("SCRAM-SHA-256", "carol", "carol-secret"), n=20)
+    # A mechanism the listener does not enable is refused with the enabled ones listed.
+    with raw.Conn(b.sasl_bootstrap, timeout=10) as conn:
+        conn.send(raw.request(17, 1, 7, bytes(raw.Writer().string("GSSAPI").buf)))
+        cid, body = conn.recv_frame()
+        r = raw.Reader(body)
+        assert (cid, r.i16()) == (7, 33)  # UNSUPPORTED_SASL_MECHANISM
+        assert sorted(r.string() for _ in range(r.array_len())) == \
+            ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+
+
+def test_unauthenticated_connections_are_closed(broker_factory):
+    b = sasl_broker(broker_factory, connections_max_idle_ms=1500)
+    # A Kafka request before SASL: closed at once, without an answer.
+    with raw.Conn(b.sasl_bootstrap, timeout=10) as conn:
+        conn.send(raw.request(3, 1, 1, bytes(raw.Writer().i32(0).buf)))  # Metadata v1
+        conn.wait_closed(10)
+    kit.wait_until(lambda: "unexpected Metadata request before SASL authentication"
+                   in b.log_tail(), 10, "the refused request logged")
+    # ApiVersions is allowed first, then nothing: closed once idle.
+    with raw.Conn(b.sasl_bootstrap, timeout=10) as conn:
+        conn.send(raw.request(18, 0, 2))
+        assert conn.recv_frame()[0] == 2
+        t0 = time.monotonic()
+        conn.wait_closed(15)
+        assert time.monotonic() - t0 >= 1.0
+    kit.wait_until(lambda: "without authenticating (connections.max.idle.ms)" in b.log_tail(),
+                   10, "the idle close logged")
+    # A frame larger than sasl.server.max.receive.size before authentication.
+    with raw.Conn(b.sasl_bootstrap, timeout=10) as conn:
+        conn.sock.sendall((600000).to_bytes(4, "big") + b"\0" * 1024)
+        conn.wait_closed(10)
+    kit.wait_until(lambda: "sasl.server.max.receive.size" in b.log_tail(), 10,
+                   "the oversized frame logged")
+    round_trip(b, sasl_client("PLAIN", "alice", "alice-secret"), n=20)
+
+
+def test_clients_reauthenticate_within_the_session_lifetime(broker_factory):
+    """connections.max.reauth.ms=2000: librdkafka re-authenticates its connections
+    (KIP-368) and keeps producing on them; nothing is closed for an expired session."""
+    b = sasl_broker(broker_factory, connections_max_reauth_ms=2000)
+    add_scram_user(b.bootstrap, "dave", "dave-secret")
+    topic = kit.unique_topic("reauth")
+    kit.create_topic(b.bootstrap, topic, 1)
+    p = Producer({"bootstrap.servers": b.sasl_bootstrap, "acks": "all",
+                  **sasl_client("SCRAM-SHA-256", "dave", "dave-secret")})
+    before = metric(b, "strata_sasl_authentications_total", mechanism="SCRAM-SHA-256",
+                    result="success")
+    deadline = time.monotonic() + 7
+    sent = 0
+    while time.monotonic() < deadline:
+        p.produce(topic, f"r{sent}".encode())
+        sent += 1
+        p.poll(0.05)
+    assert p.flush(30) == 0
+    after = metric(b, "strata_sasl_authentications_total", mechanism="SCRAM-SHA-256",
+                   result="success")
+    assert after - before >= 3, f"{after - before} authentications over 7 s of 2 s sessions"
+    assert "SASL session expired" not in b.log_tail()
+    got = kit.consume_confluent(b.bootstrap, topic, 1)
+    assert [m.value() for m in got[0]] == [f"r{i}".encode() for i in range(sent)]
+
+
+def test_scram_over_sasl_ssl_with_kafka_tools(broker_factory, ca, tmp_path):
+    if not list(kit.KAFKA_LIB.glob("kafka-tools-*.jar")):
+        pytest.fail(f"Kafka tool jars missing in {kit.KAFKA_LIB}: run scripts/install-test-deps.sh")
+    cert = ca.issue("sasl-broker", "localhost")
+    b = sasl_broker(broker_factory, protocol="SASL_SSL", ssl_keystore_location=cert.keystore)
+    add_scram_user(b.bootstrap, "erin", "erin-secret")
+    round_trip(b, sasl_client("SCRAM-SHA-512", "erin", "erin-secret", "SASL_SSL", ca.cert))
+    client = tmp_path / "client.properties"
+    client.write_text(
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="erin" password="erin-secret";\n'
+        f"ssl.truststore.type=PEM\nssl.truststore.location={ca.cert}\n")
+    topic = kit.unique_topic("sasl-tools")
+    tool("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", b.sasl_bootstrap,
+         "--command-config", str(client), "--create", "--topic", topic, "--partitions", "2",
+         "--replication-factor", "1")
+    recs = kit.make_records(40, 2, seed=3, tag="sasl-tools", nulls=False)
+    kit.produce_confluent(b.sasl_bootstrap, topic, recs,
+                          extra=sasl_client("PLAIN", "alice", "alice-secret", "SASL_SSL",
+                                            ca.cert))
+    out = tool("org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", b.sasl_bootstrap,
+               "--command-config", str(client), "--topic", topic)
+    assert sorted(out.split()) == sorted(f"{topic}:{p}:20" for p in range(2)), out
+    # SCRAM users managed over the SASL_SSL listener too.
+    add_scram_user(b.sasl_bootstrap, "frank", "frank-secret", "--command-config", str(client))
+    assert sorted(scram_users(b.sasl_bootstrap, sasl_client(
+        "SCRAM-SHA-256", "frank", "frank-secret", "SASL_SSL", ca.cert))) == ["erin", "frank"]
+    bad = tmp_path / "bad.properties"
+    bad.write_text(client.read_text().replace('password="erin-secret"', 'password="nope"'))
+    r = subprocess.run(["java", "-Xmx256m", "-cp", f"{kit.KAFKA_LIB}/*",
+                        "org.apache.kafka.tools.TopicCommand", "--bootstrap-server",
+                        b.sasl_bootstrap, "--command-config", str(bad), "--list"],
+                       capture_output=True, text=True, timeout=120, errors="replace")
+    assert r.returncode != 0 and "SaslAuthenticationException" in r.stdout + r.stderr, \
+        (r.stdout + r.stderr)[-3000:]
+
+
+def test_brokers_replicate_over_a_sasl_ssl_inter_broker_listener(tmp_path, broker_factory, ca):
+    """Three brokers whose inter-broker listener is SASL_SSL with PLAIN: replication,
+    forwarding and transaction markers all authenticate, so an RF=3 topic keeps its full ISR
+    and a transaction commits; clients use SCRAM on the same listener."""
+    from confluent_kafka.admin import NewTopic
+    from test_cluster import start_cluster
+    from test_listeners import connections
+    from test_transactions import list_offsets, read
+    cert = ca.issue("sasl-peer", "localhost")
+    ports = {n: free_port() for n in (1, 2, 3)}
+    per_node = {n: {"listeners": f"PLAINTEXT://127.0.0.1:{{port}},BROKER://127.0.0.1:{ports[n]}",
+                    "advertised.listeners": f"PLAINTEXT://127.0.0.1:{{port}},"
+                                            f"BROKER://localhost:{ports[n]}"}
+                for n in (1, 2, 3)}
+    etcd, brokers = start_cluster(tmp_path, broker_factory, extra={
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,BROKER:SASL_SSL",
+        "inter.broker.listener.name": "BROKER",
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
+        "sasl.mechanism.inter.broker.protocol": "PLAIN",
+        "listener.name.broker.plain.sasl.jaas.config": PLAIN_JAAS,
+        "ssl.keystore.location": str(cert.keystore),
+        "ssl.truststore.location": str(ca.cert)}, per_node=per_node)
+    try:
+        b1, b2, b3 = brokers
+        add_scram_user(b1.bootstrap, "gina", "gina-secret")
+        topic = kit.unique_topic("sasl-peers")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 3, 3, config={"min.insync.replicas": "2"})]
+                        )[topic].result(timeout=30)
+
+        def full_isr():
+            parts = a.list_topics(topic, timeout=10).topics[topic].partitions
+            return len(parts) == 3 and all(len(p.isrs) == 3 for p in parts.values())
+        kit.wait_until(full_isr, 60, "a full ISR over the SASL_SSL inter-broker listener")
+        for b in brokers:
+            assert connections(b, "BROKER") > 0
+        client = sasl_client("SCRAM-SHA-256", "gina", "gina-secret", "SASL_SSL", ca.cert)
+        bootstrap = f"localhost:{ports[2]}"
+        plain = Producer({"bootstrap.servers": bootstrap, "acks": "all", **client})
+        for i in range(200):
+            plain.produce(topic, value=f"rec-{i}".encode(), partition=i % 3)
+        assert plain.flush(60) == 0
+        p = Producer({"bootstrap.servers": f"localhost:{ports[3]}",
+                      "transactional.id": "sasl-peers", **client})
+        p.init_transactions(60)
+        p.begin_transaction()
+        for i in range(30):
+            p.produce(topic, value=f"txn-{i}".encode(), partition=i % 3)
+        p.commit_transaction(60)
+        tps = [(topic, i) for i in range(3)]
+        ends = kit.wait_until(
+            lambda: (lambda lso, hw: lso == hw and hw)(list_offsets(b1.bootstrap, tps, True),
+                                                       list_offsets(b1.bootstrap, tps, False)),
+            30, "the transaction's markers written over the SASL_SSL listener")
+        got = read(b1.bootstrap, tps, "read_committed", ends)
+        values = sorted(v for recs_ in got.values() for _, v in recs_)
+        assert values == sorted([f"rec-{i}" for i in range(200)] +
+                                [f"txn-{i}" for i in range(30)])
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
+
+
+def test_sasl_settings_that_cannot_work_stop_start_up(tmp_path):
+    import conftest
+    cases = {
+        "GSSAPI": ({"sasl.enabled.mechanisms": "GSSAPI"}, "GSSAPI is not supported"),
+        "PLAIN without users": ({"sasl.enabled.mechanisms": "PLAIN"}, "plain.sasl.jaas.config"),
+        "bad JAAS": ({"sasl.enabled.mechanisms": "PLAIN",
+                      "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+                          "PlainLoginModule required user_a=\"x\""}, "sasl.jaas.config"),
+    }
+    for name, (settings, expect) in cases.items():
+        props = tmp_path / f"{name.replace(' ', '-')}.properties"
+        lines = [f"listeners=PLAINTEXT://127.0.0.1:{free_port()},"
+                 f"SASL_PLAINTEXT://127.0.0.1:{free_port()}",
+                 f"log.dirs={tmp_path / 'data'}"] + [f"{k}={v}" for k, v in settings.items()]
+        props.write_text("\n".join(lines) + "\n")
+        r = subprocess.run([conftest.STRATA_BIN, "serve", "--config", str(props)],
+                           capture_output=True, text=True, timeout=60)
+        out = r.stdout + r.stderr
+        assert r.returncode != 0, f"{name}: started\n{out[-3000:]}"
+        assert expect in out, f"{name}:\n{out[-3000:]}"
+
+
+def alter_scram_raw(bootstrap: str, upsertions=(), deletions=()) -> list[tuple[str, int, str]]:
+    """AlterUserScramCredentials v0 as raw bytes (Kafka's tools check iterations before
+    sending): [(user, error code, message)]."""
+    w = raw.Writer(flexible=True)
+    w.array(list(deletions), lambda w2, d: w2.string(d[0]).i8(d[1]).tags())
+    w.array(list(upsertions), lambda w2, u: w2.string(u[0]).i8(u[1]).i32(u[2]).bytes_(u[3])
+            .bytes_(u[4]).tags())
+    w.tags()
+    with raw.Conn(bootstrap, timeout=10) as conn:
+        conn.send(raw.request(51, 0, 9, bytes(w.buf), flexible_header=True))
+        cid, body = conn.recv_frame()
+    r = raw.Reader(body, flexible=True)
+    r.skip_tags()  # response header v1
+    r.i32()
+    out = []
+    for _ in range(r.array_len()):
+        out.append((r.string(), r.i16(), r.string()))
+        r.skip_tags()
+    return out
+
+
+def test_bad_scram_alterations_get_kafkas_errors(broker_factory):
+    b = sasl_broker(broker_factory)
+    salt, salted = b"s" * 16, b"p" * 32
+    assert alter_scram_raw(b.bootstrap, upsertions=[("weak", 1, 100, salt, salted)]) == \
+        [("weak", 93, "Too few iterations")]  # UNACCEPTABLE_CREDENTIAL
+    assert alter_scram_raw(b.bootstrap, upsertions=[("big", 1, 20000, salt, salted)]) == \
+        [("big", 93, "Too many iterations")]
+    assert alter_scram_raw(b.bootstrap, upsertions=[("odd", 3, 4096, salt, salted)]) == \
+        [("odd", 33, "Unknown SCRAM mechanism")]  # UNSUPPORTED_SASL_MECHANISM
+    assert alter_scram_raw(b.bootstrap, deletions=[("ghost", 2)]) == \
+        [("ghost", 91, "Attempt to delete a user credential that does not exist")]
+    assert alter_scram_raw(b.bootstrap, upsertions=[("twice", 1, 4096, salt, salted)],
+                           deletions=[("twice", 1)]) == \
+        [("twice", 92, "A user credential cannot be altered twice in the same request")]
+    # None of them wrote anything; a good one does.
+    assert scram_users(b.bootstrap) == {}
+    assert alter_scram_raw(b.bootstrap, upsertions=[("ok", 2, 4096, salt, salted)]) == \
+        [("ok", 0, None)]
+    assert scram_users(b.bootstrap) == {"ok": {"SCRAM-SHA-512": 4096}}
+    r = subprocess.run(["java", "-Xmx256m", "-cp", f"{kit.KAFKA_LIB}/*", CONFIG_CMD,
+                        "--bootstrap-server", b.bootstrap, "--alter", "--delete-config",
+                        "SCRAM-SHA-256", "--entity-type", "users", "--entity-name", "ok"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "does not exist" in r.stdout + r.stderr, \
+        (r.stdout + r.stderr)[-3000:]
