@@ -92,6 +92,16 @@ def main() -> None:
     inner = frame(19, 7, rk.create_topics_body(7, "t", 1, 1), True)
     seeds["envelope_v0"] = frame(58, 0, bytes(rk.Writer(True).bytes_(inner).bytes_(None)
                                               .bytes_(bytes([127, 0, 0, 1])).tags().buf), True)
+    # Authentication: SaslHandshake v1, SaslAuthenticate v2, the SCRAM user APIs.
+    seeds["sasl_handshake_v1"] = frame(17, 1, bytes(rk.Writer().string("SCRAM-SHA-256").buf))
+    seeds["sasl_authenticate_v2"] = frame(36, 2, bytes(
+        W().bytes_(b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO").tags().buf), True)
+    seeds["describe_user_scram_credentials_v0"] = frame(50, 0, bytes(
+        W().array(["alice"], lambda w, u: w.string(u).tags()).tags().buf), True)
+    seeds["alter_user_scram_credentials_v0"] = frame(51, 0, bytes(
+        W().array([("bob", 2)], lambda w, d: w.string(d[0]).i8(d[1]).tags())
+        .array([0], lambda w, _: w.string("alice").i8(1).i32(8192).bytes_(b"salt")
+               .bytes_(b"p" * 32).tags()).tags().buf), True)
     out = ROOT / "corpus" / "request_fuzz"
     out.mkdir(parents=True, exist_ok=True)
     for name, data in seeds.items():
@@ -100,6 +110,24 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "uncompressed_batch").write_bytes(b"\x01" + batch)
     (out / "two_batches").write_bytes(b"\x01" + batch + batch)
+    # sasl_fuzz: a path byte (0 PLAIN, 1 SCRAM server, 2 SCRAM client, 3 OAUTHBEARER), then
+    # the token(s); two rounds are split at a 0xFF byte.
+    out = ROOT / "corpus" / "sasl_fuzz"
+    out.mkdir(parents=True, exist_ok=True)
+    sasl = {
+        "plain_ok": b"\x00\x00user\x00pencil",
+        "plain_authzid": b"\x00user\x00user\x00pencil",
+        "scram_server_first": b"\x01n,,n=user,r=rOprNGfwEbeRWgbNEkqO",
+        "scram_server_two_rounds": b"\x01n,,n=user,r=abc\xffc=biws,r=abcdef,"
+                                   b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=",
+        "scram_client": b"\x02r=fixednonceSERVER,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096\xff"
+                        b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=",
+        "oauth_gs2": b"\x03n,,\x01auth=Bearer eyJhbGciOiJFUzI1NiIsImtpZCI6ImsifQ."
+                     b"eyJzdWIiOiJ1In0.AAAA\x01\x01",
+        "oauth_authzid": b"\x03n,a=u,\x01host=h\x01auth=Bearer a.b.c\x01\x01",
+    }
+    for name, data in sasl.items():
+        (out / name).write_bytes(data)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ case "$kind" in
         ((${#targets[@]})) || targets=("${TSAN_TARGETS[@]}") ;;
   fuzz) dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_FUZZ=ON
                               -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
-        ((${#targets[@]})) || targets=(record_batch_fuzz request_fuzz) ;;
+        ((${#targets[@]})) || targets=(record_batch_fuzz request_fuzz sasl_fuzz) ;;
   *) echo "unknown build kind $kind" >&2; exit 2 ;;
 esac
 cmake -S . -B "$dir" -G Ninja "${args[@]}" >/dev/null

@@ -12,6 +12,8 @@ Java client) authenticate with SCRAM over SASL_SSL from a --command-config; thre
 replicate and commit a transaction over a SASL_SSL inter-broker listener."""
 from __future__ import annotations
 
+import base64
+import json
 import subprocess
 import time
 import urllib.request
@@ -389,3 +391,100 @@ def test_bad_scram_alterations_get_kafkas_errors(broker_factory):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "does not exist" in r.stdout + r.stderr, \
         (r.stdout + r.stderr)[-3000:]
+
+
+class TokenIssuer:
+    """An OAuth issuer for tests: an RSA key published as a JWKS file, signing RS256 JWTs."""
+
+    def __init__(self, path, kid="test-key"):
+        from cryptography.hazmat.primitives.asymmetric import rsa
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.kid = kid
+        nums = self.key.public_key().public_numbers()
+        self.jwks = path
+        path.write_text(json.dumps({"keys": [{
+            "kty": "RSA", "kid": kid, "alg": "RS256", "use": "sig",
+            "n": b64url(nums.n.to_bytes((nums.n.bit_length() + 7) // 8, "big")),
+            "e": b64url(nums.e.to_bytes(3, "big"))}]}))
+
+    def token(self, sub="svc-orders", aud="strata", iss="https://issuer.test",
+              lifetime=300.0, key=None) -> str:
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+        now = time.time()
+        header = {"alg": "RS256", "typ": "JWT", "kid": self.kid}
+        self.last_exp = int(now + lifetime)
+        claims = {"sub": sub, "aud": aud, "iss": iss, "iat": int(now),
+                  "exp": self.last_exp, "scope": "kafka"}
+        signing_input = (b64url(json.dumps(header).encode()) + "." +
+                         b64url(json.dumps(claims).encode()))
+        signature = (key or self.key).sign(signing_input.encode(), padding.PKCS1v15(),
+                                           hashes.SHA256())
+        return signing_input + "." + b64url(signature)
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def oauth_client(token_fn, issuer=None) -> dict:
+    """librdkafka with OAUTHBEARER: the token from `token_fn()` on every refresh. librdkafka
+    is told the token's own expiry when `issuer` is given, else that it expires in a minute
+    (so it sends even expired tokens)."""
+    def cb(_):
+        token = token_fn()
+        return token, (issuer.last_exp if issuer else time.time() + 60)
+    return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+            "oauth_cb": cb}
+
+
+def test_oauthbearer_tokens_are_checked_against_the_jwks(broker_factory, tmp_path):
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    issuer = TokenIssuer(tmp_path / "jwks.json")
+    b = sasl_broker(broker_factory, sasl_enabled_mechanisms="OAUTHBEARER,PLAIN",
+                    sasl_oauthbearer_jwks_endpoint_url=f"file://{issuer.jwks}",
+                    sasl_oauthbearer_expected_audience="strata",
+                    sasl_oauthbearer_expected_issuer="https://issuer.test")
+    round_trip(b, oauth_client(issuer.token), n=50)
+    other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    cases = {
+        "expired": lambda: issuer.token(lifetime=-120),
+        "wrong audience": lambda: issuer.token(aud="someone-else"),
+        "wrong issuer": lambda: issuer.token(iss="https://evil.test"),
+        "bad signature": lambda: issuer.token(key=other_key),
+    }
+    for name, fn in cases.items():
+        err = refused(b, oauth_client(fn))
+        print(name, "->", err)
+        assert "Authentication failed" in err, (name, err)
+    assert metric(b, "strata_sasl_authentications_total", mechanism="OAUTHBEARER",
+                  result="failure") >= len(cases)
+    round_trip(b, oauth_client(issuer.token), n=20)
+
+
+def test_a_session_ends_with_its_token(broker_factory, tmp_path):
+    """KIP-368: the session lifetime is cut to the token's expiry; librdkafka fetches a new
+    token and re-authenticates on its connection before then, so producing goes on."""
+    issuer = TokenIssuer(tmp_path / "jwks.json")
+    b = sasl_broker(broker_factory, sasl_enabled_mechanisms="OAUTHBEARER,PLAIN",
+                    sasl_oauthbearer_jwks_endpoint_url=f"file://{issuer.jwks}")
+    topic = kit.unique_topic("oauth-reauth")
+    kit.create_topic(b.bootstrap, topic, 1)
+    p = Producer({"bootstrap.servers": b.sasl_bootstrap, "acks": "all",
+                  **oauth_client(lambda: issuer.token(lifetime=4), issuer)})
+    before = metric(b, "strata_sasl_authentications_total", mechanism="OAUTHBEARER",
+                    result="success")
+    deadline = time.monotonic() + 8
+    sent = 0
+    while time.monotonic() < deadline:
+        p.produce(topic, f"o{sent}".encode())
+        sent += 1
+        p.poll(0.05)
+    assert p.flush(30) == 0
+    after = metric(b, "strata_sasl_authentications_total", mechanism="OAUTHBEARER",
+                   result="success")
+    assert after - before >= 3, f"{after - before} authentications over 8 s of 4 s tokens"
+    assert metric(b, "strata_sasl_authentications_total", mechanism="OAUTHBEARER",
+                  result="failure") == 0
+    got = kit.consume_confluent(b.bootstrap, topic, 1)
+    assert [m.value() for m in got[0]] == [f"o{i}".encode() for i in range(sent)]

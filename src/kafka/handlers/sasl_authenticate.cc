@@ -34,11 +34,14 @@ int64_t WallClockMs() {
 }
 
 // KIP-368: the session lasts connections.max.reauth.ms, and no longer than
-// the credential (an OAUTHBEARER token) is valid. 0: no limit.
+// the credential (an OAUTHBEARER token) is valid; 0: no limit. A token past
+// its expiry but within the clock skew was accepted: its session gets a
+// second, enough for the client to re-authenticate with a fresh one.
 int64_t SessionLifetimeMs(const BrokerContext& ctx, const security::SaslServer& exchange) {
+  constexpr int64_t kMinCredentialSessionMs = 1000;
   int64_t lifetime = ctx.sasl->max_reauth_ms();
   if (auto expiry = exchange.credential_expiry_ms()) {
-    const int64_t left = std::max<int64_t>(*expiry - WallClockMs(), 1);
+    const int64_t left = std::max(*expiry - WallClockMs(), kMinCredentialSessionMs);
     lifetime = lifetime == 0 ? left : std::min(lifetime, left);
   }
   return lifetime;
