@@ -84,6 +84,13 @@ class KeyLayout {
     return ScramCredentialsPrefix() + user;
   }
 
+  // The ACLs of one resource pattern (cluster/acl_records.h).
+  std::string AclsPrefix() const { return prefix_ + "acls/"; }
+  std::string Acls(int resource_type, int pattern_type, const std::string& name) const {
+    return AclsPrefix() + std::to_string(resource_type) + "/" + std::to_string(pattern_type) + "/" +
+           name;
+  }
+
   ParsedKey Parse(const std::string& key) const;
 
  private:

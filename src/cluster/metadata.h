@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "cluster/acl_records.h"
 #include "cluster/etcd_kv_store.h"
 #include "cluster/keys.h"
 #include "cluster/kv_store.h"
@@ -83,6 +84,13 @@ class Metadata : public MetadataStore {
                                 const std::function<Status(UserScramCredentials&)>& change);
   std::optional<UserScramCredentials> ScramCredentials(const std::string& user) const;
   std::vector<UserScramCredentials> AllScramCredentials() const;
+  // The ACL entries of one resource pattern, changed by `change` in one
+  // compare-and-set (the record goes once it has none); read from the view.
+  Status UpdateAcls(
+      const security::ResourcePattern& pattern,
+      const std::function<Status(std::vector<security::AccessControlEntry>&)>& change);
+  // Every ACL binding; unreadable records left out (and logged).
+  std::vector<security::AclBinding> AllAcls() const;
   Status SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
                              const RemoteLogOffsets& offsets) override;
   Status ClaimRemoteLog(const std::string& topic_id, int32_t partition,

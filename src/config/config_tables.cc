@@ -186,6 +186,13 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"sasl.oauthbearer.scope.claim.name", T::kString, "scope", "the claim listing scopes"},
       {"sasl.oauthbearer.clock.skew.seconds", T::kInt, "30",
        "tolerance for the token's time claims", AtLeast(0)},
+      {"authorizer.class.name", T::kString, "",
+       "org.apache.kafka.metadata.authorizer.StandardAuthorizer to authorize every request "
+       "with the ACLs (kafka-acls); empty: every request is allowed"},
+      {"super.users", T::kString, "",
+       "principals allowed everything, separated by ';' (User:admin;User:broker)"},
+      {"allow.everyone.if.no.acl.found", T::kBoolean, "false",
+       "allow an operation on a resource that has no ACL at all"},
       {"inter.broker.listener.name", T::kString, "",
        "the listener brokers reach each other on (default: the one named after "
        "security.inter.broker.protocol)"},

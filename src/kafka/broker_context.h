@@ -19,6 +19,7 @@ class GroupCoordinator;
 class TxnCoordinator;
 }  // namespace strata::coordinator
 namespace strata::broker {
+class AclAuthorizer;
 class SaslMechanisms;
 }  // namespace strata::broker
 namespace strata::cluster {
@@ -60,6 +61,8 @@ struct BrokerContext {
   cluster::Controller* controller = nullptr;
   // The SASL mechanisms of the SASL listeners; set at start-up.
   broker::SaslMechanisms* sasl = nullptr;
+  // authorizer.class.name's authorizer; null: every request is allowed.
+  broker::AclAuthorizer* authorizer = nullptr;
   // replica.selector.class (KIP-392); set at start-up.
   broker::ReplicaSelectorKind replica_selector = broker::ReplicaSelectorKind::kLeaderOnly;
 };

@@ -6,6 +6,7 @@
 #include <asio.hpp>
 
 #include "base/metrics.h"
+#include "kafka/authorization.h"
 #include "kafka/cluster_state.h"
 #include "kafka/handlers/api_table.h"
 #include "kafka/logger.h"
@@ -110,6 +111,9 @@ asio::awaitable<std::optional<HandlerResult>> ControllerForwarder::Forward(net::
   protocol::EnvelopeRequest envelope;
   envelope.request_data.assign(request.frame.get(), request.frame.get() + request.frame_size);
   envelope.client_host_address = AddressBytes(request.peer);
+  // The controller authorizes the request as its client (KIP-590).
+  const std::string principal = RequestPrincipal(request).ToString();
+  envelope.request_principal = Bytes(principal.begin(), principal.end());
   ErrorCode failure = ErrorCode::kNotController;
   std::string why = "no active controller is known";
   asio::steady_timer timer(co_await asio::this_coro::executor);

@@ -2,6 +2,7 @@
 
 #include "base/log.h"
 #include "coordinator/group_coordinator.h"
+#include "kafka/authorization.h"
 #include "kafka/coordinator_topic.h"
 
 namespace strata::kafka {
@@ -22,6 +23,14 @@ LiveBroker GroupCoordinatorBroker(const BrokerContext& ctx, const std::string& g
   if (ctx.group_coordinator == nullptr) return LiveBroker{};
   return CoordinatorTopicLeader(ctx, coordinator::kOffsetsTopic,
                                 ctx.group_coordinator->PartitionFor(group_id), listener);
+}
+
+protocol::ErrorCode GroupRequestError(const BrokerContext& ctx, const net::Request& request,
+                                      security::AclOperation op, const std::string& group_id) {
+  if (!Authorized(ctx, request, op, security::ResourceType::kGroup, group_id)) {
+    return protocol::ErrorCode::kGroupAuthorizationFailed;
+  }
+  return GroupCoordinatorError(ctx, group_id);
 }
 
 protocol::ErrorCode GroupCoordinatorError(const BrokerContext& ctx, const std::string& group_id) {

@@ -7,7 +7,9 @@
 
 #include "kafka/broker_context.h"
 #include "kafka/cluster_state.h"
+#include "net/server.h"
 #include "protocol/error_code.h"
+#include "security/acl.h"
 
 namespace strata::kafka {
 
@@ -27,6 +29,11 @@ LiveBroker GroupCoordinatorBroker(const BrokerContext& ctx, const std::string& g
 // client retries here); NOT_COORDINATOR (the client looks the coordinator up
 // again) otherwise.
 protocol::ErrorCode GroupCoordinatorError(const BrokerContext& ctx, const std::string& group_id);
+// The error a request on `group_id` gets before the coordinator sees it:
+// GROUP_AUTHORIZATION_FAILED when the client may not do `op` on the group,
+// else GroupCoordinatorError's.
+protocol::ErrorCode GroupRequestError(const BrokerContext& ctx, const net::Request& request,
+                                      security::AclOperation op, const std::string& group_id);
 
 // Waits until the coordinator's writes so far to the group's partition are
 // committed (every ISR member has them), up to offsets.commit.timeout.ms:

@@ -45,6 +45,10 @@ struct Request {
   // The connection's authentication (never null for a request read off a
   // socket; null for one unwrapped from an Envelope).
   ConnectionAuth* auth = nullptr;
+  // For a request unwrapped from an Envelope: the principal and host of the
+  // client the forwarding broker served.
+  std::optional<security::KafkaPrincipal> forwarded_principal;
+  std::string forwarded_host;
   // Set by a handler whose response carries file regions (Fetch): they are
   // sent with sendfile(2) at their places in the response buffer.
   FileSplices response_splices;

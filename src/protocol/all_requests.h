@@ -3,6 +3,7 @@
 // as a type list: the request registry derives the supported versions from
 // it, and the fuzzer and the codec tests walk it. Serving a new API starts by
 // adding its request struct here (see docs/architecture.md).
+#include "protocol/messages/acls.h"
 #include "protocol/messages/add_offsets_to_txn.h"
 #include "protocol/messages/add_partitions_to_txn.h"
 #include "protocol/messages/alter_configs.h"
@@ -67,6 +68,7 @@ using AllRequests = RequestList<
     WriteTxnMarkersRequest, DescribeProducersRequest, AddPartitionsToTxnRequest,
     AddOffsetsToTxnRequest, EndTxnRequest, TxnOffsetCommitRequest, DescribeTransactionsRequest,
     ListTransactionsRequest, SaslHandshakeRequest, SaslAuthenticateRequest,
-    DescribeUserScramCredentialsRequest, AlterUserScramCredentialsRequest>;
+    DescribeUserScramCredentialsRequest, AlterUserScramCredentialsRequest, DescribeAclsRequest,
+    CreateAclsRequest, DeleteAclsRequest>;
 
 }  // namespace strata::protocol

@@ -114,6 +114,8 @@ const char* ErrorCodeName(int16_t code) {
       return "TRANSACTION_COORDINATOR_FENCED";
     case ErrorCode::kTransactionalIdAuthorizationFailed:
       return "TRANSACTIONAL_ID_AUTHORIZATION_FAILED";
+    case ErrorCode::kSecurityDisabled:
+      return "SECURITY_DISABLED";
     case ErrorCode::kOperationNotAttempted:
       return "OPERATION_NOT_ATTEMPTED";
     case ErrorCode::kUnknownProducerId:

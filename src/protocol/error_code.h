@@ -60,6 +60,7 @@ enum class ErrorCode : int16_t {
   kConcurrentTransactions = 51,
   kTransactionCoordinatorFenced = 52,
   kTransactionalIdAuthorizationFailed = 53,
+  kSecurityDisabled = 54,
   kOperationNotAttempted = 55,
   kUnknownProducerId = 59,
   kReassignmentInProgress = 60,

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "protocol/messages/acls.h"
 #include "protocol/messages/sasl_authenticate.h"
 #include "protocol/messages/sasl_handshake.h"
 #include "protocol/messages/user_scram_credentials.h"
@@ -50,6 +51,44 @@ inline void Fill(AlterUserScramCredentialsResponse& m, int16_t, bool nulls) {
   m.results = {
       {"alice", 0, std::nullopt},
       {"bob", 93, nulls ? std::nullopt : std::optional<std::string>("Too few iterations")}};
+}
+
+inline std::optional<std::string> SecFillOpt(bool make_null, std::string s) {
+  if (make_null) return std::nullopt;
+  return s;
+}
+inline void Fill(DescribeAclsRequest& m, int16_t, bool nulls) {
+  m.resource_type_filter = 2;
+  m.resource_name_filter = SecFillOpt(nulls, "orders");
+  m.pattern_type_filter = 4;
+  m.principal_filter = SecFillOpt(nulls, "User:alice");
+  m.host_filter = SecFillOpt(nulls, "*");
+  m.operation = 3;
+  m.permission_type = 3;
+}
+inline void Fill(DescribeAclsResponse& m, int16_t, bool nulls) {
+  m.throttle_time_ms = 2;
+  m.error_message = SecFillOpt(nulls, "none");
+  m.resources = {{2, "orders", 4, {{"User:alice", "*", 3, 3}, {"User:*", "10.0.0.1", 4, 2}}}};
+}
+inline void Fill(CreateAclsRequest& m, int16_t, bool) {
+  m.creations = {{2, "orders", 3, "User:alice", "*", 4, 3}, {3, "app-", 4, "User:bob", "*", 3, 2}};
+}
+inline void Fill(CreateAclsResponse& m, int16_t, bool nulls) {
+  m.throttle_time_ms = 3;
+  m.results = {{0, std::nullopt}, {42, SecFillOpt(nulls, "Invalid ACL")}};
+}
+inline void Fill(DeleteAclsRequest& m, int16_t v, bool nulls) {
+  DescribeAclsRequest d;
+  Fill(d, v, nulls);
+  m.filters = {{d.resource_type_filter, d.resource_name_filter, d.pattern_type_filter,
+                d.principal_filter, d.host_filter, d.operation, d.permission_type}};
+}
+inline void Fill(DeleteAclsResponse& m, int16_t, bool nulls) {
+  m.throttle_time_ms = 4;
+  m.filter_results = {
+      {0, std::nullopt, {{0, std::nullopt, 2, "orders", 3, "User:alice", "*", 4, 3}}},
+      {35, SecFillOpt(nulls, "bad filter"), {}}};
 }
 
 }  // namespace strata::protocol

@@ -47,6 +47,18 @@ TEST(SecurityMessagesRoundTrip, EveryVersion) {
   RoundTripAllVersions<SaslAuthenticateRequest, SaslAuthenticateResponse>();
   RoundTripAllVersions<DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse>();
   RoundTripAllVersions<AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse>();
+  RoundTripAllVersions<DescribeAclsRequest, DescribeAclsResponse>();
+  RoundTripAllVersions<CreateAclsRequest, CreateAclsResponse>();
+  RoundTripAllVersions<DeleteAclsRequest, DeleteAclsResponse>();
+}
+
+TEST(SecurityMessagesGolden, CreateAclsRequestV1) {
+  CreateAclsRequest m;
+  m.creations = {{2, "t", 3, "User:a", "*", 4, 3}};
+  Bytes wire;
+  Encode(m, 1, false, wire);
+  EXPECT_EQ(wire, (Bytes{0,   0,   0,   1,   2,   0,   1, 't', 3,   0, 6,
+                         'U', 's', 'e', 'r', ':', 'a', 0, 1,   '*', 4, 3}));
 }
 
 TEST(SecurityMessagesGolden, SaslAuthenticateResponseV1AndV2) {

@@ -202,6 +202,8 @@ Status Broker::Start() {
                    return it->second;
                  }));
   context_->sasl = sasl_.get();
+  STRATA_ASSIGN_OR_RETURN(authorizer_, broker::AclAuthorizer::Create(config_, *metadata_));
+  context_->authorizer = authorizer_.get();
   STRATA_RETURN_IF_ERROR(StartGroupCoordinator());
   STRATA_RETURN_IF_ERROR(StartTxnCoordinator());
   ListenForCoordinatorLeadership();

@@ -14,6 +14,7 @@
 #include "balancer/service/load_reporter.h"
 #include "base/clock.h"
 #include "base/result.h"
+#include "broker/acl_authorizer.h"
 #include "broker/append_notifier.h"
 #include "broker/listener_sasl.h"
 #include "broker/topic_manager.h"
@@ -128,6 +129,7 @@ class Broker {
   // How this broker reaches its peers' SSL inter-broker listener (null: PLAINTEXT).
   net::ClientSecurity inter_broker_security_;
   std::unique_ptr<broker::SaslMechanisms> sasl_;
+  std::unique_ptr<broker::AclAuthorizer> authorizer_;
   std::unique_ptr<admin::HttpServer> admin_;
   std::vector<std::thread> threads_;
   std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> work_;

@@ -9,6 +9,7 @@
 
 #include "coordinator/group_coordinator.h"
 #include "coordinator/txn_coordinator.h"
+#include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/handlers/txn_errors.h"
 #include "kafka/txn_routing.h"
@@ -25,6 +26,13 @@ asio::awaitable<HandlerResult> HandleAddOffsetsToTxn(BrokerContext& ctx, net::Re
   const AddOffsetsToTxnRequest& req = *decoded;
   protocol::AddOffsetsToTxnResponse resp;
   ErrorCode code = TxnCoordinatorError(ctx, req.transactional_id);
+  if (!Authorized(ctx, request, security::AclOperation::kWrite,
+                  security::ResourceType::kTransactionalId, req.transactional_id)) {
+    code = ErrorCode::kTransactionalIdAuthorizationFailed;
+  } else if (!Authorized(ctx, request, security::AclOperation::kRead,
+                         security::ResourceType::kGroup, req.group_id)) {
+    code = ErrorCode::kGroupAuthorizationFailed;
+  }
   if (code == ErrorCode::kNone && ctx.group_coordinator == nullptr)
     code = ErrorCode::kCoordinatorNotAvailable;
   if (code == ErrorCode::kNone) {

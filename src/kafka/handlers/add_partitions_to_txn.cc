@@ -14,6 +14,7 @@
 #include <set>
 
 #include "coordinator/txn_coordinator.h"
+#include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/handlers/txn_errors.h"
 #include "kafka/txn_routing.h"
@@ -65,6 +66,31 @@ std::set<TopicPartition> PartitionsOf(const std::vector<AddPartitionsToTxnReques
   return out;
 }
 
+// A client's (v3-) authorization: WRITE on the transactional id and on
+// every topic; the answer when refused.
+std::optional<TopicResults> Refused(const BrokerContext& ctx, const net::Request& request,
+                                    const std::string& id,
+                                    const std::vector<AddPartitionsToTxnRequest::Topic>& topics) {
+  if (!Authorized(ctx, request, security::AclOperation::kWrite,
+                  security::ResourceType::kTransactionalId, id)) {
+    return Results(topics, [](const TopicPartition&) {
+      return ErrorCode::kTransactionalIdAuthorizationFailed;
+    });
+  }
+  std::set<std::string> denied;
+  for (const auto& t : topics) {
+    if (!Authorized(ctx, request, security::AclOperation::kWrite, security::ResourceType::kTopic,
+                    t.name)) {
+      denied.insert(t.name);
+    }
+  }
+  if (denied.empty()) return std::nullopt;
+  return Results(topics, [&](const TopicPartition& tp) {
+    return denied.contains(tp.topic) ? ErrorCode::kTopicAuthorizationFailed
+                                     : ErrorCode::kOperationNotAttempted;
+  });
+}
+
 // One transaction's answer, per partition.
 asio::awaitable<TopicResults> AddOne(BrokerContext& ctx, const std::string& id, int64_t producer_id,
                                      int16_t producer_epoch, bool verify_only,
@@ -111,9 +137,19 @@ asio::awaitable<HandlerResult> HandleAddPartitionsToTxn(BrokerContext& ctx, net:
   const int16_t version = request.header.api_version;
   AddPartitionsToTxnResponse resp;
   if (version <= 3) {
+    if (auto refused =
+            Refused(ctx, request, req.v3_and_below_transactional_id, req.v3_and_below_topics)) {
+      resp.results_by_topic_v3_and_below = std::move(*refused);
+      co_return std::optional<Bytes>(EncodeResponse(request, resp));
+    }
     resp.results_by_topic_v3_and_below = co_await AddOne(
         ctx, req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
         req.v3_and_below_producer_epoch, /*verify_only=*/false, req.v3_and_below_topics, version);
+    co_return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
+  // v4+ come from partition leaders verifying a produce (KIP-890).
+  if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction)) {
+    resp.error_code = Code(ErrorCode::kClusterAuthorizationFailed);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
   for (const auto& txn : req.transactions) {

@@ -10,6 +10,7 @@
 #include "broker/topic_validation.h"
 #include "cluster/metadata.h"
 #include "config/config_def.h"
+#include "kafka/authorization.h"
 #include "kafka/config_entries.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
@@ -206,6 +207,13 @@ HandlerResult HandleAlterConfigs(BrokerContext& ctx, net::Request& request) {
   protocol::AlterConfigsResponse resp;
   for (const auto& r : req.resources) {
     auto& out = resp.responses.emplace_back();
+    if (auto refused = ConfigsRefused(ctx, request, security::AclOperation::kAlterConfigs,
+                                      r.resource_type, r.resource_name)) {
+      out.resource_type = r.resource_type;
+      out.resource_name = r.resource_name;
+      Fail(out, *refused, "Authorization failed.");
+      continue;
+    }
     std::optional<std::string> entity;
     if (r.resource_type == kResourceBroker) {
       if (!(entity = BrokerEntity(r.resource_name, out))) continue;
@@ -250,6 +258,13 @@ HandlerResult HandleIncrementalAlterConfigs(BrokerContext& ctx, net::Request& re
   protocol::IncrementalAlterConfigsResponse resp;
   for (const auto& r : req.resources) {
     auto& out = resp.responses.emplace_back();
+    if (auto refused = ConfigsRefused(ctx, request, security::AclOperation::kAlterConfigs,
+                                      r.resource_type, r.resource_name)) {
+      out.resource_type = r.resource_type;
+      out.resource_name = r.resource_name;
+      Fail(out, *refused, "Authorization failed.");
+      continue;
+    }
     if (r.resource_type == kResourceBroker) {
       AlterBrokerIncrementally(ctx, r, req.validate_only, out);
       continue;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "kafka/authorization.h"
 #include "kafka/cluster_state.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
@@ -71,6 +72,12 @@ HandlerResult HandleCreatePartitions(BrokerContext& ctx, net::Request& request) 
   for (const auto& topic : req.topics) {
     auto& out = resp.results.emplace_back();
     out.name = topic.name;
+    if (!Authorized(ctx, request, security::AclOperation::kAlter, security::ResourceType::kTopic,
+                    topic.name)) {
+      out.error_code = Code(ErrorCode::kTopicAuthorizationFailed);
+      out.error_message = "Authorization failed.";
+      continue;
+    }
     GrowOne(ctx, topic, req.validate_only, out);
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));

@@ -7,6 +7,7 @@
 
 #include "coordinator/group_coordinator.h"
 #include "coordinator/txn_log.h"
+#include "kafka/authorization.h"
 #include "kafka/config_entries.h"
 #include "kafka/group_routing.h"
 #include "kafka/handlers/handlers.h"
@@ -101,11 +102,20 @@ HandlerResult HandleCreateTopics(BrokerContext& ctx, net::Request& request) {
   std::map<std::string, int> seen;
   for (const auto& t : req.topics) ++seen[t.name];
   CreateTopicsResponse resp;
+  // CREATE on the cluster covers every topic; otherwise CREATE on each.
+  const bool cluster_create =
+      AuthorizedOnCluster(ctx, request, security::AclOperation::kCreate, false);
   for (auto& topic : req.topics) {
     auto& out = resp.topics.emplace_back();
     out.name = topic.name;
     if (seen[topic.name] > 1) {
       SetError(out, ErrorCode::kInvalidRequest, "Duplicate topic name in the request.");
+      continue;
+    }
+    if (!cluster_create && !Authorized(ctx, request, security::AclOperation::kCreate,
+                                       security::ResourceType::kTopic, topic.name)) {
+      SetError(out, ErrorCode::kTopicAuthorizationFailed,
+               "Authorization failed: not allowed to create topic " + topic.name);
       continue;
     }
     CreateOne(ctx, topic, req.validate_only, out);

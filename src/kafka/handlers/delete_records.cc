@@ -3,6 +3,7 @@
 // tiered partition the remote segments wholly below it go in the background.
 #include "protocol/messages/delete_records.h"
 
+#include "kafka/authorization.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
 #include "protocol/error_code.h"
@@ -18,9 +19,16 @@ HandlerResult HandleDeleteRecords(BrokerContext& ctx, net::Request& request) {
   for (const auto& topic : req.topics) {
     auto& out_topic = resp.topics.emplace_back();
     out_topic.name = topic.name;
+    const bool may_delete = Authorized(ctx, request, security::AclOperation::kDelete,
+                                       security::ResourceType::kTopic, topic.name);
     for (const auto& p : topic.partitions) {
       auto& out = out_topic.partitions.emplace_back();
       out.partition_index = p.partition_index;
+      if (!may_delete) {
+        out.error_code = Code(ErrorCode::kTopicAuthorizationFailed);
+        out.low_watermark = -1;
+        continue;
+      }
       broker::LeaderLookup leader = ctx.topics.LeaderPartition({topic.name, p.partition_index}, -1);
       if (leader.error != ErrorCode::kNone) {
         out.error_code = Code(leader.error);

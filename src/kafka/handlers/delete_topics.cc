@@ -1,6 +1,7 @@
 // DeleteTopics (20): by name (v0-5) or by name or id (v6+).
 #include "protocol/messages/delete_topics.h"
 
+#include "kafka/authorization.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
 #include "protocol/error_code.h"
@@ -13,8 +14,14 @@ using protocol::DeleteTopicsRequest;
 using protocol::DeleteTopicsResponse;
 using protocol::ErrorCode;
 
-void DeleteOne(BrokerContext& ctx, const std::string& name,
+void DeleteOne(BrokerContext& ctx, const net::Request& request, const std::string& name,
                DeleteTopicsResponse::TopicResult& out) {
+  if (!Authorized(ctx, request, security::AclOperation::kDelete, security::ResourceType::kTopic,
+                  name)) {
+    out.error_code = Code(ErrorCode::kTopicAuthorizationFailed);
+    out.error_message = "Authorization failed.";
+    return;
+  }
   if (!ctx.config.GetBool("delete.topic.enable")) {
     out.error_code = Code(ErrorCode::kTopicDeletionDisabled);
     return;
@@ -41,7 +48,7 @@ HandlerResult HandleDeleteTopics(BrokerContext& ctx, net::Request& request) {
   for (const auto& name : req.topic_names) {
     auto& out = resp.responses.emplace_back();
     out.name = name;
-    DeleteOne(ctx, name, out);
+    DeleteOne(ctx, request, name, out);
   }
   for (const auto& topic : req.topics) {
     auto& out = resp.responses.emplace_back();
@@ -57,7 +64,7 @@ HandlerResult HandleDeleteTopics(BrokerContext& ctx, net::Request& request) {
       out.error_code = Code(ErrorCode::kUnknownTopicId);
       continue;
     }
-    DeleteOne(ctx, *name, out);
+    DeleteOne(ctx, request, *name, out);
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }

@@ -3,6 +3,7 @@
 // describeCluster ask for them.
 #include "protocol/messages/describe_cluster.h"
 
+#include "kafka/authorization.h"
 #include "kafka/cluster_state.h"
 #include "kafka/handlers/handlers.h"
 
@@ -14,6 +15,11 @@ HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request) {
                           DecodeRequest<DescribeClusterRequest>(request));
   protocol::DescribeClusterResponse resp;
   resp.endpoint_type = req.endpoint_type;
+  if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kDescribe)) {
+    resp.error_code = Code(protocol::ErrorCode::kClusterAuthorizationFailed);
+    resp.error_message = "Cluster authorization failed.";
+    return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
   resp.cluster_id = ctx.store.cluster_id();
   resp.controller_id = ControllerId(ctx);
   for (auto& b : LiveBrokers(ctx, request.listener))

@@ -2,6 +2,7 @@
 // and (on request) synonyms and documentation.
 #include "protocol/messages/describe_configs.h"
 
+#include "kafka/authorization.h"
 #include "kafka/config_entries.h"
 #include "kafka/handlers/handlers.h"
 #include "protocol/error_code.h"
@@ -31,11 +32,17 @@ DescribeConfigsResponse::Config ToWire(const ConfigEntry& e, const DescribeConfi
   return c;
 }
 
-void DescribeOne(BrokerContext& ctx, const DescribeConfigsRequest& req,
+void DescribeOne(BrokerContext& ctx, const net::Request& request, const DescribeConfigsRequest& req,
                  const DescribeConfigsRequest::Resource& in,
                  DescribeConfigsResponse::ResourceResult& out) {
   out.resource_type = in.resource_type;
   out.resource_name = in.resource_name;
+  if (auto refused = ConfigsRefused(ctx, request, security::AclOperation::kDescribeConfigs,
+                                    in.resource_type, in.resource_name)) {
+    out.error_code = Code(*refused);
+    out.error_message = "Authorization failed.";
+    return;
+  }
   std::vector<ConfigEntry> entries;
   if (in.resource_type == kResourceTopic) {
     auto info = ctx.topics.GetTopicInfo(in.resource_name);
@@ -77,7 +84,8 @@ HandlerResult HandleDescribeConfigs(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(DescribeConfigsRequest req,
                           DecodeRequest<DescribeConfigsRequest>(request));
   DescribeConfigsResponse resp;
-  for (const auto& r : req.resources) DescribeOne(ctx, req, r, resp.results.emplace_back());
+  for (const auto& r : req.resources)
+    DescribeOne(ctx, request, req, r, resp.results.emplace_back());
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 

@@ -20,6 +20,7 @@
 #include <map>
 #include <set>
 
+#include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/logger.h"
 #include "protocol/error_code.h"
@@ -103,6 +104,10 @@ HandlerResult HandleDescribeLogDirs(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(DescribeLogDirsRequest req,
                           DecodeRequest<DescribeLogDirsRequest>(request));
   DescribeLogDirsResponse resp;
+  if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kDescribe)) {
+    resp.error_code = Code(ErrorCode::kClusterAuthorizationFailed);  // v3+; before: no dirs
+    return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
   auto& dir = resp.results.emplace_back();
   dir.log_dir = AbsolutePath(ctx.config.log_dir());
   if (!FillVolume(dir.log_dir, dir)) {

@@ -3,6 +3,7 @@
 // and find-hanging).
 #include "protocol/messages/describe_producers.h"
 
+#include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "protocol/error_code.h"
 
@@ -19,9 +20,15 @@ HandlerResult HandleDescribeProducers(BrokerContext& ctx, net::Request& request)
   for (const auto& topic : req.topics) {
     auto& out_topic = resp.topics.emplace_back();
     out_topic.name = topic.name;
+    const bool may_read = Authorized(ctx, request, security::AclOperation::kRead,
+                                     security::ResourceType::kTopic, topic.name);
     for (int32_t p : topic.partition_indexes) {
       auto& out = out_topic.partitions.emplace_back();
       out.partition_index = p;
+      if (!may_read) {
+        out.error_code = Code(ErrorCode::kTopicAuthorizationFailed);
+        continue;
+      }
       broker::LeaderLookup leader = ctx.topics.LeaderPartition({topic.name, p}, -1);
       if (leader.error != ErrorCode::kNone) {
         out.error_code = Code(leader.error);

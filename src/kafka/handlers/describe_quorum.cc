@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "cluster/metadata.h"
+#include "kafka/authorization.h"
 #include "kafka/cluster_state.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/logger.h"
@@ -48,6 +49,10 @@ void Describe(BrokerContext& ctx, const cluster::QuorumStatus& q,
 HandlerResult HandleDescribeQuorum(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(DescribeQuorumRequest req, DecodeRequest<DescribeQuorumRequest>(request));
   DescribeQuorumResponse resp;
+  if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kDescribe)) {
+    resp.error_code = Code(protocol::ErrorCode::kClusterAuthorizationFailed);
+    return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
   std::optional<Result<cluster::QuorumStatus>> status;
   for (const auto& topic : req.topics) {
     auto& out_topic = resp.topics.emplace_back();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "kafka/authorization.h"
 #include "kafka/cluster_state.h"
 #include "kafka/handlers/handlers.h"
 #include "protocol/error_code.h"
@@ -42,7 +43,12 @@ HandlerResult HandleDescribeTopicPartitions(BrokerContext& ctx, net::Request& re
   const bool all = req.topics.empty();
   std::vector<std::string> names;
   if (all) {
-    for (const auto& record : ctx.topics.ListTopics()) names.push_back(record.name);
+    for (const auto& record : ctx.topics.ListTopics()) {
+      if (Authorized(ctx, request, security::AclOperation::kDescribe,
+                     security::ResourceType::kTopic, record.name, false)) {
+        names.push_back(record.name);
+      }
+    }
   } else {
     for (const auto& t : req.topics) names.push_back(t.name);
   }
@@ -61,6 +67,12 @@ HandlerResult HandleDescribeTopicPartitions(BrokerContext& ctx, net::Request& re
   const std::vector<LiveBroker> live = LiveBrokers(ctx, request.listener);
   for (const auto& name : names) {
     if (req.cursor && name < req.cursor->topic_name) continue;
+    if (!all && !Authorized(ctx, request, security::AclOperation::kDescribe,
+                            security::ResourceType::kTopic, name)) {
+      resp.topics.push_back(
+          {Code(ErrorCode::kTopicAuthorizationFailed), name, {}, false, {}, INT32_MIN});
+      continue;
+    }
     auto info = ctx.topics.GetTopicInfo(name);
     if (!info) {
       resp.topics.push_back(

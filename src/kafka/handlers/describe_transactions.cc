@@ -10,6 +10,7 @@
 #include "protocol/messages/describe_transactions.h"
 
 #include "coordinator/txn_coordinator.h"
+#include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/txn_routing.h"
 #include "protocol/error_code.h"
@@ -64,6 +65,13 @@ HandlerResult HandleDescribeTransactions(BrokerContext& ctx, net::Request& reque
                           DecodeRequest<DescribeTransactionsRequest>(request));
   DescribeTransactionsResponse resp;
   for (const std::string& id : req.transactional_ids) {
+    if (!Authorized(ctx, request, security::AclOperation::kDescribe,
+                    security::ResourceType::kTransactionalId, id)) {
+      auto& out = resp.transaction_states.emplace_back();
+      out.transactional_id = id;
+      out.error_code = Code(ErrorCode::kTransactionalIdAuthorizationFailed);
+      continue;
+    }
     resp.transaction_states.push_back(DescribeOne(ctx, id));
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));

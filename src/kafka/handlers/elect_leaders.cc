@@ -8,6 +8,7 @@
 #include <map>
 
 #include "cluster/controller.h"
+#include "kafka/authorization.h"
 #include "kafka/controller_forwarding.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
@@ -60,6 +61,10 @@ HandlerResult Failed(net::Request& request, const ElectLeadersRequest& req, Erro
 HandlerResult HandleElectLeaders(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(ElectLeadersRequest req, DecodeRequest<ElectLeadersRequest>(request));
   const int16_t version = request.header.api_version;
+  if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kAlter)) {
+    return Failed(request, req, ErrorCode::kClusterAuthorizationFailed,
+                  "Cluster authorization failed.");
+  }
   if (version >= 1 && req.election_type != 0 && req.election_type != 1) {
     return Failed(request, req, ErrorCode::kInvalidRequest,
                   "Unknown election type " + std::to_string(req.election_type));

@@ -8,6 +8,7 @@
 #include "protocol/messages/end_txn.h"
 
 #include "coordinator/txn_coordinator.h"
+#include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/handlers/txn_errors.h"
 #include "kafka/txn_routing.h"
@@ -24,7 +25,10 @@ asio::awaitable<HandlerResult> HandleEndTxn(BrokerContext& ctx, net::Request& re
   const EndTxnRequest& req = *decoded;
   const int16_t version = request.header.api_version;
   protocol::EndTxnResponse resp;
-  ErrorCode code = TxnCoordinatorError(ctx, req.transactional_id);
+  ErrorCode code = Authorized(ctx, request, security::AclOperation::kWrite,
+                              security::ResourceType::kTransactionalId, req.transactional_id)
+                       ? TxnCoordinatorError(ctx, req.transactional_id)
+                       : ErrorCode::kTransactionalIdAuthorizationFailed;
   if (code == ErrorCode::kNone) {
     const coordinator::TxnReply reply = ctx.txn_coordinator->EndTxn(
         req.transactional_id, req.producer_id, req.producer_epoch,

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kafka/authorization.h"
 #include "kafka/controller_forwarding.h"
 #include "kafka/handlers/api_table.h"
 #include "kafka/handlers/handlers.h"
@@ -20,7 +21,27 @@ using protocol::EnvelopeRequest;
 using protocol::EnvelopeResponse;
 using protocol::ErrorCode;
 
-asio::awaitable<HandlerResult> HandleEnvelope(BrokerContext&, net::Request& request,
+namespace {
+
+// The client address an Envelope carries (4 or 16 bytes) as text.
+std::string AddressText(const Bytes& address) {
+  asio::error_code ec;
+  if (address.size() == 4) {
+    asio::ip::address_v4::bytes_type b;
+    std::copy(address.begin(), address.end(), b.begin());
+    return asio::ip::make_address_v4(b).to_string(ec);
+  }
+  if (address.size() == 16) {
+    asio::ip::address_v6::bytes_type b;
+    std::copy(address.begin(), address.end(), b.begin());
+    return asio::ip::make_address_v6(b).to_string(ec);
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+asio::awaitable<HandlerResult> HandleEnvelope(BrokerContext& ctx, net::Request& request,
                                               bool active_controller,
                                               const InnerDispatch& dispatch) {
   auto decoded = DecodeRequest<EnvelopeRequest>(request);
@@ -31,7 +52,20 @@ asio::awaitable<HandlerResult> HandleEnvelope(BrokerContext&, net::Request& requ
     response.error_code = Code(code);
     return HandlerResult(std::optional<Bytes>(EncodeResponse(request, response)));
   };
+  // Only brokers forward (CLUSTER_ACTION), and they say whose request it is.
+  if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction)) {
+    co_return answer(ErrorCode::kClusterAuthorizationFailed);
+  }
   if (!active_controller) co_return answer(ErrorCode::kNotController);
+  std::optional<security::KafkaPrincipal> principal;
+  if (envelope.request_principal) {
+    const Bytes& p = *envelope.request_principal;
+    auto parsed = security::ParsePrincipal(std::string(p.begin(), p.end()));
+    if (!parsed.ok()) co_return answer(ErrorCode::kPrincipalDeserializationFailure);
+    principal = std::move(parsed).value();
+  } else if (ctx.authorizer != nullptr) {
+    co_return answer(ErrorCode::kPrincipalDeserializationFailure);
+  }
 
   // The inner frame as the server would have read it off a socket.
   const Bytes& data = envelope.request_data;
@@ -56,6 +90,8 @@ asio::awaitable<HandlerResult> HandleEnvelope(BrokerContext&, net::Request& requ
   inner.peer =
       fmt::format("{} (forwarded by {})", request.peer, request.header.client_id.value_or("?"));
   inner.listener = request.listener;
+  inner.forwarded_principal = std::move(principal);
+  inner.forwarded_host = AddressText(envelope.client_host_address);
 
   auto result = co_await dispatch(inner);
   if (!result.ok()) {

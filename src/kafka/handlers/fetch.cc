@@ -13,10 +13,12 @@
 #include <asio/experimental/as_tuple.hpp>
 #include <chrono>
 #include <optional>
+#include <set>
 
 #include "base/metrics.h"
 #include "broker/replica_selector.h"
 #include "cluster/metadata.h"
+#include "kafka/authorization.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
 #include "protocol/error_code.h"
@@ -60,6 +62,8 @@ struct Fetcher {
   // A consumer with isolation_level=read_committed: it reads below the last
   // stable offset and is told the aborted transactions in what it reads.
   bool read_committed = false;
+  // Topics the consumer may not READ: TOPIC_AUTHORIZATION_FAILED.
+  std::set<std::string> denied_topics;
 };
 
 // What a read of the partitions came to.
@@ -313,6 +317,16 @@ FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, const Fetcher
   for (const auto& topic : req.topics) {
     auto& out_topic = resp.responses.emplace_back();
     out_topic.topic = topic.topic;
+    if (fetcher.denied_topics.contains(topic.topic)) {
+      for (const auto& partition : topic.partitions) {
+        auto& out = out_topic.partitions.emplace_back();
+        out.partition_index = partition.partition;
+        out.error_code = Code(ErrorCode::kTopicAuthorizationFailed);
+        end_offsets.push_back(Offset(INT64_MAX));  // never "new data"
+      }
+      tally.answer_now = true;
+      continue;
+    }
     auto info = ctx.topics.GetTopicInfo(topic.topic);
     const TopicRead read{topic.topic, info ? info->min_insync_replicas : 1,
                          info && info->log_config.remote_storage_enable};
@@ -522,6 +536,20 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
   }
   fetcher.follower_reads = !fetcher.replica && request.header.api_version >= 11;
   fetcher.rack = req.rack_id;
+  if (fetcher.replica) {
+    if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction)) {
+      FetchResponse refused;
+      refused.error_code = Code(ErrorCode::kClusterAuthorizationFailed);
+      co_return std::optional<Bytes>(EncodeResponse(request, refused));
+    }
+  } else {
+    for (const auto& t : req.topics) {
+      if (!Authorized(ctx, request, security::AclOperation::kRead, security::ResourceType::kTopic,
+                      t.topic)) {
+        fetcher.denied_topics.insert(t.topic);
+      }
+    }
+  }
   for (;;) {
     ReadTally tally;
     FetchResponse resp = ReadAll(ctx, req, fetcher, tally, end_offsets, remote);

@@ -13,7 +13,8 @@ HandlerResult HandleDeleteGroups(BrokerContext& ctx, net::Request& request) {
                           DecodeRequest<protocol::DeleteGroupsRequest>(request));
   protocol::DeleteGroupsResponse resp;
   for (const auto& id : req.groups_names) {
-    if (auto error = GroupCoordinatorError(ctx, id); error != protocol::ErrorCode::kNone) {
+    if (auto error = GroupRequestError(ctx, request, security::AclOperation::kDelete, id);
+        error != protocol::ErrorCode::kNone) {
       resp.results.push_back({id, Code(error)});
       continue;
     }

@@ -20,7 +20,8 @@ HandlerResult HandleDescribeGroups(BrokerContext& ctx, net::Request& request) {
                           DecodeRequest<protocol::DescribeGroupsRequest>(request));
   protocol::DescribeGroupsResponse resp;
   for (const auto& id : req.groups) {
-    if (auto error = GroupCoordinatorError(ctx, id); error != protocol::ErrorCode::kNone) {
+    if (auto error = GroupRequestError(ctx, request, security::AclOperation::kDescribe, id);
+        error != protocol::ErrorCode::kNone) {
       auto& g = resp.groups.emplace_back();
       g.group_id = id;
       g.error_code = Code(error);

@@ -5,6 +5,7 @@
 // leader. Other key types (share groups) are INVALID_REQUEST, as Kafka
 // answers versions below 6.
 // v0-3 carry one key, v4+ a batch (KIP-699).
+#include "kafka/authorization.h"
 #include "kafka/group_routing.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/txn_routing.h"
@@ -33,10 +34,25 @@ const char* Message(ErrorCode code) {
   }
 }
 
-FindCoordinatorResponse::Coordinator Lookup(BrokerContext& ctx, std::string_view listener,
+FindCoordinatorResponse::Coordinator Lookup(BrokerContext& ctx, const net::Request& request,
                                             int8_t key_type, const std::string& key) {
+  const std::string_view listener = request.listener;
   FindCoordinatorResponse::Coordinator c;
   c.key = key;
+  // DESCRIBE on the group or transactional id, as Kafka asks.
+  if ((key_type == kGroupKey || key_type == kTransactionKey) &&
+      !Authorized(ctx, request, security::AclOperation::kDescribe,
+                  key_type == kGroupKey ? security::ResourceType::kGroup
+                                        : security::ResourceType::kTransactionalId,
+                  key)) {
+    const ErrorCode code = key_type == kGroupKey ? ErrorCode::kGroupAuthorizationFailed
+                                                 : ErrorCode::kTransactionalIdAuthorizationFailed;
+    c.error_code = Code(code);
+    c.error_message = "Authorization failed.";
+    c.node_id = -1;
+    c.port = -1;
+    return c;
+  }
   LiveBroker b;
   if (key_type == kGroupKey && ctx.group_coordinator != nullptr &&
       EnsureOffsetsTopic(ctx) == ErrorCode::kNone) {
@@ -69,9 +85,9 @@ HandlerResult HandleFindCoordinator(BrokerContext& ctx, net::Request& request) {
   FindCoordinatorResponse resp;
   if (request.header.api_version >= 4) {
     for (const auto& key : req.coordinator_keys)
-      resp.coordinators.push_back(Lookup(ctx, request.listener, req.key_type, key));
+      resp.coordinators.push_back(Lookup(ctx, request, req.key_type, key));
   } else {
-    auto c = Lookup(ctx, request.listener, req.key_type, req.key);
+    auto c = Lookup(ctx, request, req.key_type, req.key);
     resp.error_code = c.error_code;
     resp.error_message =
         c.error_message ? c.error_message : std::optional<std::string>(Message(ErrorCode::kNone));

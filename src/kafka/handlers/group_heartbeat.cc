@@ -11,7 +11,8 @@ HandlerResult HandleHeartbeat(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(protocol::HeartbeatRequest req,
                           DecodeRequest<protocol::HeartbeatRequest>(request));
   protocol::HeartbeatResponse resp;
-  resp.error_code = Code(GroupCoordinatorError(ctx, req.group_id));
+  resp.error_code =
+      Code(GroupRequestError(ctx, request, security::AclOperation::kRead, req.group_id));
   if (resp.error_code == 0) resp = ctx.group_coordinator->Heartbeat(req);
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }

@@ -22,7 +22,8 @@ coordinator::RequestContext GroupRequestContext(const net::Request& request) {
 asio::awaitable<HandlerResult> HandleJoinGroup(BrokerContext& ctx, net::Request& request) {
   auto decoded = DecodeRequest<protocol::JoinGroupRequest>(request);
   if (!decoded.ok()) co_return decoded.take_error();
-  if (auto error = GroupCoordinatorError(ctx, decoded->group_id);
+  if (auto error =
+          GroupRequestError(ctx, request, security::AclOperation::kRead, decoded->group_id);
       error != protocol::ErrorCode::kNone) {
     protocol::JoinGroupResponse resp;
     resp.error_code = Code(error);

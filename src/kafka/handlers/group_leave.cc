@@ -13,7 +13,8 @@ HandlerResult HandleLeaveGroup(BrokerContext& ctx, net::Request& request) {
                           DecodeRequest<protocol::LeaveGroupRequest>(request));
   bool single = request.header.api_version <= 2;
   if (single) req.members = {{req.member_id, std::nullopt, std::nullopt}};
-  if (auto error = GroupCoordinatorError(ctx, req.group_id); error != protocol::ErrorCode::kNone) {
+  if (auto error = GroupRequestError(ctx, request, security::AclOperation::kRead, req.group_id);
+      error != protocol::ErrorCode::kNone) {
     protocol::LeaveGroupResponse resp;
     resp.error_code = Code(error);
     return std::optional<Bytes>(EncodeResponse(request, resp));

@@ -3,6 +3,7 @@
 // the group coordinator, which fences by generation and appends the commit to
 // __consumer_offsets; the answer waits until the partition's ISR has it.
 #include "coordinator/group_coordinator.h"
+#include "kafka/authorization.h"
 #include "kafka/group_routing.h"
 #include "kafka/handlers/handlers.h"
 #include "protocol/error_code.h"
@@ -25,7 +26,8 @@ asio::awaitable<HandlerResult> HandleOffsetCommit(BrokerContext& ctx, net::Reque
   auto decoded = DecodeRequest<OffsetCommitRequest>(request);
   if (!decoded.ok()) co_return decoded.take_error();
   OffsetCommitRequest& req = *decoded;
-  if (auto error = GroupCoordinatorError(ctx, req.group_id); error != protocol::ErrorCode::kNone) {
+  if (auto error = GroupRequestError(ctx, request, security::AclOperation::kRead, req.group_id);
+      error != protocol::ErrorCode::kNone) {
     OffsetCommitResponse resp;
     for (const auto& t : req.topics) {
       auto& out = resp.topics.emplace_back();
@@ -37,14 +39,21 @@ asio::awaitable<HandlerResult> HandleOffsetCommit(BrokerContext& ctx, net::Reque
   // Split off partitions of unknown topics, remembering where each goes.
   OffsetCommitRequest known = req;
   known.topics.clear();
-  std::vector<std::vector<bool>> exists(req.topics.size());
+  // Per partition: kNone to commit, else its error (an unknown partition, or
+  // a topic the client may not READ).
+  std::vector<std::vector<protocol::ErrorCode>> refused(req.topics.size());
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
     auto info = ctx.topics.GetTopicInfo(req.topics[ti].name);
     const cluster::TopicRecord* record = info ? &info->record : nullptr;
+    const bool may_read = Authorized(ctx, request, security::AclOperation::kRead,
+                                     security::ResourceType::kTopic, req.topics[ti].name);
     OffsetCommitRequest::Topic t{req.topics[ti].name, {}};
     for (const auto& p : req.topics[ti].partitions) {
-      exists[ti].push_back(PartitionExists(record, p.partition_index));
-      if (exists[ti].back()) t.partitions.push_back(p);
+      refused[ti].push_back(!may_read ? protocol::ErrorCode::kTopicAuthorizationFailed
+                            : PartitionExists(record, p.partition_index)
+                                ? protocol::ErrorCode::kNone
+                                : protocol::ErrorCode::kUnknownTopicOrPartition);
+      if (refused[ti].back() == protocol::ErrorCode::kNone) t.partitions.push_back(p);
     }
     known.topics.push_back(std::move(t));  // same index as in req, possibly empty
   }
@@ -65,11 +74,11 @@ asio::awaitable<HandlerResult> HandleOffsetCommit(BrokerContext& ctx, net::Reque
     out.name = req.topics[ti].name;
     size_t next_stored = 0;
     for (size_t pi = 0; pi < req.topics[ti].partitions.size(); ++pi) {
-      if (exists[ti][pi]) {
+      if (refused[ti][pi] == protocol::ErrorCode::kNone) {
         out.partitions.push_back(stored.topics[ti].partitions[next_stored++]);
       } else {
-        out.partitions.push_back({req.topics[ti].partitions[pi].partition_index,
-                                  Code(protocol::ErrorCode::kUnknownTopicOrPartition)});
+        out.partitions.push_back(
+            {req.topics[ti].partitions[pi].partition_index, Code(refused[ti][pi])});
       }
     }
   }

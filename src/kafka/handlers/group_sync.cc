@@ -20,7 +20,8 @@ asio::awaitable<HandlerResult> HandleSyncGroup(BrokerContext& ctx, net::Request&
     resp.error_code = Code(protocol::ErrorCode::kInconsistentGroupProtocol);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
-  if (auto error = GroupCoordinatorError(ctx, req.group_id); error != protocol::ErrorCode::kNone) {
+  if (auto error = GroupRequestError(ctx, request, security::AclOperation::kRead, req.group_id);
+      error != protocol::ErrorCode::kNone) {
     resp.error_code = Code(error);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }

@@ -47,6 +47,10 @@ HandlerResult HandleSaslHandshake(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleSaslAuthenticate(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeUserScramCredentials(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleAlterUserScramCredentials(BrokerContext& ctx, net::Request& request);
+// ACLs (handlers/acls.cc).
+HandlerResult HandleDescribeAcls(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleCreateAcls(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleDeleteAcls(BrokerContext& ctx, net::Request& request);
 
 // Transactions (handlers/init_producer_id.cc, *_txn.cc, *_transactions.cc),
 // served by ctx.txn_coordinator.

@@ -6,6 +6,7 @@
 #include "protocol/messages/init_producer_id.h"
 
 #include "coordinator/txn_coordinator.h"
+#include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/handlers/txn_errors.h"
 #include "kafka/txn_routing.h"
@@ -20,6 +21,7 @@ using protocol::InitProducerIdResponse;
 
 // The transactional path; the answer's error, id and epoch.
 asio::awaitable<InitProducerIdResponse> InitTransactional(BrokerContext& ctx,
+                                                          const net::Request& request,
                                                           const InitProducerIdRequest& req,
                                                           int16_t version) {
   InitProducerIdResponse resp;
@@ -30,6 +32,10 @@ asio::awaitable<InitProducerIdResponse> InitTransactional(BrokerContext& ctx,
   };
   const std::string& id = *req.transactional_id;
   if (id.empty()) co_return fail(ErrorCode::kInvalidRequest);
+  if (!Authorized(ctx, request, security::AclOperation::kWrite,
+                  security::ResourceType::kTransactionalId, id)) {
+    co_return fail(ErrorCode::kTransactionalIdAuthorizationFailed);
+  }
   // v3+ names the producer id and epoch it holds (KIP-360), both or neither.
   std::optional<coordinator::ProducerIdAndEpoch> expected;
   const bool has_id = req.producer_id != coordinator::kNoProducerId;
@@ -56,7 +62,16 @@ asio::awaitable<HandlerResult> HandleInitProducerId(BrokerContext& ctx, net::Req
   const InitProducerIdRequest& req = *decoded;
   InitProducerIdResponse resp;
   if (req.transactional_id) {
-    resp = co_await InitTransactional(ctx, req, request.header.api_version);
+    resp = co_await InitTransactional(ctx, request, req, request.header.api_version);
+    co_return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
+  // An idempotent producer: IDEMPOTENT_WRITE on the cluster, or WRITE on
+  // some topic.
+  if (ctx.authorizer != nullptr &&
+      !AuthorizedOnCluster(ctx, request, security::AclOperation::kIdempotentWrite, false) &&
+      !AuthorizedAny(ctx, request, security::AclOperation::kWrite,
+                     security::ResourceType::kTopic)) {
+    resp.error_code = Code(ErrorCode::kClusterAuthorizationFailed);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
   // A fresh id (epoch 0) is valid for both new producers and KIP-360 bumps.

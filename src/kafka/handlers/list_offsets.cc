@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "protocol/error_code.h"
 
@@ -149,6 +150,15 @@ HandlerResult HandleListOffsets(BrokerContext& ctx, net::Request& request) {
   for (const auto& topic : req.topics) {
     auto& out_topic = resp.topics.emplace_back();
     out_topic.name = topic.name;
+    if (!Authorized(ctx, request, security::AclOperation::kDescribe, security::ResourceType::kTopic,
+                    topic.name)) {
+      for (const auto& p : topic.partitions) {
+        auto& out = out_topic.partitions.emplace_back();
+        out.partition_index = p.partition_index;
+        out.error_code = Code(ErrorCode::kTopicAuthorizationFailed);
+      }
+      continue;
+    }
     for (const auto& p : topic.partitions) {
       Lookup(ctx, topic.name, p, request.header.api_version, req.replica_id >= 0,
              req.isolation_level == protocol::kReadCommitted, out_topic.partitions.emplace_back());

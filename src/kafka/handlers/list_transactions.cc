@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "coordinator/txn_coordinator.h"
+#include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "protocol/error_code.h"
 
@@ -89,6 +90,11 @@ HandlerResult HandleListTransactions(BrokerContext& ctx, net::Request& request) 
   if (listed.error == ErrorCode::kNone) {
     resp.unknown_state_filters = std::move(unknown);
     for (const coordinator::TxnListing& t : listed.transactions) {
+      // Only the transactional ids the client may DESCRIBE.
+      if (!Authorized(ctx, request, security::AclOperation::kDescribe,
+                      security::ResourceType::kTransactionalId, t.transactional_id, false)) {
+        continue;
+      }
       resp.transaction_states.push_back(
           {t.transactional_id, t.producer_id, std::string(coordinator::TxnStatusName(t.state))});
     }

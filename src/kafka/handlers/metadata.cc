@@ -4,6 +4,7 @@
 #include "protocol/messages/metadata.h"
 
 #include "broker/topic_validation.h"
+#include "kafka/authorization.h"
 #include "kafka/cluster_state.h"
 #include "kafka/controller_forwarding.h"
 #include "kafka/handlers/handlers.h"
@@ -39,17 +40,34 @@ MetadataResponse::Topic DescribeTopic(BrokerContext& ctx, const broker::TopicInf
   return t;
 }
 
-MetadataResponse::Topic LookupOrCreate(BrokerContext& ctx, std::string_view listener,
+// Auto-creation needs CREATE on the cluster or on the topic.
+bool MayCreate(const BrokerContext& ctx, const net::Request& request, const std::string& name) {
+  return AuthorizedOnCluster(ctx, request, security::AclOperation::kCreate, false) ||
+         Authorized(ctx, request, security::AclOperation::kCreate, security::ResourceType::kTopic,
+                    name);
+}
+
+MetadataResponse::Topic LookupOrCreate(BrokerContext& ctx, const net::Request& request,
                                        const std::string& name, bool auto_create) {
-  if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info, listener);
+  const std::string_view listener = request.listener;
   MetadataResponse::Topic t;
   t.name = name;
+  if (!Authorized(ctx, request, security::AclOperation::kDescribe, security::ResourceType::kTopic,
+                  name)) {
+    t.error_code = Code(ErrorCode::kTopicAuthorizationFailed);
+    return t;
+  }
+  if (auto info = ctx.topics.GetTopicInfo(name)) return DescribeTopic(ctx, *info, listener);
   if (broker::InvalidTopicNameReason(name)) {
     t.error_code = Code(ErrorCode::kInvalidTopicException);
     return t;
   }
   if (!auto_create) {
     t.error_code = Code(ErrorCode::kUnknownTopicOrPartition);
+    return t;
+  }
+  if (!MayCreate(ctx, request, name)) {
+    t.error_code = Code(ErrorCode::kTopicAuthorizationFailed);
     return t;
   }
   if (ctx.forwarder != nullptr && !ctx.forwarder->IsActiveController()) {
@@ -85,6 +103,11 @@ HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
   bool all_topics = !req.topics.has_value() || (version == 0 && req.topics->empty());
   if (all_topics) {
     for (const auto& record : ctx.topics.ListTopics()) {
+      // Topics the client may not DESCRIBE are left out, as Kafka does.
+      if (!Authorized(ctx, request, security::AclOperation::kDescribe,
+                      security::ResourceType::kTopic, record.name, false)) {
+        continue;
+      }
       if (auto info = ctx.topics.GetTopicInfo(record.name))
         resp.topics.push_back(DescribeTopic(ctx, *info, listener));
     }
@@ -93,7 +116,7 @@ HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
                        (version < 4 || req.allow_auto_topic_creation);
     for (const auto& topic : *req.topics) {
       if (topic.name.has_value()) {
-        resp.topics.push_back(LookupOrCreate(ctx, listener, *topic.name, auto_create));
+        resp.topics.push_back(LookupOrCreate(ctx, request, *topic.name, auto_create));
         continue;
       }
       // v10+: lookup by topic id.
@@ -102,6 +125,11 @@ HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
       t.error_code = Code(ErrorCode::kUnknownTopicId);
       for (const auto& record : ctx.topics.ListTopics()) {
         if (record.id != topic.topic_id) continue;
+        if (!Authorized(ctx, request, security::AclOperation::kDescribe,
+                        security::ResourceType::kTopic, record.name)) {
+          t.error_code = Code(ErrorCode::kTopicAuthorizationFailed);
+          break;
+        }
         if (auto info = ctx.topics.GetTopicInfo(record.name))
           t = DescribeTopic(ctx, *info, listener);
       }

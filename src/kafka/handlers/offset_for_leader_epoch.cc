@@ -2,6 +2,7 @@
 // which clients use to detect log truncation after a failover (KIP-320).
 #include "protocol/messages/offset_for_leader_epoch.h"
 
+#include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "protocol/error_code.h"
 
@@ -14,12 +15,24 @@ HandlerResult HandleOffsetForLeaderEpoch(BrokerContext& ctx, net::Request& reque
   STRATA_ASSIGN_OR_RETURN(OffsetForLeaderEpochRequest req,
                           DecodeRequest<OffsetForLeaderEpochRequest>(request));
   protocol::OffsetForLeaderEpochResponse resp;
+  // Followers need CLUSTER_ACTION; consumers DESCRIBE on each topic.
+  const bool follower = req.replica_id >= 0;
+  const bool cluster_action =
+      follower && AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction);
   for (const auto& topic : req.topics) {
     auto& out_topic = resp.topics.emplace_back();
     out_topic.topic = topic.topic;
+    const bool allowed = follower ? cluster_action
+                                  : Authorized(ctx, request, security::AclOperation::kDescribe,
+                                               security::ResourceType::kTopic, topic.topic);
     for (const auto& p : topic.partitions) {
       auto& out = out_topic.partitions.emplace_back();
       out.partition = p.partition;
+      if (!allowed) {
+        out.error_code = Code(follower ? ErrorCode::kClusterAuthorizationFailed
+                                       : ErrorCode::kTopicAuthorizationFailed);
+        continue;
+      }
       broker::LeaderLookup leader =
           ctx.topics.LeaderPartition({topic.topic, p.partition}, p.current_leader_epoch);
       if (leader.error != ErrorCode::kNone) {

@@ -9,6 +9,7 @@
 
 #include "cluster/controller.h"
 #include "cluster/metadata.h"
+#include "kafka/authorization.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/logger.h"
@@ -100,6 +101,10 @@ AlterPartitionReassignmentsResponse::PartitionResult AlterOne(
 HandlerResult HandleAlterPartitionReassignments(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(AlterPartitionReassignmentsRequest req,
                           DecodeRequest<AlterPartitionReassignmentsRequest>(request));
+  if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kAlter)) {
+    return AlterPartitionReassignmentsControllerUnavailable(
+        request, ErrorCode::kClusterAuthorizationFailed, "Cluster authorization failed.");
+  }
   AlterPartitionReassignmentsResponse resp;
   resp.allow_replication_factor_change = req.allow_replication_factor_change;
   const bool controller = ctx.controller != nullptr && ctx.controller->active();
@@ -126,6 +131,11 @@ HandlerResult HandleListPartitionReassignments(BrokerContext& ctx, net::Request&
   STRATA_ASSIGN_OR_RETURN(ListPartitionReassignmentsRequest req,
                           DecodeRequest<ListPartitionReassignmentsRequest>(request));
   ListPartitionReassignmentsResponse resp;
+  if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kDescribe)) {
+    resp.error_code = Code(ErrorCode::kClusterAuthorizationFailed);
+    resp.error_message = "Cluster authorization failed.";
+    return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
   if (ctx.metadata == nullptr) return std::optional<Bytes>(EncodeResponse(request, resp));
   cluster::MetadataView& view = ctx.metadata->view();
   auto add = [&](const std::string& name, const std::optional<std::vector<int32_t>>& only) {

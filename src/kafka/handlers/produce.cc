@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "kafka/authorization.h"
 #include "kafka/cluster_state.h"
 #include "kafka/commit_wait.h"
 #include "kafka/error_mapping.h"
@@ -43,16 +44,52 @@ struct PendingAck {
 };
 
 // Whether any partition's batch is transactional (attribute bit 4 of its
-// first batch header; a malformed one is judged later, by validation).
-bool HasTransactionalRecords(const ProduceRequest& req) {
+// first batch header), or carries a producer id (idempotent); a malformed
+// one is judged later, by validation.
+bool AnyBatch(const ProduceRequest& req, bool (*test)(const protocol::BatchHeader&)) {
   for (const auto& topic : req.topics) {
     for (const auto& partition : topic.partitions) {
       if (partition.records.null) continue;
       auto header = protocol::ParseBatchHeader(partition.records.view);
-      if (header.ok() && header->transactional()) return true;
+      if (header.ok() && test(*header)) return true;
     }
   }
   return false;
+}
+bool HasTransactionalRecords(const ProduceRequest& req) {
+  return AnyBatch(req, [](const protocol::BatchHeader& h) { return h.transactional(); });
+}
+bool HasIdempotentRecords(const ProduceRequest& req) {
+  return AnyBatch(req, [](const protocol::BatchHeader& h) { return h.producer_id >= 0; });
+}
+
+// Kafka's checks of the whole request: WRITE on the transactional id, or for
+// an idempotent producer IDEMPOTENT_WRITE on the cluster or WRITE on some
+// topic. The error every partition gets, or kNone.
+std::pair<ErrorCode, std::string> RefusedProduce(const BrokerContext& ctx,
+                                                 const net::Request& request,
+                                                 const ProduceRequest& req) {
+  using security::AclOperation;
+  if (req.transactional_id) {
+    if (!Authorized(ctx, request, AclOperation::kWrite, security::ResourceType::kTransactionalId,
+                    *req.transactional_id)) {
+      return {ErrorCode::kTransactionalIdAuthorizationFailed,
+              "not authorized to write for transactional id " + *req.transactional_id};
+    }
+    return {ErrorCode::kNone, ""};
+  }
+  if (HasTransactionalRecords(req)) {
+    // Kafka authorizes a transactional write by its transactional id.
+    return {ErrorCode::kTransactionalIdAuthorizationFailed,
+            "transactional records need the producer's transactional id"};
+  }
+  if (ctx.authorizer != nullptr && HasIdempotentRecords(req) &&
+      !AuthorizedOnCluster(ctx, request, AclOperation::kIdempotentWrite, false) &&
+      !AuthorizedAny(ctx, request, AclOperation::kWrite, security::ResourceType::kTopic)) {
+    return {ErrorCode::kClusterAuthorizationFailed,
+            "an idempotent producer needs IDEMPOTENT_WRITE on the cluster or WRITE on a topic"};
+  }
+  return {ErrorCode::kNone, ""};
 }
 
 // Appends one partition's batch; with acks=all the append is added to
@@ -213,9 +250,8 @@ asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& r
   ProduceRequest& req = *decoded;
   int16_t version = request.header.api_version;
   ProduceResponse resp;
-  // Kafka authorizes a transactional write by its transactional id: without
-  // one the whole request is refused.
-  const bool refuse_all = !req.transactional_id && HasTransactionalRecords(req);
+  const auto [refused, refused_why] = RefusedProduce(ctx, request, req);
+  const bool refuse_all = refused != ErrorCode::kNone;
   // KIP-890: transactional batches are checked with their coordinator first.
   std::map<TopicPartition, TxnProduceCheck> txn_checks;
   if (!refuse_all && version >= 3)
@@ -225,12 +261,17 @@ asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& r
     auto& out_topic = resp.topics.emplace_back();
     out_topic.name = topic.name;
     auto info = ctx.topics.GetTopicInfo(topic.name);
+    const bool may_write = refuse_all || Authorized(ctx, request, security::AclOperation::kWrite,
+                                                    security::ResourceType::kTopic, topic.name);
     for (auto& partition : topic.partitions) {
       auto& out = out_topic.partitions.emplace_back();
       if (refuse_all) {
         out.index = partition.index;
-        SetError(out, ErrorCode::kTransactionalIdAuthorizationFailed,
-                 "transactional records need the producer's transactional id");
+        SetError(out, refused, refused_why);
+      } else if (!may_write) {
+        out.index = partition.index;
+        SetError(out, ErrorCode::kTopicAuthorizationFailed,
+                 "not authorized to write to topic " + topic.name);
       } else if (version < 3) {
         // Kafka 4 advertises Produce v0 for old librdkafka but rejects v0-2.
         out.index = partition.index;

@@ -9,7 +9,10 @@
 // topics are answered UNKNOWN_TOPIC_OR_PARTITION.
 #include "protocol/messages/txn_offset_commit.h"
 
+#include <set>
+
 #include "coordinator/group_coordinator.h"
+#include "kafka/authorization.h"
 #include "kafka/group_routing.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/txn_verification.h"
@@ -35,12 +38,14 @@ TxnOffsetCommitResponse AllFailed(const TxnOffsetCommitRequest& req, ErrorCode c
 
 // The request without partitions of unknown topics (topics keep their
 // index, possibly empty).
-TxnOffsetCommitRequest KnownPartitions(BrokerContext& ctx, const TxnOffsetCommitRequest& req) {
+TxnOffsetCommitRequest KnownPartitions(BrokerContext& ctx, const TxnOffsetCommitRequest& req,
+                                       const std::set<std::string>& denied) {
   TxnOffsetCommitRequest known = req;
   for (auto& t : known.topics) {
     auto record = ctx.topics.GetTopic(t.name);
     std::erase_if(t.partitions, [&](const TxnOffsetCommitRequest::Partition& p) {
-      return !record || p.partition_index < 0 || p.partition_index >= record->partitions;
+      return !record || denied.contains(t.name) || p.partition_index < 0 ||
+             p.partition_index >= record->partitions;
     });
   }
   return known;
@@ -103,7 +108,13 @@ asio::awaitable<HandlerResult> HandleTxnOffsetCommit(BrokerContext& ctx, net::Re
   auto decoded = DecodeRequest<TxnOffsetCommitRequest>(request);
   if (!decoded.ok()) co_return decoded.take_error();
   const TxnOffsetCommitRequest& req = *decoded;
-  if (auto error = GroupCoordinatorError(ctx, req.group_id); error != ErrorCode::kNone) {
+  if (!Authorized(ctx, request, security::AclOperation::kWrite,
+                  security::ResourceType::kTransactionalId, req.transactional_id)) {
+    TxnOffsetCommitResponse resp = AllFailed(req, ErrorCode::kTransactionalIdAuthorizationFailed);
+    co_return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
+  if (auto error = GroupRequestError(ctx, request, security::AclOperation::kRead, req.group_id);
+      error != ErrorCode::kNone) {
     TxnOffsetCommitResponse resp = AllFailed(req, error);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
@@ -113,8 +124,15 @@ asio::awaitable<HandlerResult> HandleTxnOffsetCommit(BrokerContext& ctx, net::Re
     TxnOffsetCommitResponse resp = AllFailed(req, check.error);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
+  std::set<std::string> denied;  // topics the client may not READ
+  for (const auto& t : req.topics) {
+    if (!Authorized(ctx, request, security::AclOperation::kRead, security::ResourceType::kTopic,
+                    t.name)) {
+      denied.insert(t.name);
+    }
+  }
   TxnOffsetCommitResponse stored =
-      ctx.group_coordinator->CommitTxnOffsets(KnownPartitions(ctx, req), check.guard);
+      ctx.group_coordinator->CommitTxnOffsets(KnownPartitions(ctx, req, denied), check.guard);
   const ErrorCode replicated = co_await AwaitGroupWrites(ctx, req.group_id);
   // Answers in request order: stored ones from the coordinator, the others
   // unknown.
@@ -123,6 +141,10 @@ asio::awaitable<HandlerResult> HandleTxnOffsetCommit(BrokerContext& ctx, net::Re
     const auto& got = stored.topics[ti].partitions;
     size_t next = 0;
     for (auto& p : resp.topics[ti].partitions) {
+      if (denied.contains(resp.topics[ti].name)) {
+        p.error_code = Code(ErrorCode::kTopicAuthorizationFailed);
+        continue;
+      }
       if (next >= got.size() || got[next].partition_index != p.partition_index) continue;
       p.error_code = got[next++].error_code;
       if (p.error_code == 0 && replicated != ErrorCode::kNone) p.error_code = Code(replicated);

@@ -6,6 +6,7 @@
 #include "protocol/messages/unregister_broker.h"
 
 #include "cluster/metadata.h"
+#include "kafka/authorization.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/logger.h"
@@ -20,6 +21,11 @@ HandlerResult HandleUnregisterBroker(BrokerContext& ctx, net::Request& request) 
   STRATA_ASSIGN_OR_RETURN(UnregisterBrokerRequest req,
                           DecodeRequest<UnregisterBrokerRequest>(request));
   UnregisterBrokerResponse resp;
+  if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kAlter)) {
+    resp.error_code = static_cast<int16_t>(ErrorCode::kClusterAuthorizationFailed);
+    resp.error_message = "Cluster authorization failed.";
+    return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
   if (ctx.metadata == nullptr) {
     resp.error_code = static_cast<int16_t>(ErrorCode::kBrokerIdNotRegistered);
     resp.error_message = "no cluster metadata";

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cluster/metadata.h"
+#include "kafka/authorization.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/logger.h"
@@ -106,8 +107,10 @@ HandlerResult HandleAlterUserScramCredentials(BrokerContext& ctx, net::Request& 
   STRATA_ASSIGN_OR_RETURN(AlterUserScramCredentialsRequest req,
                           DecodeRequest<AlterUserScramCredentialsRequest>(request));
   protocol::AlterUserScramCredentialsResponse resp;
+  const bool allowed = AuthorizedOnCluster(ctx, request, security::AclOperation::kAlter);
   for (auto& [user, changes] : GroupByUser(req)) {
     UserError e = changes.error;
+    if (!allowed) e = {ErrorCode::kClusterAuthorizationFailed, "Cluster authorization failed."};
     if (e.code == ErrorCode::kNone) {
       e = ctx.metadata != nullptr
               ? ApplyChanges(*ctx.metadata, user, changes)
@@ -130,6 +133,11 @@ HandlerResult HandleDescribeUserScramCredentials(BrokerContext& ctx, net::Reques
   STRATA_ASSIGN_OR_RETURN(DescribeUserScramCredentialsRequest req,
                           DecodeRequest<DescribeUserScramCredentialsRequest>(request));
   DescribeUserScramCredentialsResponse resp;
+  if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kDescribe)) {
+    resp.error_code = static_cast<int16_t>(ErrorCode::kClusterAuthorizationFailed);
+    resp.error_message = "Cluster authorization failed.";
+    return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
   if (ctx.metadata == nullptr) {
     resp.error_code = static_cast<int16_t>(ErrorCode::kCoordinatorNotAvailable);
     return std::optional<Bytes>(EncodeResponse(request, resp));

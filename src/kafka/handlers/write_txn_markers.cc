@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "coordinator/group_coordinator.h"
+#include "kafka/authorization.h"
 #include "kafka/commit_wait.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
@@ -46,14 +47,14 @@ ErrorCode AppendMarker(BrokerContext& ctx, const WriteTxnMarkersRequest::Marker&
       marker.coordinator_epoch};
   Bytes batch =
       protocol::BuildTxnMarkerBatch(marker.producer_id, marker.producer_epoch, txn_marker, now);
-  const std::vector<storage::BatchInfo> infos{{.size = static_cast<int32_t>(batch.size()),
-                                               .record_count = 1,
-                                               .max_timestamp = now,
-                                               .producer_id = marker.producer_id,
-                                               .producer_epoch = marker.producer_epoch,
-                                               .transactional = true,
-                                               .marker_transaction_version =
-                                                   marker.transaction_version}};
+  const std::vector<storage::BatchInfo> infos{
+      {.size = static_cast<int32_t>(batch.size()),
+       .record_count = 1,
+       .max_timestamp = now,
+       .producer_id = marker.producer_id,
+       .producer_epoch = marker.producer_epoch,
+       .transactional = true,
+       .marker_transaction_version = marker.transaction_version}};
   auto appended = partition.AppendAsLeader(MutableByteView(batch), infos, min_isr,
                                            storage::AppendOrigin::kCoordinator);
   if (!appended.ok()) return ProduceErrorCode(appended.error().code);
@@ -102,6 +103,8 @@ asio::awaitable<HandlerResult> HandleWriteTxnMarkers(BrokerContext& ctx, net::Re
   WriteTxnMarkersResponse resp;
   std::vector<CommitWait> waits;
   std::vector<PendingMarker> pending;
+  // Only brokers (CLUSTER_ACTION) write transaction markers.
+  const bool allowed = AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction);
   for (size_t m = 0; m < req.markers.size(); ++m) {
     const auto& marker = req.markers[m];
     auto& out_marker = resp.markers.emplace_back();
@@ -110,6 +113,10 @@ asio::awaitable<HandlerResult> HandleWriteTxnMarkers(BrokerContext& ctx, net::Re
       auto& out_topic = out_marker.topics.emplace_back();
       out_topic.name = marker.topics[t].name;
       for (int32_t p : marker.topics[t].partition_indexes) {
+        if (!allowed) {
+          out_topic.partitions.push_back({p, Code(ErrorCode::kClusterAuthorizationFailed)});
+          continue;
+        }
         const size_t waiting = waits.size();
         const ErrorCode code = AppendMarker(ctx, marker, {out_topic.name, p}, waits);
         out_topic.partitions.push_back({p, Code(code)});
