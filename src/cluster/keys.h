@@ -91,6 +91,12 @@ class KeyLayout {
            name;
   }
 
+  // The client quotas of one entity (cluster/client_quota_records.h).
+  std::string ClientQuotasPrefix() const { return prefix_ + "client_quotas/"; }
+  std::string ClientQuotas(const std::string& entity_key) const {
+    return ClientQuotasPrefix() + entity_key;
+  }
+
   ParsedKey Parse(const std::string& key) const;
 
  private:

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "cluster/acl_records.h"
+#include "cluster/client_quota_records.h"
 #include "cluster/etcd_kv_store.h"
 #include "cluster/keys.h"
 #include "cluster/kv_store.h"
@@ -91,6 +92,11 @@ class Metadata : public MetadataStore {
       const std::function<Status(std::vector<security::AccessControlEntry>&)>& change);
   // Every ACL binding; unreadable records left out (and logged).
   std::vector<security::AclBinding> AllAcls() const;
+  // The quota values of one client entity, changed by `change` in one
+  // compare-and-set (the record goes once it has none); read from the view.
+  Status UpdateClientQuotas(const QuotaEntity& entity,
+                            const std::function<Status(std::map<std::string, double>&)>& change);
+  std::vector<ClientQuotaRecord> AllClientQuotas() const;
   Status SetRemoteLogOffsets(const std::string& topic_id, int32_t partition,
                              const RemoteLogOffsets& offsets) override;
   Status ClaimRemoteLog(const std::string& topic_id, int32_t partition,

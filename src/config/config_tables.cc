@@ -193,6 +193,8 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        "principals allowed everything, separated by ';' (User:admin;User:broker)"},
       {"allow.everyone.if.no.acl.found", T::kBoolean, "false",
        "allow an operation on a resource that has no ACL at all"},
+      {"quota.window.num", T::kInt, "11", "samples a client's rate is measured over", AtLeast(1)},
+      {"quota.window.size.seconds", T::kInt, "1", "length of each quota sample", AtLeast(1)},
       {"inter.broker.listener.name", T::kString, "",
        "the listener brokers reach each other on (default: the one named after "
        "security.inter.broker.protocol)"},

@@ -20,6 +20,7 @@ class TxnCoordinator;
 }  // namespace strata::coordinator
 namespace strata::broker {
 class AclAuthorizer;
+class ClientQuotas;
 class SaslMechanisms;
 }  // namespace strata::broker
 namespace strata::cluster {
@@ -63,6 +64,8 @@ struct BrokerContext {
   broker::SaslMechanisms* sasl = nullptr;
   // authorizer.class.name's authorizer; null: every request is allowed.
   broker::AclAuthorizer* authorizer = nullptr;
+  // The client quota managers (throttling); set at start-up.
+  broker::ClientQuotas* quotas = nullptr;
   // replica.selector.class (KIP-392); set at start-up.
   broker::ReplicaSelectorKind replica_selector = broker::ReplicaSelectorKind::kLeaderOnly;
 };

@@ -7,6 +7,7 @@
 #include "kafka/controller_forwarding.h"
 #include "kafka/handlers/api_table.h"
 #include "kafka/handlers/handlers.h"
+#include "kafka/quota_charge.h"
 #include "protocol/api_key.h"
 #include "protocol/request_registry.h"
 
@@ -39,10 +40,16 @@ asio::awaitable<Result<std::optional<Bytes>>> Dispatcher::Handle(net::Request& r
   if (known) requests_[key]->Add();
   const auto start = std::chrono::steady_clock::now();
   auto result = co_await Dispatch(request, false);
+  const auto took = std::chrono::steady_clock::now() - start;
   if (known) {
-    handle_seconds_[key]->Observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    handle_seconds_[key]->Observe(std::chrono::duration<double>(took).count());
     if (!result.ok()) requests_closed_[key]->Add();
+  }
+  // JoinGroup and SyncGroup wait for the rest of the group; their time is
+  // not the broker's work.
+  if (!request.quota_exempt && key != static_cast<int16_t>(protocol::ApiKey::kJoinGroup) &&
+      key != static_cast<int16_t>(protocol::ApiKey::kSyncGroup)) {
+    ChargeRequestTime(ctx_, request, took - request.waited);
   }
   co_return result;
 }

@@ -257,8 +257,17 @@ asio::awaitable<bool> Server::ServeOne(Stream& socket, Connection& conn) {
                 result.error().message);
     co_return false;
   }
-  if (!result.value().has_value()) co_return true;  // acks=0
-  co_await WriteResponse(socket, *result.value(), req.response_splices);
+  if (result.value().has_value()) {  // none for acks=0
+    co_await WriteResponse(socket, *result.value(), req.response_splices);
+  }
+  if (req.throttle_ms > 0) {
+    // Over a quota: muted until the throttle time has passed.
+    asio::steady_timer mute(co_await asio::this_coro::executor);
+    mute.expires_after(std::chrono::milliseconds(req.throttle_ms));
+    conn.busy = true;  // a muted connection is not idle
+    co_await mute.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
+    conn.busy = false;
+  }
   conn.last_active_ms = ConnectionAuth::NowMs();
   co_return !conn.auth.close_after_response();
 }

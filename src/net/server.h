@@ -13,6 +13,7 @@
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/ssl.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -49,6 +50,16 @@ struct Request {
   // client the forwarding broker served.
   std::optional<security::KafkaPrincipal> forwarded_principal;
   std::string forwarded_host;
+  // Set by a handler when the client is over a quota: the connection reads
+  // nothing more for this long after the response (Kafka mutes the channel,
+  // KIP-219), and the response says so in throttle_time_ms.
+  int32_t throttle_ms = 0;
+  // Time the handler spent waiting rather than working (a fetch's long poll,
+  // acks=all): not charged to the client's request quota.
+  std::chrono::steady_clock::duration waited{};
+  // Brokers' own work (follower fetches, transaction markers, forwarded
+  // requests) is never charged to a request quota, as in Kafka.
+  bool quota_exempt = false;
   // Set by a handler whose response carries file regions (Fetch): they are
   // sent with sendfile(2) at their places in the response buffer.
   FileSplices response_splices;

@@ -9,6 +9,7 @@
 #include "protocol/messages/alter_configs.h"
 #include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/api_versions.h"
+#include "protocol/messages/client_quotas.h"
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_groups.h"
@@ -69,6 +70,6 @@ using AllRequests = RequestList<
     AddOffsetsToTxnRequest, EndTxnRequest, TxnOffsetCommitRequest, DescribeTransactionsRequest,
     ListTransactionsRequest, SaslHandshakeRequest, SaslAuthenticateRequest,
     DescribeUserScramCredentialsRequest, AlterUserScramCredentialsRequest, DescribeAclsRequest,
-    CreateAclsRequest, DeleteAclsRequest>;
+    CreateAclsRequest, DeleteAclsRequest, DescribeClientQuotasRequest, AlterClientQuotasRequest>;
 
 }  // namespace strata::protocol

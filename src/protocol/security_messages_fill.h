@@ -7,6 +7,7 @@
 #include <string>
 
 #include "protocol/messages/acls.h"
+#include "protocol/messages/client_quotas.h"
 #include "protocol/messages/sasl_authenticate.h"
 #include "protocol/messages/sasl_handshake.h"
 #include "protocol/messages/user_scram_credentials.h"
@@ -89,6 +90,28 @@ inline void Fill(DeleteAclsResponse& m, int16_t, bool nulls) {
   m.filter_results = {
       {0, std::nullopt, {{0, std::nullopt, 2, "orders", 3, "User:alice", "*", 4, 3}}},
       {35, SecFillOpt(nulls, "bad filter"), {}}};
+}
+
+inline void Fill(DescribeClientQuotasRequest& m, int16_t, bool nulls) {
+  m.components = {{"user", 0, SecFillOpt(nulls, "alice")}, {"client-id", 2, std::nullopt}};
+  m.strict = true;
+}
+inline void Fill(DescribeClientQuotasResponse& m, int16_t, bool nulls) {
+  m.throttle_time_ms = 6;
+  m.error_message = SecFillOpt(nulls, "none");
+  if (!nulls) {
+    m.entries = std::vector<DescribeClientQuotasResponse::Entry>{
+        {{{"user", "alice"}, {"client-id", std::nullopt}}, {{"producer_byte_rate", 1048576.5}}}};
+  }
+}
+inline void Fill(AlterClientQuotasRequest& m, int16_t, bool nulls) {
+  m.entries = {{{{"user", SecFillOpt(nulls, "alice")}},
+                {{"producer_byte_rate", 2048, false}, {"consumer_byte_rate", 0, true}}}};
+  m.validate_only = true;
+}
+inline void Fill(AlterClientQuotasResponse& m, int16_t, bool nulls) {
+  m.throttle_time_ms = 7;
+  m.entries = {{42, SecFillOpt(nulls, "bad key"), {{"client-id", SecFillOpt(nulls, "app")}}}};
 }
 
 }  // namespace strata::protocol

@@ -50,6 +50,8 @@ TEST(SecurityMessagesRoundTrip, EveryVersion) {
   RoundTripAllVersions<DescribeAclsRequest, DescribeAclsResponse>();
   RoundTripAllVersions<CreateAclsRequest, CreateAclsResponse>();
   RoundTripAllVersions<DeleteAclsRequest, DeleteAclsResponse>();
+  RoundTripAllVersions<DescribeClientQuotasRequest, DescribeClientQuotasResponse>();
+  RoundTripAllVersions<AlterClientQuotasRequest, AlterClientQuotasResponse>();
 }
 
 TEST(SecurityMessagesGolden, CreateAclsRequestV1) {

@@ -204,6 +204,8 @@ Status Broker::Start() {
   context_->sasl = sasl_.get();
   STRATA_ASSIGN_OR_RETURN(authorizer_, broker::AclAuthorizer::Create(config_, *metadata_));
   context_->authorizer = authorizer_.get();
+  quotas_ = std::make_unique<broker::ClientQuotas>(config_, *metadata_);
+  context_->quotas = quotas_.get();
   STRATA_RETURN_IF_ERROR(StartGroupCoordinator());
   STRATA_RETURN_IF_ERROR(StartTxnCoordinator());
   ListenForCoordinatorLeadership();
@@ -329,6 +331,7 @@ asio::awaitable<void> Broker::PeriodicTasks() {
     co_await timer.async_wait(asio::use_awaitable);
     topics_->FlushDue();
     SettleNewLogDir();
+    quotas_->ExpireIdleSensors(clock_->MonotonicMs());
     if (clock_->MonotonicMs() >= next_marks) {
       Status st = topics_->CheckpointHighWatermarks();
       if (!st.ok()) Log()->warn("checkpointing high watermarks: {}", st.error().message);

@@ -16,6 +16,7 @@
 #include "base/result.h"
 #include "broker/acl_authorizer.h"
 #include "broker/append_notifier.h"
+#include "broker/client_quotas.h"
 #include "broker/listener_sasl.h"
 #include "broker/topic_manager.h"
 #include "cluster/broker_session.h"
@@ -130,6 +131,7 @@ class Broker {
   net::ClientSecurity inter_broker_security_;
   std::unique_ptr<broker::SaslMechanisms> sasl_;
   std::unique_ptr<broker::AclAuthorizer> authorizer_;
+  std::unique_ptr<broker::ClientQuotas> quotas_;
   std::unique_ptr<admin::HttpServer> admin_;
   std::vector<std::thread> threads_;
   std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> work_;

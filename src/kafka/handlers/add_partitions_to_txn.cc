@@ -148,6 +148,7 @@ asio::awaitable<HandlerResult> HandleAddPartitionsToTxn(BrokerContext& ctx, net:
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
   // v4+ come from partition leaders verifying a produce (KIP-890).
+  request.quota_exempt = true;
   if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction)) {
     resp.error_code = Code(ErrorCode::kClusterAuthorizationFailed);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));

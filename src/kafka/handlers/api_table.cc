@@ -59,6 +59,8 @@ constexpr std::array kApis{
                AlterPartitionReassignmentsControllerUnavailable},
     ApiHandler{K(ApiKey::kListPartitionReassignments), HandleListPartitionReassignments},
     ApiHandler{K(ApiKey::kOffsetDelete), HandleOffsetDelete},
+    ApiHandler{K(ApiKey::kDescribeClientQuotas), HandleDescribeClientQuotas},
+    ApiHandler{K(ApiKey::kAlterClientQuotas), HandleAlterClientQuotas},
     ApiHandler{K(ApiKey::kDescribeUserScramCredentials), HandleDescribeUserScramCredentials},
     ApiHandler{K(ApiKey::kAlterUserScramCredentials), HandleAlterUserScramCredentials},
     ApiHandler{K(ApiKey::kDescribeQuorum), HandleDescribeQuorum},

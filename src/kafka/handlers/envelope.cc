@@ -52,6 +52,7 @@ asio::awaitable<HandlerResult> HandleEnvelope(BrokerContext& ctx, net::Request& 
     response.error_code = Code(code);
     return HandlerResult(std::optional<Bytes>(EncodeResponse(request, response)));
   };
+  request.quota_exempt = true;
   // Only brokers forward (CLUSTER_ACTION), and they say whose request it is.
   if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction)) {
     co_return answer(ErrorCode::kClusterAuthorizationFailed);

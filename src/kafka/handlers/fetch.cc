@@ -21,6 +21,7 @@
 #include "kafka/authorization.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
+#include "kafka/quota_charge.h"
 #include "protocol/error_code.h"
 #include "protocol/record_batch.h"
 
@@ -491,9 +492,12 @@ FetchProbe& Probe() {
 }
 
 // The response to send, counted.
-std::optional<Bytes> Respond(net::Request& request, FetchResponse& resp, const Fetcher& fetcher,
-                             const ReadTally& tally) {
+std::optional<Bytes> Respond(BrokerContext& ctx, net::Request& request, FetchResponse& resp,
+                             const Fetcher& fetcher, const ReadTally& tally) {
   FetchProbe& probe = Probe();
+  // Consumers are charged what they read; followers are not (replication
+  // has its own quotas).
+  if (!fetcher.replica) resp.throttle_time_ms = ChargeFetch(ctx, request, tally.bytes);
   if (fetcher.replica && tally.bytes > 0) {
     probe.replication_bytes_out.Add(static_cast<uint64_t>(tally.bytes));
   }
@@ -537,6 +541,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
   fetcher.follower_reads = !fetcher.replica && request.header.api_version >= 11;
   fetcher.rack = req.rack_id;
   if (fetcher.replica) {
+    request.quota_exempt = true;
     if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction)) {
       FetchResponse refused;
       refused.error_code = Code(ErrorCode::kClusterAuthorizationFailed);
@@ -557,18 +562,20 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     auto now = std::chrono::steady_clock::now();
     if (tally.bytes >= req.min_bytes || tally.answer_now || now >= deadline || partitions.empty()) {
       CountSent(ctx, resp, fetcher);
-      co_return Respond(request, resp, fetcher, tally);
+      co_return Respond(ctx, request, resp, fetcher, tally);
     }
     auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
     if (!HasNewData(ctx, req, fetcher, end_offsets)) {
       auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      const auto wait_start = std::chrono::steady_clock::now();
       co_await ctx.notifier.Wait(waiter, remaining);
+      request.waited += std::chrono::steady_clock::now() - wait_start;
     }
     ctx.notifier.Unregister(waiter);
     if (std::chrono::steady_clock::now() >= deadline &&
         !HasNewData(ctx, req, fetcher, end_offsets)) {
       CountSent(ctx, resp, fetcher);
-      co_return Respond(request, resp, fetcher, tally);
+      co_return Respond(ctx, request, resp, fetcher, tally);
     }
   }
 }

@@ -51,6 +51,9 @@ HandlerResult HandleAlterUserScramCredentials(BrokerContext& ctx, net::Request& 
 HandlerResult HandleDescribeAcls(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleCreateAcls(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDeleteAcls(BrokerContext& ctx, net::Request& request);
+// Client quotas (handlers/client_quotas.cc).
+HandlerResult HandleDescribeClientQuotas(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleAlterClientQuotas(BrokerContext& ctx, net::Request& request);
 
 // Transactions (handlers/init_producer_id.cc, *_txn.cc, *_transactions.cc),
 // served by ctx.txn_coordinator.

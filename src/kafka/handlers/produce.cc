@@ -16,6 +16,7 @@
 #include "kafka/commit_wait.h"
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
+#include "kafka/quota_charge.h"
 #include "kafka/txn_verification.h"
 #include "protocol/error_code.h"
 #include "protocol/records.h"
@@ -294,13 +295,16 @@ asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& r
     }
   }
   if (!pending.empty()) {
+    const auto wait_start = std::chrono::steady_clock::now();
     co_await AwaitAcks(ctx, pending, std::chrono::milliseconds(std::max(req.timeout_ms, 0)), resp);
+    request.waited += std::chrono::steady_clock::now() - wait_start;
   }
   bool any_error = false;
   for (const auto& t : resp.topics) {
     for (const auto& p : t.partitions) any_error |= p.error_code != 0;
   }
   AddLeaderEndpoints(ctx, request.listener, resp);
+  resp.throttle_time_ms = ChargeProduce(ctx, request, request.frame_size);
   if (req.acks == 0) {
     if (any_error)
       co_return MakeError(Errc::kInvalidArgument,

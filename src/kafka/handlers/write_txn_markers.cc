@@ -103,6 +103,7 @@ asio::awaitable<HandlerResult> HandleWriteTxnMarkers(BrokerContext& ctx, net::Re
   WriteTxnMarkersResponse resp;
   std::vector<CommitWait> waits;
   std::vector<PendingMarker> pending;
+  request.quota_exempt = true;
   // Only brokers (CLUSTER_ACTION) write transaction markers.
   const bool allowed = AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction);
   for (size_t m = 0; m < req.markers.size(); ++m) {
