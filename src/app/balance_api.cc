@@ -1,50 +1,18 @@
 #include "app/balance_api.h"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/cli.h"
+
 namespace strata::app {
 
 namespace {
 
 using nlohmann::json;
-
-struct HttpResult {
-  long status = 0;  // 0: no answer
-  std::string body;
-  std::string error;
-};
-
-size_t Append(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-HttpResult Call(const std::string& method, const std::string& url) {
-  HttpResult r;
-  CURL* curl = curl_easy_init();
-  if (curl == nullptr) {
-    r.error = "curl_easy_init failed";
-    return r;
-  }
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Append);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r.body);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
-  if (method == "POST") curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
-  CURLcode rc = curl_easy_perform(curl);
-  if (rc == CURLE_OK) {
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
-  } else {
-    r.error = curl_easy_strerror(rc);
-  }
-  curl_easy_cleanup(curl);
-  return r;
-}
 
 std::string Ids(const json& ids) {
   std::string out;
@@ -110,10 +78,10 @@ void PrintStatus(const json& s) {
 int RunBalanceApi(const std::string& command, const std::string& admin, bool as_json) {
   const bool get = command == "status" || command == "plan";
   const std::string path = command == "status" ? "/v1/balancer" : "/v1/balancer/" + command;
-  HttpResult r = Call(get ? "GET" : "POST", "http://" + admin + path);
+  const HttpAnswer r = AdminHttp(get ? "GET" : "POST", admin, path);
   if (r.status == 0) {
     std::fprintf(stderr, "strata balance %s: cannot reach %s: %s\n", command.c_str(), admin.c_str(),
-                 r.error.c_str());
+                 r.body.c_str());
     return 2;
   }
   json body = json::parse(r.body, nullptr, /*allow_exceptions=*/false);

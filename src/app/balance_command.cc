@@ -7,6 +7,7 @@
 #include <string>
 
 #include "app/balance_api.h"
+#include "app/command_config.h"
 #include "balancer/simulator.h"
 
 namespace strata::app {
@@ -64,8 +65,11 @@ void AddBalanceCommands(CLI::App& app) {
       {"apply", "run a balancing cycle now"}};
   for (const auto& [name, help] : api) {
     CLI::App* sub = balance->add_subcommand(name, help);
-    sub->add_option("--admin", f.admin, "a broker's admin listener host:port")
+    sub->add_option("--admin", f.admin,
+                    "a broker's admin listener host:port (https://host:port over TLS)")
         ->capture_default_str();
+    sub->add_option_function<std::string>("--command-config", SetCommandConfigPath,
+                                          "client properties (strata.admin.token, ssl.*)");
     sub->add_option("--format", f.format, "human or json")->check(CLI::IsMember({"human", "json"}));
     f.api[name] = sub;
   }

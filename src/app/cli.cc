@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <iostream>
 
+#include "app/command_config.h"
+
 namespace strata::app {
 
 void AddCommonOptions(CLI::App* sub, CommonFlags& flags, bool bootstrap, bool admin) {
@@ -17,6 +19,14 @@ void AddCommonOptions(CLI::App* sub, CommonFlags& flags, bool bootstrap, bool ad
     sub->add_option("--admin", flags.admin, "a broker's admin listener host:port")
         ->capture_default_str();
   }
+  sub->add_option_function<std::string>(
+      "--command-config",
+      [&flags](const std::string& path) {
+        flags.command_config = path;
+        SetCommandConfigPath(path);
+      },
+      "client properties: security.protocol, sasl.*, ssl.* (as Kafka's tools), "
+      "strata.admin.token");
   sub->add_option("--format", flags.format, "human or json")
       ->check(CLI::IsMember({"human", "json"}))
       ->capture_default_str();
@@ -24,7 +34,12 @@ void AddCommonOptions(CLI::App* sub, CommonFlags& flags, bool bootstrap, bool ad
 }
 
 std::unique_ptr<KafkaAdmin> ConnectOrFail(const CommonFlags& flags, int* exit_code) {
-  auto admin = KafkaAdmin::Connect(flags.bootstrap, flags.timeout());
+  auto settings = LoadCommandConfig(flags.command_config);
+  if (!settings.ok()) {
+    *exit_code = Fail(settings.error().message, kExitRefused);
+    return nullptr;
+  }
+  auto admin = KafkaAdmin::Connect(flags.bootstrap, flags.timeout(), settings->kafka);
   if (!admin.ok()) {
     *exit_code =
         Fail("cannot reach " + flags.bootstrap + ": " + admin.error().message, kExitUnreachable);
@@ -67,11 +82,29 @@ size_t AppendBody(char* data, size_t size, size_t n, void* out) {
 }
 }  // namespace
 
-HttpAnswer AdminHttp(const std::string& method, const std::string& url) {
+HttpAnswer AdminHttp(const std::string& method, const std::string& admin, const std::string& path) {
   HttpAnswer a;
+  auto settings = CurrentCommandConfig();
+  if (!settings.ok()) return {0, settings.error().message};
+  const std::string url =
+      (admin.find("://") == std::string::npos ? "http://" + admin : admin) + path;
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return {0, "curl_easy_init failed"};
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  struct curl_slist* headers = nullptr;
+  if (!settings->admin_token.empty()) {
+    const std::string auth = "Authorization: Bearer " + settings->admin_token;
+    headers = curl_slist_append(headers, auth.c_str());
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  }
+  if (!settings->ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, settings->ca_file.c_str());
+  if (!settings->cert_file.empty()) {
+    curl_easy_setopt(curl, CURLOPT_SSLCERT, settings->cert_file.c_str());
+    curl_easy_setopt(curl, CURLOPT_SSLKEY, settings->cert_file.c_str());
+    if (!settings->key_password.empty()) {
+      curl_easy_setopt(curl, CURLOPT_KEYPASSWD, settings->key_password.c_str());
+    }
+  }
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &a.body);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
@@ -84,6 +117,7 @@ HttpAnswer AdminHttp(const std::string& method, const std::string& url) {
     a.body = curl_easy_strerror(rc);
   }
   curl_easy_cleanup(curl);
+  curl_slist_free_all(headers);
   return a;
 }
 

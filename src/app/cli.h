@@ -27,6 +27,7 @@ struct CommonFlags {
   std::string admin = "127.0.0.1:8085";  // admin API host:port
   std::string format = "human";
   int64_t timeout_ms = 30000;
+  std::string command_config;  // --command-config: Kafka-style client properties
   bool json() const { return format == "json"; }
   std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(timeout_ms); }
 };
@@ -72,6 +73,8 @@ struct HttpAnswer {
   long status = 0;
   std::string body;
 };
-HttpAnswer AdminHttp(const std::string& method, const std::string& url);
+// `admin`: host:port (http) or a URL (https://host:port); the bearer token,
+// CA and client certificate come from --command-config.
+HttpAnswer AdminHttp(const std::string& method, const std::string& admin, const std::string& path);
 
 }  // namespace strata::app

@@ -56,7 +56,7 @@ int Health(KafkaAdmin& admin, const CommonFlags& f) {
   std::set<int32_t> live;
   for (const auto& b : md->brokers) live.insert(b.node_id);
   json down = json::array();
-  const HttpAnswer cluster = AdminHttp("GET", "http://" + f.admin + "/v1/cluster");
+  const HttpAnswer cluster = AdminHttp("GET", f.admin, "/v1/cluster");
   bool admin_seen = false;
   if (cluster.status == 200) {
     try {

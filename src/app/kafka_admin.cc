@@ -56,16 +56,19 @@ net::ClientOptions KafkaAdmin::Options() const {
   o.request_timeout = timeout_;
   o.connect_timeout = timeout_;
   o.max_connections = 1;
+  o.security = security_;
   return o;
 }
 
 Result<std::unique_ptr<KafkaAdmin>> KafkaAdmin::Connect(const std::string& bootstrap,
-                                                        std::chrono::milliseconds timeout) {
+                                                        std::chrono::milliseconds timeout,
+                                                        net::ClientSecurity security) {
   auto servers = ParseBootstrap(bootstrap);
   if (servers.empty()) {
     return MakeError(Errc::kInvalidArgument, "no host:port in --bootstrap '" + bootstrap + "'");
   }
   auto admin = std::make_unique<KafkaAdmin>(timeout);
+  admin->security_ = std::move(security);
   std::string errors;
   for (const auto& [host, port] : servers) {
     admin->bootstrap_ =

@@ -32,8 +32,10 @@ inline constexpr int16_t kMetadataVersion = 12;
 class KafkaAdmin {
  public:
   // `bootstrap`: host:port[,host:port...]; the first that answers Metadata.
+  // `security`: TLS and SASL as --command-config gives them.
   static Result<std::unique_ptr<KafkaAdmin>> Connect(const std::string& bootstrap,
-                                                     std::chrono::milliseconds timeout);
+                                                     std::chrono::milliseconds timeout,
+                                                     net::ClientSecurity security = {});
   explicit KafkaAdmin(std::chrono::milliseconds timeout);
   ~KafkaAdmin();
   KafkaAdmin(const KafkaAdmin&) = delete;
@@ -72,6 +74,7 @@ class KafkaAdmin {
   net::ClientOptions Options() const;
 
   std::chrono::milliseconds timeout_;
+  net::ClientSecurity security_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::thread thread_;

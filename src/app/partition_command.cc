@@ -51,7 +51,7 @@ Result<std::optional<protocol::ListPartitionReassignmentsResponse::Partition>> P
 // (only the leader's shows them); {0, 0} when unknown.
 std::pair<int64_t, int64_t> CopyProgress(const std::string& admin, const std::string& topic,
                                          int32_t partition) {
-  const HttpAnswer a = AdminHttp("GET", "http://" + admin + "/v1/reassignments");
+  const HttpAnswer a = AdminHttp("GET", admin, "/v1/reassignments");
   if (a.status != 200) return {0, 0};
   int64_t copied = 0, total = 0;
   try {

@@ -29,8 +29,8 @@ int Status(const CommonFlags& f, const TierFlags& t) {
   std::map<std::pair<std::string, int>, json> rows;  // the leader's view of each partition
   int answered = 0;
   for (const auto& admin : admins) {
-    const HttpAnswer c = AdminHttp("GET", "http://" + admin + "/v1/cluster");
-    const HttpAnswer a = AdminHttp("GET", "http://" + admin + "/v1/topics");
+    const HttpAnswer c = AdminHttp("GET", admin, "/v1/cluster");
+    const HttpAnswer a = AdminHttp("GET", admin, "/v1/topics");
     if (c.status != 200 || a.status != 200) {
       Fail("tier status: admin API at " + admin + " did not answer: " + a.body, 0);
       continue;

@@ -350,6 +350,38 @@ asio::awaitable<void> Broker::PeriodicTasks() {
   }
 }
 
+// HTTPS and who may use the admin API (strata.admin.ssl.*, token file,
+// admin principals).
+Result<admin::HttpServerOptions> Broker::AdminOptions() const {
+  admin::HttpServerOptions options;
+  const std::string client_auth = config_.Get("strata.admin.ssl.client.auth");
+  if (!config_.Get("strata.admin.ssl.keystore.location").empty()) {
+    net::TlsSettings tls;
+    tls.keystore_type = config_.Get("strata.admin.ssl.keystore.type");
+    tls.keystore_location = config_.Get("strata.admin.ssl.keystore.location");
+    tls.keystore_password = config_.Get("strata.admin.ssl.keystore.password");
+    tls.key_password = config_.Get("strata.admin.ssl.key.password");
+    tls.truststore_location = config_.Get("strata.admin.ssl.truststore.location");
+    tls.client_auth = client_auth;
+    auto context = net::MakeServerTlsContext(tls);
+    if (!context.ok()) {
+      return MakeError(Errc::kInvalidArgument,
+                       "admin API (strata.admin.ssl.*): " + context.error().message);
+    }
+    options.tls = std::move(context).value();
+    auto mapper = std::make_shared<security::SslPrincipalMapper>();
+    options.tls_principal = [mapper](X509* cert) {
+      return security::PrincipalFromCertificate(cert, *mapper);
+    };
+  }
+  const auto admins = config::SplitList(config_.Get("strata.admin.admin.principals"));
+  STRATA_ASSIGN_OR_RETURN(
+      options.access, admin::AdminAccess::Load(config_.Get("strata.admin.token.file"),
+                                               std::set<std::string>(admins.begin(), admins.end()),
+                                               options.tls != nullptr && client_auth != "none"));
+  return options;
+}
+
 Status Broker::StartAdmin() {
   admin_context_ = std::make_unique<admin::AdminContext>(*context_);
   admin::RegisterBrokerGauges(*context_);
@@ -366,12 +398,15 @@ Status Broker::StartAdmin() {
     return MakeError(Errc::kInvalidArgument, "strata.admin.listener must be host:port");
   }
   uint16_t port = static_cast<uint16_t>(std::stoi(listener.substr(colon + 1)));
-  admin_ = std::make_unique<admin::HttpServer>(admin_io_, listener.substr(0, colon), port);
+  STRATA_ASSIGN_OR_RETURN(admin::HttpServerOptions options, AdminOptions());
+  const bool https = options.tls != nullptr;
+  admin_ = std::make_unique<admin::HttpServer>(admin_io_, listener.substr(0, colon), port,
+                                               std::move(options));
   admin::RegisterAdminRoutes(*admin_, *admin_context_);
   STRATA_RETURN_IF_ERROR(admin_->Start());
   admin_thread_ = std::thread([this] { admin_io_.run(); });
-  Log()->info("admin API and console on http://{}:{}/ (/metrics, /console, /v1/...)",
-              listener.substr(0, colon), admin_->bound_port());
+  Log()->info("admin API and console on {}://{}:{}/ (/metrics, /console, /v1/...)",
+              https ? "https" : "http", listener.substr(0, colon), admin_->bound_port());
   return Status::Ok();
 }
 

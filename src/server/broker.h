@@ -71,6 +71,7 @@ class Broker {
   Status Register();
   // Starts a net::Server per listener and fills BrokerContext::advertised.
   Status StartListeners();
+  Result<admin::HttpServerOptions> AdminOptions() const;
   Status ListenerSecurity(const config::Endpoint& listener, net::ServerOptions& options);
 
   // The group and transaction coordinators (coordinators.cc): each serves
