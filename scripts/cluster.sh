@@ -3,7 +3,11 @@
 # N brokers (default 3) sharing a file:// remote store, for trying cluster
 # mode. Everything lives under ./cluster (override with STRATA_CLUSTER_DIR).
 #
-#   scripts/cluster.sh up [N]     builds if needed, starts etcd and N brokers, prints addresses
+#   scripts/cluster.sh up [N] [--secure]
+#                                 builds if needed, starts etcd and N brokers, prints addresses;
+#                                 --secure: SASL_SSL everywhere (a CA and certificates made in
+#                                 $dir/secure), ACLs, HTTPS admin API with a token, and the
+#                                 client settings written to $dir/secure/client.properties
 #   scripts/cluster.sh status     what runs, and the cluster's brokers as etcd has them
 #   scripts/cluster.sh down       stops the brokers (SIGTERM, then SIGKILL) and etcd
 #
@@ -33,8 +37,85 @@ wait_port() {  # host port seconds what
   done
 }
 
+# The CA, the brokers' certificate (localhost, 127.0.0.1), passwords and the
+# admin API token of a --secure cluster, made once.
+make_secrets() {
+  local s=$dir/secure
+  mkdir -p "$s" && chmod 700 "$s"
+  [[ -f $s/broker.keystore.pem ]] && return
+  (
+    cd "$s"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 365 \
+      -subj "/CN=Strata local CA" 2>/dev/null
+    echo "subjectAltName=DNS:localhost,IP:127.0.0.1" >broker.ext
+    openssl req -newkey rsa:2048 -nodes -keyout broker.key -out broker.csr -subj "/CN=localhost" 2>/dev/null
+    openssl x509 -req -in broker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out broker.crt \
+      -days 365 -extfile broker.ext 2>/dev/null
+    cat broker.key broker.crt ca.pem >broker.keystore.pem
+    openssl rand -hex 16 >admin.password
+    openssl rand -hex 16 >broker.password
+    echo "$(openssl rand -hex 24) admin" >admin-tokens
+    chmod 600 ./*.key ./*.password admin-tokens broker.keystore.pem
+  )
+}
+
+# The settings that make broker n a --secure one: SASL_SSL for clients
+# (CLIENT) and brokers (BROKER, PLAIN as user broker), ACLs with admin and
+# broker as super users, the admin API over HTTPS with a token.
+secure_config() {  # n port
+  local s=$dir/secure admin_pw broker_pw
+  admin_pw=$(cat "$s/admin.password"); broker_pw=$(cat "$s/broker.password")
+  cat config/server.properties
+  cat <<EOF
+
+# --secure (scripts/cluster.sh)
+listeners=CLIENT://127.0.0.1:$2,BROKER://127.0.0.1:$(($2 + 100))
+listener.security.protocol.map=CLIENT:SASL_SSL,BROKER:SASL_SSL
+inter.broker.listener.name=BROKER
+ssl.keystore.location=$s/broker.keystore.pem
+ssl.truststore.location=$s/ca.pem
+sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN
+sasl.mechanism.inter.broker.protocol=PLAIN
+listener.name.client.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="$admin_pw";
+listener.name.broker.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="$broker_pw" user_broker="$broker_pw";
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:admin;User:broker
+strata.admin.ssl.keystore.location=$s/broker.keystore.pem
+strata.admin.token.file=$s/admin-tokens
+EOF
+}
+
+write_client_config() {
+  local s=$dir/secure
+  cat >"$s/client.properties" <<EOF
+# Kafka's tools (--command-config) and the strata CLI (--command-config)
+security.protocol=SASL_SSL
+sasl.mechanism=PLAIN
+sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="$(cat "$s/admin.password")";
+ssl.truststore.type=PEM
+ssl.truststore.location=$s/ca.pem
+strata.admin.token=$(cut -d' ' -f1 "$s/admin-tokens")
+EOF
+  cat >"$s/librdkafka.properties" <<EOF
+# librdkafka (kcat -F, confluent-kafka)
+security.protocol=SASL_SSL
+sasl.mechanism=PLAIN
+sasl.username=admin
+sasl.password=$(cat "$s/admin.password")
+ssl.ca.location=$s/ca.pem
+EOF
+  chmod 600 "$s/client.properties" "$s/librdkafka.properties"
+}
+
 up() {
-  local n=${1:-3}
+  local n=3 secure=0
+  for arg in "$@"; do
+    case $arg in
+      --secure) secure=1 ;;
+      *) n=$arg ;;
+    esac
+  done
+  ((secure)) && make_secrets
   command -v etcd >/dev/null || scripts/install-test-deps.sh
   [[ -x $bin ]] || { scripts/install-build-deps.sh && scripts/build.sh release; }
   mkdir -p "$dir/remote"
@@ -54,8 +135,15 @@ up() {
     local pid=$dir/broker-$i.pid port=$((broker_port + i - 1)) admin=$((admin_port + i - 1))
     running "$pid" && continue
     mkdir -p "$dir/broker-$i"
-    "$bin" serve --config config/server.properties \
-      --set node.id="$i" --set listeners="PLAINTEXT://127.0.0.1:$port" \
+    local config=config/server.properties listeners="PLAINTEXT://127.0.0.1:$port"
+    if ((secure)); then
+      config=$dir/broker-$i.properties
+      secure_config "$i" "$port" >"$config"
+      chmod 600 "$config"
+      listeners="CLIENT://127.0.0.1:$port,BROKER://127.0.0.1:$((port + 100))"
+    fi
+    "$bin" serve --config "$config" \
+      --set node.id="$i" --set listeners="$listeners" \
       --set log.dirs="$dir/broker-$i" --set strata.admin.listener="127.0.0.1:$admin" \
       --set strata.metadata.backend=etcd --set strata.etcd.endpoints="127.0.0.1:$etcd_port" \
       --set strata.etcd.prefix=$prefix \
@@ -65,10 +153,16 @@ up() {
     # One at a time: the first creates the cluster id and __consumer_offsets.
     wait_port 127.0.0.1 "$port" 60 "broker $i" "$dir/broker-$i.log"
   done
+  local scheme=http
+  if ((secure)); then write_client_config; scheme=https; fi
   echo "etcd:      127.0.0.1:$etcd_port (prefix $prefix)"
   for ((i = 1; i <= n; i++)); do
-    echo "broker $i:  127.0.0.1:$((broker_port + i - 1))  admin http://127.0.0.1:$((admin_port + i - 1))/  log $dir/broker-$i.log"
+    echo "broker $i:  127.0.0.1:$((broker_port + i - 1))  admin $scheme://127.0.0.1:$((admin_port + i - 1))/  log $dir/broker-$i.log"
   done
+  if ((secure)); then
+    echo "secured:   SASL_SSL (user admin), ACLs on; client settings in $dir/secure/client.properties"
+    echo "           (Kafka tools, strata --command-config) and $dir/secure/librdkafka.properties"
+  fi
   echo "bootstrap: $(for ((i = 1; i <= n; i++)); do printf '127.0.0.1:%d,' $((broker_port + i - 1)); done | sed 's/,$//')"
 }
 
@@ -113,8 +207,8 @@ down() {
 }
 
 case ${1:-} in
-  up) up "${2:-3}" ;;
+  up) shift; up "$@" ;;
   status) status ;;
   down) down ;;
-  *) echo "usage: $0 up [N] | status | down" >&2; exit 2 ;;
+  *) echo "usage: $0 up [N] [--secure] | status | down" >&2; exit 2 ;;
 esac
