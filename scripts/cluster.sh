@@ -12,7 +12,8 @@
 #   scripts/cluster.sh down       stops the brokers (SIGTERM, then SIGKILL) and etcd
 #
 # Broker n listens on 127.0.0.1:909(1+n) (9092, 9093, ...; the first is
-# STRATA_BROKER_PORT), its admin API on 127.0.0.1:808(4+n) (the first is
+# STRATA_BROKER_PORT; with --secure its inter-broker listener on 9192, ...,
+# STRATA_INTERBROKER_PORT), its admin API on 127.0.0.1:808(4+n) (the first is
 # STRATA_ADMIN_PORT); etcd's client port is 2379 (STRATA_ETCD_PORT) and its
 # peer port the next one. "down" stops a broker that does not stop on SIGTERM
 # within 30 s with SIGKILL, says so and exits 1.
@@ -23,6 +24,8 @@ dir=${STRATA_CLUSTER_DIR:-$root/cluster}
 etcd_port=${STRATA_ETCD_PORT:-2379}
 etcd_peer=$((etcd_port + 1))
 broker_port=${STRATA_BROKER_PORT:-9092}
+# --secure: brokers reach each other on a listener of their own.
+interbroker_port=${STRATA_INTERBROKER_PORT:-$((broker_port + 100))}
 admin_port=${STRATA_ADMIN_PORT:-8085}
 bin=${STRATA_BIN:-$root/build/strata}
 prefix=/strata
@@ -62,14 +65,14 @@ make_secrets() {
 # The settings that make broker n a --secure one: SASL_SSL for clients
 # (CLIENT) and brokers (BROKER, PLAIN as user broker), ACLs with admin and
 # broker as super users, the admin API over HTTPS with a token.
-secure_config() {  # n port
+secure_config() {  # n port peer_port
   local s=$dir/secure admin_pw broker_pw
   admin_pw=$(cat "$s/admin.password"); broker_pw=$(cat "$s/broker.password")
   cat config/server.properties
   cat <<EOF
 
 # --secure (scripts/cluster.sh)
-listeners=CLIENT://127.0.0.1:$2,BROKER://127.0.0.1:$(($2 + 100))
+listeners=CLIENT://127.0.0.1:$2,BROKER://127.0.0.1:$3
 listener.security.protocol.map=CLIENT:SASL_SSL,BROKER:SASL_SSL
 inter.broker.listener.name=BROKER
 ssl.keystore.location=$s/broker.keystore.pem
@@ -138,9 +141,10 @@ up() {
     local config=config/server.properties listeners="PLAINTEXT://127.0.0.1:$port"
     if ((secure)); then
       config=$dir/broker-$i.properties
-      secure_config "$i" "$port" >"$config"
+      local peer_port=$((interbroker_port + i - 1))
+      secure_config "$i" "$port" "$peer_port" >"$config"
       chmod 600 "$config"
-      listeners="CLIENT://127.0.0.1:$port,BROKER://127.0.0.1:$((port + 100))"
+      listeners="CLIENT://127.0.0.1:$port,BROKER://127.0.0.1:$peer_port"
     fi
     "$bin" serve --config "$config" \
       --set node.id="$i" --set listeners="$listeners" \
