@@ -8,7 +8,9 @@
 #include <atomic>
 #include <climits>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "base/log.h"
@@ -155,7 +157,32 @@ struct Connection {
   std::chrono::steady_clock::time_point created;
 };
 
-std::shared_ptr<Connection> Connect(const std::string& target) {
+// Reads a whole PEM file; kInvalidArgument naming `key` when it cannot.
+Result<std::string> ReadPem(const std::string& path, const char* key) {
+  std::ifstream in(path);
+  if (!in) return MakeError(Errc::kInvalidArgument, std::string(key) + ": cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// TLS credentials from strata.etcd.tls.*, or plaintext ones.
+Result<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(const EtcdOptions& options) {
+  if (options.ca_file.empty()) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  STRATA_ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                          ReadPem(options.ca_file, "strata.etcd.tls.ca.location"));
+  if (!options.cert_file.empty()) {
+    STRATA_ASSIGN_OR_RETURN(ssl.pem_cert_chain,
+                            ReadPem(options.cert_file, "strata.etcd.tls.cert.location"));
+    STRATA_ASSIGN_OR_RETURN(ssl.pem_private_key,
+                            ReadPem(options.key_file, "strata.etcd.tls.key.location"));
+  }
+  return grpc::SslCredentials(ssl);
+}
+
+std::shared_ptr<Connection> Connect(const std::string& target,
+                                    const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
   grpc::ChannelArguments args;
   // pick_first: one member at a time, the next when it goes. (round_robin
   // kept failing calls for many seconds after a member was killed and
@@ -174,7 +201,7 @@ std::shared_ptr<Connection> Connect(const std::string& target) {
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   auto c = std::make_shared<Connection>();
-  c->channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  c->channel = grpc::CreateCustomChannel(target, credentials, args);
   c->kv = pb::KV::NewStub(c->channel);
   c->lease = pb::Lease::NewStub(c->channel);
   c->created = std::chrono::steady_clock::now();
@@ -183,6 +210,7 @@ std::shared_ptr<Connection> Connect(const std::string& target) {
 
 class EtcdKvStore;
 std::shared_ptr<Connection> CurrentConnection(EtcdKvStore* store);
+void AuthorizeCall(EtcdKvStore* store, grpc::ClientContext& ctx);
 void ConnectionUnavailable(EtcdKvStore* store, const std::shared_ptr<Connection>& used);
 std::unique_ptr<pb::Watch::Stub> WatchStub(const std::shared_ptr<Connection>& c);
 
@@ -229,6 +257,7 @@ class EtcdWatch : public KvWatch {
     // A member cut off from the quorum cancels the stream rather than go
     // quiet, so the watch moves to a member that has a leader.
     ctx.AddMetadata("hasleader", "true");
+    AuthorizeCall(store_, ctx);
     {
       std::lock_guard lock(mu_);
       if (stopping_) return true;
@@ -316,11 +345,42 @@ class EtcdWatch : public KvWatch {
 
 class EtcdKvStore : public KvStore {
  public:
-  EtcdKvStore(const EtcdOptions& options, std::string target)
+  EtcdKvStore(const EtcdOptions& options, std::string target,
+              std::shared_ptr<grpc::ChannelCredentials> credentials)
       : options_(options),
         where_(Join(options.endpoints)),
         target_(std::move(target)),
-        conn_(Connect(target_)) {}
+        credentials_(std::move(credentials)),
+        conn_(Connect(target_, credentials_)) {}
+
+  // etcd's authentication token for calls (empty without a user), fetched
+  // with Authenticate when there is none yet.
+  std::string Token() {
+    if (options_.user.empty()) return "";
+    {
+      std::lock_guard lock(token_mu_);
+      if (!token_.empty()) return token_;
+    }
+    pb::AuthenticateRequest req;
+    req.set_name(options_.user);
+    req.set_password(options_.password);
+    pb::AuthenticateResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + options_.request_timeout);
+    grpc::Status st = pb::Auth::NewStub(Current()->channel)->Authenticate(&ctx, req, &resp);
+    if (!st.ok()) {
+      MetadataLog()->warn("etcd authentication as {} ({}) failed: {}", options_.user, where_,
+                          st.error_message());
+      return "";
+    }
+    std::lock_guard lock(token_mu_);
+    token_ = resp.token();
+    return token_;
+  }
+  // Adds the token to a call.
+  void Authorize(grpc::ClientContext& ctx) {
+    if (const std::string token = Token(); !token.empty()) ctx.AddMetadata("token", token);
+  }
 
   // The connection to use now (watches take it at every reconnect).
   std::shared_ptr<Connection> Current() {
@@ -332,10 +392,19 @@ class EtcdKvStore : public KvStore {
     std::lock_guard lock(mu_);
     if (conn_ != used || std::chrono::steady_clock::now() - conn_->created < milliseconds(1000))
       return;
-    conn_ = Connect(target_);
+    conn_ = Connect(target_, credentials_);
   }
   // FromGrpc, noting an unavailable store on the way.
   Error Fail(const grpc::Status& st, const char* call, const std::shared_ptr<Connection>& used) {
+    if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+        st.error_message().find("invalid auth token") != std::string::npos) {
+      // The token expired (etcd's --auth-token-ttl): the next call gets a
+      // new one; this one is retried as etcd being briefly unavailable.
+      std::lock_guard lock(token_mu_);
+      token_.clear();
+      return MakeError(Errc::kUnavailable,
+                       "etcd " + std::string(call) + " (" + where_ + "): " + st.error_message());
+    }
     Error e = FromGrpc(st, call, where_);
     if (e.code == Errc::kUnavailable) Unavailable(used);
     return e;
@@ -452,7 +521,8 @@ class EtcdKvStore : public KvStore {
   std::string Describe() const override { return "etcd " + where_; }
 
   Result<QuorumStatus> DescribeQuorum() override {
-    return DescribeEtcdQuorum(Current()->channel, options_.request_timeout, where_);
+    return DescribeEtcdQuorum(Current()->channel, options_.request_timeout, where_, credentials_,
+                              Token());
   }
 
  private:
@@ -462,8 +532,10 @@ class EtcdKvStore : public KvStore {
     return s;
   }
 
-  void SetDeadline(grpc::ClientContext& ctx) const {
+  // Every unary call's deadline, and its token.
+  void SetDeadline(grpc::ClientContext& ctx) {
     ctx.set_deadline(std::chrono::system_clock::now() + options_.request_timeout);
+    Authorize(ctx);
   }
 
   Result<RangeResult> DoRange(const pb::RangeRequest& req) {
@@ -484,11 +556,15 @@ class EtcdKvStore : public KvStore {
   EtcdOptions options_;
   std::string where_;
   std::string target_;
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
   std::mutex mu_;
   std::shared_ptr<Connection> conn_;  // under mu_
+  std::mutex token_mu_;
+  std::string token_;  // under token_mu_
 };
 
 std::shared_ptr<Connection> CurrentConnection(EtcdKvStore* store) { return store->Current(); }
+void AuthorizeCall(EtcdKvStore* store, grpc::ClientContext& ctx) { store->Authorize(ctx); }
 void ConnectionUnavailable(EtcdKvStore* store, const std::shared_ptr<Connection>& used) {
   store->Unavailable(used);
 }
@@ -529,7 +605,13 @@ Result<std::unique_ptr<KvStore>> OpenEtcdKvStore(const EtcdOptions& options) {
     return MakeError(Errc::kInvalidArgument, "strata.etcd.endpoints is empty");
   }
   STRATA_ASSIGN_OR_RETURN(std::string target, ChannelTarget(options.endpoints));
-  return std::unique_ptr<KvStore>(std::make_unique<EtcdKvStore>(options, target));
+  if (options.cert_file.empty() != options.key_file.empty()) {
+    return MakeError(Errc::kInvalidArgument,
+                     "strata.etcd.tls.cert.location and strata.etcd.tls.key.location go together");
+  }
+  STRATA_ASSIGN_OR_RETURN(auto credentials, ChannelCredentials(options));
+  return std::unique_ptr<KvStore>(
+      std::make_unique<EtcdKvStore>(options, target, std::move(credentials)));
 }
 
 }  // namespace strata::cluster

@@ -19,6 +19,17 @@ struct EtcdOptions {
   std::vector<std::string> endpoints;  // host:port of etcd members
   // Deadline of every unary call; a member without quorum answers within it.
   std::chrono::milliseconds request_timeout{5000};
+  // TLS to etcd (strata.etcd.tls.*): the CA its certificate must chain to,
+  // and a client certificate and key for --client-cert-auth. PEM files;
+  // `ca_file` empty: plaintext.
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  // etcd's authentication (strata.etcd.user / strata.etcd.password): the
+  // token of Authenticate goes with every call, and is fetched again when
+  // etcd says it is no longer valid.
+  std::string user;
+  std::string password;
 };
 
 // Connects (lazily: gRPC dials on first use). kInvalidArgument for bad

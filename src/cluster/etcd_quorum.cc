@@ -23,12 +23,14 @@ std::string HostPort(const std::string& url) {
 }  // namespace
 
 Result<QuorumStatus> DescribeEtcdQuorum(const std::shared_ptr<grpc::Channel>& channel,
-                                        std::chrono::milliseconds timeout,
-                                        const std::string& where) {
+                                        std::chrono::milliseconds timeout, const std::string& where,
+                                        std::shared_ptr<grpc::ChannelCredentials> credentials,
+                                        const std::string& token) {
   pb::MemberListResponse members;
   {
     grpc::ClientContext ctx;
     ctx.set_deadline(Deadline(timeout));
+    if (!token.empty()) ctx.AddMetadata("token", token);
     grpc::Status st =
         pb::Cluster::NewStub(channel)->MemberList(&ctx, pb::MemberListRequest(), &members);
     if (!st.ok()) {
@@ -44,9 +46,10 @@ Result<QuorumStatus> DescribeEtcdQuorum(const std::shared_ptr<grpc::Channel>& ch
     if (m.clienturls_size() > 0) q.endpoint = HostPort(m.clienturls(0));
     if (!q.endpoint.empty()) {
       // A channel per member: the shared one reaches only the member it picked.
-      auto own = grpc::CreateChannel(q.endpoint, grpc::InsecureChannelCredentials());
+      auto own = grpc::CreateChannel(q.endpoint, credentials);
       grpc::ClientContext ctx;
       ctx.set_deadline(Deadline(timeout));
+      if (!token.empty()) ctx.AddMetadata("token", token);
       pb::StatusResponse status;
       if (pb::Maintenance::NewStub(own)->Status(&ctx, pb::StatusRequest(), &status).ok()) {
         q.reachable = true;

@@ -55,6 +55,11 @@ Result<std::unique_ptr<cluster::Metadata>> Broker::OpenMetadata(const std::files
     options.etcd.endpoints = std::move(*endpoints);
     options.etcd.request_timeout =
         std::chrono::milliseconds(config_.GetLong("strata.etcd.request.timeout.ms"));
+    options.etcd.ca_file = config_.Get("strata.etcd.tls.ca.location");
+    options.etcd.cert_file = config_.Get("strata.etcd.tls.cert.location");
+    options.etcd.key_file = config_.Get("strata.etcd.tls.key.location");
+    options.etcd.user = config_.Get("strata.etcd.user");
+    options.etcd.password = config_.Get("strata.etcd.password");
   }
   auto md = cluster::Metadata::Open(options);
   if (!md.ok()) return md.take_error();

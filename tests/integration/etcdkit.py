@@ -16,9 +16,18 @@ from ports import free_port as _free_port  # noqa: E402
 
 
 class Etcd:
-    def __init__(self, workdir: Path, members: int = 1, host: str = "127.0.0.1"):
+    """`tls`: {"cert", "key", "ca"} PEM paths: clients must come over TLS with a certificate
+    of that CA (--client-cert-auth); etcdctl here uses the same certificate."""
+
+    def __init__(self, workdir: Path, members: int = 1, host: str = "127.0.0.1",
+                 tls: dict | None = None):
         self.workdir = workdir
         self.host = host
+        self.tls = tls
+        self.client_args = ([] if tls is None else
+                            ["--cacert", str(tls["ca"]), "--cert", str(tls["cert"]),
+                             "--key", str(tls["key"])])
+        self.user_args: list[str] = []
         workdir.mkdir(parents=True, exist_ok=True)
         self.members = [{"name": f"m{i}", "client": _free_port(), "peer": _free_port(), "proc": None}
                         for i in range(members)]
@@ -33,7 +42,11 @@ class Etcd:
 
     def start(self, i: int) -> None:
         m = self.members[i]
-        client, peer = f"http://{self.host}:{m['client']}", f"http://{self.host}:{m['peer']}"
+        scheme = "https" if self.tls else "http"
+        client, peer = f"{scheme}://{self.host}:{m['client']}", f"http://{self.host}:{m['peer']}"
+        tls = [] if self.tls is None else [
+            "--cert-file", str(self.tls["cert"]), "--key-file", str(self.tls["key"]),
+            "--trusted-ca-file", str(self.tls["ca"]), "--client-cert-auth"]
         log = open(self.workdir / f"{m['name']}.log", "ab")
         m["proc"] = subprocess.Popen(
             ["etcd", "--name", m["name"], "--data-dir", str(self.workdir / m["name"]),
@@ -44,8 +57,14 @@ class Etcd:
              "--heartbeat-interval", "50", "--election-timeout", "500",
              # As scripts/cluster.sh runs it: history compacted, so the 2 GB quota never fills.
              "--auto-compaction-mode", "revision", "--auto-compaction-retention", "10000",
-             "--log-level", "warn"],
+             "--log-level", "warn", *tls],
             stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+
+    def enable_auth(self, password: str) -> None:
+        """etcd's authentication on, with a root user of `password` (etcdctl uses it)."""
+        self.etcdctl("user", "add", f"root:{password}")
+        self.etcdctl("auth", "enable")
+        self.user_args = ["--user", f"root:{password}"]
 
     def stop(self, i: int, kill: bool = False) -> None:
         p = self.members[i]["proc"]
@@ -66,7 +85,8 @@ class Etcd:
     def etcdctl(self, *args: str, check: bool = True) -> str:
         env = dict(os.environ, ETCDCTL_API="3")
         r = subprocess.run(["etcdctl", "--endpoints", self.endpoints, "--dial-timeout", "2s",
-                            "--command-timeout", "5s", *args],
+                            "--command-timeout", "5s", *self.client_args, *self.user_args,
+                            *args],
                            capture_output=True, text=True, env=env)
         if check and r.returncode != 0:
             raise AssertionError(f"etcdctl {' '.join(args)} failed: {r.stderr}")
@@ -89,7 +109,8 @@ class Etcd:
         deadline = time.time() + timeout
         last = ""
         while time.time() < deadline:
-            r = subprocess.run(["etcdctl", "--endpoints", self.endpoints, "endpoint", "health"],
+            r = subprocess.run(["etcdctl", "--endpoints", self.endpoints, *self.client_args,
+                                *self.user_args, "endpoint", "health"],
                                capture_output=True, text=True, env=dict(os.environ, ETCDCTL_API="3"))
             live = [m for m in self.members if m["proc"] is not None]
             if (r.stdout + r.stderr).count("is healthy") >= len(live):

@@ -739,3 +739,55 @@ def test_a_standby_broker_registers_its_capacity_and_holds_nothing(tmp_path, bro
         for b in brokers:
             b.stop()
         etcd.stop_all()
+
+
+def test_brokers_reach_etcd_over_tls_with_a_user(tmp_path, broker_factory):
+    """etcd with TLS, client certificates required and authentication on: brokers connect with
+    strata.etcd.tls.* and strata.etcd.user/password, register, create a topic, replicate;
+    without the password a broker cannot start."""
+    import subprocess as sp
+    import conftest
+    from certs import CA
+    from etcdkit import Etcd
+    ca = CA(tmp_path / "certs")
+    server = ca.issue("etcd", "127.0.0.1", san="IP:127.0.0.1,DNS:localhost")
+    client = ca.issue("strata", "strata-broker")
+    etcd = Etcd(tmp_path / "etcd", tls={"cert": server.cert, "key": server.key, "ca": ca.cert})
+    etcd.enable_auth("root-secret")
+    secure = {"strata.etcd.tls.ca.location": str(ca.cert),
+              "strata.etcd.tls.cert.location": str(client.cert),
+              "strata.etcd.tls.key.location": str(client.key),
+              "strata.etcd.user": "root", "strata.etcd.password": "root-secret"}
+    brokers = []
+    try:
+        for node in (1, 2):
+            brokers.append(broker_factory(config={
+                "node.id": str(node), "strata.metadata.backend": "etcd",
+                "strata.etcd.endpoints": etcd.endpoints, "strata.etcd.prefix": PREFIX,
+                "strata.etcd.lease.ttl.ms": str(TTL_MS), **secure}))
+        registered = etcd.get_prefix(PREFIX + "/brokers/")
+        assert len(registered) == 2, registered
+        topic = kit.unique_topic("etcd-tls")
+        from confluent_kafka.admin import NewTopic
+        a = kit.admin(brokers[0].bootstrap)
+        a.create_topics([NewTopic(topic, 2, 2)])[topic].result(timeout=30)
+        kit.wait_for_topic(a, topic, 2)
+        recs = kit.make_records(40, 2, seed=79, tag="etcd-tls")
+        kit.produce_confluent(brokers[1].bootstrap, topic, recs, extra={"acks": "all"})
+        kit.assert_same_records(recs, kit.consume_confluent(brokers[0].bootstrap, topic, 2))
+        # A wrong password: no registration, start-up fails naming etcd.
+        props = tmp_path / "bad.properties"
+        props.write_text("\n".join([
+            f"node.id=3", f"log.dirs={tmp_path / 'bad-data'}",
+            f"listeners=PLAINTEXT://127.0.0.1:{free_port()}",
+            "strata.metadata.backend=etcd", f"strata.etcd.endpoints={etcd.endpoints}",
+            f"strata.etcd.prefix={PREFIX}", "strata.etcd.request.timeout.ms=1000",
+            *[f"{k}={v}" for k, v in secure.items() if k != "strata.etcd.password"],
+            "strata.etcd.password=wrong"]) + "\n")
+        r = sp.run([conftest.STRATA_BIN, "serve", "--config", str(props)], capture_output=True,
+                   text=True, timeout=120)
+        assert r.returncode != 0 and "etcd" in (r.stdout + r.stderr), (r.stdout + r.stderr)[-3000:]
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
