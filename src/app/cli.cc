@@ -86,8 +86,17 @@ HttpAnswer AdminHttp(const std::string& method, const std::string& admin, const 
   HttpAnswer a;
   auto settings = CurrentCommandConfig();
   if (!settings.ok()) return {0, settings.error().message};
+  // A bare host:port is https:// once a token or CA is configured: a token
+  // never crosses the network in clear.
+  const bool secure = !settings->admin_token.empty() || !settings->ca_file.empty();
   const std::string url =
-      (admin.find("://") == std::string::npos ? "http://" + admin : admin) + path;
+      (admin.find("://") != std::string::npos ? admin
+                                              : (secure ? "https://" : "http://") + admin) +
+      path;
+  if (url.rfind("http://", 0) == 0 && !settings->admin_token.empty()) {
+    return {0, "refusing to send the admin token over http:// (use https://" +
+                   url.substr(7, url.find('/', 7) - 7) + ")"};
+  }
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return {0, "curl_easy_init failed"};
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());

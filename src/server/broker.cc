@@ -266,6 +266,8 @@ Status Broker::ListenerSecurity(const config::Endpoint& listener, net::ServerOpt
                      fmt::format("listener {}: {}", listener.listener_name, tls.error().message));
   }
   options.tls = std::move(tls).value();
+  // On SASL_SSL the principal is SASL's; the certificate maps only on SSL.
+  if (protocol != SecurityProtocol::kSsl) return Status::Ok();
   const std::string lower = broker::ListenerKeyName(listener.listener_name);
   const std::string rules = config_.ListenerValue(lower, "ssl.principal.mapping.rules")
                                 .value_or(config_.Get("ssl.principal.mapping.rules"));

@@ -53,7 +53,8 @@ def secure_broker(broker_factory, ca, tmp_path):
         "strata.admin.ssl.truststore.location": str(ca.cert),
         "strata.admin.ssl.client.auth": "requested",
         "strata.admin.token.file": str(tokens),
-        "strata.admin.admin.principals": "User:CN=operator"})
+        "strata.admin.admin.principals": "User:CN=operator",
+        "strata.etcd.password": "never-shown-etcd-secret"})
     b.admin_url = f"https://localhost:{admin_port}"
     b.sasl_bootstrap = f"localhost:{sasl_port}"
     return b
@@ -91,8 +92,9 @@ def test_the_admin_api_needs_a_token_or_certificate_with_the_right_role(secure_b
     assert call(b, ca, "POST", "/v1/balancer/resume", cert=operator)[0] != 403
     assert call(b, ca, "GET", "/v1/topics", cert=viewer)[0] == 200
     assert call(b, ca, "POST", "/v1/balancer/resume", cert=viewer)[0] == 403
-    # The console over HTTPS, its API calls with the token.
-    status, html = call(b, ca, "GET", "/console", token=READ_TOKEN)
+    # The console page loads without a token (a browser cannot send one while navigating);
+    # its API calls send the token it took from #token=.
+    status, html = call(b, ca, "GET", "/console")
     assert status == 200 and "Authorization" in html and "strata-token" in html
     # Plain HTTP to the HTTPS port gets no answer.
     with pytest.raises(Exception):
@@ -121,11 +123,30 @@ def test_the_cli_takes_its_client_settings_from_a_command_config(secure_broker, 
            b.sasl_bootstrap, "--command-config", str(props))
     assert topic in strata("topic", "list", "--bootstrap-server", b.sasl_bootstrap,
                            "--command-config", str(props))
+    # A bare host:port is reached over https once a token is configured.
     out = strata("cluster", "health", "--bootstrap-server", b.sasl_bootstrap, "--admin",
-                 b.admin_url, "--command-config", str(props), ok=False)
-    assert "401" not in out and "cannot reach" not in out, out
+                 b.admin_url.split("://")[1], "--command-config", str(props), ok=False)
+    assert "401" not in out and "cannot reach" not in out and "HEALTHY" in out, out
+    out = strata("cluster", "health", "--bootstrap-server", b.sasl_bootstrap, "--admin",
+                 b.admin_url.replace("https", "http"), "--command-config", str(props), ok=False)
+    # The token is not sent over http: the call is refused before any connection.
+    assert "not answering" in out and "http://" in out, out
     bad = tmp_path / "bad.properties"
     bad.write_text(props.read_text().replace("ops-secret", "wrong"))
     out = strata("topic", "list", "--bootstrap-server", b.sasl_bootstrap, "--command-config",
                  str(bad), ok=False)
     assert "Authentication failed" in out or "Invalid username or password" in out, out
+
+
+def test_passwords_are_never_described(secure_broker):
+    """DescribeConfigs answers password configs as sensitive, without their values (Kafka's)."""
+    from confluent_kafka.admin import ConfigResource
+    b = secure_broker
+    resource = ConfigResource(ConfigResource.Type.BROKER, "1")
+    a = kit.admin(b.bootstrap)  # kept alive until the answer
+    configs = a.describe_configs([resource])[resource].result(timeout=30)
+    entry = configs["strata.etcd.password"]
+    assert entry.is_sensitive and entry.value is None, entry
+    assert configs["ssl.keystore.password"].is_sensitive
+    assert "never-shown-etcd-secret" not in repr({k: v.value for k, v in configs.items()})
+    assert configs["ssl.keystore.location"].value  # other settings are shown

@@ -17,15 +17,20 @@ using protocol::ErrorCode;
 
 DescribeConfigsResponse::Config ToWire(const ConfigEntry& e, const DescribeConfigsRequest& req) {
   DescribeConfigsResponse::Config c;
+  // Passwords never leave the broker: Kafka answers them sensitive, with
+  // null values.
+  const bool sensitive = e.sensitive || e.type == config::ConfigType::kPassword;
   c.name = e.name;
-  c.value = e.value;
+  c.value = sensitive ? std::nullopt : std::optional<std::string>(e.value);
   c.read_only = e.read_only;
   c.is_default = e.source == ConfigSource::kDefaultConfig;
   c.config_source = static_cast<int8_t>(e.source);
-  c.is_sensitive = e.sensitive;
+  c.is_sensitive = sensitive;
   if (req.include_synonyms) {
-    for (const auto& s : e.synonyms)
-      c.synonyms.push_back({s.name, s.value, static_cast<int8_t>(s.source)});
+    for (const auto& s : e.synonyms) {
+      c.synonyms.push_back({s.name, sensitive ? std::nullopt : std::optional<std::string>(s.value),
+                            static_cast<int8_t>(s.source)});
+    }
   }
   c.config_type = static_cast<int8_t>(e.type);
   if (req.include_documentation) c.documentation = e.doc;

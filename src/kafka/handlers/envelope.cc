@@ -53,6 +53,14 @@ asio::awaitable<HandlerResult> HandleEnvelope(BrokerContext& ctx, net::Request& 
     return HandlerResult(std::optional<Bytes>(EncodeResponse(request, response)));
   };
   request.quota_exempt = true;
+  // Brokers forward on the inter-broker listener only (Kafka: the
+  // privileged listener); anywhere else the connection is closed.
+  if (request.listener != ctx.config.inter_broker_listener()) {
+    co_return MakeError(Errc::kInvalidArgument,
+                        "Envelope on listener " + request.listener +
+                            ", not the inter-broker listener " +
+                            ctx.config.inter_broker_listener());
+  }
   // Only brokers forward (CLUSTER_ACTION), and they say whose request it is.
   if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction)) {
     co_return answer(ErrorCode::kClusterAuthorizationFailed);
