@@ -92,6 +92,22 @@ Result<TxnResult> Metadata::UpdateKey(
     const std::string& key,
     const std::function<Result<std::optional<std::string>>(const std::optional<KeyValue>&)>&
         update) {
+  return ChangeKey(key, [&](const std::optional<KeyValue>& current) -> Result<KeyChange> {
+    STRATA_ASSIGN_OR_RETURN(std::optional<std::string> next, update(current));
+    return next ? KeyChange{true, std::move(next)} : KeyChange{};
+  });
+}
+
+Metadata::KeyChange Metadata::ChangeTo(const std::optional<KeyValue>& current,
+                                       std::optional<std::string> next) {
+  if (!current && !next) return {};
+  if (current && next && current->value == *next) return {};
+  return {true, std::move(next)};
+}
+
+Result<TxnResult> Metadata::ChangeKey(
+    const std::string& key,
+    const std::function<Result<KeyChange>(const std::optional<KeyValue>&)>& change) {
   for (int attempt = 0; attempt < kCasAttempts; ++attempt) {
     // The view first (no round trip); after a conflict, the store itself.
     std::optional<KeyValue> current = attempt == 0 ? view_->Raw(key) : std::nullopt;
@@ -99,11 +115,11 @@ Result<TxnResult> Metadata::UpdateKey(
       STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(key));
       if (!got.kvs.empty()) current = got.kvs[0];
     }
-    STRATA_ASSIGN_OR_RETURN(std::optional<std::string> next, update(current));
-    if (!next) return TxnResult{true, view_->revision()};  // nothing to change
+    STRATA_ASSIGN_OR_RETURN(KeyChange next, change(current));
+    if (!next.change) return TxnResult{true, view_->revision()};  // nothing to change
     KvCompare guard = KvCompare::ModRevisionIs(key, current ? current->mod_revision : 0);
-    KvOp put = KvOp::Put(key, *next);
-    STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), std::span(&put, 1)));
+    KvOp op = next.value ? KvOp::Put(key, *next.value) : KvOp::Delete(key);
+    STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), std::span(&op, 1)));
     if (r.succeeded) return r;
   }
   return MakeError(Errc::kUnavailable, "metadata key " + key + " kept changing under us");

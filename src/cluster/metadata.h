@@ -168,11 +168,24 @@ class Metadata : public MetadataStore {
   // After a failed transaction guarded by `guards`: kFenced when the
   // controller fence (the last guard) no longer holds, else OK.
   Status CheckControllerFence(const std::vector<KvCompare>& guards) const;
-  // Read-modify-write of one key by CAS, retried on conflict.
+  // Read-modify-write of one key by CAS, retried on conflict. `update`
+  // returns the new value, or nullopt to leave the key as it is.
   Result<TxnResult> UpdateKey(
       const std::string& key,
       const std::function<Result<std::optional<std::string>>(const std::optional<KeyValue>&)>&
           update);
+  // What a change makes of a key: left as it is, a new value, or deleted.
+  struct KeyChange {
+    bool change = false;
+    std::optional<std::string> value;  // nullopt with `change`: delete the key
+  };
+  // The change from `current` to `next` (nullopt: no record): none when equal.
+  static KeyChange ChangeTo(const std::optional<KeyValue>& current,
+                            std::optional<std::string> next);
+  // UpdateKey that may also delete the key (a record with nothing left).
+  Result<TxnResult> ChangeKey(
+      const std::string& key,
+      const std::function<Result<KeyChange>(const std::optional<KeyValue>&)>& change);
 
   std::unique_ptr<KvStore> owned_kv_;
   KvStore* kv_;

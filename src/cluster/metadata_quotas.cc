@@ -6,37 +6,25 @@
 
 namespace strata::cluster {
 
-namespace {
-constexpr int kQuotaCasAttempts = 5;
-}  // namespace
-
 Status Metadata::UpdateClientQuotas(
     const QuotaEntity& entity,
     const std::function<Status(std::map<std::string, double>&)>& change) {
   ClientQuotaRecord record{entity, {}};
   std::sort(record.entity.begin(), record.entity.end());
-  const std::string key = keys_.ClientQuotas(QuotaEntityKey(record.entity));
-  for (int attempt = 0; attempt < kQuotaCasAttempts; ++attempt) {
-    std::optional<KeyValue> current = view_->Raw(key);
-    if (attempt > 0) {
-      STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(key));
-      current = got.kvs.empty() ? std::nullopt : std::optional<KeyValue>(got.kvs[0]);
-    }
-    record.values.clear();
-    if (current) {
-      STRATA_ASSIGN_OR_RETURN(ClientQuotaRecord stored, DecodeClientQuota(current->value));
-      record.values = std::move(stored.values);
-    }
-    STRATA_RETURN_IF_ERROR(change(record.values));
-    if (record.values.empty() && !current) return Status::Ok();
-    const std::string after = record.values.empty() ? std::string() : EncodeClientQuota(record);
-    if (current && after == current->value) return Status::Ok();
-    KvCompare guard = KvCompare::ModRevisionIs(key, current ? current->mod_revision : 0);
-    KvOp op = record.values.empty() ? KvOp::Delete(key) : KvOp::Put(key, after);
-    STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), std::span(&op, 1)));
-    if (r.succeeded) return Status::Ok();
-  }
-  return MakeError(Errc::kUnavailable, "client quotas of " + key + " kept changing");
+  auto r = ChangeKey(keys_.ClientQuotas(QuotaEntityKey(record.entity)),
+                     [&](const std::optional<KeyValue>& current) -> Result<KeyChange> {
+                       record.values.clear();
+                       if (current) {
+                         STRATA_ASSIGN_OR_RETURN(ClientQuotaRecord stored,
+                                                 DecodeClientQuota(current->value));
+                         record.values = std::move(stored.values);
+                       }
+                       STRATA_RETURN_IF_ERROR(change(record.values));
+                       if (record.values.empty()) return ChangeTo(current, std::nullopt);
+                       return ChangeTo(current, EncodeClientQuota(record));
+                     });
+  if (!r.ok()) return r.take_error();
+  return Status::Ok();
 }
 
 std::vector<ClientQuotaRecord> Metadata::AllClientQuotas() const {

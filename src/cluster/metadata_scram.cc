@@ -4,32 +4,20 @@
 
 namespace strata::cluster {
 
-namespace {
-constexpr int kScramCasAttempts = 5;
-}  // namespace
-
 Status Metadata::UpdateScramCredentials(
     const std::string& user, const std::function<Status(UserScramCredentials&)>& change) {
-  const std::string key = keys_.ScramCredentials(user);
-  for (int attempt = 0; attempt < kScramCasAttempts; ++attempt) {
-    std::optional<KeyValue> current = view_->Raw(key);
-    if (attempt > 0) {
-      STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(key));
-      current = got.kvs.empty() ? std::nullopt : std::optional<KeyValue>(got.kvs[0]);
-    }
-    UserScramCredentials creds{user, {}};
-    if (current) {
-      STRATA_ASSIGN_OR_RETURN(creds, DecodeScramCredentials(current->value));
-    }
-    STRATA_RETURN_IF_ERROR(change(creds));
-    KvCompare guard = KvCompare::ModRevisionIs(key, current ? current->mod_revision : 0);
-    KvOp op = creds.by_mechanism.empty() ? KvOp::Delete(key)
-                                         : KvOp::Put(key, EncodeScramCredentials(creds));
-    if (creds.by_mechanism.empty() && !current) return Status::Ok();  // nothing to delete
-    STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), std::span(&op, 1)));
-    if (r.succeeded) return Status::Ok();
-  }
-  return MakeError(Errc::kUnavailable, "SCRAM credentials of " + user + " kept changing");
+  auto r = ChangeKey(keys_.ScramCredentials(user),
+                     [&](const std::optional<KeyValue>& current) -> Result<KeyChange> {
+                       UserScramCredentials creds{user, {}};
+                       if (current) {
+                         STRATA_ASSIGN_OR_RETURN(creds, DecodeScramCredentials(current->value));
+                       }
+                       STRATA_RETURN_IF_ERROR(change(creds));
+                       if (creds.by_mechanism.empty()) return ChangeTo(current, std::nullopt);
+                       return ChangeTo(current, EncodeScramCredentials(creds));
+                     });
+  if (!r.ok()) return r.take_error();
+  return Status::Ok();
 }
 
 std::optional<UserScramCredentials> Metadata::ScramCredentials(const std::string& user) const {

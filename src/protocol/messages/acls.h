@@ -13,12 +13,9 @@
 
 namespace strata::protocol {
 
-struct DescribeAclsRequest {
-  static constexpr int16_t kApiKey = 29;
-  static constexpr int16_t kMinVersion = 1;
-  static constexpr int16_t kMaxVersion = 3;
-  static constexpr int16_t kFirstFlexible = 2;
-
+// An ACL binding filter: what DescribeAcls asks for, and each of DeleteAcls'
+// filters.
+struct AclFilterData {
   int8_t resource_type_filter = 0;
   std::optional<std::string> resource_name_filter;
   int8_t pattern_type_filter = 3;
@@ -38,6 +35,14 @@ struct DescribeAclsRequest {
     io.i8(permission_type);
     if (v >= 2) io.tagged_fields();
   }
+  bool operator==(const AclFilterData&) const = default;
+};
+
+struct DescribeAclsRequest : AclFilterData {
+  static constexpr int16_t kApiKey = 29;
+  static constexpr int16_t kMinVersion = 1;
+  static constexpr int16_t kMaxVersion = 3;
+  static constexpr int16_t kFirstFlexible = 2;
   bool operator==(const DescribeAclsRequest&) const = default;
 };
 
@@ -160,27 +165,7 @@ struct DeleteAclsRequest {
   static constexpr int16_t kMaxVersion = 3;
   static constexpr int16_t kFirstFlexible = 2;
 
-  struct Filter {
-    int8_t resource_type_filter = 0;
-    std::optional<std::string> resource_name_filter;
-    int8_t pattern_type_filter = 3;
-    std::optional<std::string> principal_filter;
-    std::optional<std::string> host_filter;
-    int8_t operation = 0;
-    int8_t permission_type = 0;
-    template <class IO>
-    void Serde(IO& io, int16_t v) {
-      io.i8(resource_type_filter);
-      io.nullable_str(resource_name_filter);
-      io.i8(pattern_type_filter);
-      io.nullable_str(principal_filter);
-      io.nullable_str(host_filter);
-      io.i8(operation);
-      io.i8(permission_type);
-      if (v >= 2) io.tagged_fields();
-    }
-    bool operator==(const Filter&) const = default;
-  };
+  using Filter = AclFilterData;
 
   std::vector<Filter> filters;
 
