@@ -61,7 +61,7 @@ scripts/build.sh release strata
 asan_tests=(test_confluent_kafka.py test_kcat.py test_bad_input.py test_consumer_groups.py
             test_crash.py test_tiered_localfs.py test_transactions_restart.py
             test_nemesis.py test_network_partition.py test_fast_migration.py
-            test_tls.py test_sasl.py test_acls.py
+            test_tls.py test_sasl.py
             "test_balancer.py::test_a_dead_brokers_replicas_are_re_placed_after_the_timeout")
 step "integration tests against the asan+ubsan broker (a sanitizer report fails the test)"
 STRATA_BIN="$(pwd)/build-asan/strata" ASAN_OPTIONS=detect_leaks=1 python3 -m pytest -q \
