@@ -13,8 +13,16 @@ namespace strata::broker {
 
 net::TlsSettings ListenerTlsSettings(const config::BrokerConfig& config,
                                      const std::string& listener_name) {
+  return ListenerTlsSettings(config, listener_name, config.Dynamic()->broker);
+}
+
+net::TlsSettings ListenerTlsSettings(const config::BrokerConfig& config,
+                                     const std::string& listener_name,
+                                     const std::map<std::string, std::string>& dynamic) {
   const std::string lower = ListenerKeyName(listener_name);
   auto get = [&](const std::string& key) {
+    auto it = dynamic.find("listener.name." + lower + "." + key);
+    if (it != dynamic.end()) return it->second;
     return config.ListenerValue(lower, key).value_or(config.Get(key));
   };
   net::TlsSettings s;

@@ -2,6 +2,7 @@
 // The TLS settings of a listener from the broker config: Kafka's ssl.* keys,
 // each overridable per listener as listener.name.<listener in lower case>.<key>;
 // and the client context brokers reach each other's SSL listener with.
+#include <map>
 #include <string>
 
 #include "config/broker_config.h"
@@ -10,6 +11,12 @@
 
 namespace strata::broker {
 
+// `dynamic`: this broker's dynamic configs, whose
+// listener.name.<listener>.ssl.* keystore and truststore settings win over
+// server.properties (the overload without reads them from `config`).
+net::TlsSettings ListenerTlsSettings(const config::BrokerConfig& config,
+                                     const std::string& listener_name,
+                                     const std::map<std::string, std::string>& dynamic);
 net::TlsSettings ListenerTlsSettings(const config::BrokerConfig& config,
                                      const std::string& listener_name);
 

@@ -1,5 +1,8 @@
 #include "config/broker_config.h"
 
+#include <set>
+#include <string_view>
+
 namespace strata::config {
 
 BrokerConfig BrokerConfig::FromProperties(const Properties& props,
@@ -79,7 +82,22 @@ std::string BrokerConfig::TopicDefault(const ConfigDef& topic_def) const {
 }
 
 bool BrokerConfig::IsDynamic(const std::string& name) {
-  return FindTopicConfigByBrokerSynonym(name) != nullptr || IsDynamicBrokerOnly(name);
+  return FindTopicConfigByBrokerSynonym(name) != nullptr || IsDynamicBrokerOnly(name) ||
+         IsDynamicListenerSsl(name);
+}
+
+bool BrokerConfig::IsDynamicListenerSsl(const std::string& name) {
+  static const std::set<std::string, std::less<>> kReconfigurable = {
+      "ssl.keystore.type",   "ssl.keystore.location",         "ssl.keystore.password",
+      "ssl.key.password",    "ssl.keystore.key",              "ssl.keystore.certificate.chain",
+      "ssl.truststore.type", "ssl.truststore.location",       "ssl.truststore.password",
+      "ssl.truststore.certificates"};
+  constexpr std::string_view kPrefix = "listener.name.";
+  std::string_view rest(name);
+  if (!rest.starts_with(kPrefix)) return false;
+  rest.remove_prefix(kPrefix.size());
+  const size_t dot = rest.find('.');
+  return dot != 0 && dot != std::string_view::npos && kReconfigurable.count(rest.substr(dot + 1));
 }
 
 bool BrokerConfig::IsDynamicBrokerOnly(const std::string& name) {

@@ -63,6 +63,10 @@ class BrokerConfig {
   // The replication throttles kafka-reassign-partitions sets per broker
   // (leader/follower.replication.throttled.rate, ...): stored, not yet applied.
   static bool IsDynamicBrokerOnly(const std::string& name);
+  // A listener's keystore or truststore setting
+  // (listener.name.<listener>.ssl.keystore.location and the like): dynamic
+  // per broker, so certificates are replaced without a restart (KIP-226).
+  static bool IsDynamicListenerSsl(const std::string& name);
   std::shared_ptr<const DynamicConfigs> Dynamic() const;
   void SetDynamic(DynamicConfigs dynamic) const;
 

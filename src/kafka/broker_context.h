@@ -22,6 +22,7 @@ namespace strata::broker {
 class AclAuthorizer;
 class ClientQuotas;
 class SaslMechanisms;
+class ListenerCertificates;
 }  // namespace strata::broker
 namespace strata::cluster {
 class Controller;
@@ -62,6 +63,9 @@ struct BrokerContext {
   cluster::Controller* controller = nullptr;
   // The SASL mechanisms of the SASL listeners; set at start-up.
   broker::SaslMechanisms* sasl = nullptr;
+  // The TLS contexts of the SSL and SASL_SSL listeners (dynamic keystore
+  // updates); set at start-up.
+  broker::ListenerCertificates* listener_certificates = nullptr;
   // authorizer.class.name's authorizer; null: every request is allowed.
   broker::AclAuthorizer* authorizer = nullptr;
   // The client quota managers (throttling); set at start-up.

@@ -80,6 +80,18 @@ std::vector<ConfigEntry> BrokerConfigEntries(const config::BrokerConfig& broker)
     if (e.source == ConfigSource::kDefaultConfig) e.value = broker.Get(def.name);
     out.push_back(std::move(e));
   }
+  // This broker's dynamic listener keystores (listener.name.<l>.ssl.*).
+  for (const auto& [name, value] : dynamic->broker) {
+    if (!config::BrokerConfig::IsDynamicListenerSsl(name)) continue;
+    ConfigEntry e;
+    e.name = name;
+    e.value = value;
+    e.source = ConfigSource::kDynamicBrokerConfig;
+    e.type = config::ConfigType::kString;
+    e.sensitive = name.ends_with("password") || name.ends_with("keystore.key");
+    e.synonyms.push_back({name, value, ConfigSource::kDynamicBrokerConfig});
+    out.push_back(std::move(e));
+  }
   return out;
 }
 

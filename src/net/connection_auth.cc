@@ -11,8 +11,10 @@ std::optional<std::string> RefusedBeforeAuthentication(const ConnectionAuth& aut
   const auto key = static_cast<protocol::ApiKey>(api_key);
   switch (auth.state()) {
     case ConnectionAuth::State::kAwaitingHandshake:
-      if (key == protocol::ApiKey::kApiVersions || key == protocol::ApiKey::kSaslHandshake) {
-        return std::nullopt;
+      if (key == protocol::ApiKey::kSaslHandshake) return std::nullopt;
+      if (key == protocol::ApiKey::kApiVersions) {
+        if (!auth.api_versions_seen()) return std::nullopt;
+        return "a second ApiVersions request before SaslHandshake";
       }
       return fmt::format("unexpected {} request before SASL authentication",
                          protocol::ApiKeyName(api_key));

@@ -66,6 +66,12 @@ class ConnectionAuth {
   }
   bool close_after_response() const { return close_after_response_; }
 
+  // Before the handshake a client may be answered ApiVersions once (Kafka's
+  // SaslServerAuthenticator refuses a second one; an UNSUPPORTED_VERSION
+  // answer does not count, so the client can retry at a lower version).
+  bool api_versions_seen() const { return api_versions_seen_; }
+  void MarkApiVersionsSeen() { api_versions_seen_ = true; }
+
   static int64_t NowMs() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -81,6 +87,7 @@ class ConnectionAuth {
   std::unique_ptr<security::SaslServer> exchange_;
   int64_t session_expiry_ms_ = 0;
   bool close_after_response_ = false;
+  bool api_versions_seen_ = false;
 };
 
 // Why a request of `api_key` may not run on a connection in `auth`'s state

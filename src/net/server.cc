@@ -107,12 +107,16 @@ asio::awaitable<void> Server::Session(asio::ip::tcp::socket socket) {
   auto remote = socket.remote_endpoint(ec);
   if (!ec) conn->peer = fmt::format("{}:{}", remote.address().to_string(), remote.port());
   ++open_connections_;
-  if (options_.tls == nullptr) {
+  // Held for the connection's life: a certificate reload swaps the
+  // listener's context for later connections only.
+  std::shared_ptr<asio::ssl::context> tls_context =
+      options_.tls_source ? options_.tls_source() : options_.tls;
+  if (tls_context == nullptr) {
     conn->socket = &socket;
     asio::co_spawn(socket.get_executor(), IdleWatch(conn, socket), asio::detached);
     co_await Serve(socket, *conn);
   } else {
-    asio::ssl::stream<asio::ip::tcp::socket> tls(std::move(socket), *options_.tls);
+    asio::ssl::stream<asio::ip::tcp::socket> tls(std::move(socket), *tls_context);
     conn->socket = &tls.next_layer();
     asio::co_spawn(tls.get_executor(), IdleWatch(conn, tls.next_layer()), asio::detached);
     auto [handshake] = co_await tls.async_handshake(

@@ -93,6 +93,9 @@ struct ServerOptions {
   // Set for an SSL listener: connections start with a TLS handshake. Fetch
   // data is then copied through TLS instead of sendfile(2).
   std::shared_ptr<asio::ssl::context> tls;
+  // When set, asked for the context of each new connection instead of `tls`
+  // (a listener whose certificate can be replaced while it runs).
+  std::function<std::shared_ptr<asio::ssl::context>()> tls_source;
   // The principal of a TLS client from its certificate (null or absent:
   // User:ANONYMOUS), ssl.principal.mapping.rules applied; an error (no rule
   // maps the name) closes the connection.

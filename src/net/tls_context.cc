@@ -249,4 +249,43 @@ Result<std::shared_ptr<asio::ssl::context>> MakeServerTlsContext(const TlsSettin
   return ctx;
 }
 
+namespace {
+
+// The subject in RFC 2253 form (Kafka prints X500Principal names so).
+std::string SubjectName(X509* cert) {
+  BIO* bio = BIO_new(BIO_s_mem());
+  X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio, &data);
+  std::string out(data, static_cast<size_t>(n));
+  BIO_free(bio);
+  return out;
+}
+
+// The subjectAltName extension's DER contents ("" when there is none).
+std::string SubjectAltNames(X509* cert) {
+  const int at = X509_get_ext_by_NID(cert, NID_subject_alt_name, -1);
+  if (at < 0) return "";
+  const ASN1_OCTET_STRING* der = X509_EXTENSION_get_data(X509_get_ext(cert, at));
+  return std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(der)),
+                     static_cast<size_t>(ASN1_STRING_length(der)));
+}
+
+}  // namespace
+
+std::optional<std::string> CertificateIdentityChange(const asio::ssl::context& before,
+                                                     const asio::ssl::context& after) {
+  X509* old_cert = SSL_CTX_get0_certificate(const_cast<asio::ssl::context&>(before).native_handle());
+  X509* new_cert = SSL_CTX_get0_certificate(const_cast<asio::ssl::context&>(after).native_handle());
+  if (old_cert == nullptr || new_cert == nullptr) return std::nullopt;
+  if (X509_NAME_cmp(X509_get_subject_name(old_cert), X509_get_subject_name(new_cert)) != 0) {
+    return fmt::format("Keystore DistinguishedName does not match: existing={{{}}}, new={{{}}}",
+                       SubjectName(old_cert), SubjectName(new_cert));
+  }
+  if (SubjectAltNames(old_cert) != SubjectAltNames(new_cert)) {
+    return "Keystore SubjectAltNames do not match";
+  }
+  return std::nullopt;
+}
+
 }  // namespace strata::net

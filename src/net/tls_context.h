@@ -9,6 +9,7 @@
 //              names, which Kafka operators write), empty for OpenSSL's
 #include <asio/ssl/context.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct TlsSettings {
   std::string client_auth = "none";
   std::vector<std::string> enabled_protocols{"TLSv1.2", "TLSv1.3"};
   std::vector<std::string> cipher_suites;
+
+  bool operator==(const TlsSettings&) const = default;
 };
 
 // The server context for `settings`; kInvalidArgument naming the setting
@@ -39,5 +42,12 @@ Result<std::shared_ptr<asio::ssl::context>> MakeServerTlsContext(const TlsSettin
 // certificates checked against the truststore (the system's CAs when none
 // is set), the keystore presented when the peer asks for one.
 Result<std::shared_ptr<asio::ssl::context>> MakeClientTlsContext(const TlsSettings& settings);
+
+// Why `after` may not replace `before` as a listener's server context: its
+// certificate has another subject or other subject alternative names (Kafka
+// refuses such a keystore update, so that clients and peers that check the
+// name keep connecting); nullopt when it keeps both.
+std::optional<std::string> CertificateIdentityChange(const asio::ssl::context& before,
+                                                     const asio::ssl::context& after);
 
 }  // namespace strata::net

@@ -6,6 +6,7 @@
 
 #include "admin/routes.h"
 #include "base/log.h"
+#include "broker/listener_certificates.h"
 #include "broker/listener_sasl.h"
 #include "broker/listener_tls.h"
 #include "broker/local_replicas.h"
@@ -207,6 +208,8 @@ Status Broker::Start() {
                    return it->second;
                  }));
   context_->sasl = sasl_.get();
+  certificates_ = std::make_unique<broker::ListenerCertificates>(config_);
+  context_->listener_certificates = certificates_.get();
   STRATA_ASSIGN_OR_RETURN(authorizer_, broker::AclAuthorizer::Create(config_, *metadata_));
   context_->authorizer = authorizer_.get();
   quotas_ = std::make_unique<broker::ClientQuotas>(config_, *metadata_);
@@ -259,13 +262,15 @@ Status Broker::ListenerSecurity(const config::Endpoint& listener, net::ServerOpt
   if (protocol != SecurityProtocol::kSsl && protocol != SecurityProtocol::kSaslSsl) {
     return Status::Ok();
   }
-  auto tls =
-      net::MakeServerTlsContext(broker::ListenerTlsSettings(config_, listener.listener_name));
+  auto tls = certificates_->Add(listener.listener_name);
   if (!tls.ok()) {
     return MakeError(Errc::kInvalidArgument,
                      fmt::format("listener {}: {}", listener.listener_name, tls.error().message));
   }
   options.tls = std::move(tls).value();
+  options.tls_source = [certificates = certificates_.get(), name = listener.listener_name] {
+    return certificates->Current(name);
+  };
   // On SASL_SSL the principal is SASL's; the certificate maps only on SSL.
   if (protocol != SecurityProtocol::kSsl) return Status::Ok();
   const std::string lower = broker::ListenerKeyName(listener.listener_name);

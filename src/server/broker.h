@@ -17,6 +17,7 @@
 #include "broker/acl_authorizer.h"
 #include "broker/append_notifier.h"
 #include "broker/client_quotas.h"
+#include "broker/listener_certificates.h"
 #include "broker/listener_sasl.h"
 #include "broker/topic_manager.h"
 #include "cluster/broker_session.h"
@@ -127,6 +128,8 @@ class Broker {
   std::unique_ptr<coordinator::TxnCoordinator> txn_coordinator_;
   std::unique_ptr<kafka::TxnMarkerChannel> txn_markers_;  // on io_
   std::unique_ptr<kafka::TxnPartitionVerifier> txn_verifier_;
+  // Before servers_: the servers ask it for each connection's TLS context.
+  std::unique_ptr<broker::ListenerCertificates> certificates_;
   std::vector<std::unique_ptr<net::Server>> servers_;  // one per listener
   // How this broker reaches its peers' SSL inter-broker listener (null: PLAINTEXT).
   net::ClientSecurity inter_broker_security_;

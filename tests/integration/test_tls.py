@@ -7,7 +7,8 @@ port, and with ssl.client.auth=required a client without a certificate (mTLS; wi
 works). Three brokers replicating, forwarding and writing transaction markers over an SSL
 inter-broker listener with mutual TLS. Kafka's own tools (kafka-topics, kafka-get-offsets: the Java client) over SSL with a
 --command-config file, verifying the broker's hostname as Java does by default. A keystore that
-cannot be opened stops start-up with a message naming the setting."""
+cannot be opened stops start-up with a message naming the setting. A listener's keystore
+replaced with kafka-configs, or rewritten in place, without a restart."""
 from __future__ import annotations
 
 import subprocess
@@ -175,6 +176,84 @@ def test_kafka_tools_over_ssl_with_a_command_config(broker_factory, ca, tmp_path
     kit.produce_confluent(b.ssl_bootstrap, topic, recs, extra=ssl_client(ca.cert))
     out = tool("org.apache.kafka.tools.GetOffsetShell", "--topic", topic)
     assert sorted(out.split()) == sorted(f"{topic}:{p}:10" for p in range(3)), out
+
+
+def served_certificate(bootstrap: str, ca_file) -> bytes:
+    """The DER certificate a new TLS connection to `bootstrap` is given."""
+    import socket
+    import ssl
+    host, port = bootstrap.rsplit(":", 1)
+    context = ssl.create_default_context(cafile=str(ca_file))
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        with context.wrap_socket(sock, server_hostname=host) as tls:
+            return tls.getpeercert(binary_form=True)
+
+
+def der(cert) -> bytes:
+    import ssl
+    return ssl.PEM_cert_to_DER_cert(cert.cert.read_text())
+
+
+def test_a_listeners_keystore_is_replaced_without_a_restart(broker_factory, ca, tmp_path):
+    """kafka-configs --entity-type brokers --alter --add-config
+    listener.name.ssl.ssl.keystore.location=<new keystore>, as Kafka operators rotate
+    certificates (KIP-226): new connections get the new certificate while a producer's open
+    connection goes on; a keystore that cannot load, or names another subject, is refused
+    with Kafka's message and the old certificate kept; a keystore rewritten in place is
+    picked up by itself."""
+    from test_kafka_tools import CONFIG_CMD
+    first = ca.issue("rotate-1", "localhost")
+    b = tls_broker(broker_factory, ca, ssl_keystore_location=first.keystore)
+    assert served_certificate(b.ssl_bootstrap, ca.cert) == der(first)
+    topic = kit.unique_topic("rotate")
+    kit.create_topic(b.bootstrap, topic, 1)
+    p = Producer({"bootstrap.servers": b.ssl_bootstrap, "acks": "all", **ssl_client(ca.cert)})
+    sent = [f"r{i}".encode() for i in range(40)]
+    for v in sent[:20]:
+        p.produce(topic, v)
+    assert p.flush(30) == 0
+
+    def configs(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["java", "-Xmx256m", "-cp", f"{kit.KAFKA_LIB}/*", CONFIG_CMD,
+                               "--bootstrap-server", b.bootstrap, "--entity-type", "brokers",
+                               "--entity-name", "1", *args],
+                              capture_output=True, text=True, timeout=120)
+    key = "listener.name.ssl.ssl.keystore.location"
+    second = ca.issue("rotate-2", "localhost")
+    r = configs("--alter", "--add-config", f"{key}={second.keystore}")
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    kit.wait_until(lambda: served_certificate(b.ssl_bootstrap, ca.cert) == der(second), 10,
+                   "new connections given the new certificate")
+    for v in sent[20:]:
+        p.produce(topic, v)
+    assert p.flush(30) == 0
+    got = kit.consume_confluent(b.ssl_bootstrap, topic, 1, extra=ssl_client(ca.cert))
+    assert [m.value() for m in got[0]] == sent
+    r = configs("--describe")
+    assert f"{key}={second.keystore}" in r.stdout, r.stdout + r.stderr[-3000:]
+
+    # Refused, the certificate kept: another subject, a file that is not there, and a
+    # cluster-wide default (keystores are per broker).
+    other = ca.issue("rotate-other", "someone-else")
+    for value, why in [(other.keystore, "Keystore DistinguishedName does not match"),
+                       (tmp_path / "missing.pem", "cannot read")]:
+        r = configs("--alter", "--add-config", f"{key}={value}")
+        out = r.stdout + r.stderr
+        assert r.returncode != 0 and why in out, out[-3000:]
+    r = subprocess.run(["java", "-Xmx256m", "-cp", f"{kit.KAFKA_LIB}/*", CONFIG_CMD,
+                        "--bootstrap-server", b.bootstrap, "--entity-type", "brokers",
+                        "--entity-default", "--alter", "--add-config", f"{key}={second.keystore}"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "broker id must be specified" in r.stdout + r.stderr, \
+        (r.stdout + r.stderr)[-3000:]
+    assert served_certificate(b.ssl_bootstrap, ca.cert) == der(second)
+
+    # Renewed in place (same path, new contents), as cert-manager and the like do.
+    third = ca.issue("rotate-3", "localhost")
+    second.keystore.write_text(third.keystore.read_text())
+    kit.wait_until(lambda: served_certificate(b.ssl_bootstrap, ca.cert) == der(third), 15,
+                   "the rewritten keystore picked up")
+    assert "TLS keystore and truststore reloaded" in b.log_tail()
 
 
 def test_brokers_replicate_over_an_ssl_inter_broker_listener(tmp_path, broker_factory, ca):

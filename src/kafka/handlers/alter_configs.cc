@@ -6,6 +6,7 @@
 
 #include "protocol/messages/alter_configs.h"
 
+#include "broker/listener_certificates.h"
 #include "broker/topic_manager.h"
 #include "broker/topic_validation.h"
 #include "cluster/metadata.h"
@@ -64,13 +65,37 @@ std::optional<std::string> BrokerEntity(const std::string& name,
   return std::to_string(std::stoi(name));
 }
 
-// Why `configs` may not be dynamic broker configs, or nullopt: each must be
-// the broker default of a topic config, with a value that topic config takes.
+// Why `configs` may not be the listener keystore and truststore settings of
+// broker `entity`: they are per broker, and the broker handling the request
+// checks its own new keystores (the others check theirs when they load them).
+std::optional<std::string> InvalidListenerSslReason(BrokerContext& ctx, const std::string& entity,
+                                                    const std::map<std::string, std::string>& configs) {
+  std::string names;
+  for (const auto& [name, value] : configs) {
+    if (config::BrokerConfig::IsDynamicListenerSsl(name)) names += (names.empty() ? "" : ", ") + name;
+  }
+  if (names.empty()) return std::nullopt;
+  if (entity == broker::kDefaultBrokerEntity) {
+    return "Cannot update these configs at default cluster level, broker id must be specified: " +
+           names;
+  }
+  if (entity != std::to_string(ctx.config.node_id()) || ctx.listener_certificates == nullptr) {
+    return std::nullopt;
+  }
+  return ctx.listener_certificates->InvalidReason(configs);
+}
+
+// Why `configs` may not be dynamic broker configs of `entity`, or nullopt:
+// each must be the broker default of a topic config, with a value that topic
+// config takes, a dynamic broker-only config or a listener's keystore.
 std::optional<std::string> InvalidBrokerConfigsReason(
+    BrokerContext& ctx, const std::string& entity,
     const std::map<std::string, std::string>& configs) {
+  if (auto bad = InvalidListenerSslReason(ctx, entity, configs)) return bad;
   std::vector<std::string> static_names;
   std::map<std::string, std::string> as_topic;
   for (const auto& [name, value] : configs) {
+    if (config::BrokerConfig::IsDynamicListenerSsl(name)) continue;
     if (config::BrokerConfig::IsDynamicBrokerOnly(name)) {
       if (auto bad = config::ValidateValue(*config::FindBrokerConfig(name), value)) {
         return name + ": " + *bad;
@@ -183,7 +208,7 @@ void AlterBrokerIncrementally(BrokerContext& ctx,
                          "Cannot update these configs dynamically: " + c.name);
       }
     }
-    if (auto reason = InvalidBrokerConfigsReason(configs)) {
+    if (auto reason = InvalidBrokerConfigsReason(ctx, *entity, configs)) {
       return MakeError(Errc::kInvalidArgument, *reason);
     }
     return Status::Ok();
@@ -233,7 +258,7 @@ HandlerResult HandleAlterConfigs(BrokerContext& ctx, net::Request& request) {
       continue;
     }
     if (entity) {
-      if (auto reason = InvalidBrokerConfigsReason(configs)) {
+      if (auto reason = InvalidBrokerConfigsReason(ctx, *entity, configs)) {
         Fail(out, ErrorCode::kInvalidConfig, *reason);
       } else if (!req.validate_only) {
         Status st = ctx.metadata->UpdateBrokerConfigs(*entity, [&](auto& current) {

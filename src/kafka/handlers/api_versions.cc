@@ -67,6 +67,7 @@ HandlerResult HandleApiVersions(BrokerContext& ctx, net::Request& request) {
     if (api != nullptr) response.api_keys.push_back({api->key, api->min, api->max});
   }
   if (version >= 3) AddFeatures(ctx, response);
+  if (request.auth != nullptr) request.auth->MarkApiVersionsSeen();
   return std::optional<Bytes>(EncodeV0Header(request, response, version));
 }
 

@@ -1,0 +1,71 @@
+#pragma once
+// ListenerCertificates: the TLS server contexts of a broker's SSL and
+// SASL_SSL listeners, replaced without a restart as Kafka's dynamic
+// listener.name.<listener>.ssl.keystore.location (KIP-226) replaces them.
+// Each new connection asks for its listener's context; the context is rebuilt
+// when this broker's dynamic configs change the listener's keystore or
+// truststore settings, or when one of their files is rewritten in place
+// (checked at most every kRecheckMs). Connections already open keep the
+// context they started with.
+//
+// A replacement must keep the certificate's subject and subject alternative
+// names, as Kafka requires. AlterConfigs refuses one that cannot be used
+// (InvalidReason); one that reaches the broker anyway (a file rewritten badly)
+// is logged and the working context kept.
+//
+// Thread-safety: every method may be called from any thread.
+#include <asio/ssl/context.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+#include "config/broker_config.h"
+#include "net/tls_context.h"
+
+namespace strata::broker {
+
+class ListenerCertificates {
+ public:
+  static constexpr int64_t kRecheckMs = 5000;
+
+  explicit ListenerCertificates(const config::BrokerConfig& config) : config_(config) {}
+
+  // Builds the first context of `listener_name` (start-up: an error stops it).
+  Result<std::shared_ptr<asio::ssl::context>> Add(const std::string& listener_name);
+
+  // The context for a new connection on `listener_name` (null: not added).
+  std::shared_ptr<asio::ssl::context> Current(const std::string& listener_name);
+
+  // Why this broker's dynamic configs may not become `proposed` (each SSL
+  // listener's new keystore must load and keep its certificate's identity);
+  // nullopt when they may.
+  std::optional<std::string> InvalidReason(
+      const std::map<std::string, std::string>& proposed) const;
+
+ private:
+  // When a keystore or truststore file was last written, to notice it
+  // rewritten in place.
+  using FileStamps = std::map<std::string, int64_t>;
+
+  struct Listener {
+    net::TlsSettings settings;
+    FileStamps stamps;
+    std::shared_ptr<asio::ssl::context> context;
+    const void* dynamic_seen = nullptr;  // the dynamic configs last looked at
+    int64_t checked_ms = 0;
+  };
+
+  static FileStamps Stamps(const net::TlsSettings& settings);
+  // Rebuilds `l`'s context when its settings or files changed.
+  void Refresh(const std::string& name, Listener& l, int64_t now_ms);
+
+  const config::BrokerConfig& config_;
+  mutable std::mutex mu_;
+  std::map<std::string, Listener> listeners_;
+};
+
+}  // namespace strata::broker
