@@ -43,9 +43,10 @@ def isr(b, topic: str) -> dict[int, list[int]]:
     return {p: sorted(pm.isrs) for p, pm in md.partitions.items()}
 
 
-def create_rf3(b, topic: str, partitions: int, assignment: list[list[int]] | None = None) -> None:
+def create_rf3(b, topic: str, partitions: int, assignment: list[list[int]] | None = None,
+               extra: dict | None = None) -> None:
     a = kit.admin(b.bootstrap)
-    config = {"min.insync.replicas": "2"}
+    config = {"min.insync.replicas": "2", **(extra or {})}
     new = (NewTopic(topic, len(assignment), replica_assignment=assignment, config=config)
            if assignment else NewTopic(topic, partitions, 3, config=config))
     a.create_topics([new])[topic].result(timeout=30)

@@ -13,6 +13,10 @@
 //	           output to another topic, offsets committed in the transaction
 //	offsets    kadm: end offsets at both isolation levels and a group's committed offsets
 //
+// Every subcommand takes -tls-ca (TLS, the broker's certificate checked against this CA
+// file) and -sasl-mechanism PLAIN|SCRAM-SHA-256|SCRAM-SHA-512 with -sasl-user and
+// -sasl-password, for the security protocols SSL, SASL_PLAINTEXT and SASL_SSL.
+//
 // Bytes (keys, values, header values) are base64 in the JSON (Go's encoding of []byte),
 // a null key or value is null. txn and eos end with a "done" line that also counts the
 // Produce batches the broker refused with a retriable error (which franz-go resends).
@@ -20,6 +24,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -31,6 +37,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 // baseTimestamp is the CreateTime of produced record i: baseTimestamp + i ms.
@@ -88,6 +97,10 @@ type common struct {
 	timeout        time.Duration
 	logLevel       string
 	metadataMinAge time.Duration
+	tlsCA          string
+	saslMechanism  string
+	saslUser       string
+	saslPassword   string
 	log            *countingLogger
 }
 
@@ -96,6 +109,40 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.timeout, "timeout", 60*time.Second, "give up (exit 1) after this long")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "franz-go's log on stderr: error, warn, info or debug")
 	fs.DurationVar(&c.metadataMinAge, "metadata-min-age", 0, "kgo.MetadataMinAge (0: franz-go's default, 5s)")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "connect over TLS, trusting this PEM CA file")
+	fs.StringVar(&c.saslMechanism, "sasl-mechanism", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fs.StringVar(&c.saslUser, "sasl-user", "", "SASL user name")
+	fs.StringVar(&c.saslPassword, "sasl-password", "", "SASL password")
+}
+
+// securityOpts: TLS and SASL as the flags ask.
+func (c *common) securityOpts() []kgo.Opt {
+	var opts []kgo.Opt
+	if c.tlsCA != "" {
+		pem, err := os.ReadFile(c.tlsCA)
+		if err != nil {
+			fatal("reading -tls-ca: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			fatal("no certificate in %s", c.tlsCA)
+		}
+		opts = append(opts, kgo.DialTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}))
+	}
+	var mech sasl.Mechanism
+	switch c.saslMechanism {
+	case "":
+		return opts
+	case "PLAIN":
+		mech = plain.Auth{User: c.saslUser, Pass: c.saslPassword}.AsMechanism()
+	case "SCRAM-SHA-256":
+		mech = scram.Auth{User: c.saslUser, Pass: c.saslPassword}.AsSha256Mechanism()
+	case "SCRAM-SHA-512":
+		mech = scram.Auth{User: c.saslUser, Pass: c.saslPassword}.AsSha512Mechanism()
+	default:
+		fatal("unknown -sasl-mechanism %q", c.saslMechanism)
+	}
+	return append(opts, kgo.SASL(mech))
 }
 
 func (c *common) opts() []kgo.Opt {
@@ -109,6 +156,7 @@ func (c *common) opts() []kgo.Opt {
 		return time.Now().Format("15:04:05.000 ")
 	})}
 	opts := []kgo.Opt{kgo.SeedBrokers(strings.Split(c.brokers, ",")...), kgo.WithLogger(c.log)}
+	opts = append(opts, c.securityOpts()...)
 	if c.metadataMinAge > 0 {
 		opts = append(opts, kgo.MetadataMinAge(c.metadataMinAge))
 	}

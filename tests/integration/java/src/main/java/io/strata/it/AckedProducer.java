@@ -1,6 +1,8 @@
 package io.strata.it;
 
 import java.io.BufferedReader;
+import java.io.FileInputStream;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
@@ -21,6 +23,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * order.
  *
  * <p>Usage: AckedProducer --bootstrap HOST:PORT --topic T --partitions P --prefix X [--rate R]
+ * [--command-config FILE] (client properties, as Kafka's tools read them: security.protocol,
+ * ssl.*, sasl.*)
  */
 public final class AckedProducer {
   public static void main(String[] args) throws Exception {
@@ -38,6 +42,11 @@ public final class AckedProducer {
     props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "120000");
     props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    if (opts.containsKey("command-config")) {
+      try (InputStream in = new FileInputStream(opts.get("command-config"))) {
+        props.load(in);
+      }
+    }
 
     AtomicBoolean stop = new AtomicBoolean(false);
     Thread stdin =

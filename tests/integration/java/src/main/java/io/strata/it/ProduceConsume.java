@@ -1,5 +1,8 @@
 package io.strata.it;
 
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,6 +37,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * --codec none|gzip|snappy|lz4|zstd [--idempotence true|false] [--acks all|1]
  * [--value-size BYTES] [--seed S] [--client-rack RACK] (the consumer's client.rack: with a
  * broker replica selector it reads from a follower in that rack, KIP-392)
+ * [--command-config FILE] (client properties for both clients, as Kafka's tools read them:
+ * security.protocol, ssl.*, sasl.*)
  *
  * <p>Prints one "SUMMARY ..." line. Exit code 0: all identical; 1: mismatches; 2: error.
  */
@@ -128,6 +133,18 @@ public final class ProduceConsume {
     return mismatches;
   }
 
+  /** The properties of --command-config, if given. */
+  private static Properties commandConfig(Map<String, String> o) {
+    Properties p = new Properties();
+    if (!o.containsKey("command-config")) return p;
+    try (InputStream in = new FileInputStream(o.get("command-config"))) {
+      p.load(in);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("reading --command-config " + o.get("command-config"), e);
+    }
+    return p;
+  }
+
   private static long[] produce(Map<String, String> o, String topic, String codec, List<Sent> sent)
       throws Exception {
     Properties p = new Properties();
@@ -139,6 +156,7 @@ public final class ProduceConsume {
     p.put(ProducerConfig.BATCH_SIZE_CONFIG, "65536");
     p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
     p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "30000");
+    p.putAll(commandConfig(o));
     long[] offsets = new long[sent.size()];
     Arrays.fill(offsets, -1);
     Map<Integer, Exception> failures = new ConcurrentHashMap<>();
@@ -178,6 +196,7 @@ public final class ProduceConsume {
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.put(ConsumerConfig.CHECK_CRCS_CONFIG, "true");
     if (o.containsKey("client-rack")) p.put(ConsumerConfig.CLIENT_RACK_CONFIG, o.get("client-rack"));
+    p.putAll(commandConfig(o));
     Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> got = new HashMap<>();
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
