@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <stop_token>
 
 #include "security/jaas.h"
 #include "security/sasl_plain.h"
@@ -28,8 +29,15 @@ size_t AppendBody(char* data, size_t size, size_t count, void* out) {
   return size * count;
 }
 
-// GET of an http(s) JWKS endpoint.
-Result<std::string> HttpGet(const std::string& url) {
+// libcurl's progress callback (called about once a second even while
+// nothing arrives): a non-zero return aborts the transfer once the JwksSource
+// that asked for it is being destroyed.
+int AbortWhenStopped(void* stop, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::stop_token*>(stop)->stop_requested() ? 1 : 0;
+}
+
+// GET of an http(s) JWKS endpoint, on the JwksSource's refresh thread.
+Result<std::string> HttpGet(const std::string& url, std::stop_token stop) {
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
   if (!curl) return MakeError(Errc::kIoError, "curl_easy_init failed");
   std::string body;
@@ -39,6 +47,9 @@ Result<std::string> HttpGet(const std::string& url) {
   curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, 10000L);
   curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(curl.get(), CURLOPT_XFERINFOFUNCTION, AbortWhenStopped);
+  curl_easy_setopt(curl.get(), CURLOPT_XFERINFODATA, &stop);
+  curl_easy_setopt(curl.get(), CURLOPT_NOPROGRESS, 0L);
   const CURLcode rc = curl_easy_perform(curl.get());
   if (rc != CURLE_OK) {
     return MakeError(Errc::kUnavailable, fmt::format("GET {}: {}", url, curl_easy_strerror(rc)));
@@ -138,7 +149,6 @@ Status SaslMechanisms::AddOAuthBearer(const config::BrokerConfig& config, const 
   }
   source.refresh_ms = std::stoll(get("sasl.oauthbearer.jwks.endpoint.refresh.ms"));
   source.fetch = HttpGet;
-  source.now_ms = WallClockMs;
   auto opened = security::JwksSource::Open(std::move(source));
   if (!opened.ok()) {
     return MakeError(Errc::kInvalidArgument,
@@ -182,8 +192,10 @@ Result<std::unique_ptr<security::SaslServer>> SaslMechanisms::Start(
   }
   if (mechanism == "OAUTHBEARER") {
     std::shared_ptr<security::JwksSource> keys = jwks_.at(listener);
-    return security::MakeOAuthBearerServer([keys] { return keys->Current(); }, oauth_.at(listener),
-                                           WallClockMs);
+    // A kid the keys lack may be a key the provider has just rotated in.
+    return security::MakeOAuthBearerServer(
+        [keys] { return keys->Current(); }, oauth_.at(listener), WallClockMs,
+        [keys](std::string_view kid) { keys->RequestRefresh(kid); });
   }
   const security::ScramMechanism scram = *security::ScramMechanismFromName(mechanism);
   return security::MakeScramServer(

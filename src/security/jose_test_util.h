@@ -1,8 +1,9 @@
 #pragma once
-// Test-only helpers for jwt_test.cc and oauthbearer_test.cc: RSA and EC key
-// pairs made with OpenSSL, their public JWKs, and JWTs signed with them the
-// way an identity provider signs (EVP_DigestSign; ECDSA's DER signature
-// rewritten as JWS's r || s). Header-only so that it stays out of the library.
+// Test-only helpers for jwt_test.cc, oauthbearer_test.cc and
+// jwks_source_test.cc: RSA and EC key pairs made with OpenSSL, their public
+// JWKs, and JWTs signed with them the way an identity provider signs
+// (EVP_DigestSign; ECDSA's DER signature rewritten as JWS's r || s).
+// Header-only so that it stays out of the library.
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/ec.h>

@@ -340,7 +340,9 @@ Result<const Jwks::Key*> Jwks::FindKey(const Jwt& jwt) const {
   for (const Key& key : keys_) {
     if (key.kid == kid) return &key;
   }
-  return jwt_impl::Invalid("no key with kid \"" + kid + "\" in the JWKS");
+  // kNotFound rather than kInvalidArgument: the set may be stale (keys
+  // rotated at the provider), which the caller can act on.
+  return MakeError(Errc::kNotFound, "no key with kid \"" + kid + "\" in the JWKS");
 }
 
 Status Jwks::Verify(const Jwt& jwt) const {

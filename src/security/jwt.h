@@ -65,7 +65,9 @@ class Jwks {
   // Checks the token's signature: alg RS256/384/512, PS256/384/512 or
   // ES256/384/512 ("none" and the shared-secret HS* are refused), with the key
   // named by the header's kid, or the set's only key when there is no kid.
-  // kInvalidArgument when the token is not signed by a key of this set.
+  // kInvalidArgument when the token is not signed by a key of this set;
+  // kNotFound when its kid names no key of the set (the provider may have
+  // rotated its keys since the set was fetched).
   Status Verify(const Jwt& jwt) const;
 
   const std::vector<Key>& keys() const { return keys_; }

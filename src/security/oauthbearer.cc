@@ -238,45 +238,72 @@ Result<std::string> BearerToken(std::string_view auth) {
   return std::string(token);
 }
 
+// What a client is told of any invalid token: Kafka's jsonErrorResponse with
+// OAuthBearerValidatorCallbackHandler's callback.error("invalid_token", null,
+// null), so without "scope" or "openid-configuration".
+constexpr std::string_view kInvalidTokenJson = R"({"status":"invalid_token"})";
+
 // The OAUTHBEARER SaslServer; see MakeOAuthBearerServer.
 class OAuthBearerServer final : public SaslServer {
  public:
   OAuthBearerServer(std::function<std::shared_ptr<const Jwks>()> current_keys,
-                    OAuthBearerValidation validation, std::function<int64_t()> now_ms)
+                    OAuthBearerValidation validation, std::function<int64_t()> now_ms,
+                    std::function<void(std::string_view)> on_unknown_kid)
       : current_keys_(std::move(current_keys)),
         validation_(std::move(validation)),
-        now_ms_(std::move(now_ms)) {}
+        now_ms_(std::move(now_ms)),
+        on_unknown_kid_(std::move(on_unknown_kid)) {}
 
   Result<Bytes> Evaluate(ByteView client_token) override;
   bool complete() const override { return state_ == State::kComplete; }
   const std::string& user() const override { return user_; }
   std::optional<int64_t> credential_expiry_ms() const override { return expiry_ms_; }
+  std::string failure_detail() const override { return detail_; }
 
  private:
-  enum class State { kStart, kComplete, kFailed };
+  // kChallenged: the error challenge was sent; the client's 0x01 is due.
+  enum class State { kStart, kChallenged, kComplete, kFailed };
 
   static Error Failed(const std::string& why) { return Invalid("Authentication failed: " + why); }
+
+  Result<Bytes> EvaluateInitialResponse(ByteView client_token);
+  Result<Bytes> EvaluateChallengeAnswer(ByteView client_token);
+  Result<ValidatedToken> Validate(const std::string& compact);
 
   const std::function<std::shared_ptr<const Jwks>()> current_keys_;
   const OAuthBearerValidation validation_;
   const std::function<int64_t()> now_ms_;
+  const std::function<void(std::string_view)> on_unknown_kid_;
   State state_ = State::kStart;
   std::string user_;
   std::optional<int64_t> expiry_ms_;
+  std::string detail_;  // why the token was refused, for the broker's log
 };
 
 Result<Bytes> OAuthBearerServer::Evaluate(ByteView client_token) {
-  if (state_ != State::kStart) {
-    return Failed(state_ == State::kComplete ? "the OAUTHBEARER exchange is already complete"
-                                             : "the OAUTHBEARER exchange has already failed");
+  switch (state_) {
+    case State::kStart:
+      return EvaluateInitialResponse(client_token);
+    case State::kChallenged:
+      return EvaluateChallengeAnswer(client_token);
+    case State::kComplete:
+      return Failed("the OAUTHBEARER exchange is already complete");
+    case State::kFailed:
+      break;
   }
+  return Failed("the OAUTHBEARER exchange has already failed");
+}
+
+Result<Bytes> OAuthBearerServer::EvaluateInitialResponse(ByteView client_token) {
   state_ = State::kFailed;  // until the token passes
   auto msg = ParseOAuthBearerInitialResponse(client_token);
   if (!msg.ok()) return Failed(msg.error().message);
-  std::shared_ptr<const Jwks> keys = current_keys_();
-  if (keys == nullptr) return Failed("no JWKS is loaded to validate the token with");
-  auto token = ValidateToken(msg->token, *keys, validation_, now_ms_());
-  if (!token.ok()) return Failed(token.error().message);
+  auto token = Validate(msg->token);
+  if (!token.ok()) {
+    detail_ = token.error().message;
+    state_ = State::kChallenged;
+    return Bytes(kInvalidTokenJson.begin(), kInvalidTokenJson.end());
+  }
   // An authzid is allowed, as SASL has it, but must name the token's principal.
   if (!msg->authzid.empty() && msg->authzid != token->principal) {
     return Failed("Client requested an authorization id (" + msg->authzid +
@@ -288,12 +315,44 @@ Result<Bytes> OAuthBearerServer::Evaluate(ByteView client_token) {
   return Bytes{};
 }
 
+// RFC 7628 section 3.2.2: after the error challenge the client sends a lone
+// 0x01 and the server fails the exchange; Kafka fails it with the challenge's
+// JSON as the message the client reports.
+Result<Bytes> OAuthBearerServer::EvaluateChallengeAnswer(ByteView client_token) {
+  state_ = State::kFailed;
+  if (client_token.size() == 1 && client_token[0] == static_cast<uint8_t>(kSep)) {
+    return Invalid(std::string(kInvalidTokenJson));
+  }
+  return Failed("the client answered the error challenge " + std::string(kInvalidTokenJson) +
+                " with something other than 0x01");
+}
+
+Result<ValidatedToken> OAuthBearerServer::Validate(const std::string& compact) {
+  std::shared_ptr<const Jwks> keys = current_keys_();
+  if (keys == nullptr) return Invalid("no JWKS is loaded to validate the token with");
+  STRATA_ASSIGN_OR_RETURN(Jwt jwt, ParseJwt(compact));
+  auto token = ValidateToken(jwt, *keys, validation_, now_ms_());
+  // Jwks::Verify's kNotFound: the kid is one the keys held lack, perhaps
+  // because the provider rotated them (Kafka's maybeExpediteRefresh).
+  auto kid = jwt.header.find("kid");
+  if (!token.ok() && token.error().code == Errc::kNotFound && on_unknown_kid_ &&
+      kid != jwt.header.end() && kid->is_string()) {
+    on_unknown_kid_(kid->get_ref<const std::string&>());
+  }
+  return token;
+}
+
 }  // namespace
 }  // namespace oauth_impl
 
 Result<ValidatedToken> ValidateToken(std::string_view compact, const Jwks& keys,
                                      const OAuthBearerValidation& validation, int64_t now_ms) {
   STRATA_ASSIGN_OR_RETURN(Jwt jwt, ParseJwt(compact));
+  return ValidateToken(jwt, keys, validation, now_ms);
+}
+
+Result<ValidatedToken> ValidateToken(const Jwt& jwt, const Jwks& keys,
+                                     const OAuthBearerValidation& validation, int64_t now_ms) {
   STRATA_RETURN_IF_ERROR(keys.Verify(jwt));
   ValidatedToken token;
   STRATA_RETURN_IF_ERROR(oauth_impl::CheckTimes(jwt.claims, validation, now_ms, token));
@@ -320,9 +379,9 @@ Result<OAuthBearerInitialResponse> ParseOAuthBearerInitialResponse(ByteView mess
 
 std::unique_ptr<SaslServer> MakeOAuthBearerServer(
     std::function<std::shared_ptr<const Jwks>()> current_keys, OAuthBearerValidation validation,
-    std::function<int64_t()> now_ms) {
-  return std::make_unique<oauth_impl::OAuthBearerServer>(std::move(current_keys),
-                                                         std::move(validation), std::move(now_ms));
+    std::function<int64_t()> now_ms, std::function<void(std::string_view kid)> on_unknown_kid) {
+  return std::make_unique<oauth_impl::OAuthBearerServer>(
+      std::move(current_keys), std::move(validation), std::move(now_ms), std::move(on_unknown_kid));
 }
 
 Bytes OAuthBearerClientToken(std::string_view token, std::string_view authzid) {

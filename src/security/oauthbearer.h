@@ -51,8 +51,12 @@ struct ValidatedToken {
 // exp required and not past, nbf and iat not in the future (each with the
 // clock skew), aud and iss as configured, the subject claim a non-empty
 // string, scopes without duplicates. kInvalidArgument with a message naming
-// the first failed check (expired, invalid signature, audience, ...).
+// the first failed check (expired, invalid signature, audience, ...), or
+// kNotFound when the token's kid names no key of `keys` (Jwks::Verify).
 Result<ValidatedToken> ValidateToken(std::string_view compact, const Jwks& keys,
+                                     const OAuthBearerValidation& validation, int64_t now_ms);
+// The same for a token already split by ParseJwt.
+Result<ValidatedToken> ValidateToken(const Jwt& jwt, const Jwks& keys,
                                      const OAuthBearerValidation& validation, int64_t now_ms);
 
 // The parts of an OAUTHBEARER client initial response (RFC 7628 section 3.1):
@@ -70,20 +74,27 @@ Result<OAuthBearerInitialResponse> ParseOAuthBearerInitialResponse(ByteView mess
 // an empty reply, user() is the token's principal and credential_expiry_ms()
 // its exp (KIP-368 re-authentication, session lifetime).
 //
-// On an invalid token RFC 7628 has the server send an error challenge
-// ({"status":"invalid_token"}) and the client answer with a single 0x01
-// before the server fails the exchange; Kafka's client always makes that
-// dummy reply, and what reaches the application is the failure's message in
-// SaslAuthenticate's error_message. This server collapses that round trip:
-// the first Evaluate fails with kInvalidArgument and "Authentication failed:
-// <why>" (expired, invalid signature, audience, ...). Extensions are accepted
-// and ignored, as OAuthBearerValidatorCallbackHandler accepts them all; an
-// authzid must equal the principal. `current_keys` is asked for the JWKS on
-// each exchange (a JwksSource's Current()); it may return null when none is
-// loaded, which fails the exchange.
+// A token that fails validation (expired, invalid signature, audience, no
+// JWKS loaded, ...) is answered as Kafka's OAuthBearerSaslServer answers it,
+// following RFC 7628 section 3.2.2: the reply is the error challenge
+// {"status":"invalid_token"}, the client answers it with a single 0x01, and
+// that Evaluate fails with kInvalidArgument and the same JSON as message. The
+// reason is not told to an unauthenticated client; failure_detail() holds it
+// for the broker's log. Any other answer to the challenge fails too. A
+// malformed initial response and an authzid other than the principal fail
+// the first Evaluate at once ("Authentication failed: ..."), as in Kafka.
+// Extensions are accepted and ignored, as OAuthBearerValidatorCallbackHandler
+// accepts them all.
+//
+// `current_keys` is asked for the JWKS on each exchange (a JwksSource's
+// Current()); it may return null when none is loaded, which fails the token.
+// `on_unknown_kid`, when set, is told the kid of a token signed with a key
+// the JWKS lacks, so that the source can fetch the provider's rotated keys
+// early (JwksSource::RequestRefresh); that token still fails.
 std::unique_ptr<SaslServer> MakeOAuthBearerServer(
     std::function<std::shared_ptr<const Jwks>()> current_keys, OAuthBearerValidation validation,
-    std::function<int64_t()> now_ms);
+    std::function<int64_t()> now_ms,
+    std::function<void(std::string_view kid)> on_unknown_kid = {});
 
 // The client initial response carrying `token` (and `authzid` when not
 // empty), as Kafka's OAuthBearerClientInitialResponse.toBytes() writes it.

@@ -1,22 +1,17 @@
 // OAUTHBEARER on the broker: token claims checked as Kafka's
-// BrokerJwtValidator checks them, the RFC 7628 client initial response, the
-// SASL server's success and failure, and the JWKS file source picking up a
-// rewritten file (with a hand-moved clock, no sleeps).
+// BrokerJwtValidator checks them, the RFC 7628 client initial response, and
+// the SASL server's success and failure (a bad token's error challenge, then
+// the failure once the client has answered it). JwksSource is tested in
+// jwks_source_test.cc.
 #include "security/oauthbearer.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-
-#include <filesystem>
-#include <fstream>
 
 #include "security/jose_test_util.h"
-#include "security/jwks_source.h"
 
 namespace strata::security {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::B64;
 using testing::JwksJson;
@@ -70,7 +65,10 @@ class OAuthBearerTest : public ::testing::Test {
   std::string Refusal(const std::string& token) const {
     auto result = ValidateToken(token, *jwks_, validation_, kNowMs);
     if (result.ok()) return "OK";
-    EXPECT_EQ(result.error().code, Errc::kInvalidArgument);
+    // kNotFound only for a kid the keys lack (see RefusesForgedAndMalformedTokens).
+    if (result.error().code != Errc::kNotFound) {
+      EXPECT_EQ(result.error().code, Errc::kInvalidArgument) << result.error().message;
+    }
     return result.error().message;
   }
   std::string RefusalOfClaims(const json& claims) const { return Refusal(Rs256(claims)); }
@@ -174,8 +172,12 @@ TEST_F(OAuthBearerTest, ChecksSubjectAndScopes) {
 
 TEST_F(OAuthBearerTest, RefusesForgedAndMalformedTokens) {
   EXPECT_REFUSED(Refusal(Flip(Rs256(Claims()))), "invalid signature");
-  EXPECT_REFUSED(Refusal(SignJwt(Rsa(), {{"alg", "RS256"}, {"kid", "old"}}, Claims())),
-                 "no key with kid \"old\"");
+  std::string unknown_kid = SignJwt(Rsa(), {{"alg", "RS256"}, {"kid", "old"}}, Claims());
+  EXPECT_REFUSED(Refusal(unknown_kid), "no key with kid \"old\"");
+  // Told apart from the other refusals: the keys may be stale.
+  EXPECT_EQ(ValidateToken(unknown_kid, *jwks_, validation_, kNowMs).error().code, Errc::kNotFound);
+  EXPECT_EQ(ValidateToken(Flip(Rs256(Claims())), *jwks_, validation_, kNowMs).error().code,
+            Errc::kInvalidArgument);
   EXPECT_REFUSED(Refusal(UnsignedJwt({{"alg", "none"}}, Claims())), "alg \"none\"");
   EXPECT_REFUSED(Refusal(UnsignedJwt({{"alg", "HS256"}, {"kid", "rsa1"}}, Claims(), "mac")),
                  "HS256");
@@ -281,10 +283,19 @@ TEST(OAuthBearerMessageTest, RefusesMalformedInitialResponses) {
 class OAuthBearerServerTest : public OAuthBearerTest {
  protected:
   std::unique_ptr<SaslServer> NewServer() {
-    return MakeOAuthBearerServer([this] { return keys_; }, validation_, [] { return kNowMs; });
+    return MakeOAuthBearerServer(
+        [this] { return keys_; }, validation_, [] { return kNowMs; },
+        [this](std::string_view kid) { unknown_kids_.emplace_back(kid); });
   }
+  static std::string Text(const Bytes& b) { return std::string(b.begin(), b.end()); }
+
   std::shared_ptr<const Jwks> keys_;
+  std::vector<std::string> unknown_kids_;
 };
+
+// What the client is told of any bad token: Kafka's jsonErrorResponse for
+// callback.error("invalid_token", null, null).
+constexpr char kInvalidToken[] = R"({"status":"invalid_token"})";
 
 TEST_F(OAuthBearerServerTest, CompletesWithAValidToken) {
   keys_ = jwks_;
@@ -295,6 +306,7 @@ TEST_F(OAuthBearerServerTest, CompletesWithAValidToken) {
   EXPECT_TRUE(server->complete());
   EXPECT_EQ(server->user(), "alice");
   EXPECT_EQ(server->credential_expiry_ms(), (kNowS + 3600) * 1000);
+  EXPECT_EQ(server->failure_detail(), "");
   auto again = server->Evaluate(OAuthBearerClientToken(Rs256(Claims())));
   ASSERT_FALSE(again.ok());
   EXPECT_REFUSED(again.error().message, "already complete");
@@ -302,20 +314,77 @@ TEST_F(OAuthBearerServerTest, CompletesWithAValidToken) {
   auto with_authzid = NewServer();
   EXPECT_TRUE(with_authzid->Evaluate(OAuthBearerClientToken(Rs256(Claims()), "alice")).ok());
   EXPECT_EQ(with_authzid->user(), "alice");
+  EXPECT_TRUE(unknown_kids_.empty());
 }
 
-TEST_F(OAuthBearerServerTest, FailsOnTheFirstBadToken) {
+// RFC 7628 section 3.2.2, as Kafka's OAuthBearerSaslServer: the error
+// challenge, the client's 0x01, then the failure, the JSON as its message;
+// the reason only in failure_detail().
+TEST_F(OAuthBearerServerTest, AnswersABadTokenWithAnErrorChallenge) {
   keys_ = jwks_;
   json expired = Claims();
   expired["exp"] = kNowS - 3600;
+  json elsewhere = Claims();
+  elsewhere["aud"] = "billing";
+  struct Case {
+    std::string token, detail;
+  };
+  std::vector<Case> cases = {
+      {Rs256(expired), "the token expired at"},
+      {Flip(Rs256(Claims())), "invalid signature"},
+      {Rs256(elsewhere), "includes none of the expected audience"},
+      {SignJwt(Rsa(), {{"alg", "RS256"}, {"kid", "rotated"}}, Claims()),
+       "no key with kid \"rotated\""},
+      {"not-a-jwt", "3 dot-separated parts"},
+  };
+  for (const Case& c : cases) {
+    auto server = NewServer();
+    auto challenge = server->Evaluate(OAuthBearerClientToken(c.token));
+    ASSERT_TRUE(challenge.ok()) << c.detail << ": " << challenge.error().message;
+    EXPECT_EQ(Text(*challenge), kInvalidToken);
+    EXPECT_FALSE(server->complete());
+    EXPECT_REFUSED(server->failure_detail(), c.detail);
+
+    auto failure = server->Evaluate(Bytes{0x01});
+    ASSERT_FALSE(failure.ok()) << c.detail;
+    EXPECT_EQ(failure.error().code, Errc::kInvalidArgument);
+    EXPECT_EQ(failure.error().message, kInvalidToken);
+    EXPECT_FALSE(server->complete());
+    EXPECT_EQ(server->credential_expiry_ms(), std::nullopt);
+    EXPECT_REFUSED(server->failure_detail(), c.detail);
+    auto after = server->Evaluate(Bytes{0x01});
+    ASSERT_FALSE(after.ok());
+    EXPECT_REFUSED(after.error().message, "already failed");
+  }
+}
+
+TEST_F(OAuthBearerServerTest, FailsAnAnswerToTheChallengeOtherThan0x01) {
+  keys_ = jwks_;
+  const Bytes good_token = OAuthBearerClientToken(Rs256(Claims()));
+  for (const Bytes& answer : {Bytes{}, Bytes{0x01, 0x01}, good_token}) {
+    auto server = NewServer();
+    ASSERT_TRUE(server->Evaluate(OAuthBearerClientToken(Flip(Rs256(Claims())))).ok());
+    auto failure = server->Evaluate(answer);
+    ASSERT_FALSE(failure.ok());
+    EXPECT_EQ(failure.error().code, Errc::kInvalidArgument);
+    EXPECT_REFUSED(failure.error().message, "other than 0x01");
+    EXPECT_FALSE(server->complete());  // a good token after the challenge gets no second chance
+    EXPECT_REFUSED(server->failure_detail(), "invalid signature");
+  }
+}
+
+// As Kafka: a malformed initial response or an authzid other than the
+// principal fails at once, with the reason, and no challenge.
+TEST_F(OAuthBearerServerTest, FailsAMalformedResponseOrAForeignAuthzidAtOnce) {
+  keys_ = jwks_;
   struct Case {
     Bytes message;
     std::string fragment;
   };
   std::vector<Case> cases = {
       {Bytes{'n', ',', 'x'}, "Invalid OAUTHBEARER client first message"},
-      {OAuthBearerClientToken(Rs256(expired)), "the token expired at"},
-      {OAuthBearerClientToken(Flip(Rs256(Claims()))), "invalid signature"},
+      {Bytes{0x01}, "GS2 header"},
+      {Bytes{'n', ',', ',', 0x01, 0x01}, "'auth' not specified"},
       {OAuthBearerClientToken(Rs256(Claims()), "bob"),
        "Client requested an authorization id (bob) that is different from the token's principal "
        "name (alice)"},
@@ -330,114 +399,37 @@ TEST_F(OAuthBearerServerTest, FailsOnTheFirstBadToken) {
     EXPECT_REFUSED(reply.error().message, c.fragment);
     EXPECT_FALSE(server->complete());
     EXPECT_EQ(server->credential_expiry_ms(), std::nullopt);
-    // RFC 7628's dummy 0x01 after an error gets no second chance.
+    EXPECT_EQ(server->failure_detail(), "");  // the message says it all
     auto dummy = server->Evaluate(Bytes{0x01});
     ASSERT_FALSE(dummy.ok());
     EXPECT_REFUSED(dummy.error().message, "already failed");
   }
 }
 
-TEST_F(OAuthBearerServerTest, FailsWithoutKeys) {
+TEST_F(OAuthBearerServerTest, ChallengesEveryTokenWithoutKeys) {
   auto server = NewServer();  // keys_ is null: nothing loaded
-  auto reply = server->Evaluate(OAuthBearerClientToken(Rs256(Claims())));
-  ASSERT_FALSE(reply.ok());
-  EXPECT_REFUSED(reply.error().message, "no JWKS is loaded");
+  auto challenge = server->Evaluate(OAuthBearerClientToken(Rs256(Claims())));
+  ASSERT_TRUE(challenge.ok()) << challenge.error().message;
+  EXPECT_EQ(Text(*challenge), kInvalidToken);
+  EXPECT_REFUSED(server->failure_detail(), "no JWKS is loaded");
+  auto failure = server->Evaluate(Bytes{0x01});
+  ASSERT_FALSE(failure.ok());
+  EXPECT_EQ(failure.error().message, kInvalidToken);
 }
 
-// A temporary directory with a JWKS file and a clock moved by hand.
-class JwksSourceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "strata-jwks-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ / "jwks.json";
+// Kafka's RefreshingHttpsJwksVerificationKeyResolver: a kid the keys lack
+// asks the source for an early refresh; other refusals do not.
+TEST_F(OAuthBearerServerTest, ReportsAKidTheKeysLack) {
+  keys_ = jwks_;
+  json no_kid_header = {{"alg", "RS256"}};  // ambiguous with two keys, but no kid to look for
+  for (const std::string& token :
+       {Flip(Rs256(Claims())), SignJwt(Rsa(), no_kid_header, Claims()),
+        SignJwt(Rsa(), {{"alg", "RS256"}, {"kid", "rotated"}}, Claims())}) {
+    auto server = NewServer();
+    ASSERT_TRUE(server->Evaluate(OAuthBearerClientToken(token)).ok());
+    EXPECT_FALSE(server->complete());
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  void Write(const std::string& text) {
-    std::ofstream(path_, std::ios::trunc) << text;
-    // Whatever the file system's timestamp granularity, the rewrite shows.
-    fs::last_write_time(path_, fs::file_time_type::clock::now() + std::chrono::seconds(++writes_));
-  }
-  JwksSourceOptions Options(std::string url) {
-    JwksSourceOptions options;
-    options.url = std::move(url);
-    options.refresh_ms = 60000;
-    options.now_ms = [this] { return now_ms_; };
-    return options;
-  }
-  static std::string Kids(const std::shared_ptr<const Jwks>& jwks) {
-    std::string kids;
-    for (const Jwks::Key& k : jwks->keys()) kids += (kids.empty() ? "" : ",") + k.kid;
-    return kids;
-  }
-
-  fs::path dir_, path_;
-  int64_t now_ms_ = 1000;
-  int writes_ = 0;
-};
-
-TEST_F(JwksSourceTest, ReloadsARewrittenFileAfterTheRefreshInterval) {
-  TestKey second = MakeEcKey("ec2");
-  Write(JwksJson({&Ec()}));
-  auto source = JwksSource::Open(Options("file://" + path_.string()));
-  ASSERT_TRUE(source.ok()) << source.error().message;
-  EXPECT_EQ(Kids((*source)->Current()), "ec1");
-
-  Write(JwksJson({&Ec(), &second}));
-  now_ms_ += 59999;  // not yet due
-  EXPECT_EQ(Kids((*source)->Current()), "ec1");
-  now_ms_ += 1;
-  EXPECT_EQ(Kids((*source)->Current()), "ec1,ec2");
-
-  // A broken rewrite keeps the keys held and says why, until it is fixed.
-  Write("{\"keys\": [");
-  now_ms_ += 60000;
-  EXPECT_EQ(Kids((*source)->Current()), "ec1,ec2");
-  ASSERT_TRUE((*source)->last_error().has_value());
-  EXPECT_REFUSED((*source)->last_error()->message, "not valid JSON");
-  Write(JwksJson({&second}));
-  now_ms_ += 10000;  // failures are retried after the backoff, not the full interval
-  EXPECT_EQ(Kids((*source)->Current()), "ec2");
-  EXPECT_FALSE((*source)->last_error().has_value());
-
-  fs::remove(path_);
-  EXPECT_FALSE((*source)->Refresh().ok());
-  EXPECT_EQ(Kids((*source)->Current()), "ec2");
-}
-
-TEST_F(JwksSourceTest, RefusesBadUrlsAndAMissingFirstLoad) {
-  EXPECT_FALSE(JwksSource::Open(Options("file://" + path_.string())).ok());  // no file yet
-  EXPECT_FALSE(JwksSource::Open(Options("file://relative/jwks.json")).ok());
-  EXPECT_FALSE(JwksSource::Open(Options("ftp://idp.example/jwks")).ok());
-  EXPECT_FALSE(JwksSource::Open(Options("https://idp.example/jwks")).ok());  // no fetch function
-}
-
-TEST_F(JwksSourceTest, FetchesHttpsWithTheInjectedFunction) {
-  TestKey second = MakeEcKey("ec2");
-  std::string body = JwksJson({&Ec()});
-  std::vector<std::string> fetched;
-  JwksSourceOptions options = Options("HTTPS://idp.example/jwks");
-  options.fetch = [&](const std::string& url) -> Result<std::string> {
-    fetched.push_back(url);
-    if (body.empty()) return MakeError(Errc::kUnavailable, "connection refused");
-    return body;
-  };
-  auto source = JwksSource::Open(std::move(options));
-  ASSERT_TRUE(source.ok()) << source.error().message;
-  EXPECT_EQ(Kids((*source)->Current()), "ec1");
-  EXPECT_EQ(fetched.size(), 1u);
-
-  body.clear();  // the endpoint goes down
-  now_ms_ += 60000;
-  EXPECT_EQ(Kids((*source)->Current()), "ec1");
-  EXPECT_REFUSED((*source)->last_error()->message, "connection refused");
-  body = JwksJson({&second});
-  now_ms_ += 10000;
-  EXPECT_EQ(Kids((*source)->Current()), "ec2");
-  EXPECT_EQ(fetched.size(), 3u);
-  EXPECT_EQ(fetched[0], "HTTPS://idp.example/jwks");
+  EXPECT_EQ(unknown_kids_, std::vector<std::string>{"rotated"});
 }
 
 }  // namespace

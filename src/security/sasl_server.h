@@ -30,6 +30,12 @@ class SaslServer {
   // When the credential stops being valid (OAUTHBEARER token expiry), ms since
   // the epoch; nullopt when it does not expire (PLAIN, SCRAM).
   virtual std::optional<int64_t> credential_expiry_ms() const { return std::nullopt; }
+  // Why the exchange is failing, in more detail than the client may be told,
+  // for the broker's log; empty when the error message says it all. Set once
+  // the mechanism has refused the credential, which for OAUTHBEARER is before
+  // the failure itself (its error challenge tells the client only
+  // {"status":"invalid_token"}; this says expired, invalid signature, ...).
+  virtual std::string failure_detail() const { return {}; }
 };
 
 }  // namespace strata::security

@@ -8,7 +8,8 @@ librdkafka produces and consumes with each mechanism, every record's bytes back 
 wrong password is refused with the client's authentication error, counted, logged, and the
 broker keeps serving everyone else; a request before authentication closes the connection; a
 re-authenticating producer keeps its connection past the session lifetime; Kafka's tools (the
-Java client) authenticate with SCRAM over SASL_SSL from a --command-config; three brokers
+Java client) authenticate with SCRAM over SASL_SSL from a --command-config, as do the Java
+client's producer and consumer and franz-go (SCRAM and PLAIN); three brokers
 replicate and commit a transaction over a SASL_SSL inter-broker listener."""
 from __future__ import annotations
 
@@ -186,6 +187,18 @@ def test_unauthenticated_connections_are_closed(broker_factory):
         assert time.monotonic() - t0 >= 1.0
     kit.wait_until(lambda: "without authenticating (connections.max.idle.ms)" in b.log_tail(),
                    10, "the idle close logged")
+    # ApiVersions is answered once before the handshake (an UNSUPPORTED_VERSION
+    # answer does not count): a second one closes the connection, as Kafka's.
+    with raw.Conn(b.sasl_bootstrap, timeout=10) as conn:
+        conn.send(raw.request(18, 99, 3, flexible_header=True))
+        cid, body = conn.recv_frame()
+        assert (cid, raw.Reader(body).i16()) == (3, 35)  # UNSUPPORTED_VERSION
+        conn.send(raw.request(18, 2, 4))
+        assert conn.recv_frame()[0] == 4
+        conn.send(raw.request(18, 2, 5))
+        conn.wait_closed(10)
+    kit.wait_until(lambda: "a second ApiVersions request before SaslHandshake" in b.log_tail(),
+                   10, "the second ApiVersions logged")
     # A frame larger than sasl.server.max.receive.size before authentication.
     with raw.Conn(b.sasl_bootstrap, timeout=10) as conn:
         conn.sock.sendall((600000).to_bytes(4, "big") + b"\0" * 1024)
@@ -257,6 +270,51 @@ def test_scram_over_sasl_ssl_with_kafka_tools(broker_factory, ca, tmp_path):
                        capture_output=True, text=True, timeout=120, errors="replace")
     assert r.returncode != 0 and "SaslAuthenticationException" in r.stdout + r.stderr, \
         (r.stdout + r.stderr)[-3000:]
+
+
+def test_java_client_and_franz_go_over_sasl_ssl(broker_factory, ca, tmp_path):
+    """Apache Kafka's Java client (SCRAM-SHA-512, settings from a client properties file) and
+    franz-go (SCRAM-SHA-256 and PLAIN) over SASL_SSL: each produces and reads back its records
+    byte for byte; franz-go with a wrong password gets SASL_AUTHENTICATION_FAILED."""
+    from test_franz_go import BIN, assert_same, events, franzgo
+    cert = ca.issue("sasl-clients", "localhost")
+    b = sasl_broker(broker_factory, protocol="SASL_SSL", ssl_keystore_location=cert.keystore)
+    add_scram_user(b.bootstrap, "gina", "gina-secret")
+    client = tmp_path / "java.properties"
+    client.write_text(
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="gina" password="gina-secret";\n'
+        f"ssl.truststore.type=PEM\nssl.truststore.location={ca.cert}\n")
+    topic = kit.unique_topic("sasl-java")
+    kit.create_topic(b.bootstrap, topic, 3)
+    r = subprocess.run(["java", "-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                        "-cp", kit.JAVA_CLASSPATH, "io.strata.it.ProduceConsume",
+                        "--bootstrap", b.sasl_bootstrap, "--topic", topic, "--partitions", "3",
+                        "--records", "3000", "--codec", "lz4", "--command-config", str(client)],
+                       capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0 and "produced=3000 consumed=3000 mismatches=0" in r.stdout, \
+        (r.stdout + r.stderr)[-6000:]
+
+    if not BIN.exists():
+        pytest.fail(f"{BIN} missing: run scripts/install-test-deps.sh")
+    for mechanism, user, password in [("SCRAM-SHA-256", "gina", "gina-secret"),
+                                      ("PLAIN", "alice", "alice-secret")]:
+        auth = {"tls_ca": ca.cert, "sasl_mechanism": mechanism, "sasl_user": user,
+                "sasl_password": password}
+        topic = kit.unique_topic("sasl-franz")
+        kit.create_topic(b.bootstrap, topic, 2)
+        acked = events(franzgo("produce", b.sasl_bootstrap, topic=topic, n=500, codec="zstd",
+                               **auth), "acked")
+        assert len(acked) == 500
+        got = events(franzgo("consume", b.sasl_bootstrap, topics=topic, n=500, **auth),
+                     "record")
+        assert_same(got, acked, f"franz-go over SASL_SSL with {mechanism}")
+    bad = subprocess.run([str(BIN), "produce", "-brokers", b.sasl_bootstrap, "-timeout", "15s",
+                          "-topic", topic, "-n", "1", "-tls-ca", str(ca.cert),
+                          "-sasl-mechanism", "SCRAM-SHA-256", "-sasl-user", "gina",
+                          "-sasl-password", "wrong"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "SASL_AUTHENTICATION_FAILED" in bad.stderr, bad.stderr[-3000:]
 
 
 def test_brokers_replicate_over_a_sasl_ssl_inter_broker_listener(tmp_path, broker_factory, ca):
@@ -447,16 +505,27 @@ def test_oauthbearer_tokens_are_checked_against_the_jwks(broker_factory, tmp_pat
                     sasl_oauthbearer_expected_issuer="https://issuer.test")
     round_trip(b, oauth_client(issuer.token), n=50)
     other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    # Each bad token with the reason the broker logs for it. As Kafka's
+    # OAuthBearerSaslServer, the broker tells the client only RFC 7628's
+    # {"status":"invalid_token"} (its error challenge, then the failure after
+    # the client's 0x01), which librdkafka reports as "SASL authentication
+    # error: <that JSON>".
     cases = {
-        "expired": lambda: issuer.token(lifetime=-120),
-        "wrong audience": lambda: issuer.token(aud="someone-else"),
-        "wrong issuer": lambda: issuer.token(iss="https://evil.test"),
-        "bad signature": lambda: issuer.token(key=other_key),
+        "expired": (lambda: issuer.token(lifetime=-120), "the token expired at"),
+        "wrong audience": (lambda: issuer.token(aud="someone-else"),
+                           "includes none of the expected audience"),
+        "wrong issuer": (lambda: issuer.token(iss="https://evil.test"),
+                         "is not the expected issuer"),
+        "bad signature": (lambda: issuer.token(key=other_key), "invalid signature"),
     }
-    for name, fn in cases.items():
+    for name, (fn, reason) in cases.items():
         err = refused(b, oauth_client(fn))
         print(name, "->", err)
-        assert "Authentication failed" in err, (name, err)
+        assert 'SASL authentication error: {"status":"invalid_token"}' in err, (name, err)
+        assert reason not in err, (name, err)
+        kit.wait_until(lambda: any('OAUTHBEARER: {"status":"invalid_token"} (' in line and
+                                   reason in line for line in b.log_tail().splitlines()),
+                       10, f"the broker logging why ({reason})")
     assert metric(b, "strata_sasl_authentications_total", mechanism="OAUTHBEARER",
                   result="failure") >= len(cases)
     round_trip(b, oauth_client(issuer.token), n=20)

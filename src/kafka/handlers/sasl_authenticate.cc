@@ -2,7 +2,8 @@
 // the mechanism completes, the connection is authenticated as User:<name>
 // and told its session lifetime (KIP-368: connections.max.reauth.ms, cut to
 // an OAUTHBEARER token's expiry). A failure answers
-// SASL_AUTHENTICATION_FAILED with the reason, is counted and logged, and the
+// SASL_AUTHENTICATION_FAILED with the reason, is counted and logged (with the
+// mechanism's failure_detail(), which the client is not told), and the
 // connection closes after the response, as Kafka does.
 #include "protocol/messages/sasl_authenticate.h"
 
@@ -81,14 +82,22 @@ HandlerResult HandleSaslAuthenticate(BrokerContext& ctx, net::Request& request) 
       return std::optional<Bytes>(EncodeResponse(request, resp));
     }
   }
+  // What the client is not told (OAUTHBEARER answers any bad token with
+  // {"status":"invalid_token"}), known from the error challenge on.
+  const std::string detail = exchange.failure_detail();
   if (failure) {
+    // Counted once, here: an error challenge before it is not a failure yet.
     CountAuthentication(request, mechanism, "failure");
-    Log()->info("connection {} on listener {}: failed authentication with {}: {}", request.peer,
-                request.listener, mechanism, *failure);
+    Log()->info("connection {} on listener {}: failed authentication with {}: {}{}", request.peer,
+                request.listener, mechanism, *failure, detail.empty() ? "" : " (" + detail + ")");
     resp.error_code = static_cast<int16_t>(ErrorCode::kSaslAuthenticationFailed);
     resp.error_message = std::move(*failure);
     auth->Failed();
     return std::optional<Bytes>(EncodeResponse(request, resp));
+  }
+  if (!detail.empty()) {
+    Log()->debug("connection {} on listener {}: {} error challenge: {}", request.peer,
+                 request.listener, mechanism, detail);
   }
   resp.auth_bytes = std::move(reply).value();  // the exchange goes on
   return std::optional<Bytes>(EncodeResponse(request, resp));
