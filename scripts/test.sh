@@ -63,9 +63,13 @@ asan_tests=(test_confluent_kafka.py test_kcat.py test_bad_input.py test_consumer
             test_nemesis.py test_network_partition.py test_fast_migration.py
             test_tls.py test_sasl.py
             "test_balancer.py::test_a_dead_brokers_replicas_are_re_placed_after_the_timeout")
+# Two test files at a time (pytest-xdist; each file on one worker, so its module fixtures are
+# its own; tests/integration/ports.py gives each worker its own port range): most of a test's
+# time is spent waiting on brokers, so two share 2 cores well.
+parallel=(-n 2 --dist loadfile)
 step "integration tests against the asan+ubsan broker (a sanitizer report fails the test)"
 STRATA_BIN="$(pwd)/build-asan/strata" ASAN_OPTIONS=detect_leaks=1 python3 -m pytest -q \
-  --durations=10 "${asan_tests[@]/#/tests/integration/}"
+  "${parallel[@]}" --durations=10 "${asan_tests[@]/#/tests/integration/}"
 release_skip=()
 for t in "${asan_tests[@]}"; do
   if [[ $t == *::* ]]; then release_skip+=(--deselect "tests/integration/$t")
@@ -79,8 +83,8 @@ scripts/fuzz.sh 30
 step "benchmark harness smoke (Strata only)"
 STRATA_BIN="$(pwd)/build/strata" bench/run.sh --smoke
 step "integration tests (real clients against build/strata)"
-STRATA_BIN="$(pwd)/build/strata" python3 -m pytest -q --durations=15 "${release_skip[@]}" \
-  tests/integration
+STRATA_BIN="$(pwd)/build/strata" python3 -m pytest -q "${parallel[@]}" --durations=15 \
+  "${release_skip[@]}" tests/integration
 
 step "build: MinSizeRel (waiting for the background build)"
 if ! wait "$types_pid"; then

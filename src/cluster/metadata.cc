@@ -98,6 +98,16 @@ Result<TxnResult> Metadata::UpdateKey(
   });
 }
 
+Status Metadata::CatchUpWithStore() {
+  STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(keys_.AclsPrefix()));
+  if (!view_->WaitForRevision(got.revision, options_.timeout)) {
+    return MakeError(Errc::kUnavailable,
+                     fmt::format("the metadata view did not reach revision {} in {} ms",
+                                 got.revision, options_.timeout.count()));
+  }
+  return Status::Ok();
+}
+
 Metadata::KeyChange Metadata::ChangeTo(const std::optional<KeyValue>& current,
                                        std::optional<std::string> next) {
   if (!current && !next) return {};
@@ -116,7 +126,10 @@ Result<TxnResult> Metadata::ChangeKey(
       if (!got.kvs.empty()) current = got.kvs[0];
     }
     STRATA_ASSIGN_OR_RETURN(KeyChange next, change(current));
-    if (!next.change) return TxnResult{true, view_->revision()};  // nothing to change
+    // Nothing to change, by the view: it may be behind another broker's
+    // write, so only the store itself can say so.
+    if (!next.change && attempt == 0) continue;
+    if (!next.change) return TxnResult{true, view_->revision()};
     KvCompare guard = KvCompare::ModRevisionIs(key, current ? current->mod_revision : 0);
     KvOp op = next.value ? KvOp::Put(key, *next.value) : KvOp::Delete(key);
     STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), std::span(&op, 1)));

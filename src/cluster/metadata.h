@@ -92,6 +92,11 @@ class Metadata : public MetadataStore {
       const std::function<Status(std::vector<security::AccessControlEntry>&)>& change);
   // Every ACL binding; unreadable records left out (and logged).
   std::vector<security::AclBinding> AllAcls() const;
+  // Brings the view up to the store's current revision (a linearizable
+  // read): what another broker wrote before this call is then in the view.
+  // kUnavailable when the store cannot be read or the view does not catch up
+  // within the metadata timeout.
+  Status CatchUpWithStore();
   // The quota values of one client entity, changed by `change` in one
   // compare-and-set (the record goes once it has none); read from the view.
   Status UpdateClientQuotas(const QuotaEntity& entity,

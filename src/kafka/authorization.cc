@@ -1,5 +1,7 @@
 #include "kafka/authorization.h"
 
+#include <span>
+
 #include "broker/acl_authorizer.h"
 #include "protocol/api_key.h"
 
@@ -36,6 +38,45 @@ bool AuthorizedAny(const BrokerContext& ctx, const net::Request& request, securi
                    security::ResourceType type) {
   if (ctx.authorizer == nullptr) return true;
   return ctx.authorizer->AuthorizeAny(RequestPrincipal(request), RequestHost(request), op, type);
+}
+
+int32_t AuthorizedOperations(const BrokerContext& ctx, const net::Request& request,
+                             security::ResourceType type, std::string_view name) {
+  using Op = security::AclOperation;
+  using Type = security::ResourceType;
+  // Kafka's AclEntry.supportedOperations.
+  static constexpr Op kTopicOps[] = {Op::kRead,   Op::kWrite, Op::kCreate,          Op::kDescribe,
+                                     Op::kDelete, Op::kAlter, Op::kDescribeConfigs, Op::kAlterConfigs};
+  static constexpr Op kGroupOps[] = {Op::kRead, Op::kDescribe, Op::kDelete, Op::kDescribeConfigs,
+                                     Op::kAlterConfigs};
+  static constexpr Op kClusterOps[] = {Op::kCreate,       Op::kClusterAction,   Op::kDescribeConfigs,
+                                       Op::kAlterConfigs, Op::kIdempotentWrite, Op::kAlter,
+                                       Op::kDescribe};
+  static constexpr Op kTransactionalIdOps[] = {Op::kDescribe, Op::kWrite};
+  std::span<const Op> supported;
+  switch (type) {
+    case Type::kTopic:
+      supported = kTopicOps;
+      break;
+    case Type::kGroup:
+      supported = kGroupOps;
+      break;
+    case Type::kCluster:
+      supported = kClusterOps;
+      break;
+    case Type::kTransactionalId:
+      supported = kTransactionalIdOps;
+      break;
+    default:
+      return 0;
+  }
+  int32_t bits = 0;
+  for (Op op : supported) {
+    if (Authorized(ctx, request, op, type, name, /*log_denial=*/false)) {
+      bits |= int32_t{1} << static_cast<int>(op);
+    }
+  }
+  return bits;
 }
 
 std::optional<protocol::ErrorCode> ConfigsRefused(const BrokerContext& ctx,

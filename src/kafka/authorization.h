@@ -2,6 +2,7 @@
 // Who sent a request and whether the broker's authorizer lets them: the
 // checks every handler makes before it acts (Kafka's KafkaApis.authorize).
 // Without an authorizer (authorizer.class.name unset) everything is allowed.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,14 @@ bool AuthorizedOnCluster(const BrokerContext& ctx, const net::Request& request,
 // Whether `op` is allowed on any resource of `type`.
 bool AuthorizedAny(const BrokerContext& ctx, const net::Request& request, security::AclOperation op,
                    security::ResourceType type);
+
+// The operations the request's principal may do on the resource, as the
+// bit field (1 << AclOperation code) that Metadata, DescribeCluster,
+// DescribeGroups and DescribeTopicPartitions answer: of the operations
+// Kafka supports on that resource type, each one Authorized (all of them
+// without an authorizer). Denials are not logged.
+int32_t AuthorizedOperations(const BrokerContext& ctx, const net::Request& request,
+                             security::ResourceType type, std::string_view name);
 
 // For DescribeConfigs / AlterConfigs: `op` (DESCRIBE_CONFIGS, ALTER_CONFIGS)
 // on a topic (config resource type 2) or, for a broker (4) or broker logger

@@ -6,6 +6,7 @@ the restart fails with "Address already in use". Ports below the range are only 
 a bind that asks for them."""
 from __future__ import annotations
 
+import os
 import random
 import socket
 
@@ -18,8 +19,20 @@ def _ephemeral_low() -> int:
         return 32768
 
 
-_LOW = 10000
-_HIGH = max(_LOW + 1000, _ephemeral_low())
+def _worker_slice(low: int, high: int) -> tuple[int, int]:
+    """Under pytest-xdist each worker (PYTEST_XDIST_WORKER gw0, gw1, ... of
+    PYTEST_XDIST_WORKER_COUNT) takes its own part of [low, high), so that two workers never
+    hand out the same port."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if not worker.startswith("gw") or count <= 1:
+        return low, high
+    index = int(worker[2:])
+    size = (high - low) // count
+    return low + index * size, low + (index + 1) * size
+
+
+_LOW, _HIGH = _worker_slice(10000, max(11000, _ephemeral_low()))
 # Handed out by this process: a port is free until its taker binds it, so two calls before
 # that (a broker's admin port, then its listener port) could otherwise get the same one.
 _handed_out: set[int] = set()

@@ -271,3 +271,140 @@ def test_an_acl_made_on_one_broker_holds_on_the_others_within_a_second(tmp_path,
         for b in brokers:
             b.stop()
         etcd.stop_all()
+
+
+def plain_conn(bootstrap: str, user: str):
+    """A raw connection authenticated with SASL/PLAIN as `user` (SaslHandshake v1,
+    SaslAuthenticate v2)."""
+    import rawkafka as raw
+    conn = raw.Conn(bootstrap, timeout=15)
+    conn.send(raw.request(17, 1, 1, bytes(raw.Writer().string("PLAIN").buf)))
+    assert raw.Reader(conn.recv_frame()[1]).i16() == 0
+    token = b"\0" + user.encode() + b"\0" + USERS[user].encode()
+    body = raw.Writer(flexible=True).bytes_(token).tags()
+    conn.send(raw.request(36, 2, 2, bytes(body.buf), flexible_header=True))
+    r = raw.Reader(conn.recv_frame()[1], flexible=True)
+    r.skip_tags()  # the response header's
+    assert r.i16() == 0, "PLAIN authentication failed"
+    return conn
+
+
+def fetch_v4(conn, correlation_id: int, topics: list[str], replica_id: int = -1,
+             max_wait_ms: int = 5000) -> tuple[float, dict]:
+    """A Fetch v4 of partition 0 of each topic from offset 0: (seconds until the answer,
+    {topic: error code})."""
+    import rawkafka as raw
+    w = raw.Writer().i32(replica_id).i32(max_wait_ms).i32(1).i32(1 << 20).i8(0)
+    w.array(topics, lambda w, t: w.string(t).array([0], lambda w, p: w.i32(p).i64(0).i32(1 << 20)))
+    t0 = time.monotonic()
+    conn.send(raw.request(1, 4, correlation_id, bytes(w.buf)))
+    cid, body = conn.recv_frame()
+    took = time.monotonic() - t0
+    assert cid == correlation_id
+    r = raw.Reader(body)
+    r.i32()  # throttle_time_ms
+    errors = {}
+    for _ in range(r.array_len()):
+        topic = r.string()
+        for _ in range(r.array_len()):
+            r.i32()
+            errors[topic] = r.i16()
+            r.i64(), r.i64()
+            n = r.i32()
+            for _ in range(max(n, 0)):
+                r.i64(), r.i64()
+            r._take(max(r.i32(), 0))
+    return took, errors
+
+
+def test_fetch_refusals_come_per_partition_and_do_not_cut_the_wait(acl_broker, tmp_path):
+    """As Kafka's: a consumer's fetch of a topic it may not read, and a follower fetch by a
+    principal without CLUSTER_ACTION, get TOPIC_AUTHORIZATION_FAILED on each partition,
+    answered at once when nothing is left to read; a denied topic beside a readable one
+    does not end the readable one's long poll (max.wait.ms)."""
+    b = acl_broker
+    readable, denied = kit.unique_topic("acl-fetch-ok"), kit.unique_topic("acl-fetch-denied")
+    for t in (readable, denied):
+        kit.create_topic(b.bootstrap, t, 1)
+    acls(b, tmp_path, "--add", "--allow-principal", "User:alice", "--operation", "Read",
+         "--topic", readable)
+    conn = plain_conn(b.client_bootstrap, "alice")
+    try:
+        took, errors = fetch_v4(conn, 10, [denied])
+        assert errors == {denied: 29} and took < 4, (took, errors)
+        took, errors = fetch_v4(conn, 11, [readable, denied], replica_id=1)
+        assert errors == {readable: 29, denied: 29} and took < 4, (took, errors)
+        took, errors = fetch_v4(conn, 12, [readable, denied], max_wait_ms=1500)
+        assert errors == {readable: 0, denied: 29}, errors
+        assert took >= 1.4, f"the long poll ended after {took:.2f}s of max.wait.ms 1.5 s"
+    finally:
+        conn.close()
+
+
+def test_authorized_operations_are_what_the_acls_allow(acl_broker, tmp_path):
+    """Metadata (librdkafka's describe_topics), DescribeCluster and DescribeGroups answer the
+    operations the caller may do, as Kafka's AuthHelper.authorizedOperations: a super user
+    all that Kafka supports on the resource, bob what his ACLs give (READ implies DESCRIBE),
+    nothing on the cluster without DESCRIBE on it."""
+    from confluent_kafka import TopicCollection
+    from confluent_kafka.admin import AdminClient
+    b = acl_broker
+    topic = kit.unique_topic("acl-ops")
+    kit.create_topic(b.bootstrap, topic, 1)
+    acls(b, tmp_path, "--add", "--allow-principal", "User:bob", "--operation", "Read",
+         "--topic", topic)
+    acls(b, tmp_path, "--add", "--allow-principal", "User:bob", "--operation", "Describe",
+         "--group", "bobs-ops")
+
+    def ops(user: str):
+        a = AdminClient({"bootstrap.servers": b.client_bootstrap, **as_user(user)})
+        t = a.describe_topics(TopicCollection([topic]), include_authorized_operations=True)
+        c = a.describe_cluster(include_authorized_operations=True).result(timeout=30)
+        g = a.describe_consumer_groups(["bobs-ops"], include_authorized_operations=True)
+        return ({o.name for o in t[topic].result(timeout=30).authorized_operations or []},
+                {o.name for o in c.authorized_operations or []},
+                {o.name for o in g["bobs-ops"].result(timeout=30).authorized_operations or []})
+    topic_ops, cluster_ops, group_ops = ops("bob")
+    assert topic_ops == {"READ", "DESCRIBE"}, topic_ops
+    assert cluster_ops == set(), cluster_ops
+    assert group_ops == {"DESCRIBE"}, group_ops
+    topic_ops, cluster_ops, group_ops = ops("admin")
+    assert topic_ops == {"READ", "WRITE", "CREATE", "DESCRIBE", "DELETE", "ALTER",
+                         "DESCRIBE_CONFIGS", "ALTER_CONFIGS"}, topic_ops
+    assert cluster_ops == {"CREATE", "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS",
+                           "IDEMPOTENT_WRITE", "ALTER", "DESCRIBE"}, cluster_ops
+    assert group_ops == {"READ", "DESCRIBE", "DELETE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"}, \
+        group_ops
+
+
+def test_describe_transactions_lists_only_topics_the_caller_may_describe(acl_broker,
+                                                                         tmp_path):
+    """kafka-transactions describe, as Kafka's handleDescribeTransactionsRequest: the
+    partitions of an open transaction on topics the caller may not DESCRIBE are left out."""
+    b = acl_broker
+    seen, hidden = kit.unique_topic("txn-seen"), kit.unique_topic("txn-hidden")
+    for t in (seen, hidden):
+        kit.create_topic(b.bootstrap, t, 1)
+    txn_id = kit.unique_topic("acl-txn")
+    p = Producer({"bootstrap.servers": b.client_bootstrap, "transactional.id": txn_id,
+                  **as_user("admin")})
+    p.init_transactions(30)
+    p.begin_transaction()
+    p.produce(seen, b"a")
+    p.produce(hidden, b"b")
+    p.flush(30)
+    acls(b, tmp_path, "--add", "--allow-principal", "User:bob", "--operation", "Describe",
+         "--transactional-id", txn_id)
+    acls(b, tmp_path, "--add", "--allow-principal", "User:bob", "--operation", "Read",
+         "--topic", seen)
+
+    def describe(user: str) -> str:
+        return tool("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",
+                    b.client_bootstrap, "--command-config",
+                    str(command_config(tmp_path, user)), "describe", "--transactional-id",
+                    txn_id)
+    as_admin = describe("admin")
+    assert f"{seen}-0" in as_admin and f"{hidden}-0" in as_admin, as_admin
+    as_bob = describe("bob")
+    assert f"{seen}-0" in as_bob and f"{hidden}-0" not in as_bob, as_bob
+    p.abort_transaction(30)

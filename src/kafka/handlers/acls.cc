@@ -135,6 +135,13 @@ protocol::DeleteAclsResponse::FilterResult DeleteMatching(const BrokerContext& c
                                                           const net::Request& request,
                                                           const sec::AclBindingFilter& filter) {
   protocol::DeleteAclsResponse::FilterResult result;
+  // Kafka matches on the controller's latest ACLs: one just created through
+  // another broker is deleted too.
+  if (Status st = ctx.metadata->CatchUpWithStore(); !st.ok()) {
+    result.error_code = Code(GenericErrorCode(st.error().code));
+    result.error_message = st.error().message;
+    return result;
+  }
   std::map<sec::ResourcePattern, std::vector<sec::AccessControlEntry>> by_pattern;
   for (auto& b : Matching(ctx, filter)) by_pattern[b.pattern].push_back(std::move(b.entry));
   for (const auto& [pattern, entries] : by_pattern) {

@@ -16,7 +16,14 @@ HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request) {
   protocol::DescribeClusterResponse resp;
   resp.endpoint_type = req.endpoint_type;
   // Kafka answers DescribeCluster whatever the ACLs (clients look up the
-  // cluster id with it); only its authorized operations would need DESCRIBE.
+  // cluster id with it).
+  if (req.include_cluster_authorized_operations) {
+    resp.cluster_authorized_operations =
+        AuthorizedOnCluster(ctx, request, security::AclOperation::kDescribe, false)
+            ? AuthorizedOperations(ctx, request, security::ResourceType::kCluster,
+                                   security::kClusterResourceName)
+            : 0;
+  }
   resp.cluster_id = ctx.store.cluster_id();
   resp.controller_id = ControllerId(ctx);
   for (auto& b : LiveBrokers(ctx, request.listener))

@@ -89,6 +89,8 @@ HandlerResult HandleDescribeTopicPartitions(BrokerContext& ctx, net::Request& re
     topic.name = name;
     topic.topic_id = info->record.id;
     topic.is_internal = info->record.internal;
+    topic.topic_authorized_operations =
+        AuthorizedOperations(ctx, request, security::ResourceType::kTopic, name);
     std::vector<PartitionState> states = PartitionStates(ctx, info->record, live);
     for (int32_t p = first; p < info->record.partitions; ++p) {
       if (remaining == 0) {

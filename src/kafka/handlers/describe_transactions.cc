@@ -6,7 +6,8 @@
 // empty id, the routing error when this broker does not (yet) coordinate
 // it, TRANSACTIONAL_ID_NOT_FOUND when the coordinator has no live state for
 // it; else its state name, timeout, start (-1 without a transaction),
-// producer id and epoch, and the partitions still in the transaction.
+// producer id and epoch, and the partitions still in the transaction (of the
+// topics the client may describe).
 #include "protocol/messages/describe_transactions.h"
 
 #include "coordinator/txn_coordinator.h"
@@ -22,6 +23,7 @@ using protocol::DescribeTransactionsResponse;
 using protocol::ErrorCode;
 
 DescribeTransactionsResponse::TransactionState DescribeOne(const BrokerContext& ctx,
+                                                           const net::Request& request,
                                                            const std::string& transactional_id) {
   DescribeTransactionsResponse::TransactionState out;
   out.transactional_id = transactional_id;
@@ -48,7 +50,12 @@ DescribeTransactionsResponse::TransactionState DescribeOne(const BrokerContext& 
   out.producer_id = txn->producer_id;
   out.producer_epoch = txn->producer_epoch;
   // The set is sorted by topic, so each topic's partitions are adjacent.
+  // Topics the client may not DESCRIBE are left out, as Kafka does.
   for (const TopicPartition& tp : txn->partitions) {
+    if (!Authorized(ctx, request, security::AclOperation::kDescribe,
+                    security::ResourceType::kTopic, tp.topic, /*log_denial=*/false)) {
+      continue;
+    }
     if (out.topics.empty() || out.topics.back().topic != tp.topic) {
       out.topics.push_back({tp.topic, {}});
     }
@@ -72,7 +79,7 @@ HandlerResult HandleDescribeTransactions(BrokerContext& ctx, net::Request& reque
       out.error_code = Code(ErrorCode::kTransactionalIdAuthorizationFailed);
       continue;
     }
-    resp.transaction_states.push_back(DescribeOne(ctx, id));
+    resp.transaction_states.push_back(DescribeOne(ctx, request, id));
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }

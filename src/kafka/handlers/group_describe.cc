@@ -2,18 +2,12 @@
 // of each group; unknown groups are reported as Dead without an error, as
 // Kafka does for v0-5.
 #include "coordinator/group_coordinator.h"
+#include "kafka/authorization.h"
 #include "kafka/group_routing.h"
 #include "kafka/handlers/handlers.h"
 #include "protocol/messages/describe_groups.h"
 
 namespace strata::kafka {
-
-namespace {
-// READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS: what a group supports
-// when no authorizer restricts it (Kafka's AclOperation codes 3, 6, 8, 10, 11 as a
-// bit field; Kafka 4.x answers the same).
-constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
-}  // namespace
 
 HandlerResult HandleDescribeGroups(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(protocol::DescribeGroupsRequest req,
@@ -28,7 +22,10 @@ HandlerResult HandleDescribeGroups(BrokerContext& ctx, net::Request& request) {
       continue;
     }
     auto& g = resp.groups.emplace_back(ctx.group_coordinator->DescribeGroup(id));
-    if (req.include_authorized_operations) g.authorized_operations = kGroupOperations;
+    if (req.include_authorized_operations) {
+      g.authorized_operations =
+          AuthorizedOperations(ctx, request, security::ResourceType::kGroup, id);
+    }
   }
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }

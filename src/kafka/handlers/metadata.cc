@@ -88,6 +88,27 @@ MetadataResponse::Topic LookupOrCreate(BrokerContext& ctx, const net::Request& r
   return t;
 }
 
+// v8+: what the client may do on each topic it may describe and (v8-10) on
+// the cluster, when asked (Kafka: the cluster's only with DESCRIBE on it).
+void AddAuthorizedOperations(const BrokerContext& ctx, const net::Request& request,
+                             const protocol::MetadataRequest& req, MetadataResponse& resp) {
+  const int16_t version = request.header.api_version;
+  if (version < 8) return;
+  if (version <= 10 && req.include_cluster_authorized_operations) {
+    resp.cluster_authorized_operations =
+        AuthorizedOnCluster(ctx, request, security::AclOperation::kDescribe, false)
+            ? AuthorizedOperations(ctx, request, security::ResourceType::kCluster,
+                                   security::kClusterResourceName)
+            : 0;
+  }
+  if (!req.include_topic_authorized_operations) return;
+  for (auto& t : resp.topics) {
+    if (!t.name || t.error_code == Code(ErrorCode::kTopicAuthorizationFailed)) continue;
+    t.topic_authorized_operations =
+        AuthorizedOperations(ctx, request, security::ResourceType::kTopic, *t.name);
+  }
+}
+
 }  // namespace
 
 HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
@@ -136,6 +157,7 @@ HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
       resp.topics.push_back(std::move(t));
     }
   }
+  AddAuthorizedOperations(ctx, request, req, resp);
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 
