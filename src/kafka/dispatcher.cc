@@ -38,19 +38,18 @@ asio::awaitable<Result<std::optional<Bytes>>> Dispatcher::Handle(net::Request& r
   const int16_t key = request.header.api_key;
   const bool known = key >= 0 && key < kMaxApiKey && requests_[key] != nullptr;
   if (known) requests_[key]->Add();
-  const auto start = std::chrono::steady_clock::now();
+  request.started = std::chrono::steady_clock::now();
+  request.request_time_charger = &request_time_;
   auto result = co_await Dispatch(request, false);
-  const auto took = std::chrono::steady_clock::now() - start;
+  const auto took = std::chrono::steady_clock::now() - request.started;
   if (known) {
     handle_seconds_[key]->Observe(std::chrono::duration<double>(took).count());
     if (!result.ok()) requests_closed_[key]->Add();
   }
-  // JoinGroup and SyncGroup wait for the rest of the group; their time is
-  // not the broker's work.
-  if (!request.quota_exempt && key != static_cast<int16_t>(protocol::ApiKey::kJoinGroup) &&
-      key != static_cast<int16_t>(protocol::ApiKey::kSyncGroup)) {
-    ChargeRequestTime(ctx_, request, took - request.waited);
-  }
+  // A response with throttle_time_ms was charged as it was encoded
+  // (EncodeResponse); the others (and errors) are charged here, their
+  // throttle only muting the connection.
+  net::ChargeRequestTime(request);
   co_return result;
 }
 
@@ -80,7 +79,9 @@ asio::awaitable<Result<std::optional<Bytes>>> Dispatcher::Dispatch(net::Request&
   }
   if (api->controller_bound() && !from_envelope && forwarder != nullptr &&
       !forwarder->IsActiveController()) {
-    auto forwarded = co_await forwarder->Forward(request);
+    // The controller's time is not this broker's (Kafka's forwarding is a
+    // callback, off the request thread).
+    auto forwarded = co_await Waited(request, forwarder->Forward(request));
     if (forwarded) co_return std::move(*forwarded);
   }
   if (api->handle_async != nullptr) co_return co_await api->handle_async(ctx_, request);

@@ -9,6 +9,7 @@
 
 #include "base/metrics.h"
 #include "kafka/broker_context.h"
+#include "kafka/quota_charge.h"
 #include "net/server.h"
 
 namespace strata::kafka {
@@ -29,6 +30,8 @@ class Dispatcher : public net::RequestHandler {
   // Indexed by API key (small, fixed); null for keys not served.
   static constexpr int kMaxApiKey = 80;
   BrokerContext& ctx_;
+  // Each request carries it, so its response encoder charges its time.
+  RequestTimeQuota request_time_{ctx_};
   std::array<metrics::Counter*, kMaxApiKey> requests_{};
   std::array<metrics::Counter*, kMaxApiKey> requests_closed_{};
   std::array<metrics::Histogram*, kMaxApiKey> handle_seconds_{};

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "base/bytes.h"
 #include "base/file_region.h"
@@ -28,6 +29,20 @@
 #include "protocol/header.h"
 
 namespace strata::net {
+
+struct Request;
+
+// Charges a request's handling time to its client's request quota
+// (request_percentage, KIP-124). The Kafka layer implements it; the request
+// carries it so that whoever encodes the response can put the throttle into
+// the response's throttle_time_ms (KIP-219) before its bytes exist.
+class RequestTimeCharger {
+ public:
+  virtual ~RequestTimeCharger() = default;
+  // The throttle time (ms) for the time `request` has taken so far; 0 when
+  // within the quota or exempt.
+  virtual int32_t Charge(Request& request) = 0;
+};
 
 // One decoded request frame. `body` points into `frame` (owned here) and may
 // be rewritten in place by the handler (produce offsets).
@@ -54,9 +69,16 @@ struct Request {
   // nothing more for this long after the response (Kafka mutes the channel,
   // KIP-219), and the response says so in throttle_time_ms.
   int32_t throttle_ms = 0;
+  // When the dispatcher began handling the request: the request quota is
+  // charged the time since, less `waited`.
+  std::chrono::steady_clock::time_point started{};
   // Time the handler spent waiting rather than working (a fetch's long poll,
-  // acks=all): not charged to the client's request quota.
+  // acks=all, coordinators, the controller): not charged to the client's
+  // request quota, as Kafka counts only request-thread time, not purgatory.
   std::chrono::steady_clock::duration waited{};
+  // Charges the request quota once (ChargeRequestTime); null when already
+  // charged or never to be (requests unwrapped from an Envelope, tests).
+  RequestTimeCharger* request_time_charger = nullptr;
   // Brokers' own work (follower fetches, transaction markers, forwarded
   // requests) is never charged to a request quota, as in Kafka.
   bool quota_exempt = false;
@@ -64,6 +86,15 @@ struct Request {
   // sent with sendfile(2) at their places in the response buffer.
   FileSplices response_splices;
 };
+
+// Charges `request`'s time so far to its request quota unless that was done
+// already; the throttle time in ms (0 when charged before, exempt or within
+// the quota). The first call charges: the response encoder where the
+// response has throttle_time_ms, else the dispatcher after the handler.
+inline int32_t ChargeRequestTime(Request& request) {
+  RequestTimeCharger* charger = std::exchange(request.request_time_charger, nullptr);
+  return charger == nullptr ? 0 : charger->Charge(request);
+}
 
 // Reads the request header of `req.frame` (api key and version first; at
 // least 4 bytes) and sets `header`, `flexible` and `body`: the server's

@@ -5,9 +5,15 @@ kafka-configs (AlterClientQuotas, DescribeClientQuotas) and kept in the metadata
 A producer over its byte rate is throttled (throttle_time_ms in its responses, its connection
 muted) to within 10 % of the rate over 30 s while another user is not throttled at all; a
 consumer over its byte rate likewise; kafka-configs shows users' quotas and SCRAM credentials
-together; bad quota alterations get Kafka's errors."""
+together; bad quota alterations get Kafka's errors.
+
+Against raw requests (rawkafka), as Kafka's KafkaApis answers them: a consumer's fetch is capped
+at what its quota lets through in one quota window, and over its quota it gets an empty response
+with throttle_time_ms, its bytes not counted; a request_percentage throttle reaches the
+response's throttle_time_ms; the time a fetch long-polls is not charged as request time."""
 from __future__ import annotations
 
+import struct
 import subprocess
 import threading
 import time
@@ -16,6 +22,7 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 import kit
+import rawkafka
 from ports import free_port
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's listeners")
@@ -191,3 +198,177 @@ def test_quota_entities_defaults_and_errors(quota_broker):
             "--entity-name", "bob")
     out = configs(b, "--describe", "--entity-type", "users", "--entity-name", "bob")
     assert "producer_byte_rate=4096" in out and "SCRAM-SHA-256=iterations=4096" in out, out
+
+
+# ---- raw requests against short quota windows -----------------------------------------------
+
+WINDOW_NUM, WINDOW_S = 4, 1  # quota.window.num, quota.window.size.seconds
+FULL_WINDOW_S = WINDOW_NUM * WINDOW_S
+
+
+@pytest.fixture
+def window_broker(broker_factory):
+    """A broker whose quota window is 4 samples of 1 s, so quotas act within seconds."""
+    return broker_factory(config={"quota.window.num": WINDOW_NUM,
+                                  "quota.window.size.seconds": WINDOW_S})
+
+
+class RawClient(rawkafka.Conn):
+    """A raw connection whose requests name `client_id`, the quota entity they are charged to."""
+
+    def __init__(self, b, client_id: str):
+        # Long enough for a throttled connection's mute (a byte throttle may be several windows).
+        super().__init__(b.bootstrap, timeout=60)
+        self.client_id = client_id
+
+
+class FetchAnswer:
+    """One raw Fetch v4 response: its throttle and, per partition, (error, record bytes)."""
+
+    def __init__(self, throttle_ms: int, partitions: list[tuple[int, bytes]], took: float):
+        self.throttle_ms = throttle_ms
+        self.partitions = partitions
+        self.took = took
+
+    @property
+    def records(self) -> bytes:
+        return b"".join(r for _, r in self.partitions)
+
+
+def fetch_v4(conn: RawClient, topic: str, offset: int, max_bytes: int, cid: int,
+             max_wait_ms: int = 100) -> FetchAnswer:
+    w = rawkafka.Writer()
+    w.i32(-1).i32(max_wait_ms).i32(1).i32(max_bytes).i8(0)  # replica, wait, min, max, isolation
+    w.array([topic], lambda w2, t: w2.string(t).array(
+        [0], lambda w3, p: w3.i32(p).i64(offset).i32(max_bytes)))
+    start = time.monotonic()
+    conn.send(rawkafka.request(1, 4, cid, bytes(w.buf), client_id=conn.client_id))
+    got_cid, body = conn.recv_frame()
+    took = time.monotonic() - start
+    assert got_cid == cid
+    r = rawkafka.Reader(body)
+    throttle = r.i32()
+    partitions = []
+    for _ in range(r.array_len()):
+        r.string()
+        for _ in range(r.array_len()):
+            r.i32()
+            err = r.i16()
+            r.i64(), r.i64()  # high watermark, last stable offset
+            for _ in range(max(r.array_len(), 0)):
+                r.i64(), r.i64()
+            size = r.i32()
+            partitions.append((err, r._take(size) if size > 0 else b""))
+    return FetchAnswer(throttle, partitions, took)
+
+
+def next_offset(records: bytes, offset: int) -> int:
+    """The offset after the last whole batch in `records` (`offset` if none)."""
+    pos = 0
+    while pos + 61 <= len(records):
+        base, length = struct.unpack_from(">qi", records, pos)
+        if pos + 12 + length > len(records):
+            break
+        offset = base + struct.unpack_from(">i", records, pos + 23)[0] + 1
+        pos += 12 + length
+    return offset
+
+
+def test_a_throttled_consumer_gets_capped_then_empty_fetches(window_broker):
+    b = window_broker
+    topic = kit.unique_topic("quota-window")
+    kit.create_topic(b.bootstrap, topic, 1)
+    total, size = 200_000, 1000
+    p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 5, "batch.size": 16_384})
+    for _ in range(total // size):
+        p.produce(topic, b"w" * size)
+    assert p.flush(60) == 0
+    rate = 20_000
+    bound = rate * FULL_WINDOW_S  # what the quota lets through at once (the token bucket)
+    configs(b, "--alter", "--add-config", f"consumer_byte_rate={rate}", "--entity-type", "clients",
+            "--entity-default")
+    huge = 100 * 1024 * 1024
+    probes = iter(range(1_000_000))
+
+    def capped() -> bool:  # each probe a client id of its own, so a bucket of its own
+        with RawClient(b, f"probe-{next(probes)}") as c:
+            got = fetch_v4(c, topic, 0, huge, cid=1)
+        assert got.throttle_ms == 0 and got.records
+        return len(got.records) <= bound
+    kit.wait_until(capped, 30, "the consumer_byte_rate quota to cap fetches")
+
+    answers, offset = [], 0
+    deadline = time.monotonic() + 2 * total / rate + 2 * FULL_WINDOW_S
+    with RawClient(b, "reader") as c:
+        while offset < total // size and time.monotonic() < deadline:
+            got = fetch_v4(c, topic, offset, huge, cid=len(answers) + 1)
+            answers.append(got)
+            offset = next_offset(got.records, offset)
+    data = [a for a in answers if a.throttle_ms == 0]
+    throttled = [a for a in answers if a.throttle_ms > 0]
+    print(f"{len(data)} fetches with records ({[len(a.records) for a in data]} bytes), "
+          f"{len(throttled)} throttled ({[a.throttle_ms for a in throttled]} ms); bound {bound}")
+    assert offset >= total // size, (offset, len(answers))
+    # Kafka's fetchMaxBytes: never more than the quota window's worth, though max_bytes is 100 MiB.
+    assert all(0 < len(a.records) <= bound for a in data), [len(a.records) for a in data]
+    assert len(data[0].records) > bound // 2  # the cap, not something smaller
+    # Kafka's throttled response: no partitions, so no records.
+    assert throttled and all(a.partitions == [] for a in throttled)
+    # A throttled fetch's bytes are not counted: once its throttle (the connection's mute) is
+    # over, the same fetch goes through. Charged, it would be throttled again.
+    for before, after in zip(answers, answers[1:]):
+        assert before.throttle_ms == 0 or (after.throttle_ms == 0 and after.records), \
+            [(a.throttle_ms, len(a.records)) for a in answers]
+
+
+def metadata_throttle(c: RawClient, cid: int) -> int:
+    """throttle_time_ms of a Metadata v4 (all topics, no auto-creation)."""
+    body = bytes(rawkafka.Writer().i32(-1).i8(0).buf)
+    c.send(rawkafka.request(rawkafka.API_METADATA, 4, cid, body, client_id=c.client_id))
+    got_cid, body = c.recv_frame()
+    assert got_cid == cid
+    return rawkafka.Reader(body).i32()
+
+
+def api_versions_throttle(c: RawClient, cid: int) -> int:
+    """throttle_time_ms of an ApiVersions v1."""
+    c.send(rawkafka.request(rawkafka.API_VERSIONS, 1, cid, client_id=c.client_id))
+    got_cid, body = c.recv_frame()
+    assert got_cid == cid
+    r = rawkafka.Reader(body)
+    assert r.i16() == 0
+    for _ in range(r.array_len()):
+        r.i16(), r.i16(), r.i16()
+    return r.i32()
+
+
+def test_request_percentage_throttles_reach_the_response(window_broker):
+    b = window_broker
+    topic = kit.unique_topic("quota-poll")
+    kit.create_topic(b.bootstrap, topic, 1)
+    # 10 % of a thread: 100 ms per second, so 300 ms over the (num - 1) windows a first
+    # record is spread over; a long poll of 600 ms would be twice that, if charged.
+    poll_ms = 600
+    configs(b, "--alter", "--add-config", "request_percentage=10", "--entity-type", "clients",
+            "--entity-name", "poller")
+    # 0.00001 %: 0.3 us of thread time over 3 s, which any request is far over.
+    configs(b, "--alter", "--add-config", "request_percentage=0.00001", "--entity-type",
+            "clients", "--entity-name", "slow-app")
+    cids = iter(range(1, 1_000_000))
+    with RawClient(b, "slow-app") as c:
+        # Once the quota applies, every response carries a throttle, at most one window
+        # (ClientRequestQuotaManager's cap), and the connection is muted that long.
+        kit.wait_until(lambda: metadata_throttle(c, next(cids)) > 0, 30 + FULL_WINDOW_S,
+                       "a Metadata response with throttle_time_ms > 0", interval=0.05)
+        throttles = [metadata_throttle(c, next(cids)) for _ in range(3)]
+        assert all(0 < t <= WINDOW_S * 1000 for t in throttles), throttles
+        assert 0 < api_versions_throttle(c, next(cids)) <= WINDOW_S * 1000
+    # The poller's quota was set first, so it applies by now.
+    with RawClient(b, "poller") as c:
+        for i in range(4):
+            got = fetch_v4(c, topic, 0, 1 << 20, cid=i + 1, max_wait_ms=poll_ms)
+            assert got.took >= 0.9 * poll_ms / 1000, got.took  # it long-polled
+            assert got.throttle_ms == 0 and got.partitions, (i, got.throttle_ms)
+        assert metadata_throttle(c, 99) == 0
+    with RawClient(b, "other-app") as c:  # no quota of its own
+        assert metadata_throttle(c, 1) == 0

@@ -40,6 +40,15 @@ double ClientQuotaManager::ToRecorded(double value) const {
   return type_ == QuotaType::kRequest ? value * quota_manager_impl::kMsToPercent : value;
 }
 
+double ClientQuotaManager::BurstSeconds() const {
+  // A byte-rate bucket holds a whole quota window (quota.window.num samples),
+  // what Kafka's sampled rate lets a new client send at once, give or take a
+  // sample. The sampled rate of request time spreads a first record over at
+  // least samples - 1 windows (RateSensor).
+  const double window_seconds = static_cast<double>(sample_ms_) / 1000;
+  return (type_ == QuotaType::kRequest ? samples_ - 1 : samples_) * window_seconds;
+}
+
 ClientQuotaManager::Target ClientQuotaManager::SensorFor(const std::string& user,
                                                          const std::string& client_id,
                                                          int64_t now_ms) {
@@ -58,9 +67,7 @@ ClientQuotaManager::Target ClientQuotaManager::SensorFor(const std::string& user
     Entry entry{
         quota ? std::optional<double>(quota->bound) : std::nullopt,
         std::make_shared<RateSensor>(samples_, sample_ms_), now_ms,
-        type_ == QuotaType::kRequest
-            ? nullptr
-            : std::make_shared<TokenBucket>(samples_ * static_cast<double>(sample_ms_) / 1000)};
+        type_ == QuotaType::kRequest ? nullptr : std::make_shared<TokenBucket>(BurstSeconds())};
     it = sensors_.emplace(std::move(tags), std::move(entry)).first;
   }
   return {it->second.sensor, it->second.bound, it->second.bucket};
@@ -113,7 +120,7 @@ double ClientQuotaManager::MaxValueInQuotaWindow(const std::string& user,
                                                  const std::string& client_id) const {
   std::optional<double> bound = Bound(user, client_id);
   if (!bound) return std::numeric_limits<double>::max();
-  return *bound * (samples_ - 1) * (static_cast<double>(sample_ms_) / 1000.0);
+  return *bound * BurstSeconds();
 }
 
 QuotaMetricTags ClientQuotaManager::MetricTags(const std::string& user,

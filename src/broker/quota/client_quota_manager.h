@@ -66,8 +66,13 @@ class ClientQuotaManager {
   // The quota that applies to the client, nullopt when none.
   std::optional<double> Bound(const std::string& user, const std::string& client_id) const;
   // The largest value a client may record in one go without being throttled
-  // for it alone: bound * (samples - 1) * window seconds (Kafka's
-  // maxValueInQuotaWindow, which caps a fetch's size); unlimited when no quota.
+  // for it alone, i.e. after no records for a whole quota window (Kafka's
+  // getMaxValueInQuotaWindow, which caps a consumer's fetch size); unlimited
+  // when no quota applies. bound * BurstSeconds(): for byte rates the token
+  // bucket's capacity, samples * window seconds (a fuller bucket never
+  // exists, and a fetch that fits in it is not throttled); for request time
+  // Kafka's (samples - 1) * window seconds, the shortest span its rate is
+  // measured over.
   double MaxValueInQuotaWindow(const std::string& user, const std::string& client_id) const;
   // The tags (and so the sensor) the client maps to under the current configs.
   QuotaMetricTags MetricTags(const std::string& user, const std::string& client_id) const;
@@ -99,6 +104,9 @@ class ClientQuotaManager {
   Target SensorFor(const std::string& user, const std::string& client_id, int64_t now_ms);
   // Kafka records thread time as percent of a thread; bytes as they are.
   double ToRecorded(double value) const;
+  // How many seconds of its bound a client may record at once without being
+  // throttled (see MaxValueInQuotaWindow); byte rates' bucket size.
+  double BurstSeconds() const;
 
   const QuotaType type_;
   const int samples_;

@@ -1,12 +1,13 @@
 // Tests of ClientQuotaManager: a throttled producer converging on its quota
 // while an unquota'd one is never held back, sensor sharing by metric tags,
-// the request-percentage conversion, config updates keeping history, and idle
-// sensor expiry.
+// the request-percentage conversion, config updates keeping history, idle
+// sensor expiry, and the window bound that caps a consumer's fetch.
 #include "broker/quota/client_quota_manager.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "base/clock.h"
@@ -115,8 +116,51 @@ TEST(ClientQuotaManagerTest, ADefaultClientQuotaGivesEachClientIdItsOwnSensor) {
   // A throttled fetch takes its bytes back.
   fetch.Unrecord("bob", "a", 1 * kMB, 0);
   EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("bob", "a", 0, 0), 0);
-  // 1 MB/s over 10 full windows.
-  EXPECT_DOUBLE_EQ(fetch.MaxValueInQuotaWindow("bob", "a"), 10 * kMB);
+  // 1 MB/s over the bucket's 11 windows.
+  EXPECT_DOUBLE_EQ(fetch.MaxValueInQuotaWindow("bob", "a"), 11 * kMB);
+}
+
+// The window bound caps a consumer's fetch (Kafka's getMaxValueInQuotaWindow):
+// it must be exactly what the manager lets a client take at once after a
+// quiet window, so a capped fetch is never throttled for its size alone.
+TEST(ClientQuotaManagerTest, TheWindowBoundIsWhatAnIdleClientMayTakeAtOnce) {
+  ClientQuotaManager fetch(QuotaType::kFetch, /*samples=*/5, /*sample_ms=*/2000);
+  EXPECT_EQ(fetch.MaxValueInQuotaWindow("alice", "a"), std::numeric_limits<double>::max());
+  fetch.UpdateConfigs({{User("alice"), {.consumer_byte_rate = 1000}}});
+  const double bound = fetch.MaxValueInQuotaWindow("alice", "a");
+  EXPECT_DOUBLE_EQ(bound, 1000 * 5 * 2.0);  // bound x samples x window seconds
+  EXPECT_EQ(fetch.MaxValueInQuotaWindow("bob", "a"), std::numeric_limits<double>::max());
+  EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("alice", "a", bound, 0), 0);
+  // Anything more is over.
+  EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("alice", "a", 1, 0), 1);
+  // Idle for the whole window: the bound again, and no more.
+  EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("alice", "a", bound, 10 * 1000 + 1), 0);
+  EXPECT_GT(fetch.RecordAndGetThrottleTimeMs("alice", "a", 1, 10 * 1000 + 1), 0);
+  // One more than the bound is throttled even for a new client.
+  fetch.UpdateConfigs({{User(std::nullopt), {.consumer_byte_rate = 1000}}});
+  EXPECT_GT(fetch.RecordAndGetThrottleTimeMs("carol", "a", bound + 1, 0), 0);
+}
+
+// A throttled fetch is answered empty and its bytes taken back (Kafka's
+// unrecord): the consumer, back after its throttle, gets exactly the bytes
+// the throttle made room for.
+TEST(ClientQuotaManagerTest, AnUnrecordedFetchLeavesItsRoomForTheNextOne) {
+  ClientQuotaManager fetch(QuotaType::kFetch);
+  fetch.UpdateConfigs({{User("alice"), {.consumer_byte_rate = kMB}}});
+  EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("alice", "a", 10 * kMB, 0), 0);
+  const int64_t throttle = fetch.RecordAndGetThrottleTimeMs("alice", "a", 3 * kMB, 0);
+  EXPECT_EQ(throttle, 2000);  // 1 MB of credit left, 2 MB over
+  fetch.Unrecord("alice", "a", 3 * kMB, 0);
+  EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("alice", "a", 3 * kMB, throttle), 0);
+  EXPECT_GT(fetch.RecordAndGetThrottleTimeMs("alice", "a", 1, throttle), 0);
+}
+
+// Request time is a sampled rate, not a bucket: Kafka's (samples - 1)
+// windows, the shortest span the rate is taken over.
+TEST(ClientQuotaManagerTest, TheRequestWindowBoundIsKafkas) {
+  ClientQuotaManager request(QuotaType::kRequest);
+  request.UpdateConfigs({{User("alice"), {.request_percentage = 10}}});
+  EXPECT_DOUBLE_EQ(request.MaxValueInQuotaWindow("alice", "a"), 10 * 10 * 1.0);
 }
 
 // request_percentage is percent of one thread: 10 % is 100 ms of thread time

@@ -12,6 +12,7 @@
 #include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/handlers/txn_errors.h"
+#include "kafka/quota_charge.h"
 #include "kafka/txn_routing.h"
 #include "protocol/error_code.h"
 
@@ -44,7 +45,7 @@ asio::awaitable<HandlerResult> HandleAddOffsetsToTxn(BrokerContext& ctx, net::Re
       return ctx.txn_coordinator->AddPartitions(req.transactional_id, req.producer_id,
                                                 req.producer_epoch, partitions, 0);
     };
-    code = co_await AddPartitionsHoldingConcurrent(ctx, add);
+    code = co_await Waited(request, AddPartitionsHoldingConcurrent(ctx, add));
   }
   resp.error_code = Code(TxnErrorForVersion(code, request.header.api_version));
   co_return std::optional<Bytes>(EncodeResponse(request, resp));

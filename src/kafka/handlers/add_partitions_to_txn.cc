@@ -17,6 +17,7 @@
 #include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/handlers/txn_errors.h"
+#include "kafka/quota_charge.h"
 #include "kafka/txn_routing.h"
 #include "protocol/error_code.h"
 
@@ -92,7 +93,8 @@ std::optional<TopicResults> Refused(const BrokerContext& ctx, const net::Request
 }
 
 // One transaction's answer, per partition.
-asio::awaitable<TopicResults> AddOne(BrokerContext& ctx, const std::string& id, int64_t producer_id,
+asio::awaitable<TopicResults> AddOne(BrokerContext& ctx, net::Request& request,
+                                     const std::string& id, int64_t producer_id,
                                      int16_t producer_epoch, bool verify_only,
                                      const std::vector<AddPartitionsToTxnRequest::Topic>& topics,
                                      int16_t version) {
@@ -119,9 +121,9 @@ asio::awaitable<TopicResults> AddOne(BrokerContext& ctx, const std::string& id, 
       // verification guard that the previous transaction's marker voids: it
       // must hear CONCURRENT_TRANSACTIONS and ask again under a new guard.
       const coordinator::TxnReply reply = add();
-      served = co_await SettleTxnReply(ctx, reply);
+      served = co_await Waited(request, SettleTxnReply(ctx, reply));
     } else {
-      served = co_await AddPartitionsHoldingConcurrent(ctx, add);
+      served = co_await Waited(request, AddPartitionsHoldingConcurrent(ctx, add));
     }
   }
   served = TxnErrorForVersion(served, version);
@@ -143,7 +145,7 @@ asio::awaitable<HandlerResult> HandleAddPartitionsToTxn(BrokerContext& ctx, net:
       co_return std::optional<Bytes>(EncodeResponse(request, resp));
     }
     resp.results_by_topic_v3_and_below = co_await AddOne(
-        ctx, req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
+        ctx, request, req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
         req.v3_and_below_producer_epoch, /*verify_only=*/false, req.v3_and_below_topics, version);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
@@ -156,7 +158,7 @@ asio::awaitable<HandlerResult> HandleAddPartitionsToTxn(BrokerContext& ctx, net:
   for (const auto& txn : req.transactions) {
     auto& out = resp.results_by_transaction.emplace_back();
     out.transactional_id = txn.transactional_id;
-    out.topic_results = co_await AddOne(ctx, txn.transactional_id, txn.producer_id,
+    out.topic_results = co_await AddOne(ctx, request, txn.transactional_id, txn.producer_id,
                                         txn.producer_epoch, txn.verify_only, txn.topics, version);
   }
   co_return std::optional<Bytes>(EncodeResponse(request, resp));

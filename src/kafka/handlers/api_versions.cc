@@ -68,6 +68,8 @@ HandlerResult HandleApiVersions(BrokerContext& ctx, net::Request& request) {
   }
   if (version >= 3) AddFeatures(ctx, response);
   if (request.auth != nullptr) request.auth->MarkApiVersionsSeen();
+  // Encoded here rather than by EncodeResponse, so charged here (KIP-219).
+  response.throttle_time_ms = net::ChargeRequestTime(request);
   return std::optional<Bytes>(EncodeV0Header(request, response, version));
 }
 

@@ -11,6 +11,7 @@
 #include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/handlers/txn_errors.h"
+#include "kafka/quota_charge.h"
 #include "kafka/txn_routing.h"
 #include "protocol/error_code.h"
 
@@ -34,7 +35,7 @@ asio::awaitable<HandlerResult> HandleEndTxn(BrokerContext& ctx, net::Request& re
         req.transactional_id, req.producer_id, req.producer_epoch,
         req.committed ? coordinator::TxnResult::kCommit : coordinator::TxnResult::kAbort,
         /*client_transaction_version=*/version > 4 ? 2 : 0);
-    code = co_await SettleTxnReply(ctx, reply);
+    code = co_await Waited(request, SettleTxnReply(ctx, reply));
     if (code == ErrorCode::kNone || reply.producer_id != coordinator::kNoProducerId) {
       resp.producer_id = reply.producer_id;
       resp.producer_epoch = reply.producer_epoch;

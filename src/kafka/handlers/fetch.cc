@@ -8,9 +8,14 @@
 // KIP-392: a consumer's fetch (v11+) may be served by a follower, up to the
 // follower's high watermark; the leader, with replica.selector.class set,
 // answers a consumer in another rack with a preferred read replica in it.
+//
+// Client quotas (KIP-124, KIP-219), as Kafka's handleFetchRequest: a
+// consumer's fetch is capped at what its fetch quota lets through at once,
+// and over its fetch or request quota it is answered empty.
 #include "protocol/messages/fetch.h"
 
 #include <asio/experimental/as_tuple.hpp>
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -63,8 +68,12 @@ struct Fetcher {
   // A consumer with isolation_level=read_committed: it reads below the last
   // stable offset and is told the aborted transactions in what it reads.
   bool read_committed = false;
-  // Topics the consumer may not READ: TOPIC_AUTHORIZATION_FAILED.
+  // Topics the fetcher may not read (a consumer without READ on them, a
+  // follower without CLUSTER_ACTION): TOPIC_AUTHORIZATION_FAILED.
   std::set<std::string> denied_topics;
+  // Every topic denied: nothing to wait for, the answer goes at once (as
+  // Kafka's, which sends only the errors when no partition is left to read).
+  bool all_denied = false;
 };
 
 // What a read of the partitions came to.
@@ -325,7 +334,6 @@ FetchResponse ReadAll(BrokerContext& ctx, const FetchRequest& req, const Fetcher
         out.error_code = Code(ErrorCode::kTopicAuthorizationFailed);
         end_offsets.push_back(Offset(INT64_MAX));  // never "new data"
       }
-      tally.answer_now = true;
       continue;
     }
     auto info = ctx.topics.GetTopicInfo(topic.topic);
@@ -491,13 +499,41 @@ FetchProbe& Probe() {
   return probe;
 }
 
-// The response to send, counted.
+// Kafka's fetchMaxBytes and fetchMinBytes for a consumer: no more than its
+// fetch quota lets through at once, as a larger response would be throttled
+// however long the consumer had been idle (KIP-74's first batch still goes
+// out whole), and no waiting for more than that.
+void CapToFetchQuota(BrokerContext& ctx, const net::Request& request, FetchRequest& req) {
+  const int32_t asked = req.max_bytes > 0 ? req.max_bytes : INT32_MAX;
+  req.max_bytes = std::min(asked, FetchBytesBound(ctx, request));
+  req.min_bytes = std::min(req.min_bytes, req.max_bytes);
+}
+
+// Charges a consumer's fetch to its request and fetch quotas, as Kafka's
+// handleFetchRequest: over either, the response goes out empty with the
+// larger throttle (getThrottledResponse of a sessionless fetch: no
+// partitions, so no records or file regions), and the bytes it does not
+// carry are taken back from the fetch quota. Followers are not charged
+// (replication has its own quotas).
+void ThrottleConsumer(BrokerContext& ctx, net::Request& request, FetchResponse& resp,
+                      ReadTally& tally) {
+  const int32_t request_throttle = net::ChargeRequestTime(request);
+  const auto bytes = static_cast<size_t>(tally.bytes);
+  const int32_t bandwidth_throttle = ChargeFetch(ctx, request, bytes);
+  const int32_t throttle = std::max(request_throttle, bandwidth_throttle);
+  if (throttle == 0) return;
+  UnchargeFetch(ctx, request, bytes);
+  resp = FetchResponse{};
+  resp.throttle_time_ms = throttle;
+  tally = ReadTally{};
+}
+
+// The response to send (empty when the consumer is throttled), counted.
 std::optional<Bytes> Respond(BrokerContext& ctx, net::Request& request, FetchResponse& resp,
-                             const Fetcher& fetcher, const ReadTally& tally) {
+                             const Fetcher& fetcher, ReadTally tally) {
+  if (!fetcher.replica) ThrottleConsumer(ctx, request, resp, tally);
+  CountSent(ctx, resp, fetcher);
   FetchProbe& probe = Probe();
-  // Consumers are charged what they read; followers are not (replication
-  // has its own quotas).
-  if (!fetcher.replica) resp.throttle_time_ms = ChargeFetch(ctx, request, tally.bytes);
   if (fetcher.replica && tally.bytes > 0) {
     probe.replication_bytes_out.Add(static_cast<uint64_t>(tally.bytes));
   }
@@ -540,28 +576,33 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
   }
   fetcher.follower_reads = !fetcher.replica && request.header.api_version >= 11;
   fetcher.rack = req.rack_id;
-  if (fetcher.replica) {
-    request.quota_exempt = true;
-    if (!AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction)) {
-      FetchResponse refused;
-      refused.error_code = Code(ErrorCode::kClusterAuthorizationFailed);
-      co_return std::optional<Bytes>(EncodeResponse(request, refused));
-    }
-  } else {
-    for (const auto& t : req.topics) {
-      if (!Authorized(ctx, request, security::AclOperation::kRead, security::ResourceType::kTopic,
-                      t.topic)) {
-        fetcher.denied_topics.insert(t.topic);
-      }
+  if (!fetcher.replica) CapToFetchQuota(ctx, request, req);
+  if (fetcher.replica) request.quota_exempt = true;
+  // Kafka answers a follower without CLUSTER_ACTION, like a consumer
+  // without READ, with TOPIC_AUTHORIZATION_FAILED on each partition.
+  const bool follower_allowed =
+      fetcher.replica &&
+      AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction);
+  for (const auto& t : req.topics) {
+    if (fetcher.replica ? !follower_allowed
+                        : !Authorized(ctx, request, security::AclOperation::kRead,
+                                      security::ResourceType::kTopic, t.topic)) {
+      fetcher.denied_topics.insert(t.topic);
     }
   }
+  fetcher.all_denied = !req.topics.empty() && std::all_of(req.topics.begin(), req.topics.end(),
+                                                          [&](const auto& t) {
+                                                            return fetcher.denied_topics.contains(
+                                                                t.topic);
+                                                          });
   for (;;) {
     ReadTally tally;
     FetchResponse resp = ReadAll(ctx, req, fetcher, tally, end_offsets, remote);
-    if (!remote.empty()) co_await ReadRemote(ctx, remote, resp, tally);
+    // Remote reads run on the reader pool: waiting, not this request's work.
+    if (!remote.empty()) co_await Waited(request, ReadRemote(ctx, remote, resp, tally));
     auto now = std::chrono::steady_clock::now();
-    if (tally.bytes >= req.min_bytes || tally.answer_now || now >= deadline || partitions.empty()) {
-      CountSent(ctx, resp, fetcher);
+    if (tally.bytes >= req.min_bytes || tally.answer_now || fetcher.all_denied ||
+        now >= deadline || partitions.empty()) {
       co_return Respond(ctx, request, resp, fetcher, tally);
     }
     auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
@@ -574,7 +615,6 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     ctx.notifier.Unregister(waiter);
     if (std::chrono::steady_clock::now() >= deadline &&
         !HasNewData(ctx, req, fetcher, end_offsets)) {
-      CountSent(ctx, resp, fetcher);
       co_return Respond(ctx, request, resp, fetcher, tally);
     }
   }

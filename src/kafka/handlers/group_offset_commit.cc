@@ -6,6 +6,7 @@
 #include "kafka/authorization.h"
 #include "kafka/group_routing.h"
 #include "kafka/handlers/handlers.h"
+#include "kafka/quota_charge.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/offset_commit.h"
 
@@ -60,7 +61,8 @@ asio::awaitable<HandlerResult> HandleOffsetCommit(BrokerContext& ctx, net::Reque
   OffsetCommitResponse stored =
       ctx.group_coordinator->CommitOffsets(known, request.header.api_version);
   // Stored in the coordinator's memory and log; acknowledged once committed.
-  const protocol::ErrorCode replicated = co_await AwaitGroupWrites(ctx, req.group_id);
+  const protocol::ErrorCode replicated =
+      co_await Waited(request, AwaitGroupWrites(ctx, req.group_id));
   if (replicated != protocol::ErrorCode::kNone) {
     for (auto& t : stored.topics) {
       for (auto& p : t.partitions) {

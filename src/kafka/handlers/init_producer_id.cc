@@ -9,6 +9,7 @@
 #include "kafka/authorization.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/handlers/txn_errors.h"
+#include "kafka/quota_charge.h"
 #include "kafka/txn_routing.h"
 #include "protocol/error_code.h"
 
@@ -20,8 +21,7 @@ using protocol::InitProducerIdRequest;
 using protocol::InitProducerIdResponse;
 
 // The transactional path; the answer's error, id and epoch.
-asio::awaitable<InitProducerIdResponse> InitTransactional(BrokerContext& ctx,
-                                                          const net::Request& request,
+asio::awaitable<InitProducerIdResponse> InitTransactional(BrokerContext& ctx, net::Request& request,
                                                           const InitProducerIdRequest& req,
                                                           int16_t version) {
   InitProducerIdResponse resp;
@@ -47,7 +47,7 @@ asio::awaitable<InitProducerIdResponse> InitTransactional(BrokerContext& ctx,
   }
   const coordinator::TxnReply reply =
       ctx.txn_coordinator->InitProducerId(id, req.transaction_timeout_ms, expected);
-  const ErrorCode settled = co_await SettleTxnReply(ctx, reply);
+  const ErrorCode settled = co_await Waited(request, SettleTxnReply(ctx, reply));
   if (settled != ErrorCode::kNone) co_return fail(settled);
   resp.producer_id = reply.producer_id;
   resp.producer_epoch = reply.producer_epoch;

@@ -256,7 +256,7 @@ asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& r
   // KIP-890: transactional batches are checked with their coordinator first.
   std::map<TopicPartition, TxnProduceCheck> txn_checks;
   if (!refuse_all && version >= 3)
-    txn_checks = co_await CheckTransactionalProduce(ctx, req, version);
+    txn_checks = co_await Waited(request, CheckTransactionalProduce(ctx, req, version));
   std::vector<PendingAck> pending;
   for (auto& topic : req.topics) {
     auto& out_topic = resp.topics.emplace_back();
@@ -295,9 +295,9 @@ asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& r
     }
   }
   if (!pending.empty()) {
-    const auto wait_start = std::chrono::steady_clock::now();
-    co_await AwaitAcks(ctx, pending, std::chrono::milliseconds(std::max(req.timeout_ms, 0)), resp);
-    request.waited += std::chrono::steady_clock::now() - wait_start;
+    co_await Waited(
+        request,
+        AwaitAcks(ctx, pending, std::chrono::milliseconds(std::max(req.timeout_ms, 0)), resp));
   }
   bool any_error = false;
   for (const auto& t : resp.topics) {
@@ -306,6 +306,9 @@ asio::awaitable<HandlerResult> HandleProduce(BrokerContext& ctx, net::Request& r
   AddLeaderEndpoints(ctx, request.listener, resp);
   resp.throttle_time_ms = ChargeProduce(ctx, request, request.frame_size);
   if (req.acks == 0) {
+    // Kafka does not charge acks=0 produces to the request quota (no
+    // response could tell the client); the byte rate still mutes.
+    request.request_time_charger = nullptr;
     if (any_error)
       co_return MakeError(Errc::kInvalidArgument,
                           "acks=0 produce failed; closing to force a metadata refresh");

@@ -15,6 +15,7 @@
 #include "kafka/authorization.h"
 #include "kafka/group_routing.h"
 #include "kafka/handlers/handlers.h"
+#include "kafka/quota_charge.h"
 #include "kafka/txn_verification.h"
 #include "protocol/error_code.h"
 
@@ -119,7 +120,7 @@ asio::awaitable<HandlerResult> HandleTxnOffsetCommit(BrokerContext& ctx, net::Re
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
   }
   const OffsetsPartitionCheck check =
-      co_await CheckOffsetsPartition(ctx, req, request.header.api_version);
+      co_await Waited(request, CheckOffsetsPartition(ctx, req, request.header.api_version));
   if (check.error != ErrorCode::kNone) {
     TxnOffsetCommitResponse resp = AllFailed(req, check.error);
     co_return std::optional<Bytes>(EncodeResponse(request, resp));
@@ -133,7 +134,7 @@ asio::awaitable<HandlerResult> HandleTxnOffsetCommit(BrokerContext& ctx, net::Re
   }
   TxnOffsetCommitResponse stored =
       ctx.group_coordinator->CommitTxnOffsets(KnownPartitions(ctx, req, denied), check.guard);
-  const ErrorCode replicated = co_await AwaitGroupWrites(ctx, req.group_id);
+  const ErrorCode replicated = co_await Waited(request, AwaitGroupWrites(ctx, req.group_id));
   // Answers in request order: stored ones from the coordinator, the others
   // unknown.
   TxnOffsetCommitResponse resp = AllFailed(req, ErrorCode::kUnknownTopicOrPartition);
