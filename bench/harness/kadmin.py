@@ -3,7 +3,9 @@ topic costs milliseconds instead of a JVM start per call.
 
 Speaks only non-flexible versions that both Apache Kafka 4.x and Strata accept:
 Metadata v4 and CreateTopics v4 (request header v1, response header v0); and DescribeQuorum v0
-(flexible: request header v2, response header v1), only to find KRaft's active controller.
+(flexible: request header v2, response header v1), only to find KRaft's active controller; and
+AlterUserScramCredentials v0 (flexible), to create the SCRAM users of bench/security.py in one
+request instead of a kafka-configs JVM per user.
 Written from the public protocol description. Not thread-safe; one connection per call.
 """
 from __future__ import annotations
@@ -213,3 +215,53 @@ def wait_ready(bootstrap: str, timeout: float, brokers: int = 1) -> None:
             last = e
         time.sleep(0.2)
     raise KafkaError(f"broker at {bootstrap} not ready after {timeout:.0f}s: {last}")
+
+
+API_ALTER_USER_SCRAM_CREDENTIALS = 51
+SCRAM_MECHANISMS = {"SCRAM-SHA-256": (1, "sha256"), "SCRAM-SHA-512": (2, "sha512")}
+
+
+def _uvarint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _compact(b: bytes) -> bytes:
+    return _uvarint(len(b) + 1) + b
+
+
+def alter_scram_users(bootstrap: str, users: dict[str, str], mechanism: str = "SCRAM-SHA-512",
+                      iterations: int = 4096) -> None:
+    """Creates (or replaces) SCRAM credentials for every user -> password in one
+    AlterUserScramCredentials v0 request, the request `kafka-configs --alter --add-config
+    'SCRAM-SHA-512=[iterations=N,password=...]' --entity-type users` sends: a random 32-byte salt
+    and the salted password (PBKDF2) computed here, the broker derives StoredKey/ServerKey.
+    Raises KafkaError if any user was refused."""
+    import hashlib
+    import os
+    mech_id, digest = SCRAM_MECHANISMS[mechanism]
+    body = _uvarint(0 + 1)  # deletions: none
+    body += _uvarint(len(users) + 1)
+    for user, password in users.items():
+        salt = os.urandom(32)
+        salted = hashlib.pbkdf2_hmac(digest, password.encode(), salt, iterations)
+        body += (_compact(user.encode()) + struct.pack(">bi", mech_id, iterations)
+                 + _compact(salt) + _compact(salted) + b"\x00")
+    body += b"\x00"
+    r = _call(bootstrap, API_ALTER_USER_SCRAM_CREDENTIALS, 0, body, flexible=True)
+    r.i32()  # throttle
+    errors = []
+    for _ in range(r.uvarint() - 1):
+        user, err, msg = r.compact_string(), r.i16(), r.compact_string()
+        r.skip_tags()
+        if err != ERR_NONE:
+            errors.append(f"{user}: error {err} {msg}")
+    if errors:
+        raise KafkaError("AlterUserScramCredentials: " + "; ".join(errors))

@@ -178,12 +178,26 @@ class KafkaPerf(LoadGenerator):
         return ["java", *TOOL_JVM, f"-Dlog4j2.configurationFile={self.log4j}",
                 "-cp", f"{lib or self.lib_dir}/*", main, *args]
 
+    def _client_config(self, path: Path | None, old_flag: str,
+                       lib: Path | None = None) -> list[str]:
+        """The tool's option for a client properties file (security settings, bench/security.py):
+        --command-config from Kafka 4.2 on (which deprecates the old names),
+        --producer.config/--consumer.config before."""
+        if path is None:
+            return []
+        jar = next((lib or self.lib_dir).glob("kafka-tools-[0-9]*.jar"), None)
+        m = re.match(r"kafka-tools-(\d+)\.(\d+)", jar.name) if jar else None
+        new = m is not None and (int(m.group(1)), int(m.group(2))) >= (4, 2)
+        return ["--command-config" if new else old_flag, str(path)]
+
     def produce(self, bootstrap: str, topic: str, records: int, acks: str, compression: str,
                 rate: int, log_name: str, payload_file: Path | None = None,
-                warmup_records: int = 0) -> dict:
+                warmup_records: int = 0, client_config: Path | None = None) -> dict:
         """payload_file: records drawn at random from its lines (ProducerPerformance's
         --payload-file; each line should be record_size bytes) instead of one random buffer.
-        warmup_records: the first records, left out of the "steady" figures (needs perf_lib)."""
+        warmup_records: the first records, left out of the "steady" figures (needs perf_lib).
+        client_config: a producer properties file (e.g. security.protocol=SASL_SSL and the
+        SASL/TLS settings), passed as the tool takes one."""
         payload = (["--payload-file", str(payload_file)] if payload_file
                    else ["--record-size", str(self.record_size)])
         warmup = []
@@ -193,15 +207,18 @@ class KafkaPerf(LoadGenerator):
             warmup = ["--warmup-records", str(warmup_records)]
         cmd = self._java("org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
                          "--num-records", str(records), *payload, *warmup,
+                         *self._client_config(client_config, "--producer.config", self.perf_lib),
                          "--throughput", str(rate if rate > 0 else -1), "--producer-props",
                          f"bootstrap.servers={bootstrap}", f"acks={acks}",
                          f"compression.type={compression}", lib=self.perf_lib)
         rc, out = self._run(cmd, log_name, self._timeout(records, rate))
         return self._parse(cmd, rc, out, records, parse_producer_performance)
 
-    def consume(self, bootstrap: str, topic: str, records: int, log_name: str) -> dict:
+    def consume(self, bootstrap: str, topic: str, records: int, log_name: str,
+                client_config: Path | None = None) -> dict:
         cmd = self._java("org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server",
                          bootstrap, "--topic", topic, "--messages", str(records),
+                         *self._client_config(client_config, "--consumer.config"),
                          "--group", f"bench-{uuid.uuid4().hex[:8]}", "--timeout", "30000")
         rc, out = self._run(cmd, log_name, self._timeout(records, 0))
         return self._parse(cmd, rc, out, records, parse_consumer_performance)

@@ -32,6 +32,19 @@ def spawn(cmd: list[str], log_path: Path, cwd: Path | None = None,
     return p
 
 
+def spawn_piped(cmd: list[str], log_path: Path) -> subprocess.Popen:
+    """Like `spawn`, but with stdin and stdout as text pipes to talk to the process (its stderr
+    goes to log_path), e.g. the connection-storm clients of harness/storm.py."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        log.write(f"==== {time.strftime('%H:%M:%S')} $ {' '.join(cmd)}\n".encode())
+        log.flush()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.PIPE,
+                             text=True, start_new_session=True)
+    _live.append(p)
+    return p
+
+
 def stop(p: subprocess.Popen, grace: float = 15.0) -> int | None:
     """SIGTERM to the process group, then SIGKILL after `grace` seconds. Returns the exit code."""
     if p.poll() is None:
