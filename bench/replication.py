@@ -43,7 +43,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from harness import brokers, corpus, env, kadmin, limits, loadgen, procs  # noqa: E402
+from harness import brokers, corpus, env, kadmin, limits, loadgen, procs, report  # noqa: E402
 
 PARTITIONS = 16
 RECORD_SIZE = 1024
@@ -658,13 +658,10 @@ def _throughput_sections(cfg: dict, res: list) -> list[str]:
 
 
 def markdown(run: dict) -> str:
-    cfg, m, res = run["config"], run["machine"], run["results"]
+    cfg, res = run["config"], run["results"]
     fo = run["failover"]
     lost = [f for f in fo if f.get("lost_acknowledged")]
     ts = run["started_utc"]
-    other = run["other_load"]
-    shared = other["mean_cores"] >= 0.2 or any(
-        n in other["seen"] for n in ("cc1plus", "ninja", "ctest", "pytest"))
     lines = [
         f"## {ts[:10]} {ts[11:16]} UTC — Replication: 3-broker Strata vs 3-node Apache Kafka "
         f"{cfg['kafka_version']}, RF=3, acks=all (`{run['command']}`)",
@@ -672,17 +669,7 @@ def markdown(run: dict) -> str:
         *([f"**FAILED: acknowledged records were lost or could not be checked in "
             f"{', '.join(f['label'] for f in lost)}** (see the failover table).", ""]
           if lost else []),
-        f"Command: `{run['command']}` (mode {run['mode']}), Strata {cfg['strata_version']}, "
-        f"`{cfg['strata_bin']}`. Whole run: {run['elapsed_s'] / 60:.1f} min.",
-        "",
-        f"Machine: {m['cpu_model']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, Linux "
-        f"{m['kernel']}, data dirs on `{m['log_dir_fs']}`; load average "
-        f"{' '.join(run['loadavg_start'])} at the start, {' '.join(run['loadavg_end'])} at the "
-        f"end. Processes outside this benchmark used {other['mean_cores']:.2f} cores on average "
-        f"(peak {other['peak_cores']:.2f}; sampled every {other['interval_s']:.0f} s; seen: "
-        f"{', '.join(f'{k} {v}x' for k, v in list(other['seen'].items())[:8]) or 'nothing'})"
-        + (" — **the machine was shared with a concurrent build/test**, so absolute figures are "
-           "lower and noisier than on an idle machine." if shared else "."),
+        *report.command_and_machine(run),
         "",
         "Systems, one after the other, each phase on a fresh cluster (data under "
         "`bench/.work/replication-<ts>/`, deleted after), all on 127.0.0.1 with distinct ports:",

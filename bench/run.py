@@ -300,8 +300,8 @@ def main() -> int:
                                             "unthrottled rate for the same config and generator"),
                       **versions(kafka_lib, strata_bin)},
            "machine": limits.machine(workdir), "limits": {}, "brokers": {}, "results": runner.results,
-           "files": {"json": str(_rel(out_dir / f"{ts}.json")),
-                     "png": str(_rel(out_dir / f"{ts}.png"))}}
+           "files": {"json": str(env.repo_relative(out_dir / f"{ts}.json")),
+                     "png": str(env.repo_relative(out_dir / f"{ts}.png"))}}
     errors = []
     need = (len(plan["produce"]) * len(gens) + 1) * plan["records"] * RECORD_SIZE * 1.2 + (6 << 30)
     free = shutil.disk_usage(workdir).free
@@ -371,13 +371,6 @@ def run_round(run: dict, runner: Runner, system: str, rep: int, workdir: Path,
     this["exit_code"] = broker.exit_code
     this["log"] = str(broker.log_path)
     return errors
-
-
-def _rel(p: Path) -> Path:
-    try:
-        return p.resolve().relative_to(REPO)
-    except ValueError:
-        return p
 
 
 if __name__ == "__main__":

@@ -62,8 +62,8 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from harness import (brokers, env, kadmin, limits, loadgen, procs, secure, storm,  # noqa: E402
-                     test_storm)
+from harness import (brokers, env, kadmin, limits, loadgen, procs, report, secure,  # noqa: E402
+                     storm, test_storm)
 
 SYSTEMS = ["kafka", "strata"]
 PROTOCOLS = ["PLAINTEXT", "SASL_SSL"]
@@ -597,27 +597,14 @@ def _storm_section(run: dict) -> list[str]:
 
 
 def markdown(run: dict) -> str:
-    cfg, m, plan = run["config"], run["machine"], run["plan"]
+    cfg, plan = run["config"], run["plan"]
     ts = run["started_utc"]
-    other = run["other_load"]
-    shared = other["mean_cores"] >= 0.2 or any(
-        n in other["seen"] for n in ("cc1plus", "ninja", "ctest", "pytest"))
     ktls = cfg["kernel_tls"]
     lines = [
         f"## {ts[:10]} {ts[11:16]} UTC — Security: TLS and SASL cost, Strata vs Apache Kafka "
         f"{cfg['kafka_version']} (`{run['command']}`)",
         "",
-        f"Command: `{run['command']}` (mode {run['mode']}), Strata {cfg['strata_version']}, "
-        f"`{cfg['strata_bin']}`. Whole run: {run['elapsed_s'] / 60:.1f} min.",
-        "",
-        f"Machine: {m['cpu_model']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, Linux "
-        f"{m['kernel']}, data dirs on `{m['log_dir_fs']}`; load average "
-        f"{' '.join(run['loadavg_start'])} at the start, {' '.join(run['loadavg_end'])} at the "
-        f"end. Processes outside this benchmark used {other['mean_cores']:.2f} cores on average "
-        f"(peak {other['peak_cores']:.2f}; sampled every {other['interval_s']:.0f} s; seen: "
-        f"{', '.join(f'{k} {v}x' for k, v in list(other['seen'].items())[:8]) or 'nothing'})"
-        + (" — **the machine was shared with a concurrent build/test**, so absolute figures are "
-           "lower and noisier than on an idle machine." if shared else "."),
+        *report.command_and_machine(run),
         f"TLS libraries: Strata links {cfg['tls']['strata_libssl']} ({cfg['tls']['openssl_cli']}); "
         f"Kafka and the Java clients use the JDK's ({cfg['tls']['java']}). Kernel TLS: "
         f"{'available' if ktls['available'] else 'not available on this machine'}"
@@ -802,7 +789,7 @@ def main() -> int:
            "machine": limits.machine(workdir), "loadavg_start": limits.loadavg(),
            "fd_limit": fd_limit, "brokers": {}, "storm": [], "storm_warmup": [],
            "throughput": [], "errors": [],
-           "files": {"json": str(_rel(json_path))}}
+           "files": {"json": str(env.repo_relative(json_path))}}
     runner = Runner(run, plan, gen, workdir, kafka_lib, strata_bin, ca, keystore)
     run["config"]["client_properties_text"] = runner.client_props.read_text()
     try:
@@ -852,13 +839,6 @@ def main() -> int:
         log("appended to bench/RESULTS.md")
     log(f"done in {run['elapsed_s'] / 60:.1f} min; JSON {json_path}; logs in {workdir}")
     return 0
-
-
-def _rel(p: Path) -> Path:
-    try:
-        return p.resolve().relative_to(REPO)
-    except ValueError:
-        return p
 
 
 if __name__ == "__main__":

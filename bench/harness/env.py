@@ -80,6 +80,14 @@ def versions(kafka_lib: Path | None, strata_bin: Path) -> dict:
             "strata_version": f"{rev or '?'} (binary built {built})"}
 
 
+def repo_relative(p: Path) -> Path:
+    """`p` relative to the repository when it is inside it (as reports name files)."""
+    try:
+        return p.resolve().relative_to(REPO)
+    except ValueError:
+        return p
+
+
 def git_head() -> str:
     """The checked-out commit, read from .git directly (the harness runs no git commands)."""
     try:

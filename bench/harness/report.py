@@ -202,3 +202,24 @@ def chart(run: dict, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def command_and_machine(run: dict) -> list[str]:
+    """The "Command:" and "Machine:" paragraphs of a section (bench/replication.py,
+    bench/security.py): what ran, on what, and how busy the machine was meanwhile."""
+    cfg, m, other = run["config"], run["machine"], run["other_load"]
+    shared = other["mean_cores"] >= 0.2 or any(
+        n in other["seen"] for n in ("cc1plus", "ninja", "ctest", "pytest"))
+    return [
+        f"Command: `{run['command']}` (mode {run['mode']}), Strata {cfg['strata_version']}, "
+        f"`{cfg['strata_bin']}`. Whole run: {run['elapsed_s'] / 60:.1f} min.",
+        "",
+        f"Machine: {m['cpu_model']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, Linux "
+        f"{m['kernel']}, data dirs on `{m['log_dir_fs']}`; load average "
+        f"{' '.join(run['loadavg_start'])} at the start, {' '.join(run['loadavg_end'])} at the "
+        f"end. Processes outside this benchmark used {other['mean_cores']:.2f} cores on average "
+        f"(peak {other['peak_cores']:.2f}; sampled every {other['interval_s']:.0f} s; seen: "
+        f"{', '.join(f'{k} {v}x' for k, v in list(other['seen'].items())[:8]) or 'nothing'})"
+        + (" — **the machine was shared with a concurrent build/test**, so absolute figures are "
+           "lower and noisier than on an idle machine." if shared else "."),
+    ]
