@@ -34,11 +34,17 @@ class ListenerCertificates {
 
   explicit ListenerCertificates(const config::BrokerConfig& config) : config_(config) {}
 
-  // Builds the first context of `listener_name` (start-up: an error stops it).
-  Result<std::shared_ptr<asio::ssl::context>> Add(const std::string& listener_name);
+  // Builds the first context of `listener_name` (start-up: an error stops
+  // it). `with_client`: the listener is the inter-broker one, so this broker
+  // also connects to others with its keystore and truststore (ClientContext).
+  Result<std::shared_ptr<asio::ssl::context>> Add(const std::string& listener_name,
+                                                  bool with_client = false);
 
   // The context for a new connection on `listener_name` (null: not added).
   std::shared_ptr<asio::ssl::context> Current(const std::string& listener_name);
+  // The context for a new connection this broker makes to another broker
+  // on `listener_name` (null: not added with a client context).
+  std::shared_ptr<asio::ssl::context> ClientContext(const std::string& listener_name);
 
   // Why this broker's dynamic configs may not become `proposed` (each SSL
   // listener's new keystore must load and keep its certificate's identity);
@@ -47,21 +53,34 @@ class ListenerCertificates {
       const std::map<std::string, std::string>& proposed) const;
 
  private:
-  // When a keystore or truststore file was last written, to notice it
-  // rewritten in place.
-  using FileStamps = std::map<std::string, int64_t>;
+  // What a keystore or truststore file holds (a digest of its bytes), to
+  // notice it rewritten in place.
+  using FileStamps = std::map<std::string, uint64_t>;
 
-  struct Listener {
+  // Contexts made from one version of a listener's settings and files.
+  struct Contexts {
     net::TlsSettings settings;
     FileStamps stamps;
-    std::shared_ptr<asio::ssl::context> context;
-    const void* dynamic_seen = nullptr;  // the dynamic configs last looked at
+    std::shared_ptr<asio::ssl::context> server;
+    std::shared_ptr<asio::ssl::context> client;  // with_client only
+  };
+
+  struct Listener {
+    bool with_client = false;
+    Contexts applied;  // in use
+    // The settings and files last looked at, refused ones too: a bad file
+    // is logged once, not on every connection.
+    net::TlsSettings seen;
+    FileStamps seen_stamps;
+    uint64_t dynamic_generation = 0;  // of the dynamic configs last looked at
     int64_t checked_ms = 0;
   };
 
   static FileStamps Stamps(const net::TlsSettings& settings);
-  // Rebuilds `l`'s context when its settings or files changed.
-  void Refresh(const std::string& name, Listener& l, int64_t now_ms);
+  static Result<Contexts> Build(const net::TlsSettings& settings, bool with_client);
+  // The listener, its settings or files rechecked when due (contexts are
+  // built outside the lock: network threads keep accepting meanwhile).
+  const Listener* Refreshed(const std::string& name, std::unique_lock<std::mutex>& lock);
 
   const config::BrokerConfig& config_;
   mutable std::mutex mu_;

@@ -78,7 +78,8 @@ Result<net::ClientSasl> InterBrokerSasl(const config::BrokerConfig& config,
 
 }  // namespace
 
-Result<net::ClientSecurity> InterBrokerClientSecurity(const config::BrokerConfig& config) {
+Result<net::ClientSecurity> InterBrokerClientSecurity(
+    const config::BrokerConfig& config, const std::map<std::string, std::string>& dynamic) {
   using config::SecurityProtocol;
   const std::string& name = config.inter_broker_listener();
   net::ClientSecurity security;
@@ -86,8 +87,8 @@ Result<net::ClientSecurity> InterBrokerClientSecurity(const config::BrokerConfig
   for (const config::Endpoint& l : config.listeners()) {
     if (l.listener_name != name) continue;
     if (l.protocol == SecurityProtocol::kSsl || l.protocol == SecurityProtocol::kSaslSsl) {
-      STRATA_ASSIGN_OR_RETURN(security.tls,
-                              net::MakeClientTlsContext(ListenerTlsSettings(config, name)));
+      STRATA_ASSIGN_OR_RETURN(
+          security.tls, net::MakeClientTlsContext(ListenerTlsSettings(config, name, dynamic)));
     }
     if (l.protocol == SecurityProtocol::kSaslPlaintext ||
         l.protocol == SecurityProtocol::kSaslSsl) {

@@ -25,7 +25,10 @@ net::TlsSettings ListenerTlsSettings(const config::BrokerConfig& config,
 // as client certificate, ssl.endpoint.identification.algorithm), SASL for
 // SASL_PLAINTEXT and SASL_SSL (sasl.mechanism.inter.broker.protocol, with
 // the username and password of the listener's JAAS config for that
-// mechanism). kInvalidArgument naming the setting.
-Result<net::ClientSecurity> InterBrokerClientSecurity(const config::BrokerConfig& config);
+// mechanism). `dynamic`: this broker's dynamic configs, which may replace
+// the listener's keystore and truststore. kInvalidArgument naming the
+// setting.
+Result<net::ClientSecurity> InterBrokerClientSecurity(
+    const config::BrokerConfig& config, const std::map<std::string, std::string>& dynamic);
 
 }  // namespace strata::broker

@@ -121,17 +121,29 @@ Result<TxnResult> Metadata::ChangeKey(
   for (int attempt = 0; attempt < kCasAttempts; ++attempt) {
     // The view first (no round trip); after a conflict, the store itself.
     std::optional<KeyValue> current = attempt == 0 ? view_->Raw(key) : std::nullopt;
+    int64_t store_revision = 0;
     if (attempt > 0) {
       STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(key));
       if (!got.kvs.empty()) current = got.kvs[0];
+      store_revision = got.revision;
     }
-    STRATA_ASSIGN_OR_RETURN(KeyChange next, change(current));
-    // Nothing to change, by the view: it may be behind another broker's
-    // write, so only the store itself can say so.
-    if (!next.change && attempt == 0) continue;
-    if (!next.change) return TxnResult{true, view_->revision()};
+    Result<KeyChange> next = change(current);
+    // Nothing to change, or a refusal, by the view: it may be behind another
+    // broker's write, so only the store itself can say so.
+    if (attempt == 0 && (!next.ok() || !next->change)) continue;
+    if (!next.ok()) return next.take_error();
+    if (!next->change) {
+      // Confirmed by the store: the view is brought up to it, so that the
+      // caller reads what it was told is there.
+      if (!view_->WaitForRevision(store_revision, options_.timeout)) {
+        return MakeError(Errc::kUnavailable,
+                         fmt::format("the metadata view did not reach revision {} in {} ms",
+                                     store_revision, options_.timeout.count()));
+      }
+      return TxnResult{true, store_revision};
+    }
     KvCompare guard = KvCompare::ModRevisionIs(key, current ? current->mod_revision : 0);
-    KvOp op = next.value ? KvOp::Put(key, *next.value) : KvOp::Delete(key);
+    KvOp op = next->value ? KvOp::Put(key, *next->value) : KvOp::Delete(key);
     STRATA_ASSIGN_OR_RETURN(TxnResult r, Commit(std::span(&guard, 1), std::span(&op, 1)));
     if (r.succeeded) return r;
   }

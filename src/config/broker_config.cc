@@ -88,9 +88,9 @@ bool BrokerConfig::IsDynamic(const std::string& name) {
 
 bool BrokerConfig::IsDynamicListenerSsl(const std::string& name) {
   static const std::set<std::string, std::less<>> kReconfigurable = {
-      "ssl.keystore.type",   "ssl.keystore.location",         "ssl.keystore.password",
-      "ssl.key.password",    "ssl.keystore.key",              "ssl.keystore.certificate.chain",
-      "ssl.truststore.type", "ssl.truststore.location",       "ssl.truststore.password",
+      "ssl.keystore.type",          "ssl.keystore.location",   "ssl.keystore.password",
+      "ssl.key.password",           "ssl.keystore.key",        "ssl.keystore.certificate.chain",
+      "ssl.truststore.type",        "ssl.truststore.location", "ssl.truststore.password",
       "ssl.truststore.certificates"};
   constexpr std::string_view kPrefix = "listener.name.";
   std::string_view rest(name);
@@ -116,9 +116,9 @@ std::shared_ptr<const BrokerConfig::DynamicConfigs> BrokerConfig::Dynamic() cons
 }
 
 void BrokerConfig::SetDynamic(DynamicConfigs dynamic) const {
-  auto value = std::make_shared<const DynamicConfigs>(std::move(dynamic));
   std::lock_guard lock(dynamic_->mu);
-  dynamic_->value = std::move(value);
+  dynamic.generation = ++dynamic_->generation;
+  dynamic_->value = std::make_shared<const DynamicConfigs>(std::move(dynamic));
 }
 
 }  // namespace strata::config

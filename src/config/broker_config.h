@@ -56,6 +56,7 @@ class BrokerConfig {
   struct DynamicConfigs {
     std::map<std::string, std::string> broker;           // this broker's (--entity-name)
     std::map<std::string, std::string> cluster_default;  // --entity-default
+    uint64_t generation = 0;  // set by SetDynamic: one more on every change
   };
   // Whether `name` may be set dynamically: the broker synonym of a topic
   // config, or a dynamic broker-only config (IsDynamicBrokerOnly).
@@ -81,6 +82,7 @@ class BrokerConfig {
   std::string log_dir_;
   struct DynamicSlot {
     std::mutex mu;
+    uint64_t generation = 0;
     std::shared_ptr<const DynamicConfigs> value = std::make_shared<DynamicConfigs>();
   };
   std::shared_ptr<DynamicSlot> dynamic_ = std::make_shared<DynamicSlot>();

@@ -87,8 +87,12 @@ std::vector<ConfigEntry> BrokerConfigEntries(const config::BrokerConfig& broker)
     e.name = name;
     e.value = value;
     e.source = ConfigSource::kDynamicBrokerConfig;
-    e.type = config::ConfigType::kString;
-    e.sensitive = name.ends_with("password") || name.ends_with("keystore.key");
+    // Kafka's PASSWORD-typed keys: passwords, and the inline PEM key, chain
+    // and trusted certificates.
+    e.sensitive = name.ends_with("password") || name.ends_with("keystore.key") ||
+                  name.ends_with("keystore.certificate.chain") ||
+                  name.ends_with("truststore.certificates");
+    e.type = e.sensitive ? config::ConfigType::kPassword : config::ConfigType::kString;
     e.synonyms.push_back({name, value, ConfigSource::kDynamicBrokerConfig});
     out.push_back(std::move(e));
   }

@@ -28,6 +28,9 @@ constexpr int16_t kApiVersionsKey = 18;  // always answers with response header 
 struct Connection {
   explicit Connection(asio::strand<asio::any_io_executor>& strand) : socket(strand) {}
   asio::ip::tcp::socket socket;
+  // The context `tls` was made from, held as long as it: a certificate
+  // reload swaps the client's context for later connections only.
+  std::shared_ptr<asio::ssl::context> tls_context;
   // Over `socket` when the client speaks TLS (closing the socket ends it).
   std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls;
   // When the SASL session ends (KIP-368): the connection is not reused
@@ -291,8 +294,11 @@ asio::awaitable<Result<ConnectionPtr>> Client::Pool::Connect(Clock::time_point d
 }
 
 asio::awaitable<asio::error_code> Client::Pool::Handshake(Connection& conn) {
-  conn.tls = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(conn.socket,
-                                                                         *options.security.tls);
+  const ClientSecurity& security = options.security;
+  conn.tls_context = security.tls_source ? security.tls_source() : nullptr;
+  if (conn.tls_context == nullptr) conn.tls_context = security.tls;
+  conn.tls =
+      std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(conn.socket, *conn.tls_context);
   // SNI, and the name the certificate must carry.
   SSL_set_tlsext_host_name(conn.tls->native_handle(), host.c_str());
   conn.tls->set_verify_mode(asio::ssl::verify_peer);

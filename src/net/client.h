@@ -22,6 +22,7 @@
 #include <asio/ssl.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,9 @@ struct ClientSecurity {
   // handshake, and the server's certificate must name `host` when
   // `verify_hostname` (Kafka's ssl.endpoint.identification.algorithm=https).
   std::shared_ptr<asio::ssl::context> tls;
+  // When set, asked for the context of each new connection instead of `tls`
+  // (a client certificate replaced without a restart; null: use `tls`).
+  std::function<std::shared_ptr<asio::ssl::context>()> tls_source;
   bool verify_hostname = true;
   // Set to authenticate each connection with SASL (SASL_PLAINTEXT,
   // SASL_SSL) before its first request. A connection whose session lifetime

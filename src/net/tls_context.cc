@@ -6,8 +6,11 @@
 #include <openssl/pkcs12.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace strata::net {
@@ -123,15 +126,17 @@ Status LoadKeystore(SSL_CTX* ctx, const TlsSettings& s) {
     if (!ok) X509_free(issuer);
   }
   BIO_free(bio);
-  ERR_clear_error();  // the end of the chain reads as an error
   if (!ok) return Invalid("ssl.keystore: the certificate chain");
+  ERR_clear_error();  // the end of the chain reads as an error
   bio = BIO_new_mem_buf(pem_key.data(), static_cast<int>(pem_key.size()));
   std::string password = s.key_password;
   EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, KeyPassword, &password);
   BIO_free(bio);
-  ok = key != nullptr && SSL_CTX_use_PrivateKey(ctx, key) == 1;
+  if (key == nullptr) return Invalid("ssl.keystore: the private key (ssl.key.password?)");
+  // OpenSSL checks the key against the certificate here already.
+  ok = SSL_CTX_use_PrivateKey(ctx, key) == 1;
   EVP_PKEY_free(key);
-  if (!ok) return Invalid("ssl.keystore: the private key (ssl.key.password?)");
+  if (!ok) return Invalid("ssl.keystore: the private key does not match the certificate");
   if (SSL_CTX_check_private_key(ctx) != 1) {
     return Invalid("ssl.keystore: the private key does not match the certificate");
   }
@@ -169,8 +174,8 @@ Status LoadTruststore(SSL_CTX* ctx, const TlsSettings& s) {
     X509_free(ca);
   }
   BIO_free(bio);
-  ERR_clear_error();
   if (added == 0) return Invalid("ssl.truststore: no certificate in it");
+  ERR_clear_error();  // the end of the file reads as an error
   return Status::Ok();
 }
 
@@ -262,28 +267,50 @@ std::string SubjectName(X509* cert) {
   return out;
 }
 
-// The subjectAltName extension's DER contents ("" when there is none).
-std::string SubjectAltNames(X509* cert) {
-  const int at = X509_get_ext_by_NID(cert, NID_subject_alt_name, -1);
-  if (at < 0) return "";
-  const ASN1_OCTET_STRING* der = X509_EXTENSION_get_data(X509_get_ext(cert, at));
-  return std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(der)),
-                     static_cast<size_t>(ASN1_STRING_length(der)));
+// The certificate's subject alternative names, each as "DNS:host",
+// "IP Address:1.2.3.4" and so on (OpenSSL's own rendering).
+std::set<std::string> SubjectAltNames(X509* cert) {
+  std::set<std::string> names;
+  auto* general =
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  if (general == nullptr) return names;
+  for (int i = 0; i < sk_GENERAL_NAME_num(general); ++i) {
+    BIO* bio = BIO_new(BIO_s_mem());
+    GENERAL_NAME_print(bio, sk_GENERAL_NAME_value(general, i));
+    char* data = nullptr;
+    const long n = BIO_get_mem_data(bio, &data);
+    names.emplace(data, static_cast<size_t>(n));
+    BIO_free(bio);
+  }
+  GENERAL_NAMES_free(general);
+  return names;
+}
+
+std::string Joined(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
 }
 
 }  // namespace
 
 std::optional<std::string> CertificateIdentityChange(const asio::ssl::context& before,
                                                      const asio::ssl::context& after) {
-  X509* old_cert = SSL_CTX_get0_certificate(const_cast<asio::ssl::context&>(before).native_handle());
+  X509* old_cert =
+      SSL_CTX_get0_certificate(const_cast<asio::ssl::context&>(before).native_handle());
   X509* new_cert = SSL_CTX_get0_certificate(const_cast<asio::ssl::context&>(after).native_handle());
   if (old_cert == nullptr || new_cert == nullptr) return std::nullopt;
   if (X509_NAME_cmp(X509_get_subject_name(old_cert), X509_get_subject_name(new_cert)) != 0) {
     return fmt::format("Keystore DistinguishedName does not match: existing={{{}}}, new={{{}}}",
                        SubjectName(old_cert), SubjectName(new_cert));
   }
-  if (SubjectAltNames(old_cert) != SubjectAltNames(new_cert)) {
-    return "Keystore SubjectAltNames do not match";
+  // As Kafka's SslFactory: the new certificate may add names, not drop any.
+  const std::set<std::string> old_names = SubjectAltNames(old_cert);
+  const std::set<std::string> new_names = SubjectAltNames(new_cert);
+  if (!std::includes(new_names.begin(), new_names.end(), old_names.begin(), old_names.end())) {
+    return fmt::format(
+        "Keystore SubjectAltNames do not match: existing={{SAN=[{}]}}, new={{SAN=[{}]}}",
+        Joined(old_names), Joined(new_names));
   }
   return std::nullopt;
 }

@@ -44,9 +44,9 @@ Result<std::shared_ptr<asio::ssl::context>> MakeServerTlsContext(const TlsSettin
 Result<std::shared_ptr<asio::ssl::context>> MakeClientTlsContext(const TlsSettings& settings);
 
 // Why `after` may not replace `before` as a listener's server context: its
-// certificate has another subject or other subject alternative names (Kafka
-// refuses such a keystore update, so that clients and peers that check the
-// name keep connecting); nullopt when it keeps both.
+// certificate has another subject or drops one of the subject alternative
+// names (it may add some). Kafka refuses such a keystore update, so that
+// clients and peers that check the name keep connecting. nullopt: it may.
 std::optional<std::string> CertificateIdentityChange(const asio::ssl::context& before,
                                                      const asio::ssl::context& after);
 

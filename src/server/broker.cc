@@ -181,7 +181,21 @@ Status Broker::Start() {
       broker::CheckMetaProperties(dir, metadata_->cluster_id(), config_.node_id()));
   STRATA_ASSIGN_OR_RETURN(broker::ReplicaSelectorKind selector,
                           broker::ParseReplicaSelector(config_.Get("replica.selector.class")));
-  STRATA_ASSIGN_OR_RETURN(inter_broker_security_, broker::InterBrokerClientSecurity(config_));
+  // With this broker's dynamic keystore, if one replaced the static one:
+  // replicas may connect before the listeners (and their certificates) start.
+  STRATA_ASSIGN_OR_RETURN(
+      inter_broker_security_,
+      broker::InterBrokerClientSecurity(
+          config_, metadata_->BrokerConfigs(std::to_string(config_.node_id()))));
+  certificates_ = std::make_unique<broker::ListenerCertificates>(config_);
+  if (inter_broker_security_.tls) {
+    // Connections to other brokers present the inter-broker listener's
+    // keystore as it is now (replaced without a restart), once it is added.
+    inter_broker_security_.tls_source = [certificates = certificates_.get(),
+                                         name = config_.inter_broker_listener()] {
+      return certificates->ClientContext(name);
+    };
+  }
   topics_ = std::make_unique<broker::TopicManager>(config_, *metadata_, clock_);
   topics_->SetInterBrokerSecurity(inter_broker_security_);
   // Consumers long-polling a follower (KIP-392) wake when its mark moves,
@@ -208,7 +222,6 @@ Status Broker::Start() {
                    return it->second;
                  }));
   context_->sasl = sasl_.get();
-  certificates_ = std::make_unique<broker::ListenerCertificates>(config_);
   context_->listener_certificates = certificates_.get();
   STRATA_ASSIGN_OR_RETURN(authorizer_, broker::AclAuthorizer::Create(config_, *metadata_));
   context_->authorizer = authorizer_.get();
@@ -262,7 +275,8 @@ Status Broker::ListenerSecurity(const config::Endpoint& listener, net::ServerOpt
   if (protocol != SecurityProtocol::kSsl && protocol != SecurityProtocol::kSaslSsl) {
     return Status::Ok();
   }
-  auto tls = certificates_->Add(listener.listener_name);
+  auto tls = certificates_->Add(listener.listener_name,
+                                listener.listener_name == config_.inter_broker_listener());
   if (!tls.ok()) {
     return MakeError(Errc::kInvalidArgument,
                      fmt::format("listener {}: {}", listener.listener_name, tls.error().message));

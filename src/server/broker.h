@@ -104,6 +104,10 @@ class Broker {
   // on their own thread, so they never stall the network threads.
   asio::io_context maintenance_io_;
   std::thread maintenance_thread_;
+  // Before every user: the servers ask it for each connection's TLS context,
+  // the inter-broker clients (replication, forwarding, the balancer's) for
+  // theirs.
+  std::unique_ptr<broker::ListenerCertificates> certificates_;
   std::unique_ptr<cluster::Metadata> metadata_;
   cluster::MetadataStore* store_ = nullptr;                // metadata_, as the broker's store
   std::unique_ptr<cluster::BrokerSession> session_;        // registration and lease
@@ -128,8 +132,6 @@ class Broker {
   std::unique_ptr<coordinator::TxnCoordinator> txn_coordinator_;
   std::unique_ptr<kafka::TxnMarkerChannel> txn_markers_;  // on io_
   std::unique_ptr<kafka::TxnPartitionVerifier> txn_verifier_;
-  // Before servers_: the servers ask it for each connection's TLS context.
-  std::unique_ptr<broker::ListenerCertificates> certificates_;
   std::vector<std::unique_ptr<net::Server>> servers_;  // one per listener
   // How this broker reaches its peers' SSL inter-broker listener (null: PLAINTEXT).
   net::ClientSecurity inter_broker_security_;

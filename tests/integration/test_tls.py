@@ -62,6 +62,22 @@ def round_trip(b, client: dict, n: int = 500) -> None:
         sorted((r.partition, r.offset, r.key, r.value) for r in recs)
 
 
+def alter_broker_config_raw(bootstrap: str, broker: str, key: str,
+                            value: str) -> tuple[int, str | None]:
+    """IncrementalAlterConfigs v0 SET `key`=`value` for broker resource `broker`, sent to
+    `bootstrap` whatever broker that is: the resource's (error code, message)."""
+    body = raw.Writer().array([0], lambda w, _: (
+        w.i8(4).string(broker).array([0], lambda w2, _: w2.string(key).i8(0).string(value))))
+    body.boolean(False)
+    with raw.Conn(bootstrap) as c:
+        c.send(raw.request(44, 0, 1, bytes(body.buf)))
+        _, data = c.recv_frame()
+    r = raw.Reader(data)
+    r.i32()  # throttle
+    assert r.array_len() == 1
+    return r.i16(), r.string()
+
+
 def refused(b, client: dict) -> str:
     """A producer with `client` settings cannot deliver to an existing topic over the SSL
     listener (which a trusted client can): its error."""
@@ -246,6 +262,10 @@ def test_a_listeners_keystore_is_replaced_without_a_restart(broker_factory, ca, 
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "broker id must be specified" in r.stdout + r.stderr, \
         (r.stdout + r.stderr)[-3000:]
+    # Sent to a broker it is not for: only that broker can check its keystore (Kafka answers
+    # INVALID_REQUEST; its admin client routes broker configs to the broker itself).
+    code, message = alter_broker_config_raw(b.bootstrap, "7", key, str(second.keystore))
+    assert (code, message) == (42, "Unexpected broker id, expected 1, but received 7")
     assert served_certificate(b.ssl_bootstrap, ca.cert) == der(second)
 
     # Renewed in place (same path, new contents), as cert-manager and the like do.
@@ -310,6 +330,82 @@ def test_brokers_replicate_over_an_ssl_inter_broker_listener(tmp_path, broker_fa
         values = sorted(v for recs_ in got.values() for _, v in recs_)
         want = [f"rec-{i}" for i in range(200)] + [f"txn-{i}" for i in range(30)]
         assert values == sorted(want)
+    finally:
+        for b in brokers:
+            b.stop()
+        etcd.stop_all()
+
+
+def test_inter_broker_certificates_move_to_a_new_ca_without_a_restart(tmp_path, broker_factory,
+                                                                      ca):
+    """Three brokers replicating over an SSL inter-broker listener with mutual TLS move to a
+    new CA as operators do it, with IncrementalAlterConfigs sent to each broker and no restart:
+    trust both CAs, then a keystore the new CA issued, then trust only the new CA. Brokers
+    connect to each other with the listener's keystore and truststore as they are now, so
+    after the last step (when an old certificate would be refused) a restarted broker is
+    replicated to and from: it rejoins the ISR, takes its preferred partition back, and
+    acks=all produces to it are acknowledged by both followers."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
+    from test_cluster import start_cluster
+    new_ca = CA(tmp_path / "new-ca", name="Strata Test CA 2")
+    old_cert, new_cert = ca.issue("ib-old", "localhost"), new_ca.issue("ib-new", "localhost")
+    both = tmp_path / "both-cas.pem"
+    both.write_text(ca.cert.read_text() + new_ca.cert.read_text())
+    ports = {n: free_port() for n in (1, 2, 3)}
+    per_node = {n: {"listeners": f"PLAINTEXT://127.0.0.1:{{port}},BROKER://127.0.0.1:{ports[n]}",
+                    "advertised.listeners": f"PLAINTEXT://127.0.0.1:{{port}},"
+                                            f"BROKER://localhost:{ports[n]}"}
+                for n in (1, 2, 3)}
+    etcd, brokers = start_cluster(tmp_path, broker_factory, extra={
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,BROKER:SSL",
+        "inter.broker.listener.name": "BROKER",
+        "ssl.keystore.location": str(old_cert.keystore),
+        "ssl.truststore.location": str(ca.cert),
+        "listener.name.broker.ssl.client.auth": "required",
+        "leader.imbalance.check.interval.seconds": "1"}, per_node=per_node)
+    try:
+        b1, b2, b3 = brokers
+        topic = kit.unique_topic("ib-rotate")
+        a = kit.admin(b1.bootstrap)
+        a.create_topics([NewTopic(topic, 3, replica_assignment=[[3, 1, 2], [1, 2, 3], [2, 3, 1]],
+                                  config={"min.insync.replicas": "3"})])[topic].result(timeout=30)
+
+        def leaders_and_isrs():
+            parts = a.list_topics(topic, timeout=10).topics[topic].partitions
+            return {p: (m.leader, sorted(m.isrs)) for p, m in parts.items()}
+
+        settled = {0: (3, [1, 2, 3]), 1: (1, [1, 2, 3]), 2: (2, [1, 2, 3])}
+        kit.wait_until(lambda: leaders_and_isrs() == settled, 60,
+                       "preferred leaders and full ISRs over the SSL listener", leaders_and_isrs)
+
+        def set_on_each(key: str, value) -> None:
+            for n, b in zip((1, 2, 3), brokers):
+                res = ConfigResource(ConfigResource.Type.BROKER, str(n), incremental_configs=[
+                    ConfigEntry(f"listener.name.broker.ssl.{key}", str(value),
+                                incremental_operation=AlterConfigOpType.SET)])
+                broker_admin = kit.admin(b.bootstrap)  # kept: the future needs its handle
+                broker_admin.incremental_alter_configs([res])[res].result(30)
+
+        set_on_each("truststore.location", both)
+        set_on_each("keystore.location", new_cert.keystore)
+        set_on_each("truststore.location", new_ca.cert)
+
+        b3.restart()
+        kit.wait_until(lambda: leaders_and_isrs() == settled, 90,
+                       "broker 3 back in every ISR and leading partition 0 again",
+                       leaders_and_isrs)
+        p = Producer({"bootstrap.servers": b1.bootstrap, "acks": "all",
+                      "message.timeout.ms": 20000})
+        failed = []
+        for i in range(60):
+            p.produce(topic, value=f"after-{i}".encode(), partition=i % 3,
+                      on_delivery=lambda err, msg: err and failed.append((msg.partition(), err)))
+        assert p.flush(40) == 0 and not failed, failed[:3]
+        got = kit.consume_confluent(b1.bootstrap, topic, 3)
+        assert sorted(m.value() for ms in got.values() for m in ms) == \
+            sorted(f"after-{i}".encode() for i in range(60)), \
+            ({p_: [m.value() for m in ms] for p_, ms in got.items()}, leaders_and_isrs())
+        assert "TLS keystore and truststore reloaded" in b1.log_text()
     finally:
         for b in brokers:
             b.stop()

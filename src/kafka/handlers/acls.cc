@@ -130,28 +130,28 @@ HandlerResult HandleCreateAcls(BrokerContext& ctx, net::Request& request) {
 
 namespace {
 
-// Deletes the bindings of one filter; their descriptions.
+// Deletes the bindings of one filter; their descriptions: those the store
+// held and this request removed (another broker's concurrent delete of the
+// same binding is not reported twice).
 protocol::DeleteAclsResponse::FilterResult DeleteMatching(const BrokerContext& ctx,
                                                           const net::Request& request,
                                                           const sec::AclBindingFilter& filter) {
   protocol::DeleteAclsResponse::FilterResult result;
-  // Kafka matches on the controller's latest ACLs: one just created through
-  // another broker is deleted too.
-  if (Status st = ctx.metadata->CatchUpWithStore(); !st.ok()) {
-    result.error_code = Code(GenericErrorCode(st.error().code));
-    result.error_message = st.error().message;
-    return result;
-  }
   std::map<sec::ResourcePattern, std::vector<sec::AccessControlEntry>> by_pattern;
   for (auto& b : Matching(ctx, filter)) by_pattern[b.pattern].push_back(std::move(b.entry));
-  for (const auto& [pattern, entries] : by_pattern) {
+  for (const auto& [pattern, matched] : by_pattern) {
+    std::vector<sec::AccessControlEntry> removed;
     Status st = ctx.metadata->UpdateAcls(pattern, [&](auto& stored) {
+      removed.clear();  // the update may run again, against the store
       std::erase_if(stored, [&](const sec::AccessControlEntry& e) {
-        return filter.Matches(sec::AclBinding{pattern, e});
+        if (!filter.Matches(sec::AclBinding{pattern, e})) return false;
+        removed.push_back(e);
+        return true;
       });
       return Status::Ok();
     });
-    for (const auto& e : entries) {
+    // Failed: nothing was removed, and the bindings seen carry the error.
+    for (const auto& e : st.ok() ? removed : matched) {
       auto& m = result.matching_acls.emplace_back();
       if (!st.ok()) {
         m.error_code = Code(GenericErrorCode(st.error().code));
@@ -179,12 +179,21 @@ HandlerResult HandleDeleteAcls(BrokerContext& ctx, net::Request& request) {
   STRATA_ASSIGN_OR_RETURN(auto req, DecodeRequest<protocol::DeleteAclsRequest>(request));
   protocol::DeleteAclsResponse resp;
   const auto [refused, refused_why] = Refused(ctx, request, sec::AclOperation::kAlter);
+  // Kafka matches on the controller's latest ACLs: one just created through
+  // another broker is deleted too. Caught up once for all the filters.
+  Status caught_up = Status::Ok();
+  if (refused == ErrorCode::kNone && !req.filters.empty()) {
+    caught_up = ctx.metadata->CatchUpWithStore();
+  }
   for (const auto& f : req.filters) {
     const sec::AclBindingFilter filter = FilterOf(f);
     if (refused != ErrorCode::kNone) {
       resp.filter_results.push_back({Code(refused), refused_why, {}});
     } else if (auto invalid = filter.Invalid()) {
       resp.filter_results.push_back({Code(ErrorCode::kInvalidRequest), *invalid, {}});
+    } else if (!caught_up.ok()) {
+      resp.filter_results.push_back(
+          {Code(GenericErrorCode(caught_up.error().code)), caught_up.error().message, {}});
     } else {
       resp.filter_results.push_back(DeleteMatching(ctx, request, filter));
     }

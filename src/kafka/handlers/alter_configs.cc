@@ -6,6 +6,8 @@
 
 #include "protocol/messages/alter_configs.h"
 
+#include <fmt/format.h>
+
 #include "broker/listener_certificates.h"
 #include "broker/topic_manager.h"
 #include "broker/topic_validation.h"
@@ -65,14 +67,34 @@ std::optional<std::string> BrokerEntity(const std::string& name,
   return std::to_string(std::stoi(name));
 }
 
+// Fails `out` when a listener's keystore or truststore setting (one of
+// `names`) is sent to a broker other than the one it is for: only that
+// broker can check its new keystore, so, as Kafka, it must be asked itself.
+template <typename Names, typename NameOf>
+bool RefusedForAnotherBroker(const BrokerContext& ctx, const std::string& entity,
+                             const Names& names, NameOf name_of,
+                             AlterConfigsResourceResponse& out) {
+  const std::string self = std::to_string(ctx.config.node_id());
+  if (entity == broker::kDefaultBrokerEntity || entity == self) return false;
+  for (const auto& n : names) {
+    if (!config::BrokerConfig::IsDynamicListenerSsl(name_of(n))) continue;
+    Fail(out, ErrorCode::kInvalidRequest,
+         fmt::format("Unexpected broker id, expected {}, but received {}", self, entity));
+    return true;
+  }
+  return false;
+}
+
 // Why `configs` may not be the listener keystore and truststore settings of
 // broker `entity`: they are per broker, and the broker handling the request
 // checks its own new keystores (the others check theirs when they load them).
-std::optional<std::string> InvalidListenerSslReason(BrokerContext& ctx, const std::string& entity,
-                                                    const std::map<std::string, std::string>& configs) {
+std::optional<std::string> InvalidListenerSslReason(
+    BrokerContext& ctx, const std::string& entity,
+    const std::map<std::string, std::string>& configs) {
   std::string names;
   for (const auto& [name, value] : configs) {
-    if (config::BrokerConfig::IsDynamicListenerSsl(name)) names += (names.empty() ? "" : ", ") + name;
+    if (config::BrokerConfig::IsDynamicListenerSsl(name))
+      names += (names.empty() ? "" : ", ") + name;
   }
   if (names.empty()) return std::nullopt;
   if (entity == broker::kDefaultBrokerEntity) {
@@ -190,6 +212,11 @@ void AlterBrokerIncrementally(BrokerContext& ctx,
                               bool validate_only, AlterConfigsResourceResponse& out) {
   auto entity = BrokerEntity(r.resource_name, out);
   if (!entity) return;
+  if (RefusedForAnotherBroker(
+          ctx, *entity, r.configs, [](const auto& c) -> const std::string& { return c.name; },
+          out)) {
+    return;
+  }
   auto mutate = [&](std::map<std::string, std::string>& configs) -> Status {
     for (const auto& c : r.configs) {
       if (c.config_operation == static_cast<int8_t>(Op::kSet) && c.value) {
@@ -255,6 +282,11 @@ HandlerResult HandleAlterConfigs(BrokerContext& ctx, net::Request& request) {
     }
     if (null_value) {
       Fail(out, ErrorCode::kInvalidRequest, "Null value not supported in AlterConfigs");
+      continue;
+    }
+    if (entity && RefusedForAnotherBroker(
+                      ctx, *entity, configs,
+                      [](const auto& c) -> const std::string& { return c.first; }, out)) {
       continue;
     }
     if (entity) {
