@@ -11,8 +11,12 @@ tool prints), p50_ms/p99_ms/p999_ms (produce), ok, error, command. Not thread-sa
 """
 from __future__ import annotations
 
+import ctypes
+import importlib.util
 import json
+import os
 import re
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -118,33 +122,106 @@ class LoadGenerator:
         return procs.run_logged(cmd, self.logdir / f"{log_name}.log", timeout)
 
 
+# librdkafka before 2.6.1 builds SCRAM's client-final nonce wrongly, which Kafka 4.x refuses
+# ("invalid credentials", librdkafka#4895); older ones also refuse SASL with a broker that does
+# not offer SaslHandshake v0 (Strata offers v1 only).
+SCRAM_LIBRDKAFKA = (2, 6, 1)
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+
+
+def bundled_librdkafka(directory: Path) -> Path | None:
+    """`directory` with a librdkafka.so.1 linked to the librdkafka confluent-kafka's wheel
+    ships (self-contained, its own OpenSSL), for LD_LIBRARY_PATH; None without the wheel."""
+    spec = importlib.util.find_spec("confluent_kafka")
+    if spec is None or spec.origin is None:
+        return None
+    libs = sorted(Path(spec.origin).parent.parent.glob("confluent_kafka.libs/librdkafka*.so*"))
+    if not libs:
+        return None
+    directory.mkdir(parents=True, exist_ok=True)
+    link = directory / "librdkafka.so.1"
+    link.unlink(missing_ok=True)
+    link.symlink_to(libs[0])
+    return directory
+
+
 class StrataBench(LoadGenerator):
-    """`strata bench` (librdkafka 1 MiB batches, linger 5 ms as built into the tool)."""
+    """`strata bench` (librdkafka 1 MiB batches, linger 5 ms as built into the tool).
+    lib_dir: run it with LD_LIBRARY_PATH=lib_dir (another librdkafka.so.1 than the one it was
+    built against: the C ABI is stable across 1.x-2.x)."""
 
     name = "strata-bench"
 
-    def __init__(self, logdir: Path, record_size: int, binary: Path):
+    def __init__(self, logdir: Path, record_size: int, binary: Path, lib_dir: Path | None = None):
         super().__init__(logdir, record_size)
         self.binary = binary
+        self.lib_dir = lib_dir
+
+    def _cmd(self, *args: str) -> list[str]:
+        env = ["env", f"LD_LIBRARY_PATH={self.lib_dir}"] if self.lib_dir else []
+        return [*env, str(self.binary), "bench", *args]
+
+    def use_scram_capable_librdkafka(self, directory: Path) -> str:
+        """Keeps the binary's librdkafka if it can authenticate with SCRAM against Kafka 4.x and
+        Strata (>= SCRAM_LIBRDKAFKA), else switches to confluent-kafka's bundled one when that
+        can. Returns the version the runs will load."""
+        version = self.librdkafka_version()
+        if version_tuple(version) >= SCRAM_LIBRDKAFKA:
+            return version
+        lib_dir = bundled_librdkafka(directory)
+        if lib_dir is not None:
+            old, self.lib_dir = self.lib_dir, lib_dir
+            bundled = self.librdkafka_version()
+            if version_tuple(bundled) >= SCRAM_LIBRDKAFKA:
+                return bundled
+            self.lib_dir = old
+        return version
 
     def produce(self, bootstrap: str, topic: str, records: int, acks: str, compression: str,
-                rate: int, log_name: str) -> dict:
+                rate: int, log_name: str, client_config: Path | None = None) -> dict:
+        """client_config: a librdkafka properties file (e.g. security.protocol=SASL_SSL and the
+        SASL/TLS settings: harness/secure.py), passed as --command-config."""
         out_json = self.logdir / f"{log_name}.json"
         out_json.unlink(missing_ok=True)
-        cmd = [str(self.binary), "bench", "produce", "--bootstrap", bootstrap, "--topic", topic,
-               "--records", str(records), "--record-size", str(self.record_size), "--acks", acks,
-               "--compression", compression, "--rate", str(rate), "--json", str(out_json)]
+        cmd = self._cmd("produce", "--bootstrap", bootstrap, "--topic", topic, "--records",
+                        str(records), "--record-size", str(self.record_size), "--acks", acks,
+                        "--compression", compression, "--rate", str(rate), "--json",
+                        str(out_json), *self._client_config(client_config))
         rc, out = self._run(cmd, log_name, self._timeout(records, rate))
         return self._read(cmd, rc, out, out_json, records)
 
-    def consume(self, bootstrap: str, topic: str, records: int, log_name: str) -> dict:
+    def consume(self, bootstrap: str, topic: str, records: int, log_name: str,
+                client_config: Path | None = None) -> dict:
         out_json = self.logdir / f"{log_name}.json"
         out_json.unlink(missing_ok=True)
-        cmd = [str(self.binary), "bench", "consume", "--bootstrap", bootstrap, "--topic", topic,
-               "--records", str(records), "--timeout", str(int(self._timeout(records, 0))),
-               "--json", str(out_json)]
+        cmd = self._cmd("consume", "--bootstrap", bootstrap, "--topic", topic, "--records",
+                        str(records), "--timeout", str(int(self._timeout(records, 0))), "--json",
+                        str(out_json), *self._client_config(client_config))
         rc, out = self._run(cmd, log_name, self._timeout(records, 0) + 30)
         return self._read(cmd, rc, out, out_json, records)
+
+    @staticmethod
+    def _client_config(path: Path | None) -> list[str]:
+        return [] if path is None else ["--command-config", str(path)]
+
+    def librdkafka_version(self) -> str:
+        """The version of the librdkafka the binary loads (ldd, then rd_kafka_version_str)."""
+        env = dict(os.environ, **({"LD_LIBRARY_PATH": str(self.lib_dir)} if self.lib_dir else {}))
+        try:
+            ldd = subprocess.run(["ldd", str(self.binary)], capture_output=True, text=True,
+                                 timeout=10, env=env).stdout
+            lib = next((ln.split("=>")[1].split("(")[0].strip() for ln in ldd.splitlines()
+                        if "librdkafka" in ln and "=>" in ln), None)
+            if lib is None:
+                return "static"
+            fn = ctypes.CDLL(lib).rd_kafka_version_str
+            fn.restype = ctypes.c_char_p
+            return fn().decode()
+        except (OSError, AttributeError, subprocess.SubprocessError) as e:
+            return f"? ({e})"
 
     def _read(self, cmd, rc, out, out_json: Path, expected: int) -> dict:
         try:

@@ -3,7 +3,8 @@ certificate made with the openssl CLI (as tests/integration/certs.py makes them:
 broker's subjectAltName DNS:localhost and IP:127.0.0.1), the broker's PEM keystore (private key,
 certificate, CA in one file, what Kafka reads with ssl.keystore.type=PEM and Strata by default),
 the listener settings (a second listener, SASL_SSL, next to the PLAINTEXT one the harness sets
-up and administers the broker through), and the Java client's properties for SASL_SSL.
+up and administers the broker through), and the client properties for SASL_SSL, for the Java
+client and for librdkafka (`strata bench`).
 
 Both brokers get the same keys with the same values: Strata reads Kafka's names (docs/security.md).
 """
@@ -84,6 +85,21 @@ def java_client_properties(path: Path, ca: Path, user: str, password: str) -> Pa
         f"ssl.enabled.protocols={TLS_VERSION}\n"
         "ssl.truststore.type=PEM\n"
         f"ssl.truststore.location={ca}\n")
+    return path
+
+
+def librdkafka_client_properties(path: Path, ca: Path, user: str, password: str) -> Path:
+    """The same settings for librdkafka (`strata bench produce|consume --command-config`):
+    SCRAM-SHA-512, the CA as a PEM file, the server's address checked against its certificate
+    as the Java client does (librdkafka's default since 2.0, set anyway). librdkafka has no
+    property for the TLS version: the broker allows only TLSv1.3."""
+    path.write_text(
+        f"security.protocol={LISTENER}\n"
+        f"sasl.mechanism={MECHANISM}\n"
+        f"sasl.username={user}\n"
+        f"sasl.password={password}\n"
+        f"ssl.ca.location={ca}\n"
+        "ssl.endpoint.identification.algorithm=https\n")
     return path
 
 

@@ -1,7 +1,9 @@
 """Checks of the perf-tool output parsers against output captured verbatim from Apache
-Kafka 4.1.1's ProducerPerformance and ConsumerPerformance. Runnable with pytest; --smoke
-runs them too (run_all)."""
+Kafka 4.1.1's ProducerPerformance and ConsumerPerformance, and of StrataBench's command line.
+Runnable with pytest; --smoke runs them too (run_all)."""
 from __future__ import annotations
+
+from pathlib import Path
 
 from . import loadgen
 
@@ -81,6 +83,17 @@ def test_mb_per_s_is_decimal_megabytes_of_values():
     assert r["mb_per_s"] == 1.02 and r["ok"]
     r = loadgen._finish({"records": 9, "records_per_s": 1000.0}, 1024, 10)
     assert not r["ok"] and "only 9 of 10" in r["error"]
+
+
+def test_strata_bench_takes_a_client_config_and_another_librdkafka():
+    g = loadgen.StrataBench(Path("/logs"), 1024, Path("/b/strata"))
+    assert g._cmd("consume", *g._client_config(Path("/c.properties"))) == \
+        ["/b/strata", "bench", "consume", "--command-config", "/c.properties"]
+    g.lib_dir = Path("/lib")
+    assert g._cmd("produce", *g._client_config(None)) == \
+        ["env", "LD_LIBRARY_PATH=/lib", "/b/strata", "bench", "produce"]
+    assert loadgen.version_tuple("2.0.2") < loadgen.SCRAM_LIBRDKAFKA
+    assert loadgen.version_tuple("2.16.0") >= loadgen.SCRAM_LIBRDKAFKA
 
 
 def run_all() -> int:

@@ -104,6 +104,10 @@ int main(int argc, char** argv) {
   bp->add_option("--rate", po.rate, "records per second (0 = unthrottled)");
   bp->add_option("--linger-ms", po.linger_ms);
   bp->add_option("--json", po.json_out, "write the summary as JSON to this file");
+  bp->add_option("--command-config", po.command_config,
+                 "librdkafka properties file (key=value lines), applied after the defaults");
+  bp->add_option("--set", po.sets,
+                 "a librdkafka property key=value, applied after --command-config (repeatable)");
   strata::bench::ConsumeOptions co;
   auto* bc = bench->add_subcommand("consume", "consume a topic from the beginning");
   bc->add_option("--bootstrap", co.bootstrap);
@@ -111,6 +115,10 @@ int main(int argc, char** argv) {
   bc->add_option("--records", co.records);
   bc->add_option("--timeout", co.timeout_s);
   bc->add_option("--json", co.json_out);
+  bc->add_option("--command-config", co.command_config,
+                 "librdkafka properties file (key=value lines), applied after the defaults");
+  bc->add_option("--set", co.sets,
+                 "a librdkafka property key=value, applied after --command-config (repeatable)");
 
   strata::bench::MetadataScaleOptions mo;
   auto* bm =

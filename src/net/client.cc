@@ -37,6 +37,7 @@ struct Connection {
   // after this.
   std::chrono::steady_clock::time_point reauthenticate_at =
       std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point idle_since;  // when last put back in the pool
 };
 
 // Writes or reads all of `buffers` on the connection's TLS stream, or its
@@ -212,9 +213,11 @@ asio::awaitable<Result<ConnectionPtr>> Client::Pool::Acquire(Clock::time_point d
     if (!idle.empty()) {
       ConnectionPtr conn = std::move(idle.back());
       idle.pop_back();
-      if (Clock::now() >= conn->reauthenticate_at) {
+      const auto now = Clock::now();
+      if (now >= conn->reauthenticate_at || now - conn->idle_since >= options.max_idle) {
         // Its SASL session is (nearly) over: a new connection authenticates
-        // afresh rather than re-authenticating this one.
+        // afresh rather than re-authenticating this one. Or it sat idle so
+        // long that the server may be closing it.
         asio::error_code ec;
         conn->socket.close(ec);
         --open;
@@ -401,6 +404,7 @@ asio::awaitable<Result<Response>> Client::Pool::Exchange(Connection& conn, const
 void Client::Pool::Release(ConnectionPtr conn, bool healthy) {
   std::erase(busy, conn);
   if (healthy && !closed) {
+    conn->idle_since = Clock::now();
     idle.push_back(std::move(conn));
   } else {
     asio::error_code ec;

@@ -58,6 +58,10 @@ struct ClientOptions {
   std::chrono::milliseconds reconnect_backoff{50};
   std::chrono::milliseconds reconnect_backoff_max{1000};
   int max_connections = 4;
+  // A pooled connection idle this long is closed instead of reused (Kafka
+  // clients' connections.max.idle.ms): brokers close theirs after 10 min,
+  // and a request sent on a connection the server is closing would fail.
+  std::chrono::milliseconds max_idle{540000};
   int32_t max_response_bytes = 104857600;
   ClientSecurity security;
 };

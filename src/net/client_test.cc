@@ -5,6 +5,8 @@
 #include <asio.hpp>
 #include <atomic>
 #include <future>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "net/server.h"
@@ -27,6 +29,10 @@ class EchoHandler : public RequestHandler {
   bool IsFlexibleRequest(int16_t, int16_t) const override { return false; }
   asio::awaitable<Result<std::optional<Bytes>>> Handle(Request& request) override {
     ++requests;
+    {
+      std::lock_guard lock(mu);
+      peers.insert(request.peer);
+    }
     std::string body(request.body.begin(), request.body.end());
     int32_t correlation_id = request.header.correlation_id;
     if (body == "hang") {
@@ -40,6 +46,8 @@ class EchoHandler : public RequestHandler {
     co_return std::optional<Bytes>(std::move(out));
   }
   std::atomic<int> requests{0};
+  std::mutex mu;
+  std::set<std::string> peers;  // one per connection a request came on
 };
 
 // A real Server on loopback, with its own threads.
@@ -128,6 +136,25 @@ TEST(Client, ManyConcurrentCallsShareAFewConnectionsAndGetTheirOwnResponses) {
   for (auto& f : callers) f.get();
   EXPECT_EQ(matched.load(), kCallers * kCalls);
   EXPECT_EQ(server.handler.requests.load(), kCallers * kCalls);
+}
+
+TEST(Client, AnIdleConnectionIsReusedUntilItHasBeenIdleTooLong) {
+  TestServer server;
+  ClientThreads threads(1);
+  asio::io_context& io = threads.pool.Next();
+  ClientOptions reusing;
+  Client client(io.get_executor(), "127.0.0.1", server.port(), reusing);
+  ASSERT_TRUE(CallOn(io, client, "one").ok());
+  ASSERT_TRUE(CallOn(io, client, "two").ok());
+  EXPECT_EQ(server.handler.peers.size(), 1u);
+  // Idle for at least max_idle (0) whenever reused: a new connection each time.
+  ClientOptions retiring;
+  retiring.max_idle = 0ms;
+  Client eager(io.get_executor(), "127.0.0.1", server.port(), retiring);
+  ASSERT_TRUE(CallOn(io, eager, "three").ok());
+  ASSERT_TRUE(CallOn(io, eager, "four").ok());
+  EXPECT_EQ(server.handler.peers.size(), 3u);
+  EXPECT_EQ(eager.open_connections(), 1);
 }
 
 TEST(Client, AnUnreachableBrokerFailsFastThenBacksOffThenReconnects) {

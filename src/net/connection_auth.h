@@ -34,12 +34,18 @@ class ConnectionAuth {
   // Set by the TLS handshake (the client certificate's mapped DN).
   void set_principal(security::KafkaPrincipal p) { principal_ = std::move(p); }
 
-  // SaslHandshake accepted `mechanism`: `exchange` runs the rounds.
-  void BeginExchange(std::string mechanism, std::unique_ptr<security::SaslServer> exchange) {
+  // SaslHandshake accepted `mechanism`: `exchange` runs the rounds. With
+  // `raw_tokens` (SaslHandshake v0) the client then sends its tokens as bare
+  // size-prefixed frames, not in SaslAuthenticate requests.
+  void BeginExchange(std::string mechanism, std::unique_ptr<security::SaslServer> exchange,
+                     bool raw_tokens = false) {
     mechanism_ = std::move(mechanism);
     exchange_ = std::move(exchange);
+    raw_tokens_ = raw_tokens;
     state_ = State::kAwaitingAuthenticate;
   }
+  // Whether the next frame is a bare SASL token (see BeginExchange).
+  bool awaiting_raw_token() const { return state_ == State::kAwaitingAuthenticate && raw_tokens_; }
   security::SaslServer* exchange() { return exchange_.get(); }
   const std::string& mechanism() const { return mechanism_; }
   // The exchange succeeded as `principal`; the session ends after
@@ -88,6 +94,7 @@ class ConnectionAuth {
   int64_t session_expiry_ms_ = 0;
   bool close_after_response_ = false;
   bool api_versions_seen_ = false;
+  bool raw_tokens_ = false;
 };
 
 // Why a request of `api_key` may not run on a connection in `auth`'s state

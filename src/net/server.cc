@@ -9,6 +9,8 @@
 #include "base/log.h"
 #include "net/logger.h"
 #include "protocol/api_key.h"
+#include "protocol/header.h"
+#include "protocol/messages/sasl_authenticate.h"
 #include "protocol/wire.h"
 
 namespace strata::net {
@@ -238,6 +240,7 @@ asio::awaitable<bool> Server::ServeOne(Stream& socket, Connection& conn) {
   MutableByteView frame(req.frame.get(), req.frame_size);
   co_await asio::async_read(socket, asio::buffer(frame.data(), frame.size()), asio::use_awaitable);
 
+  if (conn.auth.awaiting_raw_token()) co_return co_await ServeRawSaslToken(socket, conn, req);
   Status parsed = ParseRequestFrame(
       req, [this](int16_t k, int16_t v) { return handler_.IsFlexibleRequest(k, v); });
   if (!parsed.ok()) {
@@ -274,6 +277,47 @@ asio::awaitable<bool> Server::ServeOne(Stream& socket, Connection& conn) {
   }
   conn.last_active_ms = ConnectionAuth::NowMs();
   co_return !conn.auth.close_after_response();
+}
+
+// After SaslHandshake v0 the client sends each SASL token as a bare frame,
+// and gets the broker's as one: served as the SaslAuthenticate v0 request it
+// stands for. A failed authentication closes the connection unanswered (the
+// bare protocol has no place for an error), as Kafka does.
+template <typename Stream>
+asio::awaitable<bool> Server::ServeRawSaslToken(Stream& socket, Connection& conn, Request& req) {
+  protocol::SaslAuthenticateRequest authenticate;
+  authenticate.auth_bytes.assign(req.frame.get(), req.frame.get() + req.frame_size);
+  Bytes frame;
+  protocol::WireWriter writer(frame, false);
+  protocol::WriteRequestHeader(writer,
+                               {protocol::SaslAuthenticateRequest::kApiKey, 0, 0, std::nullopt});
+  authenticate.Serde(writer, 0);
+  req.frame = std::make_unique_for_overwrite<uint8_t[]>(frame.size());
+  std::copy(frame.begin(), frame.end(), req.frame.get());
+  req.frame_size = frame.size();
+  Status parsed = ParseRequestFrame(req, [](int16_t, int16_t) { return false; });
+  if (!parsed.ok()) co_return false;
+  conn.busy = true;
+  auto result = co_await handler_.Handle(req);
+  conn.busy = false;
+  if (!result.ok() || !result.value().has_value()) co_return false;
+  Bytes& out = *result.value();
+  protocol::WireReader reader(MutableByteView(out.data(), out.size()), false);
+  int32_t correlation_id = 0;
+  reader.i32(correlation_id);
+  protocol::SaslAuthenticateResponse answer;
+  answer.Serde(reader, 0);
+  const int16_t error_code = answer.error_code;
+  const std::optional<std::string>& message = answer.error_message;
+  const Bytes& token = answer.auth_bytes;
+  if (!reader.ok() || error_code != 0 || conn.auth.close_after_response()) {
+    Log()->info("closing connection {} on listener {}: SASL authentication (bare tokens) failed{}",
+                conn.peer, options_.listener_name, message ? ": " + *message : "");
+    co_return false;
+  }
+  co_await WriteResponse(socket, token, {});
+  conn.last_active_ms = ConnectionAuth::NowMs();
+  co_return true;
 }
 
 namespace {

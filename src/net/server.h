@@ -166,6 +166,8 @@ class Server {
   asio::awaitable<void> Serve(Stream& stream, Connection& conn);
   template <typename Stream>
   asio::awaitable<bool> ServeOne(Stream& stream, Connection& conn);
+  template <typename Stream>
+  asio::awaitable<bool> ServeRawSaslToken(Stream& stream, Connection& conn, Request& req);
   // Writes the size prefix, `payload` and the spliced file regions in order.
   template <typename Stream>
   asio::awaitable<void> WriteResponse(Stream& stream, const Bytes& payload,

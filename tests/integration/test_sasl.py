@@ -22,6 +22,7 @@ import urllib.request
 import pytest
 from confluent_kafka import Producer
 
+import conftest
 import kit
 import rawkafka as raw
 from certs import CA
@@ -206,6 +207,52 @@ def test_unauthenticated_connections_are_closed(broker_factory):
     kit.wait_until(lambda: "sasl.server.max.receive.size" in b.log_tail(), 10,
                    "the oversized frame logged")
     round_trip(b, sasl_client("PLAIN", "alice", "alice-secret"), n=20)
+
+
+def test_sasl_handshake_v0_with_bare_tokens(broker_factory):
+    """SaslHandshake v0, which Kafka still serves (and which librdkafka 2.0.2, Debian 12's,
+    needs offered before it authenticates at all): the client's tokens then come as bare
+    size-prefixed frames and the broker's go back as bare frames; a wrong password closes the
+    connection unanswered. Debian's librdkafka itself (the one `strata bench` links)
+    produces and consumes over SASL PLAIN."""
+    import os
+    b = sasl_broker(broker_factory)
+
+    def handshake_v0(conn: raw.Conn) -> None:
+        conn.send(raw.request(17, 0, 1, bytes(raw.Writer().string("PLAIN").buf)))
+        cid, body = conn.recv_frame()
+        r = raw.Reader(body)
+        assert (cid, r.i16()) == (1, 0)
+
+    with raw.Conn(b.sasl_bootstrap, timeout=10) as conn:
+        handshake_v0(conn)
+        conn.send(len(b"\0alice\0alice-secret").to_bytes(4, "big") + b"\0alice\0alice-secret")
+        assert conn._recv_exact(4) == b"\0\0\0\0"  # PLAIN's empty final token, bare
+        conn.send(raw.request(3, 1, 2, bytes(raw.Writer().i32(0).buf)))  # Metadata v1
+        assert conn.recv_frame()[0] == 2
+    with raw.Conn(b.sasl_bootstrap, timeout=10) as conn:
+        handshake_v0(conn)
+        conn.send(len(b"\0alice\0wrong").to_bytes(4, "big") + b"\0alice\0wrong")
+        assert conn.wait_closed(10) == b""
+    kit.wait_until(lambda: "SASL authentication (bare tokens) failed" in b.log_tail(), 10,
+                   "the failure logged")
+
+    # PLAIN only: librdkafka before 2.6.1 sends a SCRAM nonce that Kafka 4 refuses too
+    # (librdkafka issue 4895).
+    for mechanism, user, password in [("PLAIN", "alice", "alice-secret")]:
+        topic = kit.unique_topic("rdk-202")
+        kit.create_topic(b.bootstrap, topic, 2)
+        settings = []
+        for k, v in sasl_client(mechanism, user, password).items():
+            settings += ["--set", f"{k}={v}"]
+        env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+        for cmd in (["produce", "--records", "500", "--record-size", "200"],
+                    ["consume", "--records", "500", "--timeout", "60"]):
+            r = subprocess.run([conftest.STRATA_BIN, "bench", *cmd, "--bootstrap",
+                                b.sasl_bootstrap, "--topic", topic, *settings],
+                               capture_output=True, text=True, timeout=120, env=env)
+            assert r.returncode == 0, (mechanism, cmd[0], r.stdout, r.stderr[-3000:])
+            assert " 500 records" in r.stdout, r.stdout
 
 
 def test_clients_reauthenticate_within_the_session_lifetime(broker_factory):

@@ -5,6 +5,7 @@
 // percentiles.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata::bench {
 
@@ -19,6 +20,10 @@ struct ProduceOptions {
   int32_t linger_ms = 5;
   int32_t batch_size = 1048576;
   std::string json_out;  // file to write the summary to
+  // librdkafka properties applied after the defaults above: the file's, then --set's
+  // (tools/bench/client_config.h).
+  std::string command_config;
+  std::vector<std::string> sets;
 };
 
 struct ConsumeOptions {
@@ -27,6 +32,8 @@ struct ConsumeOptions {
   int64_t records = 1000000;
   int32_t timeout_s = 60;
   std::string json_out;
+  std::string command_config;  // as ProduceOptions'
+  std::vector<std::string> sets;
 };
 
 struct MetadataScaleOptions {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bench.h"
+#include "client_config.h"
 
 namespace strata::bench {
 
@@ -41,12 +42,17 @@ bool AssignAll(rd_kafka_t* rk, const std::string& topic) {
 
 int RunConsume(const ConsumeOptions& o) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  bool ok = SetClientProperty(conf, "bootstrap.servers", o.bootstrap) &&
+            SetClientProperty(conf, "group.id", "strata-bench") &&
+            SetClientProperty(conf, "enable.auto.commit", "false") &&
+            SetClientProperty(conf, "fetch.max.bytes", "52428800") &&
+            SetClientProperty(conf, "queued.max.messages.kbytes", "262144") &&
+            ApplyClientConfig(conf, o.command_config, o.sets);
+  if (!ok) {
+    rd_kafka_conf_destroy(conf);
+    return 2;
+  }
   char err[512];
-  rd_kafka_conf_set(conf, "bootstrap.servers", o.bootstrap.c_str(), err, sizeof err);
-  rd_kafka_conf_set(conf, "group.id", "strata-bench", err, sizeof err);
-  rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
-  rd_kafka_conf_set(conf, "fetch.max.bytes", "52428800", err, sizeof err);
-  rd_kafka_conf_set(conf, "queued.max.messages.kbytes", "262144", err, sizeof err);
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
   if (rk == nullptr) {
     std::fprintf(stderr, "consumer: %s\n", err);

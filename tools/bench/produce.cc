@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench.h"
+#include "client_config.h"
 #include "latency_histogram.h"
 
 namespace strata::bench {
@@ -42,15 +43,6 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
   state->latency.Record(NowMicros() - reinterpret_cast<intptr_t>(msg->_private));
 }
 
-bool Set(rd_kafka_conf_t* conf, const char* key, const std::string& value) {
-  char err[512];
-  if (rd_kafka_conf_set(conf, key, value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
-    std::fprintf(stderr, "config %s=%s: %s\n", key, value.c_str(), err);
-    return false;
-  }
-  return true;
-}
-
 void WriteSummary(const ProduceOptions& o, const ProduceState& s, double seconds) {
   double mb = static_cast<double>(s.bytes) / 1e6;
   std::printf(
@@ -75,13 +67,18 @@ void WriteSummary(const ProduceOptions& o, const ProduceState& s, double seconds
 int RunProduce(const ProduceOptions& o) {
   ProduceState state;
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  bool ok = Set(conf, "bootstrap.servers", o.bootstrap) && Set(conf, "acks", o.acks) &&
-            Set(conf, "compression.type", o.compression) &&
-            Set(conf, "linger.ms", std::to_string(o.linger_ms)) &&
-            Set(conf, "batch.size", std::to_string(o.batch_size)) &&
-            Set(conf, "queue.buffering.max.kbytes", "1048576") &&
-            Set(conf, "queue.buffering.max.messages", "1000000");
-  if (!ok) return 2;
+  bool ok = SetClientProperty(conf, "bootstrap.servers", o.bootstrap) &&
+            SetClientProperty(conf, "acks", o.acks) &&
+            SetClientProperty(conf, "compression.type", o.compression) &&
+            SetClientProperty(conf, "linger.ms", std::to_string(o.linger_ms)) &&
+            SetClientProperty(conf, "batch.size", std::to_string(o.batch_size)) &&
+            SetClientProperty(conf, "queue.buffering.max.kbytes", "1048576") &&
+            SetClientProperty(conf, "queue.buffering.max.messages", "1000000") &&
+            ApplyClientConfig(conf, o.command_config, o.sets);
+  if (!ok) {
+    rd_kafka_conf_destroy(conf);
+    return 2;
+  }
   rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
   rd_kafka_conf_set_opaque(conf, &state);
   char err[512];

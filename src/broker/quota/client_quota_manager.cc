@@ -120,7 +120,8 @@ double ClientQuotaManager::MaxValueInQuotaWindow(const std::string& user,
                                                  const std::string& client_id) const {
   std::optional<double> bound = Bound(user, client_id);
   if (!bound) return std::numeric_limits<double>::max();
-  return *bound * BurstSeconds();
+  // Kafka's getMaxValueInQuotaWindow: samples - 1 windows' worth.
+  return *bound * static_cast<double>(samples_ - 1) * static_cast<double>(sample_ms_) / 1000;
 }
 
 QuotaMetricTags ClientQuotaManager::MetricTags(const std::string& user,

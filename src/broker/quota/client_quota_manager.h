@@ -67,12 +67,9 @@ class ClientQuotaManager {
   std::optional<double> Bound(const std::string& user, const std::string& client_id) const;
   // The largest value a client may record in one go without being throttled
   // for it alone, i.e. after no records for a whole quota window (Kafka's
-  // getMaxValueInQuotaWindow, which caps a consumer's fetch size); unlimited
-  // when no quota applies. bound * BurstSeconds(): for byte rates the token
-  // bucket's capacity, samples * window seconds (a fuller bucket never
-  // exists, and a fetch that fits in it is not throttled); for request time
-  // Kafka's (samples - 1) * window seconds, the shortest span its rate is
-  // measured over.
+  // getMaxValueInQuotaWindow, which caps a consumer's fetch size): bound *
+  // (samples - 1) * window seconds, within a byte-rate token bucket's
+  // capacity; unlimited when no quota applies.
   double MaxValueInQuotaWindow(const std::string& user, const std::string& client_id) const;
   // The tags (and so the sensor) the client maps to under the current configs.
   QuotaMetricTags MetricTags(const std::string& user, const std::string& client_id) const;

@@ -116,29 +116,33 @@ TEST(ClientQuotaManagerTest, ADefaultClientQuotaGivesEachClientIdItsOwnSensor) {
   // A throttled fetch takes its bytes back.
   fetch.Unrecord("bob", "a", 1 * kMB, 0);
   EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("bob", "a", 0, 0), 0);
-  // 1 MB/s over the bucket's 11 windows.
-  EXPECT_DOUBLE_EQ(fetch.MaxValueInQuotaWindow("bob", "a"), 11 * kMB);
+  // 1 MB/s over 10 of the 11 windows.
+  EXPECT_DOUBLE_EQ(fetch.MaxValueInQuotaWindow("bob", "a"), 10 * kMB);
 }
 
 // The window bound caps a consumer's fetch (Kafka's getMaxValueInQuotaWindow):
-// it must be exactly what the manager lets a client take at once after a
-// quiet window, so a capped fetch is never throttled for its size alone.
-TEST(ClientQuotaManagerTest, TheWindowBoundIsWhatAnIdleClientMayTakeAtOnce) {
+// samples - 1 windows' worth, so a capped fetch after a quiet window is never
+// throttled for its size alone; what the manager lets through at once (a
+// whole window, samples x window seconds) is a little more, and no further.
+TEST(ClientQuotaManagerTest, TheWindowBoundIsWithinWhatAnIdleClientMayTakeAtOnce) {
   ClientQuotaManager fetch(QuotaType::kFetch, /*samples=*/5, /*sample_ms=*/2000);
   EXPECT_EQ(fetch.MaxValueInQuotaWindow("alice", "a"), std::numeric_limits<double>::max());
   fetch.UpdateConfigs({{User("alice"), {.consumer_byte_rate = 1000}}});
   const double bound = fetch.MaxValueInQuotaWindow("alice", "a");
-  EXPECT_DOUBLE_EQ(bound, 1000 * 5 * 2.0);  // bound x samples x window seconds
+  EXPECT_DOUBLE_EQ(bound, 1000 * 4 * 2.0);  // bound x (samples - 1) x window seconds
   EXPECT_EQ(fetch.MaxValueInQuotaWindow("bob", "a"), std::numeric_limits<double>::max());
+  const double at_once = 1000 * 5 * 2.0;
   EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("alice", "a", bound, 0), 0);
+  EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("alice", "a", at_once - bound, 0), 0);
   // Anything more is over.
   EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("alice", "a", 1, 0), 1);
-  // Idle for the whole window: the bound again, and no more.
-  EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("alice", "a", bound, 10 * 1000 + 1), 0);
+  // Idle for the whole window: as much again, and no more.
+  EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("alice", "a", at_once, 10 * 1000 + 1), 0);
   EXPECT_GT(fetch.RecordAndGetThrottleTimeMs("alice", "a", 1, 10 * 1000 + 1), 0);
-  // One more than the bound is throttled even for a new client.
+  // One more than that is throttled even for a new client; the bound is not.
   fetch.UpdateConfigs({{User(std::nullopt), {.consumer_byte_rate = 1000}}});
-  EXPECT_GT(fetch.RecordAndGetThrottleTimeMs("carol", "a", bound + 1, 0), 0);
+  EXPECT_GT(fetch.RecordAndGetThrottleTimeMs("carol", "a", at_once + 1, 0), 0);
+  EXPECT_EQ(fetch.RecordAndGetThrottleTimeMs("dave", "a", bound, 0), 0);
 }
 
 // A throttled fetch is answered empty and its bytes taken back (Kafka's

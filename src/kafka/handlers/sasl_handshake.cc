@@ -44,7 +44,11 @@ HandlerResult HandleSaslHandshake(BrokerContext& ctx, net::Request& request) {
     auth->Failed();
     return std::optional<Bytes>(EncodeResponse(request, resp));
   }
-  auth->BeginExchange(req.mechanism, std::move(exchange).value());
+  // Version 0 (still offered: older librdkafka, such as Debian 12's 2.0.2,
+  // authenticates only with a broker that does) is followed by bare tokens,
+  // as Kafka serves it.
+  auth->BeginExchange(req.mechanism, std::move(exchange).value(),
+                      /*raw_tokens=*/request.header.api_version == 0);
   return std::optional<Bytes>(EncodeResponse(request, resp));
 }
 

@@ -1,8 +1,10 @@
 #pragma once
-// SaslHandshake (key 17), version 1: the client names the SASL mechanism it
-// will use; the broker answers with the mechanisms enabled on the listener.
-// Version 1 only: the exchange then goes in SaslAuthenticate requests (version
-// 0's raw, unframed tokens are not served; every maintained client sends 1).
+// SaslHandshake (key 17), versions 0-1: the client names the SASL mechanism
+// it will use; the broker answers with the mechanisms enabled on the
+// listener. After version 1 the exchange goes in SaslAuthenticate requests,
+// after version 0 in bare size-prefixed tokens (Kafka still serves it, and
+// older librdkafka, such as Debian 12's 2.0.2, authenticates only with a
+// broker offering it).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,7 +15,7 @@ namespace strata::protocol {
 
 struct SaslHandshakeRequest {
   static constexpr int16_t kApiKey = 17;
-  static constexpr int16_t kMinVersion = 1;
+  static constexpr int16_t kMinVersion = 0;
   static constexpr int16_t kMaxVersion = 1;
   static constexpr int16_t kFirstFlexible = 2;  // never flexible
 
