@@ -49,6 +49,7 @@ class ScramServer final : public SaslServer {
 
   Result<std::string> OnClientFirst(std::string_view text);
   Result<std::string> OnClientFinal(std::string_view text);
+  bool IsOurNonce(std::string_view nonce) const;
   ScramCredential CredentialFor(const std::string& user) const;
   // Kafka's answer to every failure it does not explain (a SaslException).
   Error Failure() const {
@@ -68,6 +69,7 @@ class ScramServer final : public SaslServer {
   std::string gs2_header_;
   std::string client_first_bare_;
   std::string server_first_;
+  std::string client_nonce_;
   std::string nonce_;
   ScramCredential credential_;
 };
@@ -126,6 +128,7 @@ Result<std::string> ScramServer::OnClientFirst(std::string_view text) {
   credential_ = CredentialFor(first.user);
   std::string server_nonce =
       fixed_server_nonce_ ? *fixed_server_nonce_ : Base64Encode(RandomBytes(24));
+  client_nonce_ = first.nonce;
   nonce_ = first.nonce + server_nonce;
   server_first_ = "r=" + nonce_ + ",s=" + Base64Encode(credential_.salt) +
                   ",i=" + std::to_string(credential_.iterations);
@@ -136,6 +139,16 @@ Result<std::string> ScramServer::OnClientFirst(std::string_view text) {
   return server_first_;
 }
 
+// The client-final nonce must be the whole nonce of server-first (RFC
+// 5802), so that the proof answers this exchange. librdkafka before 2.6.1
+// (still in Debian and Ubuntu) sends its own nonce once more in front of it
+// (librdkafka issue 4895); that form still carries the server's fresh part
+// and is accepted too, as Kafka 3.8.1 and Confluent Platform accept it.
+bool ScramServer::IsOurNonce(std::string_view nonce) const {
+  return nonce == nonce_ || (nonce.size() == client_nonce_.size() + nonce_.size() &&
+                             nonce.starts_with(client_nonce_) && nonce.ends_with(nonce_));
+}
+
 Result<std::string> ScramServer::OnClientFinal(std::string_view text) {
   Result<scram::ClientFinal> parsed = scram::ParseClientFinal(text);
   if (!parsed.ok()) return Failure();
@@ -143,7 +156,7 @@ Result<std::string> ScramServer::OnClientFinal(std::string_view text) {
   // c= must repeat the gs2 header, so that a man in the middle cannot have
   // downgraded the client's channel binding choice ("y" to "n").
   if (final_msg.channel_binding != Bytes(gs2_header_.begin(), gs2_header_.end()) ||
-      final_msg.nonce != nonce_ || final_msg.proof.size() != scram::HashSize(mechanism_)) {
+      !IsOurNonce(final_msg.nonce) || final_msg.proof.size() != scram::HashSize(mechanism_)) {
     return Failure();
   }
   std::string auth_message =

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -159,6 +160,42 @@ TEST_F(ScramTest, ClientAgainstServerBothMechanisms) {
     EXPECT_TRUE(server->complete());
     EXPECT_EQ(server->user(), "alice");
     EXPECT_TRUE(client.VerifyServerFinal(S(*server_final)).ok());
+  }
+}
+
+// librdkafka before 2.6.1 puts its own nonce once more in front of the
+// server's (librdkafka issue 4895) and computes its proof over that message:
+// accepted, while any other nonce is refused.
+TEST_F(ScramTest, LibrdkafkasRepeatedClientNonceIsAcceptedAndOthersRefused) {
+  const ScramMechanism m = ScramMechanism::kSha512;
+  AddUser(m, "alice", "alice-secret", 4096);
+  auto final_with_nonce =
+      [&](SaslServer& server,
+          const std::function<std::string(const std::string&, const std::string&)>& nonce_of) {
+        const std::string client_nonce = "rOprNGfwEbeRWgbNEkqO";
+        const std::string bare = "n=alice,r=" + client_nonce;
+        std::string server_first = First(server, "n,," + bare);
+        auto first = scram::ParseServerFirst(server_first);
+        EXPECT_TRUE(first.ok());
+        Bytes salted = ScramSaltedPassword(m, "alice-secret", first->salt, first->iterations);
+        Bytes client_key = scram::Hmac(m, salted, scram::AsBytes("Client Key"));
+        std::string without_proof = "c=biws,r=" + nonce_of(client_nonce, first->nonce);
+        std::string auth = bare + "," + server_first + "," + without_proof;
+        Bytes signature = scram::Hmac(m, scram::Hash(m, client_key), scram::AsBytes(auth));
+        return without_proof + ",p=" + Base64Encode(scram::Xor(client_key, signature));
+      };
+  auto buggy = Server(m);
+  auto reply = buggy->Evaluate(B(final_with_nonce(
+      *buggy, [](const std::string& c, const std::string& full) { return c + full; })));
+  ASSERT_TRUE(reply.ok()) << reply.error().message;
+  EXPECT_TRUE(buggy->complete());
+  for (auto other : std::vector<std::function<std::string(const std::string&, const std::string&)>>{
+           [](const std::string&c, const std::string&) { return c; },
+           [](const std::string&c, const std::string&full) { return c + c + full; },
+           [](const std::string&, const std::string&full) { return "x" + full; },
+           [](const std::string&c, const std::string&full) { return full + c; }}) {
+    auto server = Server(m);
+    Fails(*server, final_with_nonce(*server, other));
   }
 }
 
