@@ -59,11 +59,13 @@ Result<std::shared_ptr<asio::ssl::context>> ListenerCertificates::Add(
     const std::string& listener_name, bool with_client) {
   Listener l;
   l.with_client = with_client;
-  const net::TlsSettings settings = ListenerTlsSettings(config_, listener_name);
+  // The generation first: configs changing meanwhile are seen as newer.
+  auto dynamic = config_.Dynamic();
+  l.dynamic_generation = dynamic->generation;
+  const net::TlsSettings settings = ListenerTlsSettings(config_, listener_name, dynamic->broker);
   STRATA_ASSIGN_OR_RETURN(l.applied, Build(settings, with_client));
   l.seen = l.applied.settings;
   l.seen_stamps = l.applied.stamps;
-  l.dynamic_generation = config_.Dynamic()->generation;
   l.checked_ms = Clock::Real()->MonotonicMs();
   auto context = l.applied.server;
   std::lock_guard lock(mu_);
@@ -96,11 +98,15 @@ const ListenerCertificates::Listener* ListenerCertificates::Refreshed(
   // Marked first: the other threads go on with the contexts in use.
   l.dynamic_generation = dynamic->generation;
   l.checked_ms = now;
+  // A refresh overtaken by a later one (newer configs) leaves everything to
+  // it: an older keystore must never replace a newer one.
+  const uint64_t refresh = ++l.refreshes;
   const bool with_client = l.with_client;
   lock.unlock();
   const net::TlsSettings settings = ListenerTlsSettings(config_, name, dynamic->broker);
   const FileStamps stamps = Stamps(settings);
   lock.lock();
+  if (l.refreshes != refresh) return &l;
   if (settings == l.seen && stamps == l.seen_stamps) return &l;
   l.seen = settings;
   l.seen_stamps = stamps;
@@ -116,16 +122,18 @@ const ListenerCertificates::Listener* ListenerCertificates::Refreshed(
     refused = net::CertificateIdentityChange(*current, *built->server);
   }
   lock.lock();
+  if (l.refreshes != refresh) return &l;
   if (refused) {
     Log()->warn("listener {}: keeping its TLS certificate, the new keystore is refused: {}", name,
                 *refused);
+    // One that did not load may have been caught mid-write: looked at
+    // again at the next check.
+    if (!built.ok()) l.seen_stamps.clear();
     return &l;
   }
-  if (l.seen == settings && l.seen_stamps == stamps) {  // not overtaken meanwhile
-    l.applied = std::move(built).value();
-    Log()->info("listener {}: TLS keystore and truststore reloaded ({})", name,
-                settings.keystore_location.empty() ? "inline PEM" : settings.keystore_location);
-  }
+  l.applied = std::move(built).value();
+  Log()->info("listener {}: TLS keystore and truststore reloaded ({})", name,
+              settings.keystore_location.empty() ? "inline PEM" : settings.keystore_location);
   return &l;
 }
 

@@ -74,6 +74,7 @@ class ListenerCertificates {
     FileStamps seen_stamps;
     uint64_t dynamic_generation = 0;  // of the dynamic configs last looked at
     int64_t checked_ms = 0;
+    uint64_t refreshes = 0;  // refreshes started: the latest one wins
   };
 
   static FileStamps Stamps(const net::TlsSettings& settings);

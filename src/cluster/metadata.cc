@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/log.h"
 #include "cluster/embedded_kv_store.h"
 #include "cluster/logger.h"
@@ -100,10 +102,15 @@ Result<TxnResult> Metadata::UpdateKey(
 
 Status Metadata::CatchUpWithStore() {
   STRATA_ASSIGN_OR_RETURN(RangeResult got, kv_->Get(keys_.AclsPrefix()));
-  if (!view_->WaitForRevision(got.revision, options_.timeout)) {
+  // The newest ACL's own revision, not the store's: the view watches only
+  // this cluster's keys, and another cluster sharing the etcd may have
+  // written since.
+  int64_t newest = 0;
+  for (const KeyValue& kv : got.kvs) newest = std::max(newest, kv.mod_revision);
+  if (!view_->WaitForRevision(newest, options_.timeout)) {
     return MakeError(Errc::kUnavailable,
-                     fmt::format("the metadata view did not reach revision {} in {} ms",
-                                 got.revision, options_.timeout.count()));
+                     fmt::format("the metadata view did not reach revision {} in {} ms", newest,
+                                 options_.timeout.count()));
   }
   return Status::Ok();
 }
@@ -133,12 +140,14 @@ Result<TxnResult> Metadata::ChangeKey(
     if (attempt == 0 && (!next.ok() || !next->change)) continue;
     if (!next.ok()) return next.take_error();
     if (!next->change) {
-      // Confirmed by the store: the view is brought up to it, so that the
-      // caller reads what it was told is there.
-      if (!view_->WaitForRevision(store_revision, options_.timeout)) {
+      // Confirmed by the store: the view is brought up to the key's own
+      // revision (not the store's: the view watches only this cluster's
+      // keys), so that the caller reads what it was told is there.
+      const int64_t key_revision = current ? current->mod_revision : 0;
+      if (!view_->WaitForRevision(key_revision, options_.timeout)) {
         return MakeError(Errc::kUnavailable,
                          fmt::format("the metadata view did not reach revision {} in {} ms",
-                                     store_revision, options_.timeout.count()));
+                                     key_revision, options_.timeout.count()));
       }
       return TxnResult{true, store_revision};
     }

@@ -225,9 +225,12 @@ asio::awaitable<bool> Server::ServeOne(Stream& socket, Connection& conn) {
   const bool authenticated = conn.auth.state() == ConnectionAuth::State::kAuthenticated;
   const int32_t max_size =
       authenticated ? options_.max_request_bytes : options_.sasl_max_receive_bytes;
-  if (size < kMinFrame || size > max_size) {
+  // A bare SASL token (after SaslHandshake v0) has no request header: any
+  // size, even 0 (OAUTHBEARER's one-byte answer, a short PLAIN login).
+  const int32_t min_size = conn.auth.awaiting_raw_token() ? 0 : kMinFrame;
+  if (size < min_size || size > max_size) {
     Log()->warn("closing connection {}: request size {} outside [{}, {}] ({})", peer, size,
-                kMinFrame, max_size,
+                min_size, max_size,
                 authenticated ? "socket.request.max.bytes" : "sasl.server.max.receive.size");
     co_return false;
   }

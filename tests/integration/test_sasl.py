@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's listeners"
 CONFIG_CMD = "kafka.admin.ConfigCommand"
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
               'username="admin" password="admin-secret" '
-              'user_admin="admin-secret" user_alice="alice-secret";')
+              'user_admin="admin-secret" user_alice="alice-secret" user_u="pw";')
 
 
 @pytest.fixture(scope="module")
@@ -229,6 +229,13 @@ def test_sasl_handshake_v0_with_bare_tokens(broker_factory):
         conn.send(len(b"\0alice\0alice-secret").to_bytes(4, "big") + b"\0alice\0alice-secret")
         assert conn._recv_exact(4) == b"\0\0\0\0"  # PLAIN's empty final token, bare
         conn.send(raw.request(3, 1, 2, bytes(raw.Writer().i32(0).buf)))  # Metadata v1
+        assert conn.recv_frame()[0] == 2
+    # A token shorter than any Kafka request (5 bytes) is a token all the same.
+    with raw.Conn(b.sasl_bootstrap, timeout=10) as conn:
+        handshake_v0(conn)
+        conn.send((5).to_bytes(4, "big") + b"\0u\0pw")
+        assert conn._recv_exact(4) == b"\0\0\0\0"
+        conn.send(raw.request(3, 1, 2, bytes(raw.Writer().i32(0).buf)))
         assert conn.recv_frame()[0] == 2
     with raw.Conn(b.sasl_bootstrap, timeout=10) as conn:
         handshake_v0(conn)
