@@ -256,7 +256,7 @@ Status Broker::Start() {
         fmt::format("{}{} {}://{}:{}", i > 0 ? "," : "", l.listener_name,
                     config::SecurityProtocolName(l.protocol), l.host, servers_[i]->bound_port());
   }
-  Log()->info("node {} cluster {} listening on{} (brokers on {}; data in {}, {} threads)",
+  Log()->info("node {} cluster {} listening on {} (brokers on {}; data in {}, {} threads)",
               config_.node_id(), store_->cluster_id(), bound, config_.inter_broker_listener(),
               config_.log_dir(), threads);
   return Status::Ok();
@@ -305,15 +305,21 @@ Status Broker::ListenerSecurity(const config::Endpoint& listener, net::ServerOpt
 
 // A server per listener; the advertised endpoints get the ports bound.
 Status Broker::StartListeners() {
+  // Every listener's security first (loading a keystore takes a while), then
+  // the binds back to back: a client that finds one listener open finds all.
+  std::vector<net::ServerOptions> listener_options(config_.listeners().size());
   for (size_t i = 0; i < config_.listeners().size(); ++i) {
     const config::Endpoint& listener = config_.listeners()[i];
-    net::ServerOptions options;
+    net::ServerOptions& options = listener_options[i];
     STRATA_RETURN_IF_ERROR(ListenerSecurity(listener, options));
     options.listener_name = listener.listener_name;
     options.host = listener.host;
     options.port = listener.port;
     options.max_request_bytes = static_cast<int32_t>(config_.GetLong("socket.request.max.bytes"));
-    servers_.push_back(std::make_unique<net::Server>(io_, *network_, options, *dispatcher_));
+  }
+  for (size_t i = 0; i < listener_options.size(); ++i) {
+    servers_.push_back(
+        std::make_unique<net::Server>(io_, *network_, listener_options[i], *dispatcher_));
     STRATA_RETURN_IF_ERROR(servers_.back()->Start());
     const config::Endpoint& advertised = config_.advertised_listeners()[i];
     context_->advertised.push_back(

@@ -166,19 +166,32 @@ class Broker:
         _live_brokers.append(self)
         self._wait_ready()
 
+    def listener_addresses(self) -> list[tuple[str, int]]:
+        """(host, port) of every configured listener with a fixed port, the first listener first."""
+        addresses = []
+        for listener in self.config["listeners"].split(","):
+            host, _, port = listener.split("://", 1)[1].rpartition(":")
+            if port.isdigit() and int(port) != 0:
+                addresses.append((host.strip("[]") or "127.0.0.1", int(port)))
+        return addresses
+
     def _wait_ready(self) -> None:
+        # Every listener, not only the first: a broker binds its listeners one after another
+        # (an SSL listener's keystore loads in between), and a test may go straight to any.
         deadline = time.time() + (KAFKA_START_TIMEOUT if self.kafka else START_TIMEOUT)
-        while True:
+        waiting = self.listener_addresses()
+        while waiting:
             if self.proc.poll() is not None:
                 raise AssertionError(f"broker exited with {self.proc.returncode} during start-up:\n"
                                      f"{self.log_tail()}")
             try:
-                with socket.create_connection((self.host, self.port), timeout=1):
-                    break
+                with socket.create_connection(waiting[0], timeout=1):
+                    waiting.pop(0)
+                    continue
             except OSError:
                 pass
             if time.time() > deadline:
-                raise AssertionError(f"broker did not accept connections on {self.port}:\n"
+                raise AssertionError(f"broker did not accept connections on {waiting}:\n"
                                      f"{self.log_tail()}")
             time.sleep(0.05)
         if self.kafka:  # Kafka accepts before it can serve metadata; wait until it can
