@@ -6,7 +6,8 @@ packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format clang-tidy
   libasio-dev libspdlog-dev libfmt-dev zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev
   libisal-dev
-  libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
+  libcurl4-openssl-dev libssl-dev libexpat1-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  libbenchmark-dev
   librdkafka-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc golang-etcd-server-dev
 )

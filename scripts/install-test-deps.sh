@@ -93,6 +93,7 @@ maven_build() {  # maven_build <dir> <marker-file>: `mvn package` unless marker 
 maven_build "$IT/java" target/.built
 maven_build "$IT/kafka-tools" target/.built
 maven_build "$ROOT/tests/hdfs" target/.built
+"$ROOT/tests/s3/install.sh"  # S3Proxy, the S3-compatible server of tests/s3 and test_tiered_s3.py
 
 # ---- Go (franz-go) -----------------------------------------------------------------
 # test_franz_go.py runs tests/integration/go/bin/franzgo (franz-go and kadm, pinned in

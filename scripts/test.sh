@@ -50,9 +50,9 @@ step "unit tests (tsan)"
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(pwd)/scripts/tsan.supp" ctest --test-dir build-tsan \
   --output-on-failure -R '^(cluster|replication|net|coordinator|tiered)_unit$'
 
-step "HDFS tests (WebHDFS against MiniDFSCluster, asan+ubsan)"
+step "HDFS and S3 tests (WebHDFS against MiniDFSCluster, S3 against S3Proxy; asan+ubsan)"
 STRATA_TIERED_TESTS_BIN="$(pwd)/build-asan/strata_tiered_tests" ASAN_OPTIONS=detect_leaks=1 \
-  python3 -m pytest -q tests/hdfs
+  python3 -m pytest -q tests/hdfs tests/s3
 
 step "build: release"
 scripts/build.sh release strata

@@ -18,6 +18,19 @@ std::chrono::milliseconds Ms(const config::BrokerConfig& config, const char* nam
 
 tiered::RemoteStackOptions RemoteStackOptionsFrom(const config::BrokerConfig& config) {
   tiered::RemoteStackOptions o;
+  o.storage.user = config.Get("strata.remote.storage.user");
+  tiered::S3Options& s3 = o.storage.s3;
+  s3.endpoint = config.Get("strata.remote.s3.endpoint");
+  s3.region = config.Get("strata.remote.s3.region");
+  s3.path_style = config.GetBool("strata.remote.s3.path.style.access");
+  s3.credentials.access_key_id = config.Get("strata.remote.s3.access.key.id");
+  s3.credentials.secret_access_key = config.Get("strata.remote.s3.secret.access.key");
+  s3.credentials.source = "strata.remote.s3.access.key.id";
+  s3.multipart_threshold =
+      static_cast<uint64_t>(config.GetLong("strata.remote.s3.multipart.threshold.bytes"));
+  s3.part_size = static_cast<uint64_t>(config.GetLong("strata.remote.s3.multipart.part.bytes"));
+  s3.upload_parallelism = static_cast<int>(config.GetLong("strata.remote.s3.upload.parallelism"));
+  s3.orphan_upload_age = Ms(config, "strata.remote.s3.multipart.orphan.age.ms");
   tiered::RetryOptions& r = o.resilience.retry;
   r.max_attempts = static_cast<int>(config.GetLong("strata.remote.retry.max.attempts"));
   r.initial_backoff = Ms(config, "strata.remote.retry.backoff.ms");

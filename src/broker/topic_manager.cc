@@ -87,8 +87,7 @@ Status TopicManager::StartRemote() {
   if (o.cache_dir.empty()) {
     o.cache_dir = (std::filesystem::path(config_.log_dir()) / ".remote-cache").string();
   }
-  auto opened = tiered::RemoteLogManager::Open(uri, config_.Get("strata.remote.storage.user"), o,
-                                               RemoteStackOptionsFrom(config_), clock_);
+  auto opened = tiered::RemoteLogManager::Open(uri, o, RemoteStackOptionsFrom(config_), clock_);
   if (!opened.ok()) {
     return MakeError(opened.error().code,
                      fmt::format("remote storage {}: {}", uri, opened.error().message));

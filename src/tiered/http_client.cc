@@ -2,12 +2,14 @@
 
 #include <curl/curl.h>
 #include <fmt/format.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 namespace strata::tiered {
 namespace {
@@ -32,6 +34,26 @@ size_t OnWrite(char* data, size_t size, size_t n, void* ud) {
   return size * n;
 }
 
+// Collects the headers of the final response: a new status line (after a
+// 100 Continue or a redirect) starts over.
+size_t OnHeader(char* data, size_t size, size_t n, void* ud) {
+  auto* t = static_cast<Transfer*>(ud);
+  std::string_view line(data, size * n);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  if (line.starts_with("HTTP/")) {
+    t->resp->headers.clear();
+    return size * n;
+  }
+  const size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return size * n;
+  std::string name(line.substr(0, colon));
+  for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view value = line.substr(colon + 1);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  t->resp->headers.emplace_back(std::move(name), std::string(value));
+  return size * n;
+}
+
 size_t OnRead(char* buf, size_t size, size_t n, void* ud) {
   auto* t = static_cast<Transfer*>(ud);
   const HttpRequest& r = *t->req;
@@ -44,7 +66,7 @@ size_t OnRead(char* buf, size_t size, size_t n, void* ud) {
   }
   want = size_t(std::min<uint64_t>(want, r.body_size - t->sent));
   for (;;) {
-    ssize_t got = ::pread(r.body_fd, buf, want, off_t(t->sent));
+    ssize_t got = ::pread(r.body_fd, buf, want, off_t(r.body_offset + t->sent));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       t->read_errno = errno;
@@ -93,6 +115,9 @@ void SetMethod(CURL* h, const HttpRequest& req, Transfer* t) {
     case HttpRequest::Method::kGet:
       curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
       break;
+    case HttpRequest::Method::kHead:
+      curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+      break;
     case HttpRequest::Method::kDelete:
       curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
       break;
@@ -104,7 +129,45 @@ void SetMethod(CURL* h, const HttpRequest& req, Transfer* t) {
       curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, curl_off_t(size));
       break;
     }
+    case HttpRequest::Method::kPost: {
+      uint64_t size = req.body_fd >= 0 ? req.body_size : req.body.size();
+      curl_easy_setopt(h, CURLOPT_POST, 1L);
+      curl_easy_setopt(h, CURLOPT_READFUNCTION, OnRead);
+      curl_easy_setopt(h, CURLOPT_READDATA, t);
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(size));
+      break;
+    }
   }
+}
+
+// Headers of the request, signing ones included; the caller frees the list.
+curl_slist* RequestHeaders(CURL* h, const HttpRequest& req, std::string& userpwd) {
+  curl_slist* headers = nullptr;
+  for (const std::string& header : req.headers)
+    headers = curl_slist_append(headers, header.c_str());
+  if (req.sign == nullptr) {
+    return curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+  }
+  // libcurl 7.88 signs every header it is given, an emptied "Expect:" too, which it then does
+  // not send: signed requests keep the 100-continue, without waiting for it.
+  curl_easy_setopt(h, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
+  const AwsSigV4& sign = *req.sign;
+  const bool payload_hash_given =
+      std::any_of(req.headers.begin(), req.headers.end(), [](const std::string& header) {
+        return header.size() > 21 && strncasecmp(header.c_str(), "x-amz-content-sha256:", 21) == 0;
+      });
+  if (!payload_hash_given) {
+    headers = curl_slist_append(headers, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+  }
+  if (!sign.session_token.empty()) {
+    const std::string token = "x-amz-security-token: " + sign.session_token;
+    headers = curl_slist_append(headers, token.c_str());
+  }
+  const std::string provider = fmt::format("aws:amz:{}:{}", sign.region, sign.service);
+  curl_easy_setopt(h, CURLOPT_AWS_SIGV4, provider.c_str());  // copied by curl
+  userpwd = sign.access_key_id + ":" + sign.secret_access_key;
+  curl_easy_setopt(h, CURLOPT_USERPWD, userpwd.c_str());
+  return headers;
 }
 
 }  // namespace
@@ -146,7 +209,8 @@ Result<HttpResponse> HttpClient::Perform(const HttpRequest& req) {
   resp.body.reserve(req.size_hint);
   Transfer t{&req, &resp};
   char errbuf[CURL_ERROR_SIZE] = {0};
-  curl_slist* headers = curl_slist_append(nullptr, "Expect:");  // no 100-continue round trip
+  std::string userpwd;
+  curl_slist* headers = RequestHeaders(h, req, userpwd);
 
   curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -164,6 +228,8 @@ Result<HttpResponse> HttpClient::Perform(const HttpRequest& req) {
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnWrite);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, OnProgress);
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
@@ -180,6 +246,13 @@ Result<HttpResponse> HttpClient::Perform(const HttpRequest& req) {
   if (curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK && loc) resp.location = loc;
   Release(std::move(handle));
   return resp;
+}
+
+std::string_view HttpResponse::Header(std::string_view lower_name) const {
+  for (const auto& [name, value] : headers) {
+    if (name == lower_name) return value;
+  }
+  return {};
 }
 
 std::string UrlEncode(std::string_view s, bool keep_slash) {

@@ -79,7 +79,6 @@ class RemoteLogManager {
   // Opens `uri` wrapped as `stack` says: the standard decorator stack
   // (MakeResilientStorage) with its settings, plus test fault injection.
   static Result<std::unique_ptr<RemoteLogManager>> Open(const std::string& uri,
-                                                        const std::string& user,
                                                         RemoteLogManagerOptions options,
                                                         RemoteStackOptions stack, Clock* clock);
 

@@ -8,11 +8,8 @@
 
 namespace strata::tiered {
 
-Result<ResilientStorage> OpenRemoteStack(const std::string& uri, const std::string& user,
-                                         RemoteStackOptions options) {
-  RemoteStorageOptions so;
-  so.user = user;
-  STRATA_ASSIGN_OR_RETURN(auto backend, OpenRemoteStorage(uri, so));
+Result<ResilientStorage> OpenRemoteStack(const std::string& uri, RemoteStackOptions options) {
+  STRATA_ASSIGN_OR_RETURN(auto backend, OpenRemoteStorage(uri, options.storage));
   const RemoteFaultOptions& f = options.faults;
   if (f.enabled()) {
     auto faulty = std::make_unique<FaultInjectingStorage>(std::move(backend), f.seed);
@@ -34,11 +31,10 @@ Result<ResilientStorage> OpenRemoteStack(const std::string& uri, const std::stri
 }
 
 Result<std::unique_ptr<RemoteLogManager>> RemoteLogManager::Open(const std::string& uri,
-                                                                 const std::string& user,
                                                                  RemoteLogManagerOptions options,
                                                                  RemoteStackOptions stack,
                                                                  Clock* clock) {
-  STRATA_ASSIGN_OR_RETURN(ResilientStorage layers, OpenRemoteStack(uri, user, std::move(stack)));
+  STRATA_ASSIGN_OR_RETURN(ResilientStorage layers, OpenRemoteStack(uri, std::move(stack)));
   return std::make_unique<RemoteLogManager>(options, std::move(layers), clock);
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "tiered/remote_storage.h"
 #include "tiered/resilient_storage.h"
 
 namespace strata::tiered {
@@ -26,13 +27,12 @@ struct RemoteFaultOptions {
 };
 
 struct RemoteStackOptions {
+  RemoteStorageOptions storage;  // the backend's own settings (WebHDFS user, S3 endpoint, ...)
   ResilienceOptions resilience;
   RemoteFaultOptions faults;
 };
 
-// Opens `uri` (user: WebHDFS user.name) and wraps it as `options` says. Logs a warning when
-// fault injection is on.
-Result<ResilientStorage> OpenRemoteStack(const std::string& uri, const std::string& user,
-                                         RemoteStackOptions options);
+// Opens `uri` and wraps it as `options` says. Logs a warning when fault injection is on.
+Result<ResilientStorage> OpenRemoteStack(const std::string& uri, RemoteStackOptions options);
 
 }  // namespace strata::tiered

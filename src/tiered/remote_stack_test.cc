@@ -22,7 +22,7 @@ RemoteStackOptions FastRetries() {
 
 TEST(RemoteStackTest, NoFaultsByDefault) {
   TempDir dir;
-  auto stack = OpenRemoteStack("file://" + dir.path(), "", FastRetries());
+  auto stack = OpenRemoteStack("file://" + dir.path(), FastRetries());
   ASSERT_TRUE(stack.ok()) << stack.error().message;
   ASSERT_NE(stack->hedge, nullptr);
   ASSERT_NE(stack->retry, nullptr);
@@ -40,7 +40,7 @@ TEST(RemoteStackTest, PutFaultsSitBelowTheRetries) {
   RemoteStackOptions o = FastRetries();
   o.faults.put_fail_ratio = 1.0;
   o.resilience.hedge_reads = false;
-  auto stack = OpenRemoteStack("file://" + dir.path(), "", o);
+  auto stack = OpenRemoteStack("file://" + dir.path(), o);
   ASSERT_TRUE(stack.ok()) << stack.error().message;
   EXPECT_EQ(stack->hedge, nullptr);
   Status st = stack->storage->Put("x", PutSource::Memory(ToBytes("x")));
@@ -59,7 +59,7 @@ TEST(RemoteStackTest, DelayedGetsAreHedged) {
   o.faults.get_delay = std::chrono::milliseconds(500);
   o.resilience.hedge.threshold = std::chrono::milliseconds(20);
   o.resilience.hedge.max_hedge_ratio = 1.0;
-  auto stack = OpenRemoteStack("file://" + dir.path(), "", o);
+  auto stack = OpenRemoteStack("file://" + dir.path(), o);
   ASSERT_TRUE(stack.ok()) << stack.error().message;
   Bytes data = ToBytes("payload");
   ASSERT_TRUE(stack->storage->Put("p", PutSource::Memory(data)).ok());

@@ -6,6 +6,7 @@
 
 #include "tiered/local_fs_storage.h"
 #include "tiered/remote_uri.h"
+#include "tiered/s3_storage.h"
 #include "tiered/webhdfs_storage.h"
 
 namespace strata::tiered {
@@ -64,6 +65,16 @@ Result<std::unique_ptr<RemoteStorage>> OpenRemoteStorage(std::string_view uri,
   STRATA_ASSIGN_OR_RETURN(RemoteUri parsed, ParseRemoteUri(uri));
   if (parsed.scheme == "file") {
     std::unique_ptr<RemoteStorage> s = std::make_unique<LocalFsStorage>(parsed.root);
+    return s;
+  }
+  if (parsed.scheme == "s3") {
+    S3Options o = options.s3;
+    o.bucket = parsed.host;
+    o.prefix = parsed.root;
+    o.default_timeout = options.default_timeout;
+    o.connect_timeout = options.connect_timeout;
+    o.max_idle_connections = options.max_idle_connections;
+    std::unique_ptr<RemoteStorage> s = std::make_unique<S3Storage>(std::move(o));
     return s;
   }
   WebHdfsOptions w;

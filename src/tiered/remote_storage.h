@@ -1,13 +1,13 @@
 #pragma once
 // RemoteStorage: the object-store-like interface every tiered-storage component uses to reach the
-// cold tier (HDFS over WebHDFS, a local directory, later S3). Paths are relative to the store's
+// cold tier (HDFS over WebHDFS, S3, a local directory). Paths are relative to the store's
 // root
 // ("topic-id/0/00000000000000000042.log"); no leading '/', no "." or ".." segments.
 //
 // Contract shared by all backends:
-// - Put is atomic: the data goes to a temporary name next to the target, its length is checked,
-//   then it is renamed into place. A failed or interrupted Put never leaves a visible object;
-//   it may leave a temporary file (IsTemporaryName), which List hides.
+// - Put is atomic: a failed or interrupted Put never leaves a visible object. File stores upload
+//   to a temporary name next to the target, check its length, then rename it into place; a
+//   temporary left behind (IsTemporaryName) is hidden by List. S3 objects appear whole by nature.
 // - Delete is idempotent: a missing path is success.
 // - Stat of a missing path succeeds with exists == false; Get of a missing path is kNotFound.
 // - Errors: kUnavailable (cannot connect, server 5xx, safe mode), kTimeout (deadline passed),
@@ -27,6 +27,7 @@
 
 #include "base/bytes.h"
 #include "base/result.h"
+#include "tiered/s3_options.h"
 
 namespace strata::tiered {
 
@@ -117,10 +118,11 @@ struct RemoteStorageOptions {
   std::chrono::milliseconds default_timeout{60000};
   std::chrono::milliseconds connect_timeout{3000};
   int max_idle_connections = 16;  // pooled HTTP handles kept per store
+  S3Options s3;                   // for s3:// (bucket and prefix come from the URI)
 };
 
-// Opens a store for "file:///abs/dir" or "webhdfs://host:port/abs/dir". Bad URIs are
-// kInvalidArgument; an unreachable store is not an error here (calls will fail instead).
+// Opens a store for "file:///abs/dir", "webhdfs://host:port/abs/dir" or "s3://bucket/prefix". Bad
+// URIs are kInvalidArgument; an unreachable store is not an error here (calls will fail instead).
 Result<std::unique_ptr<RemoteStorage>> OpenRemoteStorage(std::string_view uri,
                                                          const RemoteStorageOptions& options = {});
 

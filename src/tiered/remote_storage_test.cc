@@ -4,6 +4,7 @@
 
 #include "tiered/local_fs_storage.h"
 #include "tiered/remote_uri.h"
+#include "tiered/s3_storage.h"
 #include "tiered/test_util.h"
 #include "tiered/webhdfs_errors.h"
 #include "tiered/webhdfs_storage.h"
@@ -11,7 +12,7 @@
 namespace strata::tiered {
 namespace {
 
-TEST(RemoteUri, ParsesFileAndWebHdfs) {
+TEST(RemoteUri, ParsesFileWebHdfsAndS3) {
   auto f = ParseRemoteUri("file:///var/strata//remote/");
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f->scheme, "file");
@@ -25,12 +26,18 @@ TEST(RemoteUri, ParsesFileAndWebHdfs) {
   auto root = ParseRemoteUri("webhdfs://127.0.0.1:1234");
   ASSERT_TRUE(root.ok());
   EXPECT_EQ(root->root, "/");
+  auto s3 = ParseRemoteUri("s3://strata-tier.eu/cluster-1/");
+  ASSERT_TRUE(s3.ok());
+  EXPECT_EQ(s3->scheme, "s3");
+  EXPECT_EQ(s3->host, "strata-tier.eu");
+  EXPECT_EQ(s3->root, "/cluster-1");
 }
 
 TEST(RemoteUri, RejectsBadUris) {
-  for (std::string_view u : {"s3://bucket/x", "/plain/path", "webhdfs://host/x", "webhdfs://:80/x",
-                             "webhdfs://h:0/x", "webhdfs://h:99999/x", "webhdfs://h:12ab/x",
-                             "file://host/x", "file:///a/../b", "webhdfs://h:1/a?op=x"}) {
+  for (std::string_view u :
+       {"s3://Bucket/x", "s3://ab/x", "s3://b_x/y", "/plain/path", "webhdfs://host/x",
+        "webhdfs://:80/x", "webhdfs://h:0/x", "webhdfs://h:99999/x", "webhdfs://h:12ab/x",
+        "file://host/x", "file:///a/../b", "webhdfs://h:1/a?op=x"}) {
     auto r = ParseRemoteUri(u);
     EXPECT_FALSE(r.ok()) << u;
     if (!r.ok()) {
@@ -75,6 +82,19 @@ TEST(RemoteStorage, FactoryOpensBackends) {
   auto st = (*hdfs)->Stat("x");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, Errc::kUnavailable) << st.error().message;
+
+  RemoteStorageOptions s3_options;
+  s3_options.s3.endpoint = "http://127.0.0.1:1";
+  s3_options.s3.path_style = true;
+  s3_options.s3.credentials.access_key_id = "AK";
+  s3_options.s3.credentials.secret_access_key = "SK";
+  auto s3 = OpenRemoteStorage("s3://tier-bucket/cluster/a", s3_options);
+  ASSERT_TRUE(s3.ok());
+  auto* s = dynamic_cast<S3Storage*>(s3->get());
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->options().bucket, "tier-bucket");
+  EXPECT_EQ(s->options().prefix, "cluster/a");
+  EXPECT_EQ((*s3)->Get("x").error().code, Errc::kUnavailable);
 
   EXPECT_EQ(OpenRemoteStorage("ftp://x/y").error().code, Errc::kInvalidArgument);
 }

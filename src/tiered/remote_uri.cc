@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 
@@ -57,8 +58,17 @@ Result<RemoteUri> ParseRemoteUri(std::string_view uri) {
     if (ec != std::errc() || p != port.data() + port.size() || out.port <= 0 || out.port > 65535) {
       return Bad(uri, "bad port");
     }
+  } else if (out.scheme == "s3") {
+    // The bucket, as S3 names them: 3 to 63 of lower-case letters, digits, '.' and '-'.
+    const bool valid = authority.size() >= 3 && authority.size() <= 63 &&
+                       std::all_of(authority.begin(), authority.end(), [](char c) {
+                         return std::islower(static_cast<unsigned char>(c)) ||
+                                std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-';
+                       });
+    if (!valid) return Bad(uri, "expected s3://bucket/prefix with a valid bucket name");
+    out.host = std::string(authority);
   } else {
-    return Bad(uri, "unsupported scheme (file, webhdfs)");
+    return Bad(uri, "unsupported scheme (file, webhdfs, s3)");
   }
   STRATA_ASSIGN_OR_RETURN(out.root, NormaliseRoot(uri, path));
   return out;

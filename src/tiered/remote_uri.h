@@ -1,5 +1,6 @@
 #pragma once
-// Parsing of remote-store URIs ("file:///var/strata/remote", "webhdfs://nn:9870/strata").
+// Parsing of remote-store URIs ("file:///var/strata/remote", "webhdfs://nn:9870/strata",
+// "s3://bucket/prefix").
 #include <string>
 #include <string_view>
 
@@ -8,9 +9,9 @@
 namespace strata::tiered {
 
 struct RemoteUri {
-  std::string scheme;  // "file" or "webhdfs", lower case
-  std::string host;    // empty for file
-  int port = 0;        // 0 for file
+  std::string scheme;  // "file", "webhdfs" or "s3", lower case
+  std::string host;    // empty for file; the bucket for s3
+  int port = 0;        // 0 for file and s3
   std::string root;    // absolute, without a trailing '/' (the filesystem root is "/")
 };
 
