@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ -x build/strata ]] || scripts/build.sh release strata
 STRATA_BIN="$(pwd)/build/strata" STRATA_HDFS_BIG_MIB=200 python3 -m pytest -q -s \
-  tests/integration/test_tiered_hdfs.py -k big_log
+  tests/integration/test_tiered_remote.py -k big_log
 STRATA_BIN="$(pwd)/build/strata" STRATA_NEMESIS_ROUNDS=100 python3 -m pytest -q -s \
   tests/integration/test_nemesis.py tests/integration/test_nemesis_txn.py
 STRATA_BIN="$(pwd)/build/strata" STRATA_MIXED_NEMESIS_ROUNDS=100 python3 -m pytest -q -s \

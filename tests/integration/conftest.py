@@ -290,6 +290,40 @@ def hdfs(tmp_path_factory):
     cluster.stop()
 
 
+S3_DIR = Path(__file__).resolve().parents[1] / "s3"
+
+
+@pytest.fixture(scope="module")
+def s3_server(tmp_path_factory):
+    """One S3Proxy (tests/s3, a real S3-compatible server on its filesystem backend) shared by
+    the tests of a module; required: the test command installs its jar."""
+    import s3kit
+    if not s3kit.S3PROXY_JAR.is_file():
+        pytest.fail(f"{s3kit.S3PROXY_JAR} is missing: run scripts/install-test-deps.sh "
+                    "(these tests run against a real S3 server)")
+    server = s3kit.S3Server(tmp_path_factory.mktemp("s3")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def remote_store(request):
+    """The remote store of a test (remote_stores.py): the module's MiniDFSCluster, or with
+    @pytest.mark.parametrize("remote_store", ["hdfs", "s3"], indirect=True) each in turn."""
+    import remote_stores
+    kind = getattr(request, "param", "hdfs")
+    if kind == "s3":
+        return remote_stores.S3Store(request.getfixturevalue("s3_server"))
+    return remote_stores.HdfsStore(request.getfixturevalue("hdfs"))
+
+
+@pytest.fixture
+def remote_config(remote_store, request):
+    """Broker settings for a tier of the test's own (/strata/<test name>) in `remote_store`."""
+    import re
+    return remote_store.config("/strata/" + re.sub(r"[^A-Za-z0-9_.-]", "-", request.node.name))
+
+
 @pytest.fixture
 def remote_uri(hdfs, request):
     """A WebHDFS root of the test's own (/strata/<test name>) in the module's MiniDFSCluster."""

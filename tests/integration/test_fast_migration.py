@@ -20,7 +20,8 @@ What is checked:
   leads with every record readable;
 - a broker whose disk was wiped rebuilds every replica from active segments; a new leader
   started at the active segment reports remote storage's log start.
-Remote storage is HDFS (one MiniDFSCluster per module, a directory per test).
+Remote storage is HDFS (one MiniDFSCluster per module, a directory per test); the moves without
+the roll and the wiped disk run on S3 too (one S3Proxy per module).
 """
 from __future__ import annotations
 
@@ -95,24 +96,28 @@ def produce_history(b, topic: str, n: int, seed: int, segment: int = SEGMENT) ->
     return recs
 
 
-def hdfs_extra(remote_uri: str, **more: str) -> dict[str, str]:
-    return {"strata.remote.storage.uri": remote_uri, **more}
+def tier_extra(remote_config: dict, **more: str) -> dict[str, str]:
+    return {**remote_config, **more}
 
 
-def test_a_moved_replica_copies_only_the_active_segment(tmp_path, broker_factory, remote_uri):
-    move_a_tiered_partition(tmp_path, broker_factory, remote_uri, HISTORY_MIB, roll=True)
+BOTH_STORES = pytest.mark.parametrize("remote_store", ["hdfs", "s3"], indirect=True)
 
 
+def test_a_moved_replica_copies_only_the_active_segment(tmp_path, broker_factory, remote_config):
+    move_a_tiered_partition(tmp_path, broker_factory, remote_config, HISTORY_MIB, roll=True)
+
+
+@BOTH_STORES
 def test_without_the_roll_a_moved_replica_copies_at_most_one_segment(
-        tmp_path, broker_factory, remote_uri):
+        tmp_path, broker_factory, remote_config):
     """strata.replica.sync.roll.enable=false: the new replica starts at the base of the
     leader's active segment, so it copies that segment's records and nothing older."""
-    move_a_tiered_partition(tmp_path, broker_factory, remote_uri, 64, roll=False)
+    move_a_tiered_partition(tmp_path, broker_factory, remote_config, 64, roll=False)
 
 
-def move_a_tiered_partition(tmp_path, broker_factory, remote_uri: str, history_mib: int,
+def move_a_tiered_partition(tmp_path, broker_factory, remote_config: dict, history_mib: int,
                             roll: bool) -> None:
-    extra = hdfs_extra(remote_uri, **{"log.retention.check.interval.ms": "300",
+    extra = tier_extra(remote_config, **{"log.retention.check.interval.ms": "300",
                                       "strata.replica.sync.roll.enable": str(roll).lower()})
     etcd, brokers = start_cluster(tmp_path, broker_factory, nodes=(1, 2, 3, 4), extra=extra)
     try:
@@ -186,10 +191,10 @@ def move_a_tiered_partition(tmp_path, broker_factory, remote_uri: str, history_m
 
 
 def test_a_replica_with_a_gap_to_remote_storage_never_joins_or_leads(
-        tmp_path, broker_factory, remote_uri):
+        tmp_path, broker_factory, remote_config):
     # Broker 1's uploads all fail (the fault seam), so the remote log stays empty.
     etcd, brokers = start_cluster(
-        tmp_path, broker_factory, extra=hdfs_extra(remote_uri),
+        tmp_path, broker_factory, extra=tier_extra(remote_config),
         per_node={1: {"strata.remote.fault.put.fail.ratio": "1"}})
     try:
         b1, b2, b3 = brokers
@@ -244,14 +249,15 @@ def test_a_replica_with_a_gap_to_remote_storage_never_joins_or_leads(
         etcd.stop_all()
 
 
+@BOTH_STORES
 def test_a_broker_back_with_an_empty_disk_copies_only_active_segments(
-        tmp_path, broker_factory, remote_uri):
+        tmp_path, broker_factory, remote_config):
     """The seed's machine replacement: broker 3's disk is wiped while it is down; it comes back
     with the same node id and rebuilds every replica from its leader's active segment, with no
     operator step."""
     import shutil
-    etcd, brokers = start_cluster(tmp_path, broker_factory, extra=hdfs_extra(
-        remote_uri, **{"leader.imbalance.check.interval.seconds": "1"}))
+    etcd, brokers = start_cluster(tmp_path, broker_factory, extra=tier_extra(
+        remote_config, **{"leader.imbalance.check.interval.seconds": "1"}))
     try:
         b1, b2, b3 = brokers
         topic = kit.unique_topic("replace")
@@ -290,13 +296,13 @@ def test_a_broker_back_with_an_empty_disk_copies_only_active_segments(
 
 
 def test_a_follower_left_below_the_leaders_local_log_starts_over_from_remote_storage(
-        tmp_path, broker_factory, remote_uri):
+        tmp_path, broker_factory, remote_config):
     """Broker 2 is down while the leader writes, uploads and deletes locally what broker 2
     lacks. Back, its fetch is answered OFFSET_MOVED_TO_TIERED_STORAGE (as Kafka 4.x answers a
     tiered follower): it starts its log over at the leader's sync point instead of copying the
     history, joins the ISR, and when the leader dies serves every record from offset 0."""
-    etcd, brokers = start_cluster(tmp_path, broker_factory, extra=hdfs_extra(
-        remote_uri, **{"log.retention.check.interval.ms": "300"}))
+    etcd, brokers = start_cluster(tmp_path, broker_factory, extra=tier_extra(
+        remote_config, **{"log.retention.check.interval.ms": "300"}))
     try:
         b1, b2, b3 = brokers
         topic = kit.unique_topic("behind")
@@ -350,13 +356,13 @@ def earliest_offset(b, topic: str, partition: int) -> int:
 
 
 def test_a_new_leader_that_started_at_the_active_segment_reports_the_remote_log_start(
-        tmp_path, broker_factory, remote_uri):
+        tmp_path, broker_factory, remote_config):
     """Right after a move makes the new replica leader (its log starting where the old
     leader's ended), the log start it reports is remote storage's, not its own: a consumer
     starting from the earliest offset skips nothing, even before the new leader has read the
     remote manifest (broker 3 scans its remote log only every 20 s here)."""
     etcd, brokers = start_cluster(
-        tmp_path, broker_factory, extra=hdfs_extra(remote_uri),
+        tmp_path, broker_factory, extra=tier_extra(remote_config),
         per_node={3: {"remote.log.manager.task.interval.ms": "20000"}})
     try:
         b1, b2, b3 = brokers

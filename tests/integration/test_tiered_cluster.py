@@ -1,23 +1,20 @@
-"""Tiered storage in a cluster, on a real HDFS (MiniDFSCluster): an RF=3 tiered topic
+"""Tiered storage in a cluster, on each real remote store (HDFS, a MiniDFSCluster; S3, S3Proxy;
+remote_stores.py): an RF=3 tiered topic
 (min.insync.replicas=2) under an idempotent acks=all producer; the leader is SIGKILLed while it
 has rolled segments not yet uploaded, and a new leader takes the remote log over.
 
 What is checked: followers delete local segments only below the remote end the leader recorded
 in etcd (their local log start moves up, and never past it); the new leader writes its own
 manifest (manifest-<its leader epoch>.json) and goes on uploading from the shared end; at the
-end HDFS holds exactly the objects the current manifest lists (the killed leader's half-done
+end the store holds exactly the objects the current manifest lists (the killed leader's half-done
 upload and any segment the new leader's longer one covers are deleted), the listed segments
 cover every offset from 0 to the remote end with no gap, and a consumer from offset 0 reads
-every acknowledged value exactly once (the oldest from HDFS).
-Skipped when the MiniHdfs jar is not built (tests/hdfs/build.sh).
+every acknowledged value exactly once (the oldest from the store).
 """
 from __future__ import annotations
 
 import json
-import sys
 import threading
-import urllib.request
-from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -29,33 +26,27 @@ from test_cluster import OFFLINE_WITHIN, leaders, prometheus, start_cluster
 from test_replication import JOIN_WITHIN, isr
 from test_tiered_localfs import list_offsets
 
-HDFS_DIR = Path(__file__).resolve().parents[1] / "hdfs"
-sys.path.insert(0, str(HDFS_DIR))
-from hdfs_fixture import MiniHdfs  # noqa: E402
-
-pytestmark = [
-    pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode"),
-    pytest.mark.skipif(not (HDFS_DIR / "target" / "strata-minihdfs.jar").exists(),
-                       reason="MiniHdfs not built (tests/hdfs/build.sh)"),
-]
+pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
 
 SEGMENT = 256 * 1024
 ROOT = "/strata"
 UPLOAD_WITHIN = 90  # seconds for the uploads of a few MiB on 2 shared cores
 
 
-@pytest.fixture
-def tiered_cluster(tmp_path, broker_factory):
-    hdfs = MiniHdfs(tmp_path / "hdfs")
-    hdfs.start(format=True)
+@pytest.fixture(params=["hdfs", "s3"])
+def tiered_cluster(tmp_path, broker_factory, request):
+    import remote_stores
+    if request.param == "s3":
+        store = remote_stores.S3Store(request.getfixturevalue("s3_server"))
+    else:
+        store = remote_stores.HdfsStore(request.getfixturevalue("hdfs"))
+    root = f"{ROOT}/{request.param}"
     etcd, brokers = start_cluster(tmp_path, broker_factory, extra={
-        "strata.remote.storage.uri": hdfs.webhdfs_uri(ROOT),
-        "log.retention.check.interval.ms": "300"})
-    yield hdfs, brokers
+        **store.config(root), "log.retention.check.interval.ms": "300"})
+    yield store, store.path(root), brokers
     for b in brokers:
         b.stop()
     etcd.stop_all()
-    hdfs.stop()
 
 
 class AckedProducer:
@@ -98,22 +89,9 @@ class AckedProducer:
         self.thread.join(150)
 
 
-def hdfs_list(hdfs, path: str) -> list[str]:
-    url = (f"http://127.0.0.1:{hdfs.http_port}/webhdfs/v1{path}"
-           "?op=LISTSTATUS&user.name=strata-test")
-    with urllib.request.urlopen(url, timeout=30) as r:
-        return [s["pathSuffix"] for s in json.load(r)["FileStatuses"]["FileStatus"]]
-
-
-def hdfs_json(hdfs, path: str) -> dict:
-    url = f"http://127.0.0.1:{hdfs.http_port}/webhdfs/v1{path}?op=OPEN&user.name=strata-test"
-    with urllib.request.urlopen(url, timeout=30) as r:
-        return json.loads(r.read())
-
-
-def partition_dir(hdfs, topic: str) -> str:
-    [name] = [n for n in hdfs_list(hdfs, ROOT) if n.startswith(f"{topic}-0-")]
-    return f"{ROOT}/{name}"
+def partition_dir(store, root: str, topic: str) -> str:
+    [name] = [n for n in store.children(root) if n.startswith(f"{topic}-0-")]
+    return f"{root}/{name}"
 
 
 def local_start(b, topic: str) -> int:
@@ -135,7 +113,7 @@ def by_id(brokers, node: int):
 
 
 def test_a_killed_leader_hands_the_remote_log_over_with_no_gap(tiered_cluster):
-    hdfs, brokers = tiered_cluster
+    store, root, brokers = tiered_cluster
     b1 = brokers[0]
     topic = kit.unique_topic("tiered-rf3")
     admin = kit.admin(b1.bootstrap)  # kept: the futures need their client alive
@@ -179,28 +157,28 @@ def test_a_killed_leader_hands_the_remote_log_over_with_no_gap(tiered_cluster):
 
     # Everything rolled is uploaded; the replaced objects are deleted (retention task).
     leader = by_id(brokers, leaders(b1, topic)[0][0])
-    directory = partition_dir(hdfs, topic)
+    directory = partition_dir(store, root, topic)
 
     def settled():
         end = saved_remote_end(leader, topic)
         logs = local_logs(leader, topic)
         if end < 0 or end + 1 != logs[-1]:
             return False
-        manifests = sorted(n for n in hdfs_list(hdfs, directory) if n.startswith("manifest-"))
+        names = store.children(directory)
+        manifests = sorted(n for n in names if n.startswith("manifest-"))
         current = max(manifests, key=lambda n: int(n[len("manifest-"):-len(".json")]))
-        m = hdfs_json(hdfs, f"{directory}/{current}")
+        m = json.loads(store.read(f"{directory}/{current}"))
         finished = [s for s in m["segments"] if s["state"] == "COPY_FINISHED"]
         listed = {f"{s['base_offset']:020d}-{s['uuid']}.log" for s in finished}
         # (names starting with "." are temporaries of interrupted Puts, never read)
-        stored = {n for n in hdfs_list(hdfs, directory)
-                  if n.endswith(".log") and not n.startswith(".")}
+        stored = {n for n in names if n.endswith(".log") and not n.startswith(".")}
         return (listed == stored and m["log_end_offset"] == end) and (m, finished)
 
     m, finished = wait_until(
-        settled, UPLOAD_WITHIN, "HDFS holding exactly the manifest's segments",
+        settled, UPLOAD_WITHIN, f"{store.name} holding exactly the manifest's segments",
         lambda: (saved_remote_end(leader, topic),
                  local_logs(leader, topic)[-3:],
-                 [n for n in hdfs_list(hdfs, directory) if n.endswith(".log")][-5:]))
+                 [n for n in store.children(directory) if n.endswith(".log")][-5:]))
     assert m["leader_epoch"] > 0, m["leader_epoch"]
     covered = 0
     for s in sorted(finished, key=lambda s: (s["base_offset"], s["end_offset"])):

@@ -421,7 +421,7 @@ def test_topic_deleted_while_store_down_is_removed_remotely_later(broker_factory
     assert not any(d.exists() for d in dirs)
 
 
-# ---- broker restarted while the store is down (file://; test_tiered_hdfs.py does it on HDFS) --
+# ---- broker restarted while the store is down (file://; test_tiered_remote.py on HDFS and S3) 
 
 def test_broker_restarted_while_store_down_keeps_old_offsets(broker_factory, tmp_path):
     b, remote, admin_port = tiered_setup(broker_factory, tmp_path)

@@ -1,12 +1,14 @@
-"""Tiered storage against a real HDFS (MiniDFSCluster over WebHDFS, tests/hdfs/hdfs_fixture.py).
+"""Tiered storage against each real remote store: HDFS (MiniDFSCluster over WebHDFS,
+tests/hdfs/hdfs_fixture.py) and S3 (S3Proxy, tests/s3; remote_stores.py puts both behind one
+interface). Every test runs once per store.
 
-Rolled segments go to HDFS and are read back for a consumer from offset 0; while HDFS is down
-(kill -9) produce goes on, nothing un-uploaded leaves local disk, and once HDFS is back the
+Rolled segments go to the store and are read back for a consumer from offset 0; while the store
+is down (kill -9) produce goes on, nothing un-uploaded leaves local disk, and once it is back the
 uploads resume in order. 64 MiB of segments (200 MiB in scripts/soak.sh, STRATA_HDFS_BIG_MIB) are
-compared byte for byte (SHA-256) with what the Java HDFS client reads back over native RPC (HdfsDigest.java, independent of Strata and WebHDFS).
-A broker restarted while HDFS is down starts, serves produce and local reads, answers remote-only
-fetches with a retriable error, and resumes uploading once HDFS is back.
-Skipped when the MiniHdfs jar is not built (tests/hdfs/build.sh).
+compared byte for byte (SHA-256) with what a client independent of Strata reads back: Hadoop's
+Java client over native RPC (HdfsDigest.java) for HDFS, a plain signed HTTP client for S3.
+A broker restarted while the store is down starts, serves produce and local reads, answers
+remote-only fetches with a retriable error, and resumes uploading once the store is back.
 """
 from __future__ import annotations
 
@@ -24,30 +26,39 @@ import kit
 import rawkafka
 from test_tiered_localfs import list_offsets, wait_until
 
+from remote_stores import HdfsStore, S3Store  # noqa: E402
+
 HDFS_DIR = Path(__file__).resolve().parents[1] / "hdfs"
 sys.path.insert(0, str(HDFS_DIR))
 from hdfs_fixture import MiniHdfs  # noqa: E402
 
-pytestmark = [
-    pytest.mark.skipif(kit.against_kafka(), reason="Strata-specific remote storage"),
-    pytest.mark.skipif(not (HDFS_DIR / "target" / "strata-minihdfs.jar").exists(),
-                       reason="MiniHdfs not built (tests/hdfs/build.sh)"),
-]
+pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata-specific remote storage")
 
 PARTITIONS = 2
 SEGMENT = 1024 * 1024
 
 
-@pytest.fixture
-def hdfs(tmp_path):
-    h = MiniHdfs(tmp_path / "hdfs")
-    h.start(format=True)
-    yield h
-    h.stop()
+@pytest.fixture(params=["hdfs", "s3"])
+def store(request, tmp_path):
+    """A fresh store of each kind per test (the tests kill it)."""
+    if request.param == "hdfs":
+        if not (HDFS_DIR / "target" / "strata-minihdfs.jar").exists():
+            pytest.fail("tests/hdfs/target/strata-minihdfs.jar is missing: run "
+                        "scripts/install-test-deps.sh")
+        h = MiniHdfs(tmp_path / "hdfs")
+        h.start(format=True)
+        yield HdfsStore(h)
+        h.stop()
+    else:
+        import s3kit
+        server = s3kit.S3Server(tmp_path / "s3").start()
+        yield S3Store(server)
+        server.stop()
 
 
 def all_tiered(b, topic: str):
-    """True once every rolled segment is in HDFS: remote end + 1 == the active segment base."""
+    """True once every rolled segment is in the store: remote end + 1 == the active segment
+    base."""
     tiered = list_offsets(b.bootstrap, topic, -5, PARTITIONS)
     for p in range(PARTITIONS):
         logs = sorted(int(f.stem) for f in b.partition_dir(topic, p).glob("*.log"))
@@ -56,19 +67,19 @@ def all_tiered(b, topic: str):
     return tiered
 
 
-def test_tiered_hdfs_upload_outage_and_resume(broker_factory, hdfs):
+def test_upload_outage_and_resume(broker_factory, store):
     b = broker_factory(config={
         "remote.log.storage.system.enable": "true",
-        "strata.remote.storage.uri": hdfs.webhdfs_uri("/strata"),
+        **store.config("/strata"),
         "log.retention.check.interval.ms": "300",
     })
-    topic = kit.unique_topic("tiered-hdfs")
+    topic = kit.unique_topic("tiered-remote")
     kit.create_topic(b.bootstrap, topic, PARTITIONS, config={
         "remote.storage.enable": "true", "segment.bytes": str(SEGMENT),
         "local.retention.bytes": str(SEGMENT), "retention.ms": "-1"})
     recs = kit.make_records(6000, PARTITIONS, seed=7, tag="hdfs", value_size=2000)
     kit.produce_confluent(b.bootstrap, topic, recs)
-    wait_until(lambda: all_tiered(b, topic), 120, "uploads to HDFS")
+    wait_until(lambda: all_tiered(b, topic), 120, "uploads to the store")
     local_start = wait_until(
         lambda: (s := list_offsets(b.bootstrap, topic, -4, PARTITIONS)) and all(
             s[p] > 0 for p in range(PARTITIONS)) and s, 30, "local retention")
@@ -76,9 +87,9 @@ def test_tiered_hdfs_upload_outage_and_resume(broker_factory, hdfs):
     got = kit.consume_confluent(b.bootstrap, topic, PARTITIONS, timeout=120)
     kit.assert_same_records(recs, got)
 
-    # HDFS down: produce goes on, local retention must not drop un-uploaded segments.
+    # The store down: produce goes on, local retention must not drop un-uploaded segments.
     tiered_before = list_offsets(b.bootstrap, topic, -5, PARTITIONS)
-    hdfs.kill9()
+    store.kill9()
     more = kit.make_records(4000, PARTITIONS, seed=8, tag="hdfs2", value_size=2000)
     kit.produce_confluent(b.bootstrap, topic, more)
     time.sleep(3)
@@ -87,8 +98,8 @@ def test_tiered_hdfs_upload_outage_and_resume(broker_factory, hdfs):
         logs = sorted(int(f.stem) for f in b.partition_dir(topic, p).glob("*.log"))
         assert logs[0] <= tiered_before[p] + 1, f"partition {p}: un-uploaded segment deleted"
 
-    # HDFS back: uploads resume and everything is readable from offset 0 again.
-    hdfs.restart()
+    # The store back: uploads resume and everything is readable from offset 0 again.
+    store.restart()
     wait_until(lambda: all_tiered(b, topic), 180, "uploads after the outage")
     got = kit.consume_confluent(b.bootstrap, topic, PARTITIONS, timeout=180)
     kit.assert_same_records(recs + more, got)
@@ -103,21 +114,15 @@ KAFKA_STORAGE_ERROR = 56
 from ports import free_port  # noqa: E402
 
 
-def tiered_broker(broker_factory, hdfs, admin_port: int, extra: dict | None = None):
+def tiered_broker(broker_factory, store, admin_port: int, extra: dict | None = None):
     return broker_factory(config={
         "strata.admin.listener": f"127.0.0.1:{admin_port}",
         "remote.log.storage.system.enable": "true",
-        "strata.remote.storage.uri": hdfs.webhdfs_uri("/strata"),
+        **store.config("/strata"),
         "remote.log.manager.task.interval.ms": "500",
         "log.retention.check.interval.ms": "300",
         **(extra or {}),
     })
-
-
-def webhdfs_get(hdfs, path: str) -> bytes:
-    url = f"http://127.0.0.1:{hdfs.http_port}/webhdfs/v1{path}?op=OPEN&user.name=strata-test"
-    with urllib.request.urlopen(url, timeout=30) as r:
-        return r.read()
 
 
 def metric_sum(admin_port: int, name: str) -> float:
@@ -185,7 +190,7 @@ def first_batch_base_offset(records: bytes) -> int:
 
 
 def remote_dirs(files: dict, topic: str, partitions: int) -> dict[int, str]:
-    """{p: HDFS directory of partition p} from a digest listing."""
+    """{p: the store's directory of partition p} from a digest listing."""
     out: dict[int, str] = {}
     for path in files:
         parent = path.rsplit("/", 1)[0]
@@ -206,21 +211,21 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-# ---- 64 MiB (200 in the soak): byte-identical in HDFS (read with the Java client over RPC) -
+# ---- 64 MiB (200 in the soak): byte-identical in the store (read back around Strata) -------
 
 BIG_PARTITIONS = 4
 BIG_MIB = int(os.environ.get("STRATA_HDFS_BIG_MIB", "64"))
 BIG_BYTES = BIG_MIB * 1024 * 1024
 
 
-def test_tiered_hdfs_big_log_identical_over_rpc_then_remote_only(broker_factory, hdfs):
+def test_big_log_identical_read_directly_then_remote_only(broker_factory, store):
     t_start = time.monotonic()
     admin_port = free_port()
-    # Uploading 1 MiB segments costs ~28 WebHDFS round trips each (CREATE + stat + rename per
-    # object and manifest): 4 copiers bring a 200-segment upload to ~1.5 min (2 take ~2).
-    b = tiered_broker(broker_factory, hdfs, admin_port,
+    # On HDFS, uploading 1 MiB segments costs ~28 WebHDFS round trips each (CREATE + stat +
+    # rename per object and manifest): 4 copiers bring a 200-segment upload to ~1.5 min.
+    b = tiered_broker(broker_factory, store, admin_port,
                       {"remote.log.manager.copier.thread.pool.size": "4"})
-    topic = kit.unique_topic("hdfs-big")
+    topic = kit.unique_topic("remote-big")
     base_config = {"remote.storage.enable": "true", "segment.bytes": str(SEGMENT),
                    "retention.ms": "-1"}
     kit.create_topic(b.bootstrap, topic, BIG_PARTITIONS,
@@ -236,11 +241,11 @@ def test_tiered_hdfs_big_log_identical_over_rpc_then_remote_only(broker_factory,
     # Every rolled segment uploaded: remote end reaches the active segment, no lag left.
     wait_until(lambda: all_rolled_tiered(b, topic, BIG_PARTITIONS)
                and metric_sum(admin_port, "strata_remote_upload_lag_segments") == 0,
-               240, "every rolled segment uploaded to HDFS")
+               240, "every rolled segment uploaded")
     t_uploaded = time.monotonic()
 
-    # Local rolled segments vs the same objects read back by the Java client over hdfs://.
-    files, read_secs = hdfs.digest("/strata")
+    # Local rolled segments vs the same objects read back around Strata.
+    files, read_secs = store.digest("/strata")
     dirs = remote_dirs(files, topic, BIG_PARTITIONS)
     compared = 0
     for p in range(BIG_PARTITIONS):
@@ -248,7 +253,7 @@ def test_tiered_hdfs_big_log_identical_over_rpc_then_remote_only(broker_factory,
         rolled = local_logs(b, topic, p)[:-1]
         expected = BIG_BYTES // SEGMENT // BIG_PARTITIONS
         assert len(rolled) >= 0.8 * expected, f"partition {p}: only {len(rolled)} rolled segments"
-        man = json.loads(webhdfs_get(hdfs, f"{dirs[p]}/manifest.json"))  # metadata only
+        man = json.loads(store.read(f"{dirs[p]}/manifest.json"))  # metadata only
         segs = man["segments"]
         assert [s["state"] for s in segs] == ["COPY_FINISHED"] * len(segs)
         assert [s["base_offset"] for s in segs] == rolled, f"partition {p}: manifest bases"
@@ -278,36 +283,36 @@ def test_tiered_hdfs_big_log_identical_over_rpc_then_remote_only(broker_factory,
     assert list_offsets(b.bootstrap, topic, -2, BIG_PARTITIONS) == {
         p: 0 for p in range(BIG_PARTITIONS)}
 
-    # Everything from offset 0, almost all of it now only in HDFS, identical.
+    # Everything from offset 0, almost all of it now only in the store, identical.
     got = kit.consume_confluent(b.bootstrap, topic, BIG_PARTITIONS, timeout=240)
     t_consumed = time.monotonic()
     kit.assert_same_records(recs, got)
     assert sum(len(v) for v in got.values()) == n
-    print(f"\n{BIG_MIB} MiB test: {compared / 2**20:.1f} MiB compared; produce "
+    print(f"\n{store.name} {BIG_MIB} MiB test: {compared / 2**20:.1f} MiB compared; produce "
           f"{t_produced - t_start:.1f}s, upload wait {t_uploaded - t_produced:.1f}s, "
-          f"RPC digest {t_hashed - t_uploaded:.1f}s (reads {read_secs:.1f}s), "
+          f"direct digest {t_hashed - t_uploaded:.1f}s (reads {read_secs:.1f}s), "
           f"remote consume {t_consumed - t_hashed:.1f}s, total {time.monotonic() - t_start:.1f}s")
 
 
-# ---- broker restart while HDFS is down ----------------------------------------------------
+# ---- broker restart while the store is down -----------------------------------------------
 
-def test_tiered_hdfs_broker_restart_during_outage(broker_factory, hdfs):
+def test_broker_restart_during_outage(broker_factory, store):
     admin_port = free_port()
-    b = tiered_broker(broker_factory, hdfs, admin_port)
-    topic = kit.unique_topic("hdfs-restart")
+    b = tiered_broker(broker_factory, store, admin_port)
+    topic = kit.unique_topic("remote-restart")
     kit.create_topic(b.bootstrap, topic, PARTITIONS, config={
         "remote.storage.enable": "true", "segment.bytes": str(SEGMENT),
         "local.retention.bytes": str(SEGMENT), "retention.ms": "-1"})
     recs = kit.make_records(6000, PARTITIONS, seed=17, tag="before", value_size=2000)
     kit.produce_confluent(b.bootstrap, topic, recs)
-    wait_until(lambda: all_rolled_tiered(b, topic, PARTITIONS), 120, "uploads to HDFS")
+    wait_until(lambda: all_rolled_tiered(b, topic, PARTITIONS), 120, "uploads to the store")
     local_start = wait_until(
         lambda: (s := list_offsets(b.bootstrap, topic, -4, PARTITIONS)) and all(
             s[p] > 0 for p in range(PARTITIONS)) and s, 30, "local retention")
 
-    # HDFS dies; acks=all produce must still succeed and roll new (un-uploadable) segments.
+    # The store dies; acks=all produce must still succeed and roll new (un-uploadable) segments.
     tiered_before = list_offsets(b.bootstrap, topic, -5, PARTITIONS)
-    hdfs.kill9()
+    store.kill9()
     during = kit.make_records(4000, PARTITIONS, seed=18, tag="during", value_size=2000)
     kit.produce_confluent(b.bootstrap, topic, during)
     kept = {p: local_logs(b, topic, p) for p in range(PARTITIONS)}
@@ -316,9 +321,9 @@ def test_tiered_hdfs_broker_restart_during_outage(broker_factory, hdfs):
         assert len([o for o in kept[p] if o > tiered_before[p]]) >= 3, (
             f"partition {p}: expected several un-uploaded segments, have {kept[p]}")
 
-    # Clean stop and start again on the same data dir, HDFS still down.
+    # Clean stop and start again on the same data dir, the store still down.
     rc = b.stop()
-    assert rc == 0, f"broker did not stop cleanly with HDFS down (rc {rc})"
+    assert rc == 0, f"broker did not stop cleanly with the store down (rc {rc})"
     t0 = time.monotonic()
     b.start()
     start_secs = time.monotonic() - t0
@@ -340,23 +345,23 @@ def test_tiered_hdfs_broker_restart_during_outage(broker_factory, hdfs):
     # Remote-only old data: a retriable error (KAFKA_STORAGE_ERROR), never OFFSET_OUT_OF_RANGE
     # (which sends consumers to auto.offset.reset, past the remote data), and the log start
     # offset stays 0. BROKER BUG found by this test (Strata at the time of writing): the
-    # manifest is not loaded while HDFS is down, so the broker takes the local log start as
+    # manifest is not loaded while the store is down, so the broker takes the local log start as
     # the log start: Fetch(0) -> OFFSET_OUT_OF_RANGE (1) and ListOffsets(-2) -> local start.
     # Collected here and failed at the end, so the recovery below is still checked.
     outage_bugs = []
     for p in range(PARTITIONS):
         err, hw, data = fetch_v4(b.bootstrap, topic, p, 0)
         if err != KAFKA_STORAGE_ERROR or data != b"":
-            outage_bugs.append(f"partition {p}: Fetch(offset 0, remote-only) with HDFS down after "
+            outage_bugs.append(f"partition {p}: Fetch(offset 0, remote-only) with the store down after "
                                f"a restart -> error {err} (want {KAFKA_STORAGE_ERROR}), "
                                f"{len(data)} bytes")
         assert hw == 1 + max(r.offset for r in everything if r.partition == p)
     earliest = list_offsets(b.bootstrap, topic, -2, PARTITIONS)
     if earliest != {p: 0 for p in range(PARTITIONS)}:
-        outage_bugs.append(f"ListOffsets(-2) with HDFS down after a restart -> {earliest}, "
+        outage_bugs.append(f"ListOffsets(-2) with the store down after a restart -> {earliest}, "
                            f"want 0 everywhere (local starts {local_now})")
     # What a client sees: a consumer positioned at offset 0 must wait (or get offset 0 once
-    # HDFS is back), never silently continue past the remote-only records.
+    # the store is back), never silently continue past the remote-only records.
     from confluent_kafka import TopicPartition
     c = kit.consumer_confluent(b.bootstrap)
     try:
@@ -381,8 +386,8 @@ def test_tiered_hdfs_broker_restart_during_outage(broker_factory, hdfs):
         assert logs[0] <= tiered_before[p] + 1, f"partition {p}: un-uploaded segment deleted"
         assert set(o for o in kept[p] if o > tiered_before[p]) <= set(logs)
 
-    # HDFS back on the same storage: uploads resume without a broker restart.
-    hdfs.restart()
+    # The store back on the same storage: uploads resume without a broker restart.
+    store.restart()
     wait_until(lambda: all_rolled_tiered(b, topic, PARTITIONS), 180, "uploads after the outage")
     wait_until(lambda: list_offsets(b.bootstrap, topic, -2, PARTITIONS) == {
         p: 0 for p in range(PARTITIONS)}, 60, "log start offset 0 (remote) again")
@@ -394,5 +399,5 @@ def test_tiered_hdfs_broker_restart_during_outage(broker_factory, hdfs):
     wait_until(lambda: list_offsets(b.bootstrap, topic, -4, PARTITIONS) != local_start
                and metric_sum(admin_port, "strata_remote_upload_lag_segments") == 0,
                60, "local retention after the catch-up")
-    print(f"\nrestart with HDFS down: broker accepted connections after {start_secs:.1f}s")
-    assert not outage_bugs, "BROKER BUG while HDFS was down:\n" + "\n".join(outage_bugs)
+    print(f"\n{store.name}: restart with the store down: broker accepted connections after {start_secs:.1f}s")
+    assert not outage_bugs, "BROKER BUG while the store was down:\n" + "\n".join(outage_bugs)
