@@ -84,6 +84,13 @@ Status TopicManager::StartRemote() {
   o.cache_chunk_bytes = static_cast<uint64_t>(config_.GetLong("strata.remote.cache.chunk.bytes"));
   o.readahead_chunks = static_cast<int>(config_.GetLong("strata.remote.cache.readahead.chunks"));
   o.cache_dir = config_.Get("strata.remote.cache.dir");
+  const int64_t copy_cap = config_.GetLong("remote.log.manager.copy.max.bytes.per.second");
+  o.copy_max_bytes_per_second =
+      copy_cap == std::numeric_limits<int64_t>::max() ? 0 : static_cast<uint64_t>(copy_cap);
+  o.copy_quota_windows =
+      static_cast<int>(config_.GetLong("remote.log.manager.copy.quota.window.num"));
+  o.copy_quota_window_ms =
+      config_.GetLong("remote.log.manager.copy.quota.window.size.seconds") * 1000;
   if (o.cache_dir.empty()) {
     o.cache_dir = (std::filesystem::path(config_.log_dir()) / ".remote-cache").string();
   }

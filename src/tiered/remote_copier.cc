@@ -1,6 +1,7 @@
 #include "tiered/remote_copier.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "base/log.h"
 #include "tiered/logger.h"
@@ -10,6 +11,13 @@ namespace strata::tiered {
 
 namespace {
 using S = RemoteSegmentState;
+
+// Real time even under a test clock: the quota paces real uploads.
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 }  // namespace
 
 RemoteCopier::RemoteCopier(const TierContext& ctx) : ctx_(ctx) {}
@@ -41,6 +49,7 @@ void RemoteCopier::Stop() {
     jobs_.clear();
   }
   cv_.notify_all();
+  quota_cv_.notify_all();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
@@ -150,7 +159,10 @@ void RemoteCopier::RunUpload(const std::shared_ptr<TieredPartition>& p, Offset b
     seg = *e;
     log = p->log;
   }
+  // Dropped like a queued job when stopped: the segment stays COPY_STARTED.
+  if (!WaitForCopyQuota()) return;
   Status st = UploadSegment(*ctx_.store, p->dir, local, log->LeaderEpochEntries(), &seg);
+  if (st.ok() && ctx_.copy_quota != nullptr) ctx_.copy_quota->Record(local.size, SteadyMs());
   std::lock_guard lock(p->mu);
   if (p->removed || p->fenced) return;
   auto it = p->inflight.find(base);
@@ -183,6 +195,19 @@ void RemoteCopier::RunUpload(const std::shared_ptr<TieredPartition>& p, Offset b
   }
   CommitLocked(*p);
   DispatchLocked(p);
+}
+
+bool RemoteCopier::WaitForCopyQuota() {
+  if (ctx_.copy_quota == nullptr || ctx_.copy_quota->unlimited()) return true;
+  for (;;) {
+    const std::chrono::milliseconds wait = ctx_.copy_quota->ThrottleTime(SteadyMs());
+    if (wait.count() <= 0) return true;
+    // In steps: another copier may have used the quota meanwhile.
+    const auto step = std::min(wait, std::chrono::milliseconds(1000));
+    ctx_.counters->copy_throttle_ms.fetch_add(uint64_t(step.count()));
+    std::unique_lock lock(mu_);
+    if (quota_cv_.wait_for(lock, step, [this] { return stopping_; })) return false;
+  }
 }
 
 bool RemoteCopier::UploadsDoneLocked(TieredPartition& p) {

@@ -5,7 +5,8 @@
 // uploaded on the copier pool (one at a time per partition, several once
 // its backlog passes parallel_lag_segments), and committed COPY_FINISHED in
 // offset order, so the copied offset never passes a segment that failed.
-// Failures go back to the queue and back off; nothing is skipped.
+// Failures go back to the queue and back off; nothing is skipped. With a
+// copy quota, an upload starts only while the recent upload rate is within it.
 //
 // Thread-safety: Copy and UploadsDone take the partition's mutex; uploads
 // run on the pool without it and take it to commit.
@@ -47,10 +48,13 @@ class RemoteCopier {
   void CommitLocked(TieredPartition& p);
   void DispatchLocked(const std::shared_ptr<TieredPartition>& p);
   void RunUpload(const std::shared_ptr<TieredPartition>& p, Offset base);
+  // Waits while the copy quota is used up; false when stopped meanwhile.
+  bool WaitForCopyQuota();
 
   const TierContext& ctx_;
   std::mutex mu_;  // guards jobs_ and stopping_
   std::condition_variable cv_;
+  std::condition_variable quota_cv_;  // wakes quota waits at Stop (not cv_: a job's wake-up)
   std::deque<std::function<void()>> jobs_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;

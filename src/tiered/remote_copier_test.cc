@@ -115,5 +115,52 @@ TEST_F(RemoteCopierTest, AFailedUploadHoldsBackTheCommitOfLaterSegments) {
   for (const RemoteSegment& s : written.segments()) EXPECT_EQ(s.state, S::kCopyFinished);
 }
 
+// remote.log.manager.copy.max.bytes.per.second: uploads wait while the
+// recent upload rate is above the cap, so the whole backlog takes about its
+// size over the cap (the first window's worth goes at once).
+TEST_F(RemoteCopierTest, TheCopyQuotaCapsTheUploadRate) {
+  Produce(60);
+  const auto rolled = log_->RolledSegments();
+  ASSERT_GT(rolled.size(), 4u);
+  uint64_t total = 0;
+  for (const auto& s : rolled) total += s.size;
+  // The backlog in ~2 s at the cap, averaged over 4 windows of 250 ms.
+  const uint64_t cap = total / 2;
+  CopyQuota quota(cap, 4, std::chrono::milliseconds(250));
+  ctx_.copy_quota = &quota;
+  options_.copier_threads = 2;
+  options_.parallel_lag_segments = 1;
+  auto p = Partition();
+  RemoteCopier copier(ctx_);
+  copier.Start();
+  {
+    std::lock_guard lock(p->mu);
+    ASSERT_TRUE(p->LoadManifestLocked());
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(Until(
+      *p, [&] { copier.CopyLocked(p); }, [&] { return RemoteCopier::UploadsDoneLocked(*p); }));
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  copier.Stop();
+  EXPECT_EQ(Manifest().segments().size(), rolled.size());
+  // At least the backlog less the first windows' allowance over the cap.
+  EXPECT_GT(secs, 1.0) << total << " bytes at " << cap << " B/s";
+  EXPECT_GT(counters_.copy_throttle_ms.load(), 500u);
+}
+
+TEST(CopyQuota, ThrottlesWhileTheRateIsAboveTheBound) {
+  CopyQuota unlimited(0, 11, std::chrono::milliseconds(1000));
+  unlimited.Record(1 << 30, 0);
+  EXPECT_EQ(unlimited.ThrottleTime(0).count(), 0);
+  CopyQuota quota(1000, 11, std::chrono::milliseconds(1000));  // 1000 B/s over 11 s
+  EXPECT_EQ(quota.ThrottleTime(5000).count(), 0);
+  quota.Record(5000, 5000);  // 10 s of allowance at least: within
+  EXPECT_EQ(quota.ThrottleTime(5100).count(), 0);
+  quota.Record(15000, 5200);  // 20000 B over a 10 s span: 10 s too many
+  EXPECT_NEAR(double(quota.ThrottleTime(5200).count()), 10000.0, 2.0);
+  EXPECT_EQ(quota.ThrottleTime(5000 + 11000).count(), 0);  // the samples have aged out
+}
+
 }  // namespace
 }  // namespace strata::tiered

@@ -29,7 +29,9 @@ RemoteLogManager::RemoteLogManager(RemoteLogManagerOptions options, ResilientSto
                                    Clock* clock)
     : options_(options),
       layers_(std::move(storage)),
-      ctx_{layers_.storage.get(), nullptr, clock, &options_, &counters_},
+      copy_quota_(options.copy_max_bytes_per_second, options.copy_quota_windows,
+                  std::chrono::milliseconds(options.copy_quota_window_ms)),
+      ctx_{layers_.storage.get(), nullptr, clock, &options_, &counters_, &copy_quota_},
       copier_(std::make_unique<RemoteCopier>(ctx_)),
       retention_(std::make_unique<RemoteRetention>(ctx_)),
       reader_pool_(static_cast<size_t>(std::max(options.reader_threads, 1))) {
@@ -386,6 +388,7 @@ RemoteLogCounters RemoteLogManager::counters() const {
   c.uploads = counters_.uploads.load();
   c.upload_failures = counters_.upload_failures.load();
   c.bytes_uploaded = counters_.bytes_uploaded.load();
+  c.copy_throttle_ms = counters_.copy_throttle_ms.load();
   c.manifest_writes = counters_.manifest_writes.load();
   c.manifest_write_failures = counters_.manifest_write_failures.load();
   c.remote_reads = counters_.reads.load();
@@ -443,6 +446,9 @@ void RemoteLogManager::RegisterMetrics() {
                      scalar([](M& m) { return m.counters().upload_failures; }));
   reg.SetCounterFunc("strata_remote_uploaded_bytes_total", "Segment bytes uploaded", {},
                      scalar([](M& m) { return m.counters().bytes_uploaded; }));
+  reg.SetCounterFunc("strata_remote_upload_throttle_seconds_total",
+                     "Time uploads waited for remote.log.manager.copy.max.bytes.per.second", {},
+                     scalar([](M& m) { return m.counters().copy_throttle_ms / 1000.0; }));
   reg.SetCounterFunc("strata_remote_manifest_write_failures_total",
                      "Failed manifest writes (retried with backoff)", {},
                      scalar([](M& m) { return m.counters().manifest_write_failures; }));

@@ -58,9 +58,10 @@ struct RemotePartitionStats {
 };
 
 struct RemoteLogCounters {
-  uint64_t uploads = 0;          // segments COPY_FINISHED
-  uint64_t upload_failures = 0;  // failed upload attempts (retried)
-  uint64_t bytes_uploaded = 0;   // .log bytes of finished uploads
+  uint64_t uploads = 0;           // segments COPY_FINISHED
+  uint64_t upload_failures = 0;   // failed upload attempts (retried)
+  uint64_t bytes_uploaded = 0;    // .log bytes of finished uploads
+  uint64_t copy_throttle_ms = 0;  // time uploads waited for the copy quota
   uint64_t manifest_writes = 0;
   uint64_t manifest_write_failures = 0;
   uint64_t remote_reads = 0;
@@ -188,6 +189,7 @@ class RemoteLogManager {
   RemoteLogManagerOptions options_;
   ResilientStorage layers_;  // layers_.storage is the store; the rest are for counters
   TierCounters counters_;
+  CopyQuota copy_quota_;
   TierContext ctx_;  // over the members above (and the metadata store)
   // Declared after ctx_: stopped and destroyed before what it points to.
   std::unique_ptr<RemoteCopier> copier_;

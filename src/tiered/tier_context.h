@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "cluster/metadata_store.h"
+#include "tiered/copy_quota.h"
 #include "tiered/remote_storage.h"
 
 namespace strata::tiered {
@@ -28,14 +29,20 @@ struct RemoteLogManagerOptions {
   uint64_t cache_chunk_bytes = uint64_t{4} << 20;  // strata.remote.cache.chunk.bytes
   int readahead_chunks = 2;                        // strata.remote.cache.readahead.chunks
   std::string cache_dir;                           // strata.remote.cache.dir; empty: no cache
+  // remote.log.manager.copy.max.bytes.per.second (0: no cap) and its quota
+  // windows (remote.log.manager.copy.quota.window.num|size.seconds).
+  uint64_t copy_max_bytes_per_second = 0;
+  int copy_quota_windows = 11;
+  int64_t copy_quota_window_ms = 1000;
 };
 
 // RemoteLogManager's counters (exported as metrics), bumped by whichever
 // class did the work.
 struct TierCounters {
-  std::atomic<uint64_t> uploads{0};          // segments COPY_FINISHED
-  std::atomic<uint64_t> upload_failures{0};  // failed upload attempts (retried)
-  std::atomic<uint64_t> bytes_uploaded{0};   // .log bytes of finished uploads
+  std::atomic<uint64_t> uploads{0};           // segments COPY_FINISHED
+  std::atomic<uint64_t> upload_failures{0};   // failed upload attempts (retried)
+  std::atomic<uint64_t> bytes_uploaded{0};    // .log bytes of finished uploads
+  std::atomic<uint64_t> copy_throttle_ms{0};  // uploads held back by the copy quota
   std::atomic<uint64_t> manifest_writes{0};
   std::atomic<uint64_t> manifest_write_failures{0};
   std::atomic<uint64_t> reads{0};
@@ -52,6 +59,7 @@ struct TierContext {
   Clock* clock = nullptr;
   const RemoteLogManagerOptions* options = nullptr;
   TierCounters* counters = nullptr;
+  CopyQuota* copy_quota = nullptr;
 };
 
 }  // namespace strata::tiered

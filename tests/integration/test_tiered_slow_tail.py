@@ -1,12 +1,19 @@
-"""Tiered storage (file:// store) under injected faults, disk back-pressure and admin edge cases.
+"""Tiered storage under injected faults, disk back-pressure and admin edge cases, on a file://
+store; the tests marked [file, s3] also run on S3 (S3Proxy, s3kit.py), reading the store back
+around Strata (RemoteView below) with the same assertions. The fault layer sits under the retry,
+hedge and breaker layers on every backend, so on S3 those handle real S3 requests.
 
-* Slow tail: 5% of remote Gets are delayed 2 s (strata.remote.fault.get.delay.*); hedged reads
-  (strata.remote.hedge.delay.ms) keep the p99 of remote fetches far below the delay, bytes exact.
-* 20% of remote Puts fail (strata.remote.fault.put.fail.ratio): every segment is uploaded exactly
-  once and every record stays readable.
+* [file, s3] Slow tail: 5% of remote Gets are delayed 2 s (strata.remote.fault.get.delay.*);
+  hedged reads (strata.remote.hedge.delay.ms) keep the p99 of remote fetches far below the
+  delay, bytes exact.
+* [file, s3] 20% of remote Puts fail (strata.remote.fault.put.fail.ratio): every segment is
+  uploaded exactly once and every record stays readable.
 * Store down + strata.log.dir.high.mark.bytes: Produce gets the retriable KAFKA_STORAGE_ERROR (56)
   with a message naming the cause, and accepts again by itself once uploads drain.
-* DeleteRecords on a tiered topic deletes the remote segments below the new log start promptly.
+* [file, s3] DeleteRecords on a tiered topic deletes the remote segments below the new log start
+  promptly.
+* [file, s3] retention.bytes, then retention.ms, delete the oldest remote segments' objects and
+  move the log start past them.
 * remote.storage.enable=true with cleanup.policy=compact is refused with INVALID_CONFIG (40).
 * A topic deleted while the store is down: DeleteTopics answers at once, the remote directories
   stay pending across a restart, and are removed once the store is back.
@@ -15,7 +22,9 @@
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import struct
 import threading
 import time
@@ -25,7 +34,9 @@ import pytest
 
 import kit
 import rawkafka
-from test_tiered_localfs import list_offsets, manifest, metric, remote_partition_dir, wait_until
+import remote_stores
+import s3kit
+from test_tiered_localfs import list_offsets, metric, remote_partition_dir, wait_until
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata-specific remote storage")
 
@@ -37,11 +48,105 @@ INVALID_CONFIG = 40
 from ports import free_port  # noqa: E402
 
 
-def tiered_broker(broker_factory, remote: Path, admin_port: int, extra: dict | None = None):
+# ---- the store, read around Strata --------------------------------------------------------
+
+class RemoteView:
+    """A tier's store as the tests read it, the same on file:// and S3: the objects of a
+    partition's directory ("<topic>-<p>-<id>"), their bytes, its manifest. `config` holds the
+    broker settings for the tier."""
+    name: str
+    config: dict
+
+    def objects(self, topic: str, p: int) -> dict[str, int]:
+        """{object name: size} in partition p's directory."""
+        raise NotImplementedError
+
+    def read(self, topic: str, p: int, name: str) -> bytes:
+        """An object's bytes (FileNotFoundError if missing)."""
+        raise NotImplementedError
+
+    def manifest(self, topic: str, p: int) -> dict:
+        # One broker without cluster mode writes manifest.json (no leader epoch in the name).
+        return json.loads(self.read(topic, p, "manifest.json"))
+
+
+class FileView(RemoteView):
+    name = "file"
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.config = {"strata.remote.storage.uri": f"file://{root}"}
+
+    def objects(self, topic: str, p: int) -> dict[str, int]:
+        out = {}
+        for f in remote_partition_dir(self.root, topic, p).iterdir():
+            with contextlib.suppress(FileNotFoundError):  # deleted or renamed meanwhile
+                out[f.name] = f.stat().st_size
+        return out
+
+    def read(self, topic: str, p: int, name: str) -> bytes:
+        return (remote_partition_dir(self.root, topic, p) / name).read_bytes()
+
+
+class S3View(RemoteView):
+    """Keys "<prefix>/<partition dir>/<name>" in the bucket, read with s3kit's own client."""
+    name = "s3"
+
+    def __init__(self, store, root: str):
+        self.server, self.bucket = store.server, remote_stores.BUCKET
+        self.config = store.config(root)
+        self.prefix = store.path(root)
+
+    def _dir(self, topic: str, p: int) -> tuple[str, dict[str, int]]:
+        """(partition p's key prefix, {key: size} under it)."""
+        keys = self.server.list_keys(self.bucket, f"{self.prefix}/{topic}-{p}-")
+        dirs = {k[len(self.prefix) + 1:].split("/", 1)[0] for k in keys}
+        assert len(dirs) == 1, f"remote dirs for {topic}-{p}: {sorted(dirs)}"
+        return f"{self.prefix}/{dirs.pop()}/", keys
+
+    def objects(self, topic: str, p: int) -> dict[str, int]:
+        d, keys = self._dir(topic, p)
+        return {k[len(d):]: size for k, size in keys.items()}
+
+    def read(self, topic: str, p: int, name: str) -> bytes:
+        key = self._dir(topic, p)[0] + name
+        try:
+            return self.server.get(self.bucket, key)
+        except s3kit.S3Error as e:
+            if e.status == 404:  # as a missing file on file://, for the waits below
+                raise FileNotFoundError(key) from e
+            raise
+
+
+@pytest.fixture(params=["file", "s3"])
+def store(request, tmp_path) -> RemoteView:
+    """A fresh directory, or a prefix of the test's own in the module's S3Proxy."""
+    if request.param == "file":
+        (tmp_path / "remote").mkdir()
+        return FileView(tmp_path / "remote")
+    root = "/strata/" + re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")
+    return S3View(remote_stores.S3Store(request.getfixturevalue("s3_server")), root)
+
+
+def seg_stem(seg: dict) -> str:
+    """The name of a manifest segment's objects without the extension."""
+    return f"{seg['base_offset']:020d}-{seg['uuid']}"
+
+
+def log_name(seg: dict) -> str:
+    return seg_stem(seg) + ".log"
+
+
+def object_stems(objects) -> set[str]:
+    """seg_stem of every object of a partition directory, manifest aside."""
+    return {n.split(".", 1)[0] for n in objects if not n.startswith("manifest")}
+
+
+def tiered_broker(broker_factory, view: RemoteView, admin_port: int, extra: dict | None = None):
     config = {
         "strata.admin.listener": f"127.0.0.1:{admin_port}",
         "remote.log.storage.system.enable": "true",
-        "strata.remote.storage.uri": f"file://{remote}",
+        **view.config,
         "remote.log.manager.task.interval.ms": "1000000",  # no periodic remote retention
         "log.retention.check.interval.ms": "300",
     }
@@ -53,8 +158,14 @@ def tiered_setup(broker_factory, tmp_path: Path, extra: dict | None = None):
     """A tiered broker storing into a fresh `tmp_path/remote`: (broker, remote dir, admin port)."""
     remote = tmp_path / "remote"
     remote.mkdir()
+    b, admin_port = store_setup(broker_factory, FileView(remote), extra)
+    return b, remote, admin_port
+
+
+def store_setup(broker_factory, view: RemoteView, extra: dict | None = None):
+    """A tiered broker storing into `view`'s store: (broker, admin port)."""
     admin_port = free_port()
-    return tiered_broker(broker_factory, remote, admin_port, extra), remote, admin_port
+    return tiered_broker(broker_factory, view, admin_port, extra), admin_port
 
 
 def tiered_topic(b, partitions: int = 1, **extra) -> str:
@@ -71,14 +182,14 @@ def produce(b, topic: str, recs: list, batch_size: int = 65536, **extra) -> None
     kit.produce_confluent(b.bootstrap, topic, recs, extra={"batch.size": batch_size, **extra})
 
 
-def wait_all_tiered(b, remote: Path, topic: str, partitions: int, timeout: float = 90):
+def wait_all_tiered(b, view: RemoteView, topic: str, partitions: int, timeout: float = 90):
     """Waits until every rolled segment is COPY_FINISHED and local retention left only the
     active segment; returns {partition: manifest segments}."""
     def done():
         out = {}
         for p in range(partitions):
             try:
-                segs = manifest(remote, topic, p)["segments"]
+                segs = view.manifest(topic, p)["segments"]
             except (AssertionError, FileNotFoundError, json.JSONDecodeError):
                 return None
             local = sorted(int(f.stem) for f in b.partition_dir(topic, p).glob("*.log"))
@@ -131,13 +242,12 @@ def whole_batches(data: bytes) -> list[tuple[int, int, bytes]]:
     return out
 
 
-def remote_bytes(remote: Path, topic: str, p: int, segs: list[dict]) -> bytes:
-    rdir = remote_partition_dir(remote, topic, p)
-    return b"".join((rdir / f"{s['base_offset']:020d}-{s['uuid']}.log").read_bytes() for s in segs)
+def remote_bytes(view: RemoteView, topic: str, p: int, segs: list[dict]) -> bytes:
+    return b"".join(view.read(topic, p, log_name(s)) for s in segs)
 
 
-def test_slow_remote_gets_are_hedged(broker_factory, tmp_path):
-    b, remote, admin_port = tiered_setup(broker_factory, tmp_path, {
+def test_slow_remote_gets_are_hedged(broker_factory, store):
+    b, admin_port = store_setup(broker_factory, store, {
         "strata.remote.fault.get.delay.ratio": "0.05",
         "strata.remote.fault.get.delay.ms": "2000",
         "strata.remote.hedge.delay.ms": "100",
@@ -148,10 +258,10 @@ def test_slow_remote_gets_are_hedged(broker_factory, tmp_path):
     topic = tiered_topic(b)
     recs = kit.make_records(4000, 1, seed=99, tag="slow", value_size=4000, nulls=False)
     produce(b, topic, recs, batch_size=16384)
-    segs = wait_all_tiered(b, remote, topic, 1)[0]
+    segs = wait_all_tiered(b, store, topic, 1)[0]
     assert len(segs) >= 20
     remote_end = segs[-1]["end_offset"]
-    expected = remote_bytes(remote, topic, 0, segs)
+    expected = remote_bytes(store, topic, 0, segs)
 
     # Successive raw fetches over the remote-only range, one small batch each.
     latencies, fetched, offset = [], [], 0
@@ -171,8 +281,8 @@ def test_slow_remote_gets_are_hedged(broker_factory, tmp_path):
     latencies.sort()
     p99 = latencies[int(len(latencies) * 0.99) - 1]
     p50 = latencies[len(latencies) // 2]
-    print(f"remote fetches: {len(latencies)}, p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, "
-          f"max {latencies[-1] * 1000:.0f} ms")
+    print(f"{store.name}: remote fetches: {len(latencies)}, p50 {p50 * 1000:.0f} ms, "
+          f"p99 {p99 * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms")
     assert len(latencies) >= 200
     assert p99 < 1.0, f"p99 {p99:.3f}s: hedging did not cut the 2 s tail"
     # The faults really happened and hedges answered them.
@@ -183,8 +293,8 @@ def test_slow_remote_gets_are_hedged(broker_factory, tmp_path):
     kit.assert_same_records(recs, got)
 
 
-def test_failing_puts_upload_each_segment_once(broker_factory, tmp_path):
-    b, remote, admin_port = tiered_setup(broker_factory, tmp_path, {
+def test_failing_puts_upload_each_segment_once(broker_factory, store):
+    b, admin_port = store_setup(broker_factory, store, {
         "strata.remote.fault.put.fail.ratio": "0.2",
         "strata.remote.retry.max.attempts": "2",  # let some failures reach the copier
         "strata.remote.retry.backoff.ms": "10",
@@ -193,7 +303,7 @@ def test_failing_puts_upload_each_segment_once(broker_factory, tmp_path):
     topic = tiered_topic(b, partitions)
     recs = kit.make_records(6000, partitions, seed=7, tag="puts", value_size=2000)
     produce(b, topic, recs)
-    tiered = wait_all_tiered(b, remote, topic, partitions, timeout=120)
+    tiered = wait_all_tiered(b, store, topic, partitions, timeout=120)
     total = 0
     for p, segs in tiered.items():
         bases = [s["base_offset"] for s in segs]
@@ -201,11 +311,13 @@ def test_failing_puts_upload_each_segment_once(broker_factory, tmp_path):
         assert bases[0] == 0
         for x, y in zip(segs, segs[1:]):
             assert x["end_offset"] + 1 == y["base_offset"]
-        rdir = remote_partition_dir(remote, topic, p)
-        logs = sorted(f.name for f in rdir.glob("*.log"))
-        assert logs == sorted(f"{s['base_offset']:020d}-{s['uuid']}.log" for s in segs)
+        objects = store.objects(topic, p)
+        logs = sorted(n for n in objects if n.endswith(".log"))
+        assert logs == sorted(log_name(s) for s in segs)
         for s in segs:
-            assert (rdir / f"{s['base_offset']:020d}-{s['uuid']}.log").stat().st_size == s["size"]
+            assert objects[log_name(s)] == s["size"]
+        # A retry reuses the segment's uuid: nothing of a failed attempt is left beside it.
+        assert object_stems(objects) == {seg_stem(s) for s in segs}
         total += len(segs)
     assert total >= 10
     assert metric(admin_port, "strata_remote_uploads_total") == total
@@ -303,13 +415,13 @@ def test_produce_refused_above_disk_high_mark_while_store_down(broker_factory, t
 
 # ---- DeleteRecords and config validation ----------------------------------------------------
 
-def test_delete_records_deletes_remote_segments(broker_factory, tmp_path):
+def test_delete_records_deletes_remote_segments(broker_factory, store):
     from confluent_kafka import TopicPartition
-    b, remote, admin_port = tiered_setup(broker_factory, tmp_path)
+    b, admin_port = store_setup(broker_factory, store)
     topic = tiered_topic(b)
     recs = kit.make_records(3000, 1, seed=21, tag="dr", value_size=1000, nulls=False)
     produce(b, topic, recs)
-    segs = wait_all_tiered(b, remote, topic, 1)[0]
+    segs = wait_all_tiered(b, store, topic, 1)[0]
     assert len(segs) >= 5
     assert list_offsets(b.bootstrap, topic, -2, 1) == {0: 0}
     new_start = segs[3]["base_offset"] + 5  # inside segment 3
@@ -319,15 +431,16 @@ def test_delete_records_deletes_remote_segments(broker_factory, tmp_path):
     assert a.delete_records([tp], operation_timeout=30)[tp].result(30).low_watermark == new_start
     assert list_offsets(b.bootstrap, topic, -2, 1) == {0: new_start}
 
-    rdir = remote_partition_dir(remote, topic, 0)
-
     def deleted():
-        states = {s["base_offset"]: s["state"] for s in manifest(remote, topic, 0)["segments"]}
+        states = {s["base_offset"]: s["state"] for s in store.manifest(topic, 0)["segments"]}
+        objects = store.objects(topic, 0)
+        logs = [n for n in objects if n.endswith(".log")]
         return all(states.get(s["base_offset"], "gone") in ("DELETE_FINISHED", "gone")
-                   for s in segs[:3]) and len(list(rdir.glob("*.log"))) == len(segs) - 3
+                   for s in segs[:3]) and len(logs) == len(segs) - 3 and (
+                   object_stems(objects) == {seg_stem(s) for s in segs[3:]})  # index etc. too
     wait_until(deleted, 10, "remote segments below the new log start deleted")
     assert time.monotonic() - t0 < 10  # not the (disabled) retention task
-    states = {s["base_offset"]: s["state"] for s in manifest(remote, topic, 0)["segments"]}
+    states = {s["base_offset"]: s["state"] for s in store.manifest(topic, 0)["segments"]}
     for s in segs[3:]:
         assert states[s["base_offset"]] == "COPY_FINISHED"
     assert metric(admin_port, "strata_remote_segments_expired_total") == 3
@@ -336,6 +449,62 @@ def test_delete_records_deletes_remote_segments(broker_factory, tmp_path):
     got = kit.consume_confluent(b.bootstrap, topic, 1, timeout=120, start={0: new_start})
     kit.assert_same_records([r for r in recs if r.offset >= new_start], got,
                             contiguous_from=new_start)
+
+
+def alter_tiered_topic(b, topic: str, **config) -> None:
+    """AlterConfigs: tiered_topic's settings with `config` (dots as underscores) over them."""
+    from confluent_kafka.admin import ConfigResource
+    settings = {"remote.storage.enable": "true", "segment.bytes": str(SEGMENT),
+                "local.retention.bytes": "1", "retention.ms": "-1"}
+    settings.update({k.replace("_", "."): str(v) for k, v in config.items()})
+    res = ConfigResource("topic", topic, set_config=settings)
+    a = kit.admin(b.bootstrap)  # keep the client alive until the future resolves
+    a.alter_configs([res])[res].result(30)
+
+
+def wait_remote_segments(b, view: RemoteView, topic: str, live: list[dict], start: int):
+    """Waits until `live` are the only COPY_FINISHED segments, every other object of the
+    partition (manifest aside) is gone, and the log start is `start`."""
+    def done():
+        copied = [s["base_offset"] for s in view.manifest(topic, 0)["segments"]
+                  if s["state"] == "COPY_FINISHED"]
+        objects = view.objects(topic, 0)
+        return (copied == [s["base_offset"] for s in live]
+                and object_stems(objects) == {seg_stem(s) for s in live}
+                and all(log_name(s) in objects for s in live)
+                and list_offsets(b.bootstrap, topic, -2, 1) == {0: start})
+    wait_until(done, 30, f"remote segments from {start} only")
+
+
+def test_retention_deletes_remote_segments(broker_factory, store):
+    b, admin_port = store_setup(broker_factory, store,
+                                {"remote.log.manager.task.interval.ms": "300"})
+    topic = tiered_topic(b)
+    recs = kit.make_records(3000, 1, seed=41, tag="ret", value_size=1000, nulls=False)
+    produce(b, topic, recs)
+    segs = wait_all_tiered(b, store, topic, 1)[0]
+    assert len(segs) >= 6
+    active_base = segs[-1]["end_offset"] + 1
+    active = b.partition_dir(topic, 0) / f"{active_base:020d}.log"
+
+    # retention.bytes counts the remote segments plus the local bytes not in the store (the
+    # active segment); the oldest go while the rest still reach it. A limit half a segment
+    # below segs[3:] + active deletes exactly segs[:3], whatever a few bytes of accounting.
+    keep = segs[3:]
+    limit = sum(s["size"] for s in keep) + active.stat().st_size - keep[0]["size"] // 2
+    alter_tiered_topic(b, topic, retention_bytes=limit)
+    wait_remote_segments(b, store, topic, keep, keep[0]["base_offset"])
+    assert metric(admin_port, "strata_remote_segments_expired_total") == 3
+
+    # retention.ms: every record is from 2023, so every remote segment goes; the log start
+    # moves to the active segment, which retention never deletes.
+    alter_tiered_topic(b, topic, retention_ms=1000)
+    wait_remote_segments(b, store, topic, [], active_base)
+    assert metric(admin_port, "strata_remote_segments_expired_total") == len(segs)
+    assert [int(f.stem) for f in b.partition_dir(topic, 0).glob("*.log")] == [active_base]
+    got = kit.consume_confluent(b.bootstrap, topic, 1, timeout=120, start={0: active_base})
+    kit.assert_same_records([r for r in recs if r.offset >= active_base], got,
+                            contiguous_from=active_base)
 
 
 def test_remote_storage_with_compaction_is_refused(broker_factory, tmp_path):
@@ -394,7 +563,7 @@ def test_topic_deleted_while_store_down_is_removed_remotely_later(broker_factory
                                          {"remote.log.manager.task.interval.ms": "300"})
     topic = tiered_topic(b, partitions=2)
     produce(b, topic, kit.make_records(3000, 2, seed=5, tag="del", value_size=1000, nulls=False))
-    wait_all_tiered(b, remote, topic, 2)
+    wait_all_tiered(b, FileView(remote), topic, 2)
     dirs = [remote_partition_dir(remote, topic, p) for p in range(2)]
     assert all(d.is_dir() for d in dirs)
 
@@ -428,7 +597,7 @@ def test_broker_restarted_while_store_down_keeps_old_offsets(broker_factory, tmp
     topic = tiered_topic(b)
     first = kit.make_records(1500, 1, seed=31, tag="before", value_size=1000, nulls=False)
     produce(b, topic, first)
-    segs = wait_all_tiered(b, remote, topic, 1)[0]
+    segs = wait_all_tiered(b, FileView(remote), topic, 1)[0]
     local_start = segs[-1]["end_offset"] + 1
     assert local_start > 0
 
@@ -455,6 +624,6 @@ def test_broker_restarted_while_store_down_keeps_old_offsets(broker_factory, tmp
 
     remote.unlink()
     away.rename(remote)
-    wait_all_tiered(b, remote, topic, 1)
+    wait_all_tiered(b, FileView(remote), topic, 1)
     got = kit.consume_confluent(b.bootstrap, topic, 1, timeout=120)
     kit.assert_same_records(first + during + after, got)
