@@ -325,6 +325,7 @@ void RegisterAdminRoutes(HttpServer& server, AdminContext& admin) {
   });
   RegisterBalancerRoutes(server, admin);
   RegisterTransactionRoutes(server, admin);
+  RegisterRemoteRoutes(server, admin);
   server.Route("/v1/cluster", [&admin](const std::string&) {
     return HttpResponse{200, "application/json", ClusterJson(admin).dump(2) + "\n"};
   });

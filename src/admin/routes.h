@@ -38,6 +38,8 @@ void RegisterBrokerGauges(kafka::BrokerContext& ctx);
 // transaction coordinator's Prometheus metrics (transaction_routes.cc).
 // Both read ctx.txn_coordinator and ctx.txn_markers when asked.
 void RegisterTransactionRoutes(HttpServer& server, AdminContext& admin);
+// /v1/remote: the remote store's health and throughput (remote_routes.cc).
+void RegisterRemoteRoutes(HttpServer& server, AdminContext& admin);
 void RegisterTransactionGauges(kafka::BrokerContext& ctx);
 // The cluster-metadata session's health: lease age, renewals, fencing and
 // how far the metadata watch lags the store.

@@ -1,6 +1,10 @@
 // `strata tier status`: each tiered partition's local and remote offsets,
 // from the admin API of its leader (a broker's /v1/topics shows the
 // replicas it holds; the leader's is the one whose uploads count).
+// `strata tier stores`: each broker's remote store, its breaker, throughput
+// and errors (/v1/remote).
+#include <fmt/format.h>
+
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -87,6 +91,58 @@ int Status(const CommonFlags& f, const TierFlags& t) {
   return kExitOk;
 }
 
+std::string MiBps(const json& j) {
+  return fmt::format("{:.1f}", j.value("bytes_per_second", 0.0) / (1 << 20));
+}
+
+std::string Count(const json& j, const char* key) {
+  return std::to_string(j.value(key, uint64_t{0}));
+}
+
+int Stores(const CommonFlags& f, const TierFlags& t) {
+  std::vector<std::string> admins = t.admins;
+  if (admins.empty()) admins.push_back(f.admin);
+  json out = json::array();
+  Table table({"BROKER", "STORE", "BREAKER", "UP-MiB/s", "UPLOADS", "UP-FAILED", "READ-MiB/s",
+               "READS", "READ-FAILED", "RETRIES", "HEDGES"});
+  int failed = 0;
+  for (const auto& admin : admins) {
+    const HttpAnswer c = AdminHttp("GET", admin, "/v1/cluster");
+    const HttpAnswer r = AdminHttp("GET", admin, "/v1/remote");
+    if (c.status != 200 || r.status != 200) {
+      Fail("tier stores: admin API at " + admin + " did not answer: " + r.body, 0);
+      ++failed;
+      continue;
+    }
+    try {
+      json row = json::parse(r.body);
+      row["node_id"] = json::parse(c.body).value("node_id", -1);
+      out.push_back(row);
+      const std::string node = std::to_string(row["node_id"].get<int>());
+      if (!row.value("enabled", false)) {
+        table.Add({node, "(tiered storage off)", "-", "-", "-", "-", "-", "-", "-", "-", "-"});
+        continue;
+      }
+      const json up = row.value("upload", json::object());
+      const json read = row.value("read", json::object());
+      const json calls = row.value("calls", json::object());
+      table.Add({node, row.value("uri", ""), row.value("breaker", ""), MiBps(up),
+                 Count(up, "segments"), Count(up, "failures"), MiBps(read), Count(read, "reads"),
+                 Count(read, "failures"), Count(calls, "retries"),
+                 Count(calls, "hedges_won") + "/" + Count(calls, "hedges_fired")});
+    } catch (const std::exception& e) {
+      Fail(std::string("tier stores: unreadable answer from ") + admin + ": " + e.what(), 0);
+      ++failed;
+    }
+  }
+  if (f.json()) {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    table.Print(std::cout);
+  }
+  return failed == int(admins.size()) ? kExitUnreachable : kExitOk;
+}
+
 }  // namespace
 
 void AddTierCommands(CLI::App& root, const std::shared_ptr<CommonFlags>& flags, Commands& out) {
@@ -100,6 +156,12 @@ void AddTierCommands(CLI::App& root, const std::shared_ptr<CommonFlags>& flags, 
   status->add_option("--admin", t->admins, "admin listeners host:port (repeatable or a,b,c)")
       ->delimiter(',');
   out.push_back({status, [flags, t] { return Status(*flags, *t); }});
+  auto* stores = tier->add_subcommand(
+      "stores", "each broker's remote store: breaker, upload and read throughput, errors");
+  AddCommonOptions(stores, *flags, false, false);
+  stores->add_option("--admin", t->admins, "admin listeners host:port (repeatable or a,b,c)")
+      ->delimiter(',');
+  out.push_back({stores, [flags, t] { return Stores(*flags, *t); }});
 }
 
 }  // namespace strata::app

@@ -6,9 +6,8 @@
 // bound: a cap on the average, kept at segment granularity. Thread-safe.
 #include <chrono>
 #include <cstdint>
-#include <deque>
-#include <mutex>
-#include <utility>
+
+#include "tiered/rate_meter.h"
 
 namespace strata::tiered {
 
@@ -24,13 +23,8 @@ class CopyQuota {
   void Record(uint64_t bytes, int64_t now_ms);
 
  private:
-  void PurgeLocked(int64_t now_ms);
-
   const uint64_t bound_;
-  const int windows_;
-  const int64_t window_ms_;
-  std::mutex mu_;
-  std::deque<std::pair<int64_t, uint64_t>> samples_;  // (window start ms, bytes); guarded
+  RateMeter meter_;
 };
 
 }  // namespace strata::tiered

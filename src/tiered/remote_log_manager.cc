@@ -311,6 +311,7 @@ Result<Bytes> RemoteLogManager::ReadFromView(TieredPartition& p, Offset offset, 
     return data;
   }
   counters_.read_bytes.fetch_add(data->size());
+  counters_.read_rate.Record(data->size(), SteadyNowMs());
   read_seconds_.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return data;
@@ -395,6 +396,9 @@ RemoteLogCounters RemoteLogManager::counters() const {
   c.remote_read_failures = counters_.read_failures.load();
   c.remote_read_bytes = counters_.read_bytes.load();
   c.segments_expired = counters_.expired.load();
+  const int64_t now = SteadyNowMs();
+  c.upload_bytes_per_second = counters_.upload_rate.BytesPerSecond(now);
+  c.read_bytes_per_second = counters_.read_rate.BytesPerSecond(now);
   return c;
 }
 

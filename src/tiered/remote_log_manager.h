@@ -67,7 +67,9 @@ struct RemoteLogCounters {
   uint64_t remote_reads = 0;
   uint64_t remote_read_failures = 0;
   uint64_t remote_read_bytes = 0;
-  uint64_t segments_expired = 0;  // remote segments DELETE_FINISHED
+  uint64_t segments_expired = 0;       // remote segments DELETE_FINISHED
+  double upload_bytes_per_second = 0;  // over the last 10 s
+  double read_bytes_per_second = 0;
 };
 
 class RemoteLogManager {
@@ -166,6 +168,7 @@ class RemoteLogManager {
   std::vector<std::pair<TopicPartition, RemotePartitionStats>> AllPartitionStats() const;
   RemoteLogCounters counters() const;
   BreakerState breaker_state() const;
+  const std::string& store_uri() const { return options_.store_uri; }
   ResilienceCounters resilience_counters() const;
   RemoteStorage& store() { return *layers_.storage; }
   ChunkCacheCounters cache_counters() const { return cache_->counters(); }

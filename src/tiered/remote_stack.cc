@@ -35,6 +35,7 @@ Result<std::unique_ptr<RemoteLogManager>> RemoteLogManager::Open(const std::stri
                                                                  RemoteStackOptions stack,
                                                                  Clock* clock) {
   STRATA_ASSIGN_OR_RETURN(ResilientStorage layers, OpenRemoteStack(uri, std::move(stack)));
+  options.store_uri = uri;
   return std::make_unique<RemoteLogManager>(options, std::move(layers), clock);
 }
 

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "cluster/metadata_store.h"
 #include "tiered/copy_quota.h"
+#include "tiered/rate_meter.h"
 #include "tiered/remote_storage.h"
 
 namespace strata::tiered {
@@ -34,6 +35,7 @@ struct RemoteLogManagerOptions {
   uint64_t copy_max_bytes_per_second = 0;
   int copy_quota_windows = 11;
   int64_t copy_quota_window_ms = 1000;
+  std::string store_uri;  // what the store was opened from (set by RemoteLogManager::Open)
 };
 
 // RemoteLogManager's counters (exported as metrics), bumped by whichever
@@ -49,6 +51,9 @@ struct TierCounters {
   std::atomic<uint64_t> read_failures{0};
   std::atomic<uint64_t> read_bytes{0};
   std::atomic<uint64_t> expired{0};  // remote segments DELETE_FINISHED by retention
+  // Recent throughput, for the admin API (the totals above are Prometheus').
+  RateMeter upload_rate{10, std::chrono::milliseconds(1000)};
+  RateMeter read_rate{10, std::chrono::milliseconds(1000)};
 };
 
 struct TierContext {

@@ -278,6 +278,17 @@ def test_partition_move_and_tier_status(three):
     human = strata("tier", "status", "--admin", admins).stdout  # every tiered topic
     assert topic in human and "REMOTE-END" in human
 
+    # Each broker's store: the same file:// store, healthy, the leader's uploads counted.
+    stores = {s["node_id"]: s for s in ok_json("tier", "stores", "--admin", admins)}
+    assert sorted(stores) == [1, 2, 3]
+    for s in stores.values():
+        assert s["enabled"] and s["backend"] == "file" and s["breaker"] == "closed", s
+        assert s["upload"]["failures"] == 0 and s["read"]["failures"] == 0, s
+    leader = stores[row["leader"]]
+    assert leader["upload"]["segments"] >= 1 and leader["upload"]["bytes"] > 0, leader
+    human = strata("tier", "stores", "--admin", admins).stdout
+    assert "BREAKER" in human and "file://" in human and "closed" in human, human
+
 
 def test_balance_apply_and_simulate(three):
     """apply asks the active controller for a cycle now (the status counts it); simulate runs

@@ -134,6 +134,12 @@ def metric_sum(admin_port: int, name: str) -> float:
     return sum(vals)
 
 
+def remote_health(admin_port: int) -> dict:
+    """The broker's remote store as its admin API reports it (/v1/remote)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{admin_port}/v1/remote", timeout=10) as r:
+        return json.loads(r.read())
+
+
 def local_logs(b, topic: str, p: int) -> list[int]:
     return sorted(int(f.stem) for f in b.partition_dir(topic, p).glob("*.log"))
 
@@ -379,6 +385,11 @@ def test_broker_restart_during_outage(broker_factory, store):
         outage_bugs.append(f"consumer assigned at offset 0 (auto.offset.reset=earliest) with HDFS "
                            f"down got first records at {skipped}: remote-only records skipped")
 
+    # The admin API shows the store failing.
+    health = remote_health(admin_port)
+    assert health["uri"].startswith({"hdfs": "webhdfs://", "s3": "s3://"}[store.name]), health
+    assert health["read"]["failures"] + health["calls"]["failures"] > 0, health
+
     # Several retention passes later, nothing un-uploaded has left local disk.
     time.sleep(3)
     for p in range(PARTITIONS):
@@ -399,5 +410,7 @@ def test_broker_restart_during_outage(broker_factory, store):
     wait_until(lambda: list_offsets(b.bootstrap, topic, -4, PARTITIONS) != local_start
                and metric_sum(admin_port, "strata_remote_upload_lag_segments") == 0,
                60, "local retention after the catch-up")
+    health = remote_health(admin_port)
+    assert health["breaker"] == "closed" and health["upload"]["segments"] > 0, health
     print(f"\n{store.name}: restart with the store down: broker accepted connections after {start_secs:.1f}s")
     assert not outage_bugs, "BROKER BUG while the store was down:\n" + "\n".join(outage_bugs)
