@@ -83,8 +83,10 @@ Result<Bytes> RemoteChunkCache::Read(RemoteStorage& store, const std::string& pa
   out.reserve(end - offset);
   const uint64_t c = options_.chunk_bytes;
   const uint64_t first = offset / c, last = (end - 1) / c;
-  // Before the foreground reads, so a miss and the read-ahead overlap.
-  ScheduleReadAhead(store, path, object_size, last);
+  // Before the foreground reads: the read's other chunks and the read-ahead
+  // are fetched while the first one is.
+  ScheduleReadAhead(store, path, object_size, first + 1,
+                    last + 1 + uint64_t(std::max(options_.readahead_chunks, 0)));
   for (uint64_t k = first; k <= last; ++k) {
     const uint64_t chunk_start = k * c;
     const uint64_t chunk_size = std::min(c, object_size - chunk_start);
@@ -251,13 +253,18 @@ void RemoteChunkCache::DropEntryLocked(const Key& key, uint64_t file_id) {
   ::unlink(FileName(file_id).c_str());
 }
 
+void RemoteChunkCache::Prefetch(RemoteStorage& store, const std::string& path, uint64_t object_size,
+                                uint64_t first_chunk, uint64_t count) {
+  if (!enabled_) return;
+  ScheduleReadAhead(store, path, object_size, first_chunk, first_chunk + count);
+}
+
 void RemoteChunkCache::ScheduleReadAhead(RemoteStorage& store, const std::string& path,
-                                         uint64_t object_size, uint64_t last_chunk) {
-  if (options_.readahead_chunks <= 0) return;
+                                         uint64_t object_size, uint64_t from, uint64_t to) {
   const uint64_t c = options_.chunk_bytes;
   const uint64_t chunks = (object_size + c - 1) / c;
-  const uint64_t stop = std::min(chunks, last_chunk + 1 + uint64_t(options_.readahead_chunks));
-  for (uint64_t k = last_chunk + 1; k < stop; ++k) {
+  const uint64_t stop = std::min(chunks, to);
+  for (uint64_t k = from; k < stop; ++k) {
     Key key{path, k};
     auto flight = std::make_shared<Flight>();
     flight->readahead = true;

@@ -12,11 +12,15 @@
 //  - The cached bytes are bounded by capacity_bytes (LRU eviction); 0
 //    disables the cache and every Read goes straight to the store.
 //  - Concurrent misses of one chunk share one store Get (single flight).
-//  - A Read touching chunks [a, b] of an object fetches chunks b+1..b+N that
+//  - A Read touching chunks [a, b] of an object fetches chunks a+1..b+N that
 //    are neither cached nor in flight in the background (N =
-//    readahead_chunks), on a small pool with at most max_readahead_inflight
-//    fetches at a time (further requests are dropped). Read-ahead errors are
-//    only counted.
+//    readahead_chunks) while it reads chunk a itself: the chunks of one read
+//    arrive in parallel, and a sequential reader finds the next ones ready.
+//    Prefetch does the same for chunks a caller knows will be read next (the
+//    start of the next segment). Background fetches run on a small pool with
+//    at most max_readahead_inflight at a time (further requests are dropped,
+//    and read in the foreground if wanted). Read-ahead errors are only
+//    counted.
 //
 // Objects must be immutable: a path must always name the same bytes (remote
 // segment names include a uuid).
@@ -45,8 +49,8 @@ struct RemoteChunkCacheOptions {
   uint64_t capacity_bytes = 0;     // 0 = disabled
   uint64_t chunk_bytes = 4 << 20;  // fixed chunk size
   int readahead_chunks = 2;        // chunks fetched ahead of each read
-  int readahead_threads = 2;       // background fetch threads
-  int max_readahead_inflight = 4;  // read-ahead fetches queued or running at once
+  int readahead_threads = 4;       // background fetch threads
+  int max_readahead_inflight = 8;  // read-ahead fetches queued or running at once
 };
 
 struct ChunkCacheCounters {
@@ -82,6 +86,11 @@ class RemoteChunkCache {
   // kCorrupt (and nothing is cached).
   Result<Bytes> Read(RemoteStorage& store, const std::string& path, uint64_t object_size,
                      uint64_t offset, uint64_t length, const CallOptions& opts = {});
+
+  // Fetches chunks [first_chunk, first_chunk + count) of `path` in the
+  // background, unless cached or in flight (no-op when the cache is off).
+  void Prefetch(RemoteStorage& store, const std::string& path, uint64_t object_size,
+                uint64_t first_chunk, uint64_t count);
 
   // Blocks until no read-ahead is queued or running (tests).
   void WaitForReadAhead();
@@ -119,8 +128,9 @@ class RemoteChunkCache {
   // added to *unlink.
   void IndexLocked(const Key& key, uint64_t file_id, uint64_t size, std::vector<uint64_t>* unlink);
   void DropEntryLocked(const Key& key, uint64_t file_id);
+  // Background fetches of chunks [from, to) of `path` (to capped at its end).
   void ScheduleReadAhead(RemoteStorage& store, const std::string& path, uint64_t object_size,
-                         uint64_t last_chunk);
+                         uint64_t from, uint64_t to);
   std::string FileName(uint64_t file_id) const;
 
   const RemoteChunkCacheOptions options_;

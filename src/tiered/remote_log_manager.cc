@@ -312,9 +312,33 @@ Result<Bytes> RemoteLogManager::ReadFromView(TieredPartition& p, Offset offset, 
   }
   counters_.read_bytes.fetch_add(data->size());
   counters_.read_rate.Record(data->size(), SteadyNowMs());
+  PrefetchNextSegment(p, *view, seg,
+                      IndexPositionFor(*index, seg.base_offset, offset) + data->size());
   read_seconds_.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return data;
+}
+
+void RemoteLogManager::PrefetchNextSegment(TieredPartition& p, const RemoteManifest& view,
+                                           const RemoteSegment& seg, uint64_t read_end) {
+  if (!cache_->enabled()) return;
+  const uint64_t chunks = uint64_t(std::max(options_.readahead_chunks, 1));
+  // Only near the end: the chunk cache's own read-ahead covers the rest.
+  if (uint64_t(seg.size) > read_end + chunks * options_.cache_chunk_bytes) return;
+  const RemoteSegment* next = view.FindReadable(seg.end_offset + 1);
+  if (next == nullptr || next->uuid == seg.uuid) return;
+  cache_->Prefetch(store(), RemoteObjectPath(p.dir, *next, kRemoteLogExt), uint64_t(next->size), 0,
+                   chunks);
+  if (p.CachedIndex(next->uuid)) return;
+  std::shared_ptr<TieredPartition> partition = FindPartition(p.id.tp());
+  if (!partition) return;
+  asio::post(reader_pool_, [this, partition, next = *next] {
+    if (partition->CachedIndex(next.uuid)) return;
+    auto index = store().Get(RemoteObjectPath(partition->dir, next, kRemoteIndexExt));
+    if (index.ok()) {
+      partition->CacheIndex(next.uuid, std::make_shared<const Bytes>(std::move(index).value()));
+    }
+  });
 }
 
 Result<std::vector<storage::AbortedTxn>> RemoteLogManager::AbortedTransactions(

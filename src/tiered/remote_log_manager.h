@@ -186,6 +186,11 @@ class RemoteLogManager {
   void RequestScan();
   // Read's work against the partition's read view.
   Result<Bytes> ReadFromView(TieredPartition& p, Offset offset, int32_t max_bytes);
+  // A read that ended within the read-ahead of `seg`'s end (read_end: the
+  // .log position it reached) fetches the next segment's index and first
+  // chunks in the background: a consumer crossing segments does not wait.
+  void PrefetchNextSegment(TieredPartition& p, const RemoteManifest& view, const RemoteSegment& seg,
+                           uint64_t read_end);
   void RegisterMetrics();
   void RegisterCacheMetrics();  // after RegisterMetrics (uses metrics_hook_)
 

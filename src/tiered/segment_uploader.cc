@@ -25,9 +25,8 @@ uint32_t ReadBe32(const uint8_t* p) {
   return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
 }
 
-// The .log position to start scanning for `offset`: the last index entry
-// whose offset is below it (entries map a batch's last offset to the
-// batch's position), else 0.
+}  // namespace
+
 uint64_t IndexPositionFor(ByteView index, Offset base, Offset offset) {
   uint64_t pos = 0;
   for (size_t i = 0; i + 8 <= index.size(); i += 8) {
@@ -37,8 +36,6 @@ uint64_t IndexPositionFor(ByteView index, Offset base, Offset offset) {
   }
   return pos;
 }
-
-}  // namespace
 
 std::string EpochCheckpointText(const std::vector<std::pair<LeaderEpoch, Offset>>& epochs,
                                 Offset end_offset) {

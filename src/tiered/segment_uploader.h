@@ -44,6 +44,10 @@ Status DeleteRemoteSegment(RemoteStorage& store, const std::string& dir, const R
 Result<Bytes> ReadRemoteSegment(RemoteStorage& store, const std::string& dir,
                                 const RemoteSegment& seg, Offset offset, int32_t max_bytes,
                                 const CallOptions& opts = {});
+// The .log position to start scanning for `offset` in a remote segment: the
+// last entry of its .index whose offset is below it (entries map a batch's
+// last offset to the batch's position), else 0.
+uint64_t IndexPositionFor(ByteView index, Offset base, Offset offset);
 // The same with the segment's remote .index already in hand (cached).
 Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, const std::string& dir,
                                          const RemoteSegment& seg, ByteView index, Offset offset,
