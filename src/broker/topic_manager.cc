@@ -84,6 +84,7 @@ Status TopicManager::StartRemote() {
   o.cache_chunk_bytes = static_cast<uint64_t>(config_.GetLong("strata.remote.cache.chunk.bytes"));
   o.readahead_chunks = static_cast<int>(config_.GetLong("strata.remote.cache.readahead.chunks"));
   o.cache_dir = config_.Get("strata.remote.cache.dir");
+  o.fetch_max_bytes = static_cast<uint64_t>(config_.GetLong("strata.remote.fetch.max.bytes"));
   const int64_t copy_cap = config_.GetLong("remote.log.manager.copy.max.bytes.per.second");
   o.copy_max_bytes_per_second =
       copy_cap == std::numeric_limits<int64_t>::max() ? 0 : static_cast<uint64_t>(copy_cap);

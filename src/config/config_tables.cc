@@ -401,6 +401,8 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
        "size of the chunks remote segments are cached and read ahead in", AtLeast(4096)},
       {"strata.remote.cache.readahead.chunks", T::kInt, "2",
        "chunks fetched ahead of each remote read", AtLeast(0)},
+      {"strata.remote.fetch.max.bytes", T::kLong, "134217728",
+       "bytes of remote reads in flight at once; fetches beyond it wait", AtLeast(1)},
       {"strata.remote.cache.dir", T::kString, "",
        "directory of the remote chunk cache (empty: <first log dir>/.remote-cache)"},
       {"strata.admin.listener", T::kString, "", "host:port of the HTTP admin API (empty: off)"},

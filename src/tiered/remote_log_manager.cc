@@ -34,7 +34,8 @@ RemoteLogManager::RemoteLogManager(RemoteLogManagerOptions options, ResilientSto
       ctx_{layers_.storage.get(), nullptr, clock, &options_, &counters_, &copy_quota_},
       copier_(std::make_unique<RemoteCopier>(ctx_)),
       retention_(std::make_unique<RemoteRetention>(ctx_)),
-      reader_pool_(static_cast<size_t>(std::max(options.reader_threads, 1))) {
+      reader_pool_(static_cast<size_t>(std::max(options.reader_threads, 1))),
+      read_budget_(std::max<uint64_t>(options.fetch_max_bytes, 1)) {
   RemoteChunkCacheOptions co;
   co.dir = options_.cache_dir;
   co.capacity_bytes = options_.cache_dir.empty() ? 0 : options_.cache_bytes;
@@ -482,6 +483,12 @@ void RemoteLogManager::RegisterMetrics() {
                      scalar([](M& m) { return m.counters().manifest_write_failures; }));
   reg.SetCounterFunc("strata_remote_reads_total", "Fetches served from remote storage", {},
                      scalar([](M& m) { return m.counters().remote_reads; }));
+  reg.SetGauge("strata_remote_fetch_bytes_in_flight",
+               "Bytes reserved by remote reads in flight (bound: strata.remote.fetch.max.bytes)",
+               {}, scalar([](M& m) { return m.read_budget().in_use(); }));
+  reg.SetCounterFunc("strata_remote_fetch_budget_waits_total",
+                     "Fetches that waited for strata.remote.fetch.max.bytes", {},
+                     scalar([](M& m) { return m.read_budget().waits(); }));
   reg.SetCounterFunc("strata_remote_read_failures_total", "Remote reads that failed", {},
                      scalar([](M& m) { return m.counters().remote_read_failures; }));
   reg.SetCounterFunc("strata_remote_segments_expired_total", "Remote segments deleted by retention",

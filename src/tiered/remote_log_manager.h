@@ -32,6 +32,7 @@
 #include "cluster/metadata_store.h"
 #include "storage/log.h"
 #include "tiered/circuit_breaker.h"
+#include "tiered/read_budget.h"
 #include "tiered/remote_chunk_cache.h"
 #include "tiered/remote_manifest.h"
 #include "tiered/remote_stack.h"
@@ -154,6 +155,7 @@ class RemoteLogManager {
   Result<std::vector<storage::AbortedTxn>> AbortedTransactions(const TopicPartition& tp,
                                                                Offset from, Offset upper);
   asio::thread_pool& reader_pool() { return reader_pool_; }
+  ReadBudget& read_budget() { return read_budget_; }
 
   // One round of queueing + dispatching (the scan thread's work); for tests.
   void ScanOnce();
@@ -213,6 +215,7 @@ class RemoteLogManager {
   bool scan_requested_ = false;  // guarded by scan_mu_: a log rolled
   bool started_ = false;
   asio::thread_pool reader_pool_;
+  ReadBudget read_budget_;
 
   // strata_remote_read_seconds: one remote read (index and data), cache
   // hits included; owned by the process-wide registry.

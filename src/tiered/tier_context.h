@@ -36,6 +36,8 @@ struct RemoteLogManagerOptions {
   int copy_quota_windows = 11;
   int64_t copy_quota_window_ms = 1000;
   std::string store_uri;  // what the store was opened from (set by RemoteLogManager::Open)
+  // strata.remote.fetch.max.bytes: remote read bytes in flight at once.
+  uint64_t fetch_max_bytes = uint64_t{128} << 20;
 };
 
 // RemoteLogManager's counters (exported as metrics), bumped by whichever

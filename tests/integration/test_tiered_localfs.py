@@ -195,3 +195,44 @@ def test_tiered_localfs_upload_read_and_retention(broker_factory, tmp_path):
                                 start={p: starts[p] for p in range(PARTITIONS)})
     for p in range(PARTITIONS):
         assert got[p][0].offset() == starts[p]
+
+
+def test_remote_reads_in_flight_are_bounded(broker_factory, tmp_path):
+    """strata.remote.fetch.max.bytes: several consumers catching up on remote-only data at once
+    keep at most that many bytes of remote reads in flight; fetches beyond it wait for the others
+    and every record still comes back exactly."""
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    from ports import free_port
+    admin_port = free_port()
+    b = broker_factory(config={
+        "strata.admin.listener": f"127.0.0.1:{admin_port}",
+        "remote.log.storage.system.enable": "true",
+        "strata.remote.storage.uri": f"file://{remote}",
+        "remote.log.manager.task.interval.ms": "500",
+        "log.retention.check.interval.ms": "300",
+        "strata.remote.fetch.max.bytes": str(256 * 1024),  # a quarter of one partition's fetch
+        "strata.remote.cache.bytes": "0",  # every read goes to the store
+    })
+    topic = kit.unique_topic("budget")
+    kit.create_topic(b.bootstrap, topic, PARTITIONS, config={
+        "remote.storage.enable": "true", "segment.bytes": str(SEGMENT),
+        "local.retention.bytes": "1", "retention.ms": "-1"})
+    recs = kit.make_records(8000, PARTITIONS, seed=406, tag="budget", value_size=2000)
+    kit.produce_confluent(b.bootstrap, topic, recs)
+    wait_until(lambda: all(list_offsets(b.bootstrap, topic, -4)[p] > 0 for p in range(PARTITIONS)),
+               60, "local retention down to the remote data")
+
+    import threading
+    results: list = [None] * 3
+    def consume(i: int) -> None:
+        results[i] = kit.consume_confluent(b.bootstrap, topic, PARTITIONS, timeout=120)
+    readers = [threading.Thread(target=consume, args=(i,)) for i in range(3)]
+    for t in readers:
+        t.start()
+    for t in readers:
+        t.join()
+    for got in results:
+        kit.assert_same_records(recs, got)
+    assert metric(admin_port, "strata_remote_fetch_budget_waits_total") > 0
+    assert metric(admin_port, "strata_remote_fetch_bytes_in_flight") == 0  # all released

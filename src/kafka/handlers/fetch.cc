@@ -14,8 +14,8 @@
 // and over its fetch or request quota it is answered empty.
 #include "protocol/messages/fetch.h"
 
-#include <asio/experimental/as_tuple.hpp>
 #include <algorithm>
+#include <asio/experimental/as_tuple.hpp>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -381,11 +381,31 @@ bool HasNewData(BrokerContext& ctx, const FetchRequest& req, const Fetcher& fetc
   return false;
 }
 
+// Reserves what the remote reads may return within
+// strata.remote.fetch.max.bytes, waiting (suspended, in short steps) while
+// other fetches' reads hold it. Returns the bytes reserved.
+asio::awaitable<uint64_t> ReserveRemoteReadBytes(tiered::RemoteLogManager* rlm,
+                                                 const std::vector<RemoteRead>& reads) {
+  uint64_t want = 0;
+  for (const RemoteRead& r : reads) want += uint64_t(std::max(r.max_bytes, 0));
+  tiered::ReadBudget& budget = rlm->read_budget();
+  const uint64_t grant = budget.Grant(want);
+  if (budget.TryAcquire(grant)) co_return grant;
+  budget.CountWait();
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  do {
+    timer.expires_after(std::chrono::milliseconds(5));
+    co_await timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
+  } while (!budget.TryAcquire(grant));
+  co_return grant;
+}
+
 // Runs the remote reads on the reader pool, all partitions at once, and
 // resumes when every one has answered. Completions are posted back to this
 // coroutine's strand, so `left` needs no lock; the timer is only a wake-up.
 asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
                                      std::vector<RemoteRead>& reads) {
+  const uint64_t reserved = co_await ReserveRemoteReadBytes(rlm, reads);
   struct Pending {
     explicit Pending(asio::any_io_executor e, size_t n) : timer(e), left(n) {}
     asio::steady_timer timer;
@@ -422,6 +442,7 @@ asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
   while (pending->left > 0) {
     co_await pending->timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
   }
+  rlm->read_budget().Release(reserved);
   for (size_t i = 0; i < reads.size(); ++i) {
     reads[i].result = std::move(pending->results[i]);
     reads[i].aborted = std::move(pending->aborted[i]);
@@ -581,8 +602,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
   // Kafka answers a follower without CLUSTER_ACTION, like a consumer
   // without READ, with TOPIC_AUTHORIZATION_FAILED on each partition.
   const bool follower_allowed =
-      fetcher.replica &&
-      AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction);
+      fetcher.replica && AuthorizedOnCluster(ctx, request, security::AclOperation::kClusterAction);
   for (const auto& t : req.topics) {
     if (fetcher.replica ? !follower_allowed
                         : !Authorized(ctx, request, security::AclOperation::kRead,
@@ -590,19 +610,18 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
       fetcher.denied_topics.insert(t.topic);
     }
   }
-  fetcher.all_denied = !req.topics.empty() && std::all_of(req.topics.begin(), req.topics.end(),
-                                                          [&](const auto& t) {
-                                                            return fetcher.denied_topics.contains(
-                                                                t.topic);
-                                                          });
+  fetcher.all_denied =
+      !req.topics.empty() && std::all_of(req.topics.begin(), req.topics.end(), [&](const auto& t) {
+        return fetcher.denied_topics.contains(t.topic);
+      });
   for (;;) {
     ReadTally tally;
     FetchResponse resp = ReadAll(ctx, req, fetcher, tally, end_offsets, remote);
     // Remote reads run on the reader pool: waiting, not this request's work.
     if (!remote.empty()) co_await Waited(request, ReadRemote(ctx, remote, resp, tally));
     auto now = std::chrono::steady_clock::now();
-    if (tally.bytes >= req.min_bytes || tally.answer_now || fetcher.all_denied ||
-        now >= deadline || partitions.empty()) {
+    if (tally.bytes >= req.min_bytes || tally.answer_now || fetcher.all_denied || now >= deadline ||
+        partitions.empty()) {
       co_return Respond(ctx, request, resp, fetcher, tally);
     }
     auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
