@@ -597,17 +597,27 @@ def cold_read(args, store, work: Path) -> tuple[list[str], dict]:
     logs = store.list_logs(topic)
     remote_bytes = sum(logs.values())
     direct_1 = store.read_pass(args, logs)
+    cpu: dict[str, tuple[float, float, float]] = {}  # row -> (Strata, store, reader) CPU s
+
+    def timed(row: str, read):
+        """Runs `read`, noting the CPU seconds Strata, the store and this process spent."""
+        s0, st0, c0 = b.cpu_seconds(), proc_cpu_seconds(store.pid()), time.process_time()
+        out = read()
+        cpu[row] = (b.cpu_seconds() - s0, proc_cpu_seconds(store.pid()) - st0,
+                    time.process_time() - c0)
+        return out
 
     # Fresh broker process, remote chunk cache wiped: a cold read through Strata.
     shutil.rmtree(b.data_dir / ".remote-cache", ignore_errors=True)
     b.start()
     try:
         time.sleep(1.0)  # let the manifests load
-        recs, payload, strata_secs = strata_consume(b.bootstrap, topic, parts, until)
+        recs, payload, strata_secs = timed(
+            "cold", lambda: strata_consume(b.bootstrap, topic, parts, until))
         m = b.metrics()
         # The same consumer again through the same process: old data re-read from the
         # on-disk chunk cache.
-        _, _, warm_secs = strata_consume(b.bootstrap, topic, parts, until)
+        _, _, warm_secs = timed("warm", lambda: strata_consume(b.bootstrap, topic, parts, until))
         m2 = b.metrics()
         hits = m2.get("strata_remote_cache_hits_total", 0) - m.get("strata_remote_cache_hits_total", 0)
         misses = (m2.get("strata_remote_cache_misses_total", 0)
@@ -615,7 +625,8 @@ def cold_read(args, store, work: Path) -> tuple[list[str], dict]:
         hit_ratio = hits / max(hits + misses, 1)
         cold_hits = m.get("strata_remote_cache_hits_total", 0)
         cold_ratio = cold_hits / max(cold_hits + m.get("strata_remote_cache_misses_total", 0), 1)
-        _, _, local_secs = strata_consume(b.bootstrap, local_topic, parts, until)
+        _, _, local_secs = timed(
+            "local", lambda: strata_consume(b.bootstrap, local_topic, parts, until))
     finally:
         b.stop()
     assert recs == sum(until.values()), f"{recs} records read, {sum(until.values())} expected"
@@ -625,12 +636,13 @@ def cold_read(args, store, work: Path) -> tuple[list[str], dict]:
     b.start()
     try:
         time.sleep(1.0)
-        recs2, _, nocache_secs = strata_consume(b.bootstrap, topic, parts, until)
+        recs2, _, nocache_secs = timed(
+            "nocache", lambda: strata_consume(b.bootstrap, topic, parts, until))
     finally:
         b.stop()
     assert recs2 == recs
 
-    direct_2 = store.read_pass(args, logs)
+    direct_2 = timed("direct", lambda: store.read_pass(args, logs))
     direct = [min(x, y) for x, y in zip(direct_1, direct_2)]
     mib = remote_bytes / MiB
     strata_rate = mib / strata_secs
@@ -642,21 +654,28 @@ def cold_read(args, store, work: Path) -> tuple[list[str], dict]:
         f"Strata read via {int(m.get('strata_remote_reads_total', 0))} remote reads, "
         f"{int(m.get('strata_remote_read_failures_total', 0))} failures.",
         "",
-        "| reader | seconds | MiB/s | Strata / this |",
-        "| --- | ---: | ---: | ---: |",
-        f"| Strata, fresh process, consumer from offset 0 (confluent-kafka) | {strata_secs:.2f} "
-        f"| {strata_rate:.1f} | 1.00 |",
-        f"| Strata, same process, second read (chunk cache hit ratio {hit_ratio:.3f}; the first "
-        f"read's was {cold_ratio:.3f}) | {warm_secs:.2f} | {mib / warm_secs:.1f} "
-        f"| {strata_rate / (mib / warm_secs):.2f} |",
-        f"| Strata, fresh process, strata.remote.cache.bytes=0 | {nocache_secs:.2f} | "
-        f"{mib / nocache_secs:.1f} | {strata_rate / (mib / nocache_secs):.2f} |",
-        f"| control: same client, same records from Strata's local disk (not tiered) | "
-        f"{local_secs:.2f} | {mib / local_secs:.1f} | {strata_rate / (mib / local_secs):.2f} |",
+        "CPU seconds: Strata, the store's server, and the reader (this process: the consumer "
+        "and librdkafka, or the direct client), for each read; the direct rows share one "
+        "figure (both passes of the second round).",
+        "",
+        "| reader | seconds | MiB/s | Strata / this | Strata CPU s | store CPU s | reader CPU s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+
+    def row(name: str, secs: float, key: str) -> str:
+        s, st, c = cpu.get(key, (0.0, 0.0, 0.0))
+        return (f"| {name} | {secs:.2f} | {mib / secs:.1f} | {strata_rate / (mib / secs):.2f} "
+                f"| {s:.1f} | {st:.1f} | {c:.1f} |")
+    lines += [
+        row("Strata, fresh process, consumer from offset 0 (confluent-kafka)", strata_secs, "cold"),
+        row(f"Strata, same process, second read (chunk cache hit ratio {hit_ratio:.3f}; the "
+            f"first read's was {cold_ratio:.3f})", warm_secs, "warm"),
+        row("Strata, fresh process, strata.remote.cache.bytes=0", nocache_secs, "nocache"),
+        row("control: same client, same records from Strata's local disk (not tiered)",
+            local_secs, "local"),
     ]
     for name, secs in zip(store.read_rows(args), direct):
-        lines.append(f"| {name} | {secs:.2f} | {mib / secs:.1f} | "
-                     f"{strata_rate / (mib / secs):.2f} |")
+        lines.append(row(name, secs, "direct"))
     lines.append("")
     return lines, {"strata_mib_s": strata_rate, "direct_mib_s": mib / direct[0],
                    "direct_name": store.read_rows(args)[0]}

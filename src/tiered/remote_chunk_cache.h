@@ -49,8 +49,8 @@ struct RemoteChunkCacheOptions {
   uint64_t capacity_bytes = 0;     // 0 = disabled
   uint64_t chunk_bytes = 4 << 20;  // fixed chunk size
   int readahead_chunks = 2;        // chunks fetched ahead of each read
-  int readahead_threads = 4;       // background fetch threads
-  int max_readahead_inflight = 8;  // read-ahead fetches queued or running at once
+  int readahead_threads = 8;       // background fetch threads
+  int max_readahead_inflight = 16;  // read-ahead fetches queued or running at once
 };
 
 struct ChunkCacheCounters {
