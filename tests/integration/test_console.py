@@ -187,6 +187,12 @@ def check_console(brokers):
     assert {k: shown[k] for k in ("partitions", "local-bytes", "not-uploaded")} in (
         figures(before_topics), figures(after_topics))
     assert int(shown["not-uploaded"]) < 3000  # uploads reached the page
+    # The remote store as this broker sees it (/v1/remote): healthy, its uploads counted.
+    remote = api(admin, "/v1/remote")
+    store = page.rows[("remote-store", remote["backend"])]
+    assert store["uri"] == remote["uri"] and store["breaker"] == "closed", store
+    assert store["upload-failures"] == "0" and store["read-failures"] == "0", store
+    assert int(store["uploads"]) <= remote["upload"]["segments"]
 
     # A consumer group with lag, shown by its coordinator's console.
     coord = next(b for b in brokers if any(g["group"] == group for g in api(
