@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +33,10 @@ struct RemoteChunkCache::Flight {
   ChunkData data;          // set when the fetch succeeded; guarded by mu
   Error error;             // set when it failed; guarded by mu
   bool readahead = false;  // immutable: started by read-ahead
+  // A finished read-ahead left in flights_, uncached, for the read it was
+  // fetched for; guarded by the cache's mu_.
+  bool held = false;
+  bool claimed = false;  // a read took its bytes; guarded by the cache's mu_
 };
 
 RemoteChunkCache::RemoteChunkCache(RemoteChunkCacheOptions options)
@@ -42,6 +47,60 @@ RemoteChunkCache::RemoteChunkCache(RemoteChunkCacheOptions options)
 RemoteChunkCache::~RemoteChunkCache() {
   cancel_->store(true);
   pool_.join();
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  write_cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
+void RemoteChunkCache::WriterLoop() {
+  // Lowest priority: caching yields to serving (per thread on Linux).
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
+  std::unique_lock lock(mu_);
+  for (;;) {
+    write_cv_.wait(lock, [this] { return stopping_ || !writes_.empty(); });
+    if (writes_.empty()) return;  // stopping, nothing left
+    PendingWrite w = std::move(writes_.front());
+    writes_.pop_front();
+    writing_ = true;
+    lock.unlock();
+    Admit(w.key, w.data);
+    lock.lock();
+    writing_ = false;
+    if (writes_.empty()) readahead_idle_.notify_all();
+  }
+}
+
+void RemoteChunkCache::HoldLocked(const Key& key, const std::shared_ptr<Flight>& flight) {
+  flight->held = true;
+  held_.emplace_back(key, flight);
+  // Bounded: the oldest held chunk nobody read goes (a later read fetches it).
+  while (held_.size() > size_t(std::max(options_.max_readahead_inflight, 1))) {
+    auto& [old_key, old_flight] = held_.front();
+    ReleaseHeldLocked(old_key, old_flight);
+    held_.pop_front();
+  }
+}
+
+void RemoteChunkCache::ReleaseHeldLocked(const Key& key, const std::shared_ptr<Flight>& flight) {
+  if (!flight->held) return;
+  flight->held = false;
+  auto it = flights_.find(key);
+  if (it != flights_.end() && it->second == flight) flights_.erase(it);
+}
+
+void RemoteChunkCache::Admit(const Key& key, const ChunkData& data) {
+  const uint64_t file_id = next_file_id_.fetch_add(1);
+  const bool written = WriteFile(file_id, *data);
+  std::vector<uint64_t> unlink;
+  {
+    std::lock_guard lock(mu_);
+    if (written) IndexLocked(key, file_id, data->size(), &unlink);
+    flights_.erase(key);  // in the same critical section: a caller sees the entry or the flight
+  }
+  for (uint64_t id : unlink) ::unlink(FileName(id).c_str());
 }
 
 Status RemoteChunkCache::Open() {
@@ -64,6 +123,7 @@ Status RemoteChunkCache::Open() {
   if (ec)
     return MakeError(Errc::kIoError, fmt::format("cleaning {}: {}", options_.dir, ec.message()));
   enabled_ = true;
+  if (!writer_.joinable()) writer_ = std::thread([this] { WriterLoop(); });
   Log()->info("remote chunk cache: {} ({} bytes, {} byte chunks, read-ahead {})", options_.dir,
               options_.capacity_bytes, options_.chunk_bytes, options_.readahead_chunks);
   return Status::Ok();
@@ -141,6 +201,10 @@ Status RemoteChunkCache::ReadChunk(RemoteStorage& store, const Key& key, uint64_
       bytes_from_cache_.fetch_add(to - from);
       const Bytes& d = *flight->data;
       out->insert(out->end(), d.begin() + int64_t(from), d.begin() + int64_t(to));
+      lock.unlock();
+      std::lock_guard cache_lock(mu_);
+      flight->claimed = true;
+      ReleaseHeldLocked(key, flight);  // read: an uncached chunk is not kept longer
       return Status::Ok();
     }
     // A failed read-ahead (perhaps cancelled) must not fail a consumer that
@@ -176,15 +240,25 @@ Result<RemoteChunkCache::ChunkData> RemoteChunkCache::FetchAndStore(
     flight->error = error;
   }
   flight->cv.notify_all();
-  const uint64_t file_id = next_file_id_.fetch_add(1);
-  const bool written = data && WriteFile(file_id, *data);
-  std::vector<uint64_t> unlink;
+  // The finished flight stays until its chunk is written: callers arriving
+  // meanwhile take its bytes instead of fetching them again.
+  bool queued = false;
   {
     std::lock_guard lock(mu_);
-    if (written) IndexLocked(key, file_id, chunk_size, &unlink);
-    flights_.erase(key);  // in the same critical section: a caller sees the entry or the flight
+    if (data && !stopping_ && writes_.size() < size_t(std::max(options_.max_pending_writes, 0))) {
+      writes_.push_back(PendingWrite{key, data});
+      queued = true;
+    } else if (data && flight->readahead && !flight->claimed && !stopping_) {
+      HoldLocked(key, flight);  // not cached: kept for the read that will want it
+    } else {
+      flights_.erase(key);
+    }
   }
-  for (uint64_t id : unlink) ::unlink(FileName(id).c_str());
+  if (queued) {
+    write_cv_.notify_one();
+  } else if (data) {
+    writes_skipped_.fetch_add(1);
+  }
   if (!data) return error;
   return data;
 }
@@ -292,7 +366,8 @@ void RemoteChunkCache::ScheduleReadAhead(RemoteStorage& store, const std::string
 
 void RemoteChunkCache::WaitForReadAhead() {
   std::unique_lock lock(mu_);
-  readahead_idle_.wait(lock, [this] { return readahead_inflight_ == 0; });
+  readahead_idle_.wait(lock,
+                       [this] { return readahead_inflight_ == 0 && writes_.empty() && !writing_; });
 }
 
 ChunkCacheCounters RemoteChunkCache::counters() const {
@@ -306,6 +381,7 @@ ChunkCacheCounters RemoteChunkCache::counters() const {
   c.readahead_fetches = readahead_fetches_.load();
   c.readahead_failures = readahead_failures_.load();
   c.readahead_dropped = readahead_dropped_.load();
+  c.writes_skipped = writes_skipped_.load();
   c.write_failures = write_failures_.load();
   std::lock_guard lock(mu_);
   c.current_bytes = current_bytes_;

@@ -12,6 +12,11 @@
 //  - The cached bytes are bounded by capacity_bytes (LRU eviction); 0
 //    disables the cache and every Read goes straight to the store.
 //  - Concurrent misses of one chunk share one store Get (single flight).
+//  - A fetched chunk is served at once and written to its file afterwards,
+//    by one writer thread at the lowest CPU priority from a queue of at most
+//    max_pending_writes chunks; a chunk that finds the queue full is served
+//    but not cached. While the broker has CPU to spare everything is cached;
+//    a cold scan on a busy broker is not slowed by caching what it reads once.
 //  - A Read touching chunks [a, b] of an object fetches chunks a+1..b+N that
 //    are neither cached nor in flight in the background (N =
 //    readahead_chunks) while it reads chunk a itself: the chunks of one read
@@ -31,11 +36,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/bytes.h"
@@ -45,12 +52,13 @@
 namespace strata::tiered {
 
 struct RemoteChunkCacheOptions {
-  std::string dir;                 // where chunk files live; created by Open
-  uint64_t capacity_bytes = 0;     // 0 = disabled
-  uint64_t chunk_bytes = 4 << 20;  // fixed chunk size
-  int readahead_chunks = 2;        // chunks fetched ahead of each read
-  int readahead_threads = 8;       // background fetch threads
+  std::string dir;                  // where chunk files live; created by Open
+  uint64_t capacity_bytes = 0;      // 0 = disabled
+  uint64_t chunk_bytes = 4 << 20;   // fixed chunk size
+  int readahead_chunks = 2;         // chunks fetched ahead of each read
+  int readahead_threads = 8;        // background fetch threads
   int max_readahead_inflight = 16;  // read-ahead fetches queued or running at once
+  int max_pending_writes = 8;       // fetched chunks waiting for the writer
 };
 
 struct ChunkCacheCounters {
@@ -64,6 +72,7 @@ struct ChunkCacheCounters {
   uint64_t readahead_failures = 0;  // of those, failed (ignored)
   uint64_t readahead_dropped = 0;   // read-ahead requests over max_readahead_inflight
   uint64_t write_failures = 0;      // chunks fetched but not written to disk
+  uint64_t writes_skipped = 0;      // chunks served uncached: the writer was behind
   uint64_t current_bytes = 0;       // bytes of cached chunks
   uint64_t current_chunks = 0;
 };
@@ -92,7 +101,8 @@ class RemoteChunkCache {
   void Prefetch(RemoteStorage& store, const std::string& path, uint64_t object_size,
                 uint64_t first_chunk, uint64_t count);
 
-  // Blocks until no read-ahead is queued or running (tests).
+  // Blocks until no read-ahead is queued or running and every queued chunk
+  // is written (tests).
   void WaitForReadAhead();
   ChunkCacheCounters counters() const;
   const RemoteChunkCacheOptions& options() const { return options_; }
@@ -123,6 +133,14 @@ class RemoteChunkCache {
                                   const std::shared_ptr<Flight>& flight, const CallOptions& opts);
   // Writes `data` to the chunk file `file_id` (temp name, then rename).
   bool WriteFile(uint64_t file_id, const Bytes& data);
+  // The writer thread: writes queued chunks, indexes them, ends their flights.
+  void WriterLoop();
+  // Writes and indexes one fetched chunk, then ends its flight.
+  void Admit(const Key& key, const ChunkData& data);
+  // Keeps a finished read-ahead that could not be cached in flights_ for the
+  // read it was fetched for (at most max_readahead_inflight such chunks).
+  void HoldLocked(const Key& key, const std::shared_ptr<Flight>& flight);
+  void ReleaseHeldLocked(const Key& key, const std::shared_ptr<Flight>& flight);
   // Indexes a written chunk file, evicting LRU chunks to stay within the
   // capacity; files to unlink (evicted, or this one if it cannot be kept) are
   // added to *unlink.
@@ -143,13 +161,24 @@ class RemoteChunkCache {
   std::map<Key, std::shared_ptr<Flight>> flights_;  // guarded by mu_
   uint64_t current_bytes_ = 0;                      // guarded by mu_
   int readahead_inflight_ = 0;                      // guarded by mu_
-  std::condition_variable readahead_idle_;
+  std::condition_variable readahead_idle_;          // also: the write queue went empty
+  struct PendingWrite {
+    Key key;
+    ChunkData data;
+  };
+  std::deque<PendingWrite> writes_;                           // guarded by mu_
+  std::deque<std::pair<Key, std::shared_ptr<Flight>>> held_;  // oldest first; guarded by mu_
+  bool writing_ = false;   // a write is under way; guarded by mu_
+  bool stopping_ = false;  // guarded by mu_
+  std::condition_variable write_cv_;
+  std::thread writer_;
 
   std::atomic<uint64_t> next_file_id_{0};
   asio::thread_pool pool_;
   std::atomic<uint64_t> hits_{0}, coalesced_{0}, misses_{0}, bytes_from_cache_{0};
   std::atomic<uint64_t> bytes_fetched_{0}, evictions_{0}, readahead_fetches_{0};
   std::atomic<uint64_t> readahead_failures_{0}, readahead_dropped_{0}, write_failures_{0};
+  std::atomic<uint64_t> writes_skipped_{0};
 };
 
 }  // namespace strata::tiered

@@ -126,9 +126,14 @@ TEST_F(RemoteChunkCacheTest, LruEvictionKeepsTheBound) {
   Bytes a = PutObject("a.log", size, 2);
   Bytes b = PutObject("b.log", size, 3);
   auto cache = MakeCache(3500, 1000, 0);  // room for 3 chunks
-  for (uint64_t k : {0, 1, 2}) ASSERT_TRUE(cache->Read(*store_, "a.log", size, k * 1000, 1).ok());
-  ASSERT_TRUE(cache->Read(*store_, "a.log", size, 0, 1).ok());     // chunk 0 is now the newest
-  ASSERT_TRUE(cache->Read(*store_, "a.log", size, 3000, 1).ok());  // evicts chunk 1
+  // (Each read waits for its chunk to be written: the writer runs behind the reads.)
+  auto read = [&](uint64_t offset) {
+    ASSERT_TRUE(cache->Read(*store_, "a.log", size, offset, 1).ok());
+    cache->WaitForReadAhead();
+  };
+  for (uint64_t k : {0, 1, 2}) read(k * 1000);
+  read(0);     // chunk 0 is now the newest
+  read(3000);  // evicts chunk 1
   EXPECT_EQ(cache->counters().evictions, 1u);
   int gets = store_->gets.load();
   ASSERT_TRUE(cache->Read(*store_, "a.log", size, 0, 1).ok());
@@ -148,11 +153,33 @@ TEST_F(RemoteChunkCacheTest, LruEvictionKeepsTheBound) {
     uint64_t end = std::min(size, off + len);
     ASSERT_EQ(*got, Bytes(src.begin() + int64_t(off), src.begin() + int64_t(end)));
     ASSERT_LE(ra->counters().current_bytes, 3500u);
+    if (i % 2 == 0) ra->WaitForReadAhead();  // the writer keeps up: chunks are evicted
   }
   ra->WaitForReadAhead();
   EXPECT_LE(ra->counters().current_bytes, 3500u);
   EXPECT_EQ(ChunkFileBytes(ra->options().dir), ra->counters().current_bytes);
   EXPECT_GT(ra->counters().evictions, 50u);
+}
+
+// A writer that is behind (here: a queue of one) does not hold reads up:
+// the chunks are served and only what fits in the queue is cached.
+TEST_F(RemoteChunkCacheTest, ChunksTheWriterCannotTakeAreServedUncached) {
+  const uint64_t size = 6000;
+  Bytes obj = PutObject("w.log", size, 9);
+  RemoteChunkCacheOptions o;
+  o.dir = cache_dir_.path() + "/small-queue";
+  o.capacity_bytes = 1 << 20;
+  o.chunk_bytes = 1000;
+  o.readahead_chunks = 0;
+  o.max_pending_writes = 0;  // never any room: nothing is cached
+  RemoteChunkCache cache(o);
+  ASSERT_TRUE(cache.Open().ok());
+  ASSERT_EQ(*cache.Read(*store_, "w.log", size, 0, kToEnd), obj);
+  cache.WaitForReadAhead();
+  EXPECT_EQ(cache.counters().writes_skipped, 6u);
+  EXPECT_EQ(cache.counters().current_bytes, 0u);
+  ASSERT_EQ(*cache.Read(*store_, "w.log", size, 0, kToEnd), obj);  // fetched again, whole
+  EXPECT_EQ(store_->gets.load(), 12);
 }
 
 TEST_F(RemoteChunkCacheTest, ConcurrentMissesShareOneGet) {

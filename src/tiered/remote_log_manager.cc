@@ -546,6 +546,9 @@ void RemoteLogManager::RegisterCacheMetrics() {
   reg.SetCounterFunc("strata_remote_cache_readahead_failures_total",
                      "Read-ahead chunk fetches that failed", {},
                      gauge([](const C& c) { return c.readahead_failures; }));
+  reg.SetCounterFunc("strata_remote_cache_writes_skipped_total",
+                     "Fetched chunks served but not cached: the low-priority writer was behind", {},
+                     gauge([](const C& c) { return c.writes_skipped; }));
 }
 
 }  // namespace strata::tiered
