@@ -213,6 +213,9 @@ def test_remote_reads_in_flight_are_bounded(broker_factory, tmp_path):
         "log.retention.check.interval.ms": "300",
         "strata.remote.fetch.max.bytes": str(256 * 1024),  # a quarter of one partition's fetch
         "strata.remote.cache.bytes": "0",  # every read goes to the store
+        # Every store read takes 50 ms (test-only fault layer): the consumers' reads overlap.
+        "strata.remote.fault.get.delay.ratio": "1",
+        "strata.remote.fault.get.delay.ms": "50",
     })
     topic = kit.unique_topic("budget")
     kit.create_topic(b.bootstrap, topic, PARTITIONS, config={
