@@ -4,7 +4,7 @@ interface). Every test runs once per store.
 
 Rolled segments go to the store and are read back for a consumer from offset 0; while the store
 is down (kill -9) produce goes on, nothing un-uploaded leaves local disk, and once it is back the
-uploads resume in order. 64 MiB of segments (200 MiB in scripts/soak.sh, STRATA_HDFS_BIG_MIB) are
+uploads resume in order. 64 MiB of segments (1 GiB in scripts/soak.sh, STRATA_TIERED_BIG_MIB) are
 compared byte for byte (SHA-256) with what a client independent of Strata reads back: Hadoop's
 Java client over native RPC (HdfsDigest.java) for HDFS, a plain signed HTTP client for S3.
 A broker restarted while the store is down starts, serves produce and local reads, answers
@@ -220,8 +220,12 @@ def sha256_file(path: Path) -> str:
 # ---- 64 MiB (200 in the soak): byte-identical in the store (read back around Strata) -------
 
 BIG_PARTITIONS = 4
-BIG_MIB = int(os.environ.get("STRATA_HDFS_BIG_MIB", "64"))
+BIG_MIB = int(os.environ.get("STRATA_TIERED_BIG_MIB", "64"))
 BIG_BYTES = BIG_MIB * 1024 * 1024
+# 1 MiB segments up to 256 MiB; 16 MiB beyond (a 1 GiB soak would otherwise upload 1,024
+# segments of five objects each, which HDFS takes minutes over).
+BIG_SEGMENT = SEGMENT if BIG_MIB <= 256 else 16 * SEGMENT
+BIG_WAIT = max(240, BIG_MIB // 2)  # seconds for each of produce, upload and consume
 
 
 def test_big_log_identical_read_directly_then_remote_only(broker_factory, store):
@@ -232,7 +236,7 @@ def test_big_log_identical_read_directly_then_remote_only(broker_factory, store)
     b = tiered_broker(broker_factory, store, admin_port,
                       {"remote.log.manager.copier.thread.pool.size": "4"})
     topic = kit.unique_topic("remote-big")
-    base_config = {"remote.storage.enable": "true", "segment.bytes": str(SEGMENT),
+    base_config = {"remote.storage.enable": "true", "segment.bytes": str(BIG_SEGMENT),
                    "retention.ms": "-1"}
     kit.create_topic(b.bootstrap, topic, BIG_PARTITIONS,
                      config={**base_config, "local.retention.bytes": str(4 * BIG_BYTES)})
@@ -241,13 +245,13 @@ def test_big_log_identical_read_directly_then_remote_only(broker_factory, store)
     n = BIG_BYTES // 4100
     recs = kit.make_records(n, BIG_PARTITIONS, seed=4050, tag="big", value_size=8200)
     kit.produce_confluent(b.bootstrap, topic, recs, extra={"linger.ms": 20},
-                          flush_timeout=240)
+                          flush_timeout=BIG_WAIT)
     t_produced = time.monotonic()
 
     # Every rolled segment uploaded: remote end reaches the active segment, no lag left.
     wait_until(lambda: all_rolled_tiered(b, topic, BIG_PARTITIONS)
                and metric_sum(admin_port, "strata_remote_upload_lag_segments") == 0,
-               240, "every rolled segment uploaded")
+               BIG_WAIT, "every rolled segment uploaded")
     t_uploaded = time.monotonic()
 
     # Local rolled segments vs the same objects read back around Strata.
@@ -257,7 +261,7 @@ def test_big_log_identical_read_directly_then_remote_only(broker_factory, store)
     for p in range(BIG_PARTITIONS):
         pdir = b.partition_dir(topic, p)
         rolled = local_logs(b, topic, p)[:-1]
-        expected = BIG_BYTES // SEGMENT // BIG_PARTITIONS
+        expected = BIG_BYTES // BIG_SEGMENT // BIG_PARTITIONS
         assert len(rolled) >= 0.8 * expected, f"partition {p}: only {len(rolled)} rolled segments"
         man = json.loads(store.read(f"{dirs[p]}/manifest.json"))  # metadata only
         segs = man["segments"]
@@ -290,7 +294,7 @@ def test_big_log_identical_read_directly_then_remote_only(broker_factory, store)
         p: 0 for p in range(BIG_PARTITIONS)}
 
     # Everything from offset 0, almost all of it now only in the store, identical.
-    got = kit.consume_confluent(b.bootstrap, topic, BIG_PARTITIONS, timeout=240)
+    got = kit.consume_confluent(b.bootstrap, topic, BIG_PARTITIONS, timeout=BIG_WAIT)
     t_consumed = time.monotonic()
     kit.assert_same_records(recs, got)
     assert sum(len(v) for v in got.values()) == n
