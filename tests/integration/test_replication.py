@@ -609,6 +609,23 @@ def offset_commit_raw(b, group: str, topic: str, offset: int) -> int:
     return r.i16()
 
 
+def commit_evidence(coordinator, followers) -> str:
+    """The followers' process states (T: stopped) and the coordinator's view of the
+    __consumer_offsets partitions it leads: for a commit answered while it should wait."""
+    import json
+    import urllib.request
+    states = {}
+    for f in followers:
+        with open(f"/proc/{f.proc.pid}/stat") as st:
+            states[f.config["node.id"]] = st.read().rsplit(")", 1)[1].split()[0]
+    url = f"http://{coordinator.config['strata.admin.listener']}/v1/topics"
+    topics = json.loads(urllib.request.urlopen(url, timeout=10).read())
+    offsets = next((t for t in topics if t["name"] == "__consumer_offsets"), {"partitions": []})
+    led = [{k: p.get(k) for k in ("partition", "leader", "isr", "high_watermark", "log_end_offset")}
+           for p in offsets["partitions"] if p.get("leader") == int(coordinator.config["node.id"])]
+    return f"follower process states {states}; coordinator's partitions {led}"
+
+
 def test_offset_commits_are_acknowledged_once_replicated_and_survive_the_coordinator(
         tmp_path, broker_factory):
     """With offsets.topic.replication.factor=3 a commit is answered only once the ISR of its
@@ -653,10 +670,13 @@ def test_offset_commits_are_acknowledged_once_replicated_and_survive_the_coordin
             t0 = time.monotonic()
             code = offset_commit_raw(coordinator, group, topic, 50)
             waited = time.monotonic() - t0
+            # What the coordinator saw, taken while the followers are still stopped.
+            seen = "" if code == 15 else commit_evidence(coordinator, followers)
         finally:
             for f in followers:
                 os.kill(f.proc.pid, signal.SIGCONT)
-        assert code == 15, code  # COORDINATOR_NOT_AVAILABLE: the ISR never confirmed it
+        # COORDINATOR_NOT_AVAILABLE: the ISR never confirmed it.
+        assert code == 15, f"code {code} after {waited:.3f} s; {seen}"
         assert waited >= COMMIT_TIMEOUT_MS / 1000 * 0.9, waited
 
         wait_until(lambda: offset_commit_raw(coordinator, group, topic, 60) == 0, JOIN_WITHIN,
