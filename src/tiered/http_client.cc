@@ -248,6 +248,39 @@ Result<HttpResponse> HttpClient::Perform(const HttpRequest& req) {
   return resp;
 }
 
+CallDeadline CallDeadline::From(const CallOptions& opts,
+                                std::chrono::milliseconds default_timeout) {
+  const auto timeout = opts.timeout.count() > 0 ? opts.timeout : default_timeout;
+  return CallDeadline{std::chrono::steady_clock::now() + timeout, opts.cancel};
+}
+
+CallDeadline CallDeadline::In(std::chrono::milliseconds timeout) {
+  return CallDeadline{std::chrono::steady_clock::now() + timeout, nullptr};
+}
+
+std::chrono::milliseconds CallDeadline::Remaining() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                               std::chrono::steady_clock::now());
+}
+
+Result<HttpResponse> PerformWithin(HttpClient& http, const CallDeadline& call, HttpRequest req,
+                                   std::chrono::milliseconds connect_timeout,
+                                   std::chrono::milliseconds stall_timeout, std::string_view what) {
+  if (call.cancel && call.cancel->load()) {
+    return MakeError(Errc::kShuttingDown, fmt::format("{}: cancelled", what));
+  }
+  req.timeout = call.Remaining();
+  req.connect_timeout = connect_timeout;
+  req.stall_timeout = stall_timeout;
+  req.cancel = call.cancel;
+  auto resp = http.Perform(req);
+  if (!resp.ok()) {
+    Error e = resp.take_error();
+    return MakeError(e.code, fmt::format("{}: {}", what, e.message));
+  }
+  return resp;
+}
+
 std::string_view HttpResponse::Header(std::string_view lower_name) const {
   for (const auto& [name, value] : headers) {
     if (name == lower_name) return value;

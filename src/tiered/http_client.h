@@ -86,6 +86,24 @@ class HttpClient {
   std::vector<Handle> idle_;  // guarded by mu_
 };
 
+// One storage call's deadline, spanning all its HTTP round trips, and its cancel flag.
+struct CallDeadline {
+  std::chrono::steady_clock::time_point deadline;
+  CancelFlag cancel;
+
+  // opts.timeout from now, or `default_timeout` when the caller set none.
+  static CallDeadline From(const CallOptions& opts, std::chrono::milliseconds default_timeout);
+  // A deadline of its own (cleanup after a failed call), not cancellable.
+  static CallDeadline In(std::chrono::milliseconds timeout);
+  std::chrono::milliseconds Remaining() const;
+};
+
+// Sends `req` within `call` (the request's timeout and cancel flag come from it): any HTTP status
+// is returned; a transport error or a cancelled call is an Error naming `what`.
+Result<HttpResponse> PerformWithin(HttpClient& http, const CallDeadline& call, HttpRequest req,
+                                   std::chrono::milliseconds connect_timeout,
+                                   std::chrono::milliseconds stall_timeout, std::string_view what);
+
 // Percent-encodes s for a URL; '/' is kept when keep_slash (paths), encoded otherwise (values).
 std::string UrlEncode(std::string_view s, bool keep_slash);
 

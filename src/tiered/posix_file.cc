@@ -22,6 +22,24 @@ UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
   return *this;
 }
 
+Result<OpenedPutSource> OpenPutSource(const PutSource& src) {
+  OpenedPutSource out;
+  if (!src.is_file()) {
+    out.size = src.bytes.size();
+    return out;
+  }
+  out.fd = UniqueFd(::open(src.file_path.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st;
+  if (!out.fd.valid() || ::fstat(out.fd.get(), &st) != 0) {
+    return ErrnoError(errno, "open", src.file_path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return MakeError(Errc::kInvalidArgument, fmt::format("put: {} is not a file", src.file_path));
+  }
+  out.size = uint64_t(st.st_size);
+  return out;
+}
+
 Error ErrnoError(int err, std::string_view what, std::string_view path) {
   Errc code = Errc::kIoError;
   switch (err) {

@@ -1,11 +1,12 @@
 #pragma once
-// Small POSIX helpers for LocalFsStorage: an owning fd, errno -> Errc mapping, full-length
-// read/write loops. Internal to src/tiered.
+// Small POSIX helpers for the file-backed parts of src/tiered: an owning fd, errno -> Errc mapping,
+// full-length read/write loops, opening a Put's source. Internal to src/tiered.
 #include <string>
 #include <string_view>
 
 #include "base/bytes.h"
 #include "base/result.h"
+#include "tiered/remote_storage.h"
 
 namespace strata::tiered {
 
@@ -31,6 +32,15 @@ class UniqueFd {
  private:
   int fd_ = -1;
 };
+
+// A Put's source ready to send: the file opened for reading (invalid for a
+// span of memory) and the size to send.
+struct OpenedPutSource {
+  UniqueFd fd;
+  uint64_t size = 0;
+};
+// kInvalidArgument for something other than a regular file.
+Result<OpenedPutSource> OpenPutSource(const PutSource& src);
 
 // Maps an errno value from an operation on `path` to an Error.
 Error ErrnoError(int err, std::string_view what, std::string_view path);

@@ -37,10 +37,4 @@ double RateMeter::BytesPerSecond(int64_t now_ms) const {
   return double(sum) * 1000.0 / double(span);
 }
 
-int64_t SteadyNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace strata::tiered

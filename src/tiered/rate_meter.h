@@ -31,8 +31,4 @@ class RateMeter {
   mutable std::deque<std::pair<int64_t, uint64_t>> samples_;
 };
 
-// Milliseconds of the steady clock: meters and quotas pace real transfers,
-// whatever clock a test gives the rest.
-int64_t SteadyNowMs();
-
 }  // namespace strata::tiered

@@ -92,7 +92,7 @@ void RemoteCopier::CommitLocked(TieredPartition& p) {
       }
       ctx_.counters->uploads.fetch_add(1);
       ctx_.counters->bytes_uploaded.fetch_add(uint64_t(e->size));
-      ctx_.counters->upload_rate.Record(uint64_t(e->size), SteadyNowMs());
+      ctx_.counters->upload_rate.Record(uint64_t(e->size), RealMs());
       changed = true;
     }
     p.inflight.erase(p.inflight.begin());
@@ -157,7 +157,7 @@ void RemoteCopier::RunUpload(const std::shared_ptr<TieredPartition>& p, Offset b
   // Dropped like a queued job when stopped: the segment stays COPY_STARTED.
   if (!WaitForCopyQuota()) return;
   Status st = UploadSegment(*ctx_.store, p->dir, local, log->LeaderEpochEntries(), &seg);
-  if (st.ok() && ctx_.copy_quota != nullptr) ctx_.copy_quota->Record(local.size, SteadyNowMs());
+  if (st.ok() && ctx_.copy_quota != nullptr) ctx_.copy_quota->Record(local.size, RealMs());
   std::lock_guard lock(p->mu);
   if (p->removed || p->fenced) return;
   auto it = p->inflight.find(base);
@@ -195,7 +195,7 @@ void RemoteCopier::RunUpload(const std::shared_ptr<TieredPartition>& p, Offset b
 bool RemoteCopier::WaitForCopyQuota() {
   if (ctx_.copy_quota == nullptr || ctx_.copy_quota->unlimited()) return true;
   for (;;) {
-    const std::chrono::milliseconds wait = ctx_.copy_quota->ThrottleTime(SteadyNowMs());
+    const std::chrono::milliseconds wait = ctx_.copy_quota->ThrottleTime(RealMs());
     if (wait.count() <= 0) return true;
     // In steps: another copier may have used the quota meanwhile.
     const auto step = std::min(wait, std::chrono::milliseconds(1000));

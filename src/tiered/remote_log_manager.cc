@@ -312,7 +312,7 @@ Result<Bytes> RemoteLogManager::ReadFromView(TieredPartition& p, Offset offset, 
     return data;
   }
   counters_.read_bytes.fetch_add(data->size());
-  counters_.read_rate.Record(data->size(), SteadyNowMs());
+  counters_.read_rate.Record(data->size(), RealMs());
   PrefetchNextSegment(p, *view, seg,
                       IndexPositionFor(*index, seg.base_offset, offset) + data->size());
   read_seconds_.Observe(
@@ -421,7 +421,7 @@ RemoteLogCounters RemoteLogManager::counters() const {
   c.remote_read_failures = counters_.read_failures.load();
   c.remote_read_bytes = counters_.read_bytes.load();
   c.segments_expired = counters_.expired.load();
-  const int64_t now = SteadyNowMs();
+  const int64_t now = RealMs();
   c.upload_bytes_per_second = counters_.upload_rate.BytesPerSecond(now);
   c.read_bytes_per_second = counters_.read_rate.BytesPerSecond(now);
   return c;

@@ -109,14 +109,10 @@ std::string S3Storage::Url(std::string_view key, std::string_view query) const {
 }
 
 S3Storage::Call S3Storage::Begin(const CallOptions& opts) const {
-  milliseconds timeout = opts.timeout.count() > 0 ? opts.timeout : opts_.default_timeout;
-  return Call{Clock::now() + timeout, opts.cancel};
+  return CallDeadline::From(opts, opts_.default_timeout);
 }
 
 Result<HttpResponse> S3Storage::Send(const Call& call, HttpRequest req, std::string_view what) {
-  if (call.cancel && call.cancel->load()) {
-    return MakeError(Errc::kShuttingDown, fmt::format("{}: cancelled", what));
-  }
   auto credentials = credentials_.Get();
   if (!credentials.ok()) return credentials.take_error();
   AwsSigV4 sign;
@@ -125,16 +121,8 @@ Result<HttpResponse> S3Storage::Send(const Call& call, HttpRequest req, std::str
   sign.secret_access_key = credentials->secret_access_key;
   sign.session_token = credentials->session_token;
   req.sign = &sign;
-  req.timeout = call.Remaining();
-  req.connect_timeout = opts_.connect_timeout;
-  req.stall_timeout = opts_.stall_timeout;
-  req.cancel = call.cancel;
-  auto resp = http_.Perform(req);
-  if (!resp.ok()) {
-    Error e = resp.take_error();
-    return MakeError(e.code, fmt::format("{}: {}", what, e.message));
-  }
-  return resp;
+  return PerformWithin(http_, call, std::move(req), opts_.connect_timeout, opts_.stall_timeout,
+                       what);
 }
 
 Result<HttpResponse> S3Storage::SendOk(const Call& call, HttpRequest req, std::string_view what) {
@@ -228,15 +216,7 @@ Result<std::vector<ObjectInfo>> S3Storage::List(std::string_view dir, const Call
   const std::string base = Key(dir);
   const std::string prefix = base.empty() ? base : base + "/";
   std::vector<ObjectInfo> out;
-  std::string token;
-  do {
-    std::string query;
-    if (!token.empty()) query = "continuation-token=" + UrlEncode(token, false) + "&";
-    query += "delimiter=%2F&list-type=2&prefix=" + UrlEncode(prefix, false);
-    HttpRequest req;
-    req.url = Url("", query);
-    STRATA_ASSIGN_OR_RETURN(HttpResponse resp, SendOk(call, std::move(req), "LIST " + prefix));
-    STRATA_ASSIGN_OR_RETURN(s3::ListPage page, s3::ParseListPage(s3::AsText(resp.body)));
+  const Status listed = ForEachListPage(call, prefix, /*delimited=*/true, [&](s3::ListPage& page) {
     for (const s3::ListedObject& o : page.objects) {
       if (o.key.size() <= prefix.size()) continue;  // a "directory marker" object
       out.push_back(
@@ -247,28 +227,40 @@ Result<std::vector<ObjectInfo>> S3Storage::List(std::string_view dir, const Call
       out.push_back(
           ObjectInfo{p.substr(prefix.size(), p.size() - prefix.size() - 1), true, true, 0, 0});
     }
-    token = page.truncated ? page.next_continuation_token : std::string();
-  } while (!token.empty());
+  });
+  if (!listed.ok()) return listed.error();
   std::sort(out.begin(), out.end(),
             [](const ObjectInfo& a, const ObjectInfo& b) { return a.name < b.name; });
   return out;
 }
 
+Status S3Storage::ForEachListPage(const Call& call, const std::string& prefix, bool delimited,
+                                  const std::function<void(s3::ListPage&)>& visit) {
+  std::string token;
+  do {
+    // Canonical order (SigV4 signs the query as sent): the names sorted.
+    std::string query;
+    if (!token.empty()) query = "continuation-token=" + UrlEncode(token, false) + "&";
+    if (delimited) query += "delimiter=%2F&";
+    query += "list-type=2&prefix=" + UrlEncode(prefix, false);
+    HttpRequest req;
+    req.url = Url("", query);
+    STRATA_ASSIGN_OR_RETURN(HttpResponse resp, SendOk(call, std::move(req), "LIST " + prefix));
+    STRATA_ASSIGN_OR_RETURN(s3::ListPage page, s3::ParseListPage(s3::AsText(resp.body)));
+    visit(page);
+    token = page.truncated ? page.next_continuation_token : std::string();
+  } while (!token.empty());
+  return Status::Ok();
+}
+
 Result<std::vector<std::string>> S3Storage::KeysUnder(const Call& call,
                                                       const std::string& key_prefix) {
   std::vector<std::string> keys;
-  std::string token;
-  do {
-    std::string query;
-    if (!token.empty()) query = "continuation-token=" + UrlEncode(token, false) + "&";
-    query += "list-type=2&prefix=" + UrlEncode(key_prefix, false);
-    HttpRequest req;
-    req.url = Url("", query);
-    STRATA_ASSIGN_OR_RETURN(HttpResponse resp, SendOk(call, std::move(req), "LIST " + key_prefix));
-    STRATA_ASSIGN_OR_RETURN(s3::ListPage page, s3::ParseListPage(s3::AsText(resp.body)));
-    for (s3::ListedObject& o : page.objects) keys.push_back(std::move(o.key));
-    token = page.truncated ? page.next_continuation_token : std::string();
-  } while (!token.empty());
+  const Status listed =
+      ForEachListPage(call, key_prefix, /*delimited=*/false, [&](s3::ListPage& page) {
+        for (s3::ListedObject& o : page.objects) keys.push_back(std::move(o.key));
+      });
+  if (!listed.ok()) return listed.error();
   return keys;
 }
 

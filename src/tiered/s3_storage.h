@@ -17,6 +17,7 @@
 // Thread-safe; HTTP connections are pooled and kept alive.
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "tiered/http_client.h"
 #include "tiered/remote_storage.h"
 #include "tiered/s3_options.h"
+#include "tiered/s3_xml.h"
 
 namespace strata::tiered {
 
@@ -55,16 +57,7 @@ class S3Storage final : public RemoteStorage {
   const S3Options& options() const { return opts_; }
 
  private:
-  using Clock = std::chrono::steady_clock;
-  // One operation's deadline (across all its requests) and cancel flag.
-  struct Call {
-    Clock::time_point deadline;
-    CancelFlag cancel;
-
-    std::chrono::milliseconds Remaining() const {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    }
-  };
+  using Call = CallDeadline;
 
   std::string Key(std::string_view path) const;
   // The URL of `key` ("" = the bucket) with a canonical query ("" or "a=1&b=2", sorted).
@@ -76,7 +69,10 @@ class S3Storage final : public RemoteStorage {
   Result<HttpResponse> SendOk(const Call& call, HttpRequest req, std::string_view what);
   Result<ObjectInfo> Head(const Call& call, const std::string& key, std::string name);
   Result<bool> HasChildren(const Call& call, const std::string& key);
-  // Every key under `key_prefix` (no delimiter), `max` at most per page, all pages.
+  // ListObjectsV2 of `prefix` (delimited by '/' or not), every page in turn.
+  Status ForEachListPage(const Call& call, const std::string& prefix, bool delimited,
+                         const std::function<void(s3::ListPage&)>& visit);
+  // Every key under `key_prefix` (no delimiter), all pages.
   Result<std::vector<std::string>> KeysUnder(const Call& call, const std::string& key_prefix);
   Status DeleteKeys(const Call& call, const std::vector<std::string>& keys);
 

@@ -1,11 +1,8 @@
 // S3Storage's uploads: a single PUT, or a multipart upload whose parts go up several at a time,
 // and the sweep that aborts the multipart uploads a dead broker left behind.
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <mutex>
 #include <thread>
 
@@ -40,21 +37,13 @@ int64_t WallMs() {
 Status S3Storage::Put(std::string_view path, const PutSource& src, const CallOptions& opts) {
   STRATA_RETURN_IF_ERROR(ValidatePath(path));
   Call call = Begin(opts);
-  UniqueFd fd;
-  uint64_t size = src.bytes.size();
-  if (src.is_file()) {
-    fd = UniqueFd(::open(src.file_path.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st;
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return ErrnoError(errno, "open", src.file_path);
-    if (!S_ISREG(st.st_mode)) {
-      return MakeError(Errc::kInvalidArgument, fmt::format("put: {} is not a file", src.file_path));
-    }
-    size = uint64_t(st.st_size);
-  }
+  STRATA_ASSIGN_OR_RETURN(OpenedPutSource source, OpenPutSource(src));
   MaybeSweepOrphans();
   const std::string key = Key(path);
-  if (size <= opts_.multipart_threshold) return PutWhole(call, key, src, fd.get(), size);
-  return PutMultipart(call, key, fd.get(), src.bytes, size);
+  if (source.size <= opts_.multipart_threshold) {
+    return PutWhole(call, key, src, source.fd.get(), source.size);
+  }
+  return PutMultipart(call, key, source.fd.get(), src.bytes, source.size);
 }
 
 Status S3Storage::PutWhole(const Call& call, const std::string& key, const PutSource& src, int fd,
@@ -160,7 +149,7 @@ Status S3Storage::UploadParts(const Call& call, const std::string& key,
 }
 
 void S3Storage::AbortUpload(const std::string& key, const std::string& upload_id) {
-  Call cleanup{Clock::now() + kAbortTimeout, nullptr};
+  const Call cleanup = CallDeadline::In(kAbortTimeout);
   HttpRequest req;
   req.method = HttpRequest::Method::kDelete;
   req.url = Url(key, "uploadId=" + UrlEncode(upload_id, false));

@@ -58,6 +58,10 @@ struct TierCounters {
   RateMeter read_rate{10, std::chrono::milliseconds(1000)};
 };
 
+// The real clock's milliseconds: meters and quotas pace real transfers,
+// whatever clock a test gives the rest.
+inline int64_t RealMs() { return Clock::Real()->MonotonicMs(); }
+
 struct TierContext {
   RemoteStorage* store = nullptr;
   // Where every replica sees the remote offsets (null: a single broker,

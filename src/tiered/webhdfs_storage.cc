@@ -18,15 +18,6 @@ namespace strata::tiered {
 using json = nlohmann::json;
 using std::chrono::milliseconds;
 
-struct WebHdfsStorage::Call {
-  Clock::time_point deadline;
-  CancelFlag cancel;
-
-  milliseconds Remaining() const {
-    return std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-  }
-};
-
 namespace {
 
 constexpr milliseconds kCleanupTimeout{2000};
@@ -102,24 +93,14 @@ std::string WebHdfsStorage::Url(const std::string& abs_path, std::string_view op
 }
 
 WebHdfsStorage::Call WebHdfsStorage::Begin(const CallOptions& opts) const {
-  milliseconds timeout = opts.timeout.count() > 0 ? opts.timeout : opts_.default_timeout;
-  return Call{Clock::now() + timeout, opts.cancel};
+  return CallDeadline::From(opts, opts_.default_timeout);
 }
 
 Result<HttpResponse> WebHdfsStorage::Send(const Call& call, HttpRequest req, long expect,
                                           std::string_view what) {
-  if (call.cancel && call.cancel->load()) {
-    return MakeError(Errc::kShuttingDown, fmt::format("{}: cancelled", what));
-  }
-  req.timeout = call.Remaining();
-  req.connect_timeout = opts_.connect_timeout;
-  req.stall_timeout = opts_.stall_timeout;
-  req.cancel = call.cancel;
-  auto resp = http_.Perform(req);
-  if (!resp.ok()) {
-    Error e = resp.take_error();
-    return MakeError(e.code, fmt::format("{}: {}", what, e.message));
-  }
+  auto resp =
+      PerformWithin(http_, call, std::move(req), opts_.connect_timeout, opts_.stall_timeout, what);
+  if (!resp.ok()) return resp;
   if (resp->status != expect) return MapWebHdfsError(resp->status, resp->body, what);
   return resp;
 }
@@ -162,20 +143,11 @@ Status WebHdfsStorage::Upload(const Call& call, const std::string& abs, const Pu
 Status WebHdfsStorage::Put(std::string_view path, const PutSource& src, const CallOptions& opts) {
   STRATA_RETURN_IF_ERROR(ValidatePath(path));
   Call call = Begin(opts);
-  UniqueFd fd;
-  uint64_t size = src.bytes.size();
-  if (src.is_file()) {
-    fd = UniqueFd(::open(src.file_path.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st;
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return ErrnoError(errno, "open", src.file_path);
-    if (!S_ISREG(st.st_mode)) {
-      return MakeError(Errc::kInvalidArgument, fmt::format("put: {} is not a file", src.file_path));
-    }
-    size = uint64_t(st.st_size);
-  }
+  STRATA_ASSIGN_OR_RETURN(OpenedPutSource source, OpenPutSource(src));
+  const uint64_t size = source.size;
   std::string target = AbsPath(path);
   std::string tmp = TemporaryNameFor(target);
-  Status st = Upload(call, tmp, src, fd.get(), size);
+  Status st = Upload(call, tmp, src, source.fd.get(), size);
   if (st.ok()) {
     auto info = StatAbs(call, tmp, tmp);
     if (!info.ok()) {
@@ -188,7 +160,7 @@ Status WebHdfsStorage::Put(std::string_view path, const PutSource& src, const Ca
   if (st.ok()) st = RenameAbs(call, tmp, target, /*overwrite=*/true);
   if (!st.ok()) {
     // Best effort; a leftover temporary is invisible to List and harmless.
-    Call cleanup{Clock::now() + kCleanupTimeout, nullptr};
+    const Call cleanup = CallDeadline::In(kCleanupTimeout);
     (void)DeleteAbs(cleanup, tmp, false);
   }
   return st;

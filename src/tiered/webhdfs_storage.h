@@ -55,8 +55,7 @@ class WebHdfsStorage final : public RemoteStorage {
   const std::string& user() const { return opts_.user; }
 
  private:
-  using Clock = std::chrono::steady_clock;
-  struct Call;  // one operation's deadline and cancel flag (webhdfs_storage.cc)
+  using Call = CallDeadline;
 
   std::string AbsPath(std::string_view rel) const;
   std::string Url(const std::string& abs_path, std::string_view op, std::string_view extra) const;
