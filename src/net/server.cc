@@ -397,7 +397,10 @@ asio::awaitable<void> Server::WriteResponse(Stream& socket, const Bytes& payload
   }
   for (const FileSplice& s : splices) {
     co_await write_until(s.at);
-    if constexpr (kPlain) {
+    if (s.region.in_memory()) {
+      co_await asio::async_write(socket, asio::buffer(s.region.data, s.region.length),
+                                 asio::use_awaitable);
+    } else if constexpr (kPlain) {
       co_await SendRegion(socket, s.region);
     } else {
       co_await CopyRegion(socket, s.region);

@@ -83,7 +83,7 @@ struct Request {
   // requests) is never charged to a request quota, as in Kafka.
   bool quota_exempt = false;
   // Set by a handler whose response carries file regions (Fetch): they are
-  // sent with sendfile(2) at their places in the response buffer.
+  // sent at their places in the response buffer (files with sendfile(2)).
   FileSplices response_splices;
 };
 

@@ -1,10 +1,10 @@
 #include "protocol/wire.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <bit>
 #include <cstring>
-#include <unistd.h>
 
 namespace strata::protocol {
 
@@ -293,22 +293,17 @@ void WireWriter::records(const RecordsField& v) {
   }
   length(static_cast<int32_t>(v.size()));
   out_.insert(out_.end(), v.view.begin(), v.view.end());
-  if (v.region.length == 0) return;
-  if (splices_ != nullptr) {
-    splices_->push_back(FileSplice{out_.size(), v.region});
-    return;
-  }
-  // No sender to splice for: copy. A short read (the file shrank, which
-  // log data below the high watermark never does) leaves zeros, which the
-  // client rejects by CRC.
-  size_t at = out_.size();
-  out_.resize(at + v.region.length);
-  size_t done = 0;
-  while (done < v.region.length) {
-    ssize_t n = ::pread(v.region.fd, out_.data() + at + done, v.region.length - done,
-                        static_cast<off_t>(v.region.offset + done));
-    if (n <= 0) break;
-    done += size_t(n);
+  for (const FileRegion& region : v.regions) {
+    if (splices_ != nullptr) {
+      splices_->push_back(FileSplice{out_.size(), region});
+      continue;
+    }
+    // No sender to splice for: copy. A short read (the file shrank, which
+    // log data below the high watermark never does) leaves zeros, which the
+    // client rejects by CRC.
+    size_t at = out_.size();
+    out_.resize(at + region.length);
+    (void)CopyRegionBytes(region, 0, region.length, out_.data() + at);
   }
 }
 

@@ -22,12 +22,13 @@ using Uuid = std::array<uint8_t, 16>;
 
 // A records field (Produce request, Fetch response). On decode `view` points
 // into the request buffer (which outlives the decoded request and may be
-// rewritten in place); on encode `view` is written, followed by `region` (log
-// bytes still in their segment file; see WireWriter). `null` = length -1.
+// rewritten in place); on encode `view` is written, followed by `regions` in
+// order (log bytes still in their segment file, remote chunks in their cache
+// file or buffer; see WireWriter). `null` = length -1.
 struct RecordsField {
   MutableByteView view;
-  Bytes owned;        // optional backing storage for `view`
-  FileRegion region;  // encode only; length 0 = none
+  Bytes owned;                      // optional backing storage for `view`
+  std::vector<FileRegion> regions;  // encode only
   bool null = false;
   void Own(Bytes b) {
     owned = std::move(b);
@@ -35,10 +36,14 @@ struct RecordsField {
     null = false;
   }
   void Send(FileRegion r) {
-    region = std::move(r);
+    if (r.length > 0) regions.push_back(std::move(r));
     null = false;
   }
-  size_t size() const { return view.size() + region.length; }
+  size_t size() const {
+    size_t n = view.size();
+    for (const FileRegion& r : regions) n += r.length;
+    return n;
+  }
 };
 
 // Unknown tagged fields are skipped on decode; a message names the tagged

@@ -51,8 +51,12 @@ Bytes Assemble(const Bytes& buffer, const FileSplices& splices, const Bytes& fil
   size_t at = 0;
   for (const FileSplice& s : splices) {
     out.insert(out.end(), buffer.begin() + at, buffer.begin() + s.at);
-    out.insert(out.end(), file.begin() + s.region.offset,
-               file.begin() + s.region.offset + s.region.length);
+    if (s.region.in_memory()) {
+      out.insert(out.end(), s.region.data, s.region.data + s.region.length);
+    } else {
+      out.insert(out.end(), file.begin() + s.region.offset,
+                 file.begin() + s.region.offset + s.region.length);
+    }
     at = s.at;
   }
   out.insert(out.end(), buffer.begin() + at, buffer.end());
@@ -87,6 +91,40 @@ TEST(WireRegion, SplicedEqualsCopiedInEveryFetchVersion) {
     const auto& r1 = decoded.responses.at(0).partitions.at(1).records.view;
     EXPECT_EQ(Bytes(r1.begin(), r1.end()), Bytes(file.begin() + 150, file.begin() + 181));
   }
+}
+
+// One records field made of a buffer's bytes, a file's and a buffer's again
+// (a remote read across chunks): spliced in order, or copied, the same bytes.
+TEST(WireRegion, MemoryAndFileRegionsOfOneFieldGoInOrder) {
+  Bytes file(400);
+  for (size_t i = 0; i < file.size(); ++i) file[i] = uint8_t(i * 5 + 1);
+  TempFile tmp(file);
+  auto memory = std::make_shared<const Bytes>(Bytes{1, 2, 3, 4, 5, 6, 7, 8});
+  auto build = [&] {
+    FetchResponse resp;
+    auto& part = resp.responses.emplace_back().partitions.emplace_back();
+    part.records.Send(FileRegion::Memory(memory->data() + 2, 3, memory));
+    part.records.Send(FileRegion{tmp.fd(), 10, 20, nullptr});
+    part.records.Send(FileRegion::Memory(memory->data(), 2, memory));
+    return resp;
+  };
+  Bytes copied, spliced;
+  FileSplices splices;
+  WireWriter copier(copied, true), splicer(spliced, true, &splices);
+  build().Serde(copier, 12);
+  build().Serde(splicer, 12);
+  ASSERT_EQ(splices.size(), 3u);
+  EXPECT_EQ(splices[0].at, splices[2].at);
+  EXPECT_EQ(Assemble(spliced, splices, file), copied);
+  FetchResponse decoded;
+  WireReader reader(MutableByteView(copied), true);
+  decoded.Serde(reader, 12);
+  ASSERT_TRUE(reader.ok()) << reader.error();
+  const auto& r = decoded.responses.at(0).partitions.at(0).records.view;
+  Bytes want{3, 4, 5};
+  want.insert(want.end(), file.begin() + 10, file.begin() + 30);
+  want.insert(want.end(), {1, 2});
+  EXPECT_EQ(Bytes(r.begin(), r.end()), want);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -133,14 +134,25 @@ Result<Bytes> RemoteChunkCache::Read(RemoteStorage& store, const std::string& pa
                                      uint64_t object_size, uint64_t offset, uint64_t length,
                                      const CallOptions& opts) {
   if (!enabled_) return store.Get(path, offset, length, opts);
+  STRATA_ASSIGN_OR_RETURN(RemoteRange range,
+                          ReadRange(store, path, object_size, offset, length, opts));
+  return range.Gather();
+}
+
+Result<RemoteRange> RemoteChunkCache::ReadRange(RemoteStorage& store, const std::string& path,
+                                                uint64_t object_size, uint64_t offset,
+                                                uint64_t length, const CallOptions& opts) {
+  if (!enabled_) {
+    STRATA_ASSIGN_OR_RETURN(Bytes got, store.Get(path, offset, length, opts));
+    return RemoteRange::OfBytes(offset, std::move(got));
+  }
   if (offset > object_size) {
     return MakeError(Errc::kOutOfRange,
                      fmt::format("read {} at {}: past the end ({})", path, offset, object_size));
   }
   const uint64_t end = offset + std::min(length, object_size - offset);
-  Bytes out;
+  RemoteRange out(offset);
   if (end == offset) return out;
-  out.reserve(end - offset);
   const uint64_t c = options_.chunk_bytes;
   const uint64_t first = offset / c, last = (end - 1) / c;
   // Before the foreground reads: the read's other chunks and the read-ahead
@@ -152,14 +164,16 @@ Result<Bytes> RemoteChunkCache::Read(RemoteStorage& store, const std::string& pa
     const uint64_t chunk_size = std::min(c, object_size - chunk_start);
     const uint64_t from = std::max(offset, chunk_start) - chunk_start;
     const uint64_t to = std::min(end, chunk_start + chunk_size) - chunk_start;
-    STRATA_RETURN_IF_ERROR(ReadChunk(store, Key{path, k}, chunk_size, from, to, opts, &out));
+    STRATA_ASSIGN_OR_RETURN(FileRegion region,
+                            ReadChunk(store, Key{path, k}, chunk_size, from, to, opts));
+    out.Append(std::move(region));
   }
   return out;
 }
 
-Status RemoteChunkCache::ReadChunk(RemoteStorage& store, const Key& key, uint64_t chunk_size,
-                                   uint64_t from, uint64_t to, const CallOptions& opts,
-                                   Bytes* out) {
+Result<FileRegion> RemoteChunkCache::ReadChunk(RemoteStorage& store, const Key& key,
+                                               uint64_t chunk_size, uint64_t from, uint64_t to,
+                                               const CallOptions& opts) {
   for (int attempt = 0;; ++attempt) {
     std::shared_ptr<Flight> flight;
     bool leader = false;
@@ -178,10 +192,10 @@ Status RemoteChunkCache::ReadChunk(RemoteStorage& store, const Key& key, uint64_
       }
     }
     if (file_id) {
-      if (ReadFile(*file_id, from, to, out)) {
+      if (std::optional<FileRegion> region = OpenFile(*file_id, from, to)) {
         hits_.fetch_add(1);
         bytes_from_cache_.fetch_add(to - from);
-        return Status::Ok();
+        return std::move(*region);
       }
       std::lock_guard lock(mu_);
       DropEntryLocked(key, *file_id);  // gone or short: a miss, go round again
@@ -190,8 +204,7 @@ Status RemoteChunkCache::ReadChunk(RemoteStorage& store, const Key& key, uint64_
     if (leader) {
       misses_.fetch_add(1);
       STRATA_ASSIGN_OR_RETURN(ChunkData data, FetchAndStore(store, key, chunk_size, flight, opts));
-      out->insert(out->end(), data->begin() + int64_t(from), data->begin() + int64_t(to));
-      return Status::Ok();
+      return FileRegion::Memory(data->data() + from, to - from, data);
     }
     std::unique_lock lock(flight->mu);
     flight->cv.wait(lock, [&] { return flight->done; });
@@ -199,13 +212,12 @@ Status RemoteChunkCache::ReadChunk(RemoteStorage& store, const Key& key, uint64_
       hits_.fetch_add(1);
       coalesced_.fetch_add(1);
       bytes_from_cache_.fetch_add(to - from);
-      const Bytes& d = *flight->data;
-      out->insert(out->end(), d.begin() + int64_t(from), d.begin() + int64_t(to));
+      ChunkData data = flight->data;
       lock.unlock();
       std::lock_guard cache_lock(mu_);
       flight->claimed = true;
       ReleaseHeldLocked(key, flight);  // read: an uncached chunk is not kept longer
-      return Status::Ok();
+      return FileRegion::Memory(data->data() + from, to - from, data);
     }
     // A failed read-ahead (perhaps cancelled) must not fail a consumer that
     // never asked for it: fetch once ourselves.
@@ -286,17 +298,14 @@ bool RemoteChunkCache::WriteFile(uint64_t file_id, const Bytes& data) {
   return false;
 }
 
-bool RemoteChunkCache::ReadFile(uint64_t file_id, uint64_t from, uint64_t to, Bytes* out) const {
-  const std::string name = FileName(file_id);
-  UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return false;
-  const size_t old = out->size();
-  out->resize(old + (to - from));
-  if (!PreadExact(fd.get(), from, MutableByteView(out->data() + old, to - from), name).ok()) {
-    out->resize(old);
-    return false;
+std::optional<FileRegion> RemoteChunkCache::OpenFile(uint64_t file_id, uint64_t from,
+                                                     uint64_t to) const {
+  auto fd = std::make_shared<UniqueFd>(::open(FileName(file_id).c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st {};
+  if (!fd->valid() || ::fstat(fd->get(), &st) != 0 || uint64_t(st.st_size) < to) {
+    return std::nullopt;
   }
-  return true;
+  return FileRegion{fd->get(), from, to - from, fd};
 }
 
 void RemoteChunkCache::IndexLocked(const Key& key, uint64_t file_id, uint64_t size,

@@ -41,12 +41,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/bytes.h"
 #include "base/result.h"
+#include "tiered/remote_range.h"
 #include "tiered/remote_storage.h"
 
 namespace strata::tiered {
@@ -95,6 +97,11 @@ class RemoteChunkCache {
   // kCorrupt (and nothing is cached).
   Result<Bytes> Read(RemoteStorage& store, const std::string& path, uint64_t object_size,
                      uint64_t offset, uint64_t length, const CallOptions& opts = {});
+  // The same bytes as regions: cached chunks in their files (kept open by
+  // the range, so an eviction meanwhile does not take them away), fetched
+  // chunks in their buffers. Nothing is copied.
+  Result<RemoteRange> ReadRange(RemoteStorage& store, const std::string& path, uint64_t object_size,
+                                uint64_t offset, uint64_t length, const CallOptions& opts = {});
 
   // Fetches chunks [first_chunk, first_chunk + count) of `path` in the
   // background, unless cached or in flight (no-op when the cache is off).
@@ -123,11 +130,11 @@ class RemoteChunkCache {
   struct Flight;
   using ChunkData = std::shared_ptr<const Bytes>;
 
-  // Appends bytes [from, to) of chunk `key` (of `chunk_size` bytes) to *out.
-  Status ReadChunk(RemoteStorage& store, const Key& key, uint64_t chunk_size, uint64_t from,
-                   uint64_t to, const CallOptions& opts, Bytes* out);
-  // Reads [from, to) of a cached chunk file; false when it is gone or short.
-  bool ReadFile(uint64_t file_id, uint64_t from, uint64_t to, Bytes* out) const;
+  // Bytes [from, to) of chunk `key` (of `chunk_size` bytes).
+  Result<FileRegion> ReadChunk(RemoteStorage& store, const Key& key, uint64_t chunk_size,
+                               uint64_t from, uint64_t to, const CallOptions& opts);
+  // [from, to) of a cached chunk file, held open; nullopt when it is gone or short.
+  std::optional<FileRegion> OpenFile(uint64_t file_id, uint64_t from, uint64_t to) const;
   // Fetches the chunk as the flight's leader, stores it and completes the flight.
   Result<ChunkData> FetchAndStore(RemoteStorage& store, const Key& key, uint64_t chunk_size,
                                   const std::shared_ptr<Flight>& flight, const CallOptions& opts);

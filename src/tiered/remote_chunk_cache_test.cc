@@ -366,6 +366,32 @@ TEST_F(RemoteChunkCacheTest, MissingChunkFileIsAMiss) {
   EXPECT_EQ(cache->counters().current_bytes, size);
 }
 
+// ReadRange hands out the chunks where they are: a fetched chunk as its own
+// buffer, a cached one as its file (sendfile), which stays readable through
+// the range after the cache evicts and unlinks it.
+TEST_F(RemoteChunkCacheTest, RangesServeCachedChunksFromTheirFiles) {
+  const uint64_t size = 2500;
+  Bytes obj = PutObject("r.log", size, 10);
+  auto cache = MakeCache(2000, 1000, 0);  // room for two chunks
+  auto cold = cache->ReadRange(*store_, "r.log", size, 500, 1000);
+  ASSERT_TRUE(cold.ok());
+  ASSERT_EQ(cold->regions().size(), 2u);  // chunks 0 and 1
+  for (const FileRegion& r : cold->regions()) EXPECT_TRUE(r.in_memory());
+  EXPECT_EQ(*cold->Gather(), Bytes(obj.begin() + 500, obj.begin() + 1500));
+  cache->WaitForReadAhead();
+  auto warm = cache->ReadRange(*store_, "r.log", size, 500, 1000);
+  ASSERT_TRUE(warm.ok());
+  ASSERT_EQ(warm->regions().size(), 2u);
+  for (const FileRegion& r : warm->regions()) EXPECT_FALSE(r.in_memory());
+  EXPECT_EQ(warm->regions()[0].offset, 500u);
+  EXPECT_EQ(warm->regions()[0].length, 500u);
+  // Chunk 2 evicts chunk 0, whose file the range still holds open.
+  ASSERT_TRUE(cache->Read(*store_, "r.log", size, 2000, kToEnd).ok());
+  cache->WaitForReadAhead();
+  EXPECT_EQ(cache->counters().evictions, 1u);
+  EXPECT_EQ(*warm->Gather(), Bytes(obj.begin() + 500, obj.begin() + 1500));
+}
+
 TEST_F(RemoteChunkCacheTest, DisabledCachePassesThrough) {
   const uint64_t size = 3000;
   Bytes obj = PutObject("d.log", size, 9);
@@ -486,6 +512,39 @@ TEST_F(RemoteReadCacheTest, SequentialConsumerRereadingOldDataHitsTheCache) {
       expected.size(), rolled.size(), no_cache_ms, first_ms,
       double(first.hits) / double(first.hits + first.misses),
       static_cast<unsigned long long>(first.readahead_fetches), second_ms, ratio);
+}
+
+// ReadRange gives the bytes Read gives, and a bound ends the answer before
+// the first batch reaching it (a follower's high watermark).
+TEST_F(RemoteReadCacheTest, RangesEqualReadsAndStopBelowTheBound) {
+  const Offset end = log_->RolledSegments().back().end_offset;
+  auto m = MakeManager(cache_.path());
+  int bounded_reads = 0;
+  for (int pass = 0; pass < 2; ++pass) {  // cold, then from the cache's files
+    Offset next = 0_o;
+    while (next <= end) {
+      auto bytes = m->Read(id_.tp(), next, 8192);
+      auto range = m->ReadRange(id_.tp(), next, 8192, kNoOffset);
+      ASSERT_TRUE(bytes.ok() && range.ok()) << next;
+      ASSERT_EQ(*range->Gather(), *bytes) << next;
+      auto hs = storage::testing::Headers(*bytes);
+      ASSERT_FALSE(hs.empty()) << next;
+      if (hs.size() >= 2) {  // (a segment's last batch comes alone)
+        // Bounded at the second batch's last offset: only the first batch.
+        auto bounded = m->ReadRange(id_.tp(), next, 8192, hs[1].last_offset());
+        ASSERT_TRUE(bounded.ok());
+        ASSERT_EQ(bounded->size(), uint64_t(hs[0].size_in_bytes())) << next;
+        ++bounded_reads;
+      }
+      // Bounded at the first batch's last offset: nothing.
+      auto none = m->ReadRange(id_.tp(), next, 8192, hs[0].last_offset());
+      ASSERT_TRUE(none.ok() && none->empty()) << next;
+      next = hs.back().last_offset() + 1;
+    }
+    m->cache().WaitForReadAhead();
+  }
+  EXPECT_GT(bounded_reads, 20);
+  EXPECT_GT(m->cache_counters().hits, 0u);
 }
 
 }  // namespace

@@ -259,6 +259,12 @@ Offset RemoteLogManager::RemoteLogEndOffset(const TopicPartition& tp) const {
 }
 
 Result<Bytes> RemoteLogManager::Read(const TopicPartition& tp, Offset offset, int32_t max_bytes) {
+  STRATA_ASSIGN_OR_RETURN(RemoteRange range, ReadRange(tp, offset, max_bytes, kNoOffset));
+  return range.Gather();
+}
+
+Result<RemoteRange> RemoteLogManager::ReadRange(const TopicPartition& tp, Offset offset,
+                                                int32_t max_bytes, Offset below) {
   auto p = FindPartition(tp);
   if (!p) return MakeError(Errc::kNotFound, tp.ToString() + " is not tiered");
   if (!p->reader.load()) {
@@ -267,21 +273,22 @@ Result<Bytes> RemoteLogManager::Read(const TopicPartition& tp, Offset offset, in
     if (!p->loaded.load()) {
       return MakeError(Errc::kUnavailable, tp.ToString() + ": the remote log is being loaded");
     }
-    return ReadFromView(*p, offset, max_bytes);
+    return ReadFromView(*p, offset, max_bytes, below);
   }
   Status fresh = p->RefreshReadView(/*force=*/false);
   if (!fresh.ok()) return fresh.take_error();
-  auto data = ReadFromView(*p, offset, max_bytes);
+  auto data = ReadFromView(*p, offset, max_bytes, below);
   if (data.ok() || data.error().code != Errc::kNotFound) return data;
   // The leader may have replaced the segment (a longer upload covering it)
   // and deleted its objects without moving the saved offsets: load its
   // manifest again once.
   fresh = p->RefreshReadView(/*force=*/true);
   if (!fresh.ok()) return fresh.take_error();
-  return ReadFromView(*p, offset, max_bytes);
+  return ReadFromView(*p, offset, max_bytes, below);
 }
 
-Result<Bytes> RemoteLogManager::ReadFromView(TieredPartition& p, Offset offset, int32_t max_bytes) {
+Result<RemoteRange> RemoteLogManager::ReadFromView(TieredPartition& p, Offset offset,
+                                                   int32_t max_bytes, Offset below) {
   const std::string name = p.id.name();
   // Never takes p.mu: uploads, manifest writes and deletions hold it across
   // store calls, and a read must not wait for them (cached chunks are served
@@ -306,15 +313,14 @@ Result<Bytes> RemoteLogManager::ReadFromView(TieredPartition& p, Offset offset, 
     p.CacheIndex(seg.uuid, index);
   }
   auto data =
-      ReadRemoteSegmentWithIndex(store(), cache_.get(), p.dir, seg, *index, offset, max_bytes);
+      ReadRemoteBatches(store(), cache_.get(), p.dir, seg, *index, offset, max_bytes, below);
   if (!data.ok()) {
     counters_.read_failures.fetch_add(1);
     return data;
   }
   counters_.read_bytes.fetch_add(data->size());
   counters_.read_rate.Record(data->size(), RealMs());
-  PrefetchNextSegment(p, *view, seg,
-                      IndexPositionFor(*index, seg.base_offset, offset) + data->size());
+  PrefetchNextSegment(p, *view, seg, data->end());
   read_seconds_.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return data;

@@ -148,6 +148,10 @@ class RemoteLogManager {
   // kNotFound (not tiered / no remote segment holds it), kUnavailable when the
   // store's breaker is open, other store errors.
   Result<Bytes> Read(const TopicPartition& tp, Offset offset, int32_t max_bytes);
+  // The same batches as regions of the cached or fetched chunks (no copy),
+  // ending before the first batch that reaches `below` (kNoOffset: no bound).
+  Result<RemoteRange> ReadRange(const TopicPartition& tp, Offset offset, int32_t max_bytes,
+                                Offset below);
   // Blocking: the aborted transactions the remote segments hold for a
   // read_committed read of [from, upper) (Kafka's
   // RemoteLogManager.collectAbortedTransactions over the remote part; the
@@ -187,7 +191,8 @@ class RemoteLogManager {
   void ScanLoop();
   void RequestScan();
   // Read's work against the partition's read view.
-  Result<Bytes> ReadFromView(TieredPartition& p, Offset offset, int32_t max_bytes);
+  Result<RemoteRange> ReadFromView(TieredPartition& p, Offset offset, int32_t max_bytes,
+                                   Offset below);
   // A read that ended within the read-ahead of `seg`'s end (read_end: the
   // .log position it reached) fetches the next segment's index and first
   // chunks in the background: a consumer crossing segments does not wait.

@@ -144,6 +144,15 @@ Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, RemoteChunkCache*
                                          const std::string& dir, const RemoteSegment& seg,
                                          ByteView index, Offset offset, int32_t max_bytes,
                                          const CallOptions& opts) {
+  STRATA_ASSIGN_OR_RETURN(RemoteRange range, ReadRemoteBatches(store, cache, dir, seg, index,
+                                                               offset, max_bytes, kNoOffset, opts));
+  return range.Gather();
+}
+
+Result<RemoteRange> ReadRemoteBatches(RemoteStorage& store, RemoteChunkCache* cache,
+                                      const std::string& dir, const RemoteSegment& seg,
+                                      ByteView index, Offset offset, int32_t max_bytes,
+                                      Offset below, const CallOptions& opts) {
   if (offset < seg.base_offset || offset > seg.end_offset) {
     return MakeError(Errc::kOutOfRange, fmt::format("offset {} not in remote segment [{}, {}]",
                                                     offset, seg.base_offset, seg.end_offset));
@@ -151,27 +160,35 @@ Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, RemoteChunkCache*
   const std::string log_path = RemoteObjectPath(dir, seg, kRemoteLogExt);
   const uint64_t size = uint64_t(seg.size);
   uint64_t pos = IndexPositionFor(index, seg.base_offset, offset);
-  // A window of the .log starting at buf_pos; refilled when a header or the
-  // first wanted batch does not fit in it.
+  // A window of the .log; read again from a header or the first wanted batch
+  // that does not fit in it.
   const uint64_t want = uint64_t(std::max(max_bytes, 0)) + 64 * 1024;
-  Bytes buf;
-  uint64_t buf_pos = pos;
+  RemoteRange window(pos);
   auto ensure = [&](uint64_t at, uint64_t len) -> Status {
-    if (at >= buf_pos && at + len <= buf_pos + buf.size()) return Status::Ok();
-    uint64_t n = std::min(size - at, std::max(len, want));
-    STRATA_ASSIGN_OR_RETURN(buf, cache ? cache->Read(store, log_path, size, at, n, opts)
-                                       : store.Get(log_path, at, n, opts));
-    buf_pos = at;
-    if (buf.size() < len) return MakeError(Errc::kCorrupt, "remote segment shorter than manifest");
+    if (at >= window.begin() && at + len <= window.end()) return Status::Ok();
+    const uint64_t n = std::min(size - at, std::max(len, want));
+    if (cache != nullptr) {
+      STRATA_ASSIGN_OR_RETURN(window, cache->ReadRange(store, log_path, size, at, n, opts));
+    } else {
+      STRATA_ASSIGN_OR_RETURN(Bytes got, store.Get(log_path, at, n, opts));
+      window = RemoteRange::OfBytes(at, std::move(got));
+    }
+    if (window.size() < len)
+      return MakeError(Errc::kCorrupt, "remote segment shorter than manifest");
     return Status::Ok();
   };
+  uint8_t header[protocol::kBatchHeaderSize];
   uint64_t start = 0, end = 0;
   bool found = false;
   while (pos < size) {
-    STRATA_RETURN_IF_ERROR(ensure(pos, protocol::kBatchHeaderSize));
-    ByteView at(buf.data() + (pos - buf_pos), buf.size() - (pos - buf_pos));
-    STRATA_ASSIGN_OR_RETURN(protocol::BatchHeader h, protocol::ParseBatchHeader(at));
-    uint64_t len = uint64_t(h.size_in_bytes());
+    STRATA_RETURN_IF_ERROR(ensure(pos, std::min<uint64_t>(size - pos, sizeof(header))));
+    const size_t have = size_t(std::min<uint64_t>(window.end() - pos, sizeof(header)));
+    if (!window.Copy(pos, MutableByteView(header, have))) {
+      return MakeError(Errc::kIoError, log_path + ": a cached chunk was shorter than indexed");
+    }
+    STRATA_ASSIGN_OR_RETURN(protocol::BatchHeader h,
+                            protocol::ParseBatchHeader(ByteView(header, have)));
+    const uint64_t len = uint64_t(h.size_in_bytes());
     if (!found) {
       if (h.last_offset() < offset) {
         pos += len;
@@ -179,18 +196,20 @@ Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, RemoteChunkCache*
       }
       found = true;
       start = pos;
-      // Keep the whole answer in one buffer from the first batch on.
+      // Keep the whole answer in one window from the first batch on.
       STRATA_RETURN_IF_ERROR(ensure(pos, std::min(size - pos, std::max<uint64_t>(len, want))));
-    } else if (pos + len - start > uint64_t(std::max(max_bytes, 0)) ||
-               pos + len > buf_pos + buf.size()) {
+    } else if (pos + len - start > uint64_t(std::max(max_bytes, 0)) || pos + len > window.end()) {
       break;
     }
+    // A bound on what may be read (a follower's high watermark): whole
+    // batches below it; the first batch too, as an empty answer.
+    if (below >= 0_o && h.last_offset() >= below) break;
     pos += len;
     end = pos;
   }
   if (!found)
     return MakeError(Errc::kCorrupt, fmt::format("offset {} not found in {}", offset, log_path));
-  return Bytes(buf.begin() + (start - buf_pos), buf.begin() + (end - buf_pos));
+  return window.Slice(start, std::max(start, end));
 }
 
 }  // namespace strata::tiered

@@ -17,6 +17,7 @@
 #include "base/result.h"
 #include "storage/log.h"
 #include "tiered/remote_manifest.h"
+#include "tiered/remote_range.h"
 #include "tiered/remote_storage.h"
 
 namespace strata::tiered {
@@ -57,6 +58,14 @@ Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, RemoteChunkCache*
                                          const std::string& dir, const RemoteSegment& seg,
                                          ByteView index, Offset offset, int32_t max_bytes,
                                          const CallOptions& opts = {});
+// The same batches as regions of the .log, read through `cache` (null:
+// straight from the store), with no copy of the records; `below` (unless
+// kNoOffset) also ends the answer before the first batch reaching it, which
+// may leave it empty.
+Result<RemoteRange> ReadRemoteBatches(RemoteStorage& store, RemoteChunkCache* cache,
+                                      const std::string& dir, const RemoteSegment& seg,
+                                      ByteView index, Offset offset, int32_t max_bytes,
+                                      Offset below, const CallOptions& opts = {});
 
 // Kafka's leader-epoch checkpoint text for the entries starting at or below
 // `end_offset`.

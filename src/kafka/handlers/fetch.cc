@@ -49,7 +49,7 @@ struct RemoteRead {
   Offset readable_end;       // the read stops below it (a follower's high watermark)
   bool as_follower = false;  // for a consumer, from a partition this broker follows
   bool read_committed = false;
-  Result<Bytes> result = Bytes{};
+  Result<tiered::RemoteRange> result = tiered::RemoteRange{};
   std::vector<storage::AbortedTxn> aborted;  // read_committed: the remote segments' aborts
 };
 
@@ -410,12 +410,12 @@ asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
     explicit Pending(asio::any_io_executor e, size_t n) : timer(e), left(n) {}
     asio::steady_timer timer;
     size_t left;
-    std::vector<Result<Bytes>> results;
+    std::vector<Result<tiered::RemoteRange>> results;
     std::vector<std::vector<storage::AbortedTxn>> aborted;
   };
   auto executor = co_await asio::this_coro::executor;
   auto pending = std::make_shared<Pending>(executor, reads.size());
-  pending->results.resize(reads.size(), Bytes{});
+  pending->results.resize(reads.size(), tiered::RemoteRange{});
   pending->aborted.resize(reads.size());
   pending->timer.expires_at(asio::steady_timer::time_point::max());
   for (size_t i = 0; i < reads.size(); ++i) {
@@ -423,7 +423,7 @@ asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
                [rlm, pending, executor, i, tp = *reads[i].tp, offset = reads[i].offset,
                 max = reads[i].max_bytes, committed = reads[i].read_committed,
                 end = reads[i].readable_end] {
-                 pending->results[i] = rlm->Read(tp, offset, max);
+                 pending->results[i] = rlm->ReadRange(tp, offset, max, end);
                  if (pending->results[i].ok() && committed) {
                    // Records without the aborted transactions they hold would show a
                    // read_committed consumer aborted data: then none.
@@ -459,18 +459,6 @@ void AddAborted(const std::vector<storage::AbortedTxn>& aborted,
   }
 }
 
-// Drops the batches of `data` (whole batches from the first) that end at or
-// above `end`: a remote segment may reach past a follower's high watermark.
-void TrimToReadableEnd(Bytes& data, Offset end) {
-  size_t keep = 0;
-  while (keep < data.size()) {
-    auto h = protocol::ParseBatchHeader(ByteView(data).subspan(keep));
-    if (!h.ok() || h->last_offset() >= end) break;
-    keep += static_cast<size_t>(h->size_in_bytes());
-  }
-  data.resize(std::min(keep, data.size()));
-}
-
 // Puts the remote reads' batches (or a retriable KAFKA_STORAGE_ERROR) into
 // `resp`, and tallies them. The budget reserved for them is counted in
 // tally.bytes already: what they did not fill is given back.
@@ -490,13 +478,14 @@ asio::awaitable<void> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>& re
       tally.answer_now = true;
       continue;
     }
-    TrimToReadableEnd(*r.result, r.readable_end);
     if (r.read_committed && out.aborted_transactions)
       AddAborted(r.aborted, *out.aborted_transactions);
     const auto n = static_cast<int64_t>(r.result->size());
     tally.bytes += n;
     if (r.as_follower) tally.follower_bytes += n;
-    out.records.Own(std::move(r.result).value());
+    for (FileRegion& region : std::move(r.result).value().TakeRegions()) {
+      out.records.Send(std::move(region));
+    }
   }
 }
 
