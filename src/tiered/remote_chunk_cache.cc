@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -57,8 +58,13 @@ RemoteChunkCache::~RemoteChunkCache() {
 }
 
 void RemoteChunkCache::WriterLoop() {
-  // Lowest priority: caching yields to serving (per thread on Linux).
-  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
+  // Idle priority: the writer runs only on a CPU nothing else wants, so
+  // caching yields to serving (per thread on Linux). Where SCHED_IDLE is not
+  // allowed, the lowest nice value.
+  const sched_param idle{};
+  if (::sched_setscheduler(0, SCHED_IDLE, &idle) != 0) {
+    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
+  }
   std::unique_lock lock(mu_);
   for (;;) {
     write_cv_.wait(lock, [this] { return stopping_ || !writes_.empty(); });
@@ -278,15 +284,9 @@ Result<RemoteChunkCache::ChunkData> RemoteChunkCache::FetchAndStore(
 bool RemoteChunkCache::WriteFile(uint64_t file_id, const Bytes& data) {
   const std::string final_name = FileName(file_id);
   const std::string tmp = final_name + ".tmp";
-  Status st;
-  {
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!fd.valid()) {
-      st = ErrnoError(errno, "create", tmp);
-    } else {
-      st = WriteAll(fd.get(), data, tmp);
-    }
-  }
+  // Direct I/O: writing every chunk of a cold scan through the page cache
+  // cost the broker more CPU than serving the scan.
+  Status st = file_writer_.Write(tmp, data);
   if (st.ok() && ::rename(tmp.c_str(), final_name.c_str()) != 0)
     st = ErrnoError(errno, "rename", tmp);
   if (st.ok()) return true;

@@ -13,7 +13,8 @@
 //    disables the cache and every Read goes straight to the store.
 //  - Concurrent misses of one chunk share one store Get (single flight).
 //  - A fetched chunk is served at once and written to its file afterwards,
-//    by one writer thread at the lowest CPU priority from a queue of at most
+//    by one writer thread at the lowest CPU priority (with O_DIRECT, not
+//    through the page cache) from a queue of at most
 //    max_pending_writes chunks; a chunk that finds the queue full is served
 //    but not cached. While the broker has CPU to spare everything is cached;
 //    a cold scan on a busy broker is not slowed by caching what it reads once.
@@ -48,6 +49,7 @@
 
 #include "base/bytes.h"
 #include "base/result.h"
+#include "tiered/direct_file_writer.h"
 #include "tiered/remote_range.h"
 #include "tiered/remote_storage.h"
 
@@ -179,6 +181,7 @@ class RemoteChunkCache {
   bool stopping_ = false;  // guarded by mu_
   std::condition_variable write_cv_;
   std::thread writer_;
+  DirectFileWriter file_writer_;  // the writer thread's
 
   std::atomic<uint64_t> next_file_id_{0};
   asio::thread_pool pool_;

@@ -107,7 +107,7 @@ Result<HttpResponse> WebHdfsStorage::Send(const Call& call, HttpRequest req, lon
 
 Result<HttpResponse> WebHdfsStorage::SendRedirected(
     const Call& call, HttpRequest req, long expect, std::string_view what,
-    const std::function<void(const std::string&)>& on_datanode) {
+    const std::function<void(const std::string&)>& on_datanode, std::string* datanode_url) {
   HttpRequest to_namenode = req;
   to_namenode.body = {};
   to_namenode.body_fd = -1;
@@ -117,6 +117,7 @@ Result<HttpResponse> WebHdfsStorage::SendRedirected(
     return MakeError(Errc::kIoError, fmt::format("{}: 307 without a usable Location", what));
   }
   if (on_datanode) on_datanode(HostOf(redirect.location));
+  if (datanode_url != nullptr) *datanode_url = redirect.location;
   req.url = std::move(redirect.location);
   return Send(call, std::move(req), expect, what);
 }
@@ -166,26 +167,56 @@ Status WebHdfsStorage::Put(std::string_view path, const PutSource& src, const Ca
   return st;
 }
 
-Result<Bytes> WebHdfsStorage::Open(const Call& call, const std::string& abs, uint64_t offset,
-                                   uint64_t length, const CallOptions& opts, bool avoid) {
-  std::string extra = fmt::format("&offset={}", offset);
-  if (length != kToEnd) extra += fmt::format("&length={}", length);
-  if (avoid && !opts.avoid_nodes.empty()) {
-    std::string hosts;
-    for (const auto& n : opts.avoid_nodes) hosts += (hosts.empty() ? "" : ",") + n;
-    extra += "&excludedatanodes=" + UrlEncode(hosts, false);
+std::optional<Result<HttpResponse>> WebHdfsStorage::OpenAtRememberedDataNode(
+    const Call& call, const std::string& abs, uint64_t offset, uint64_t length,
+    const CallOptions& opts, bool avoid, std::string_view what) {
+  std::optional<std::string> url = redirects_.Find(abs);
+  if (!url) return std::nullopt;
+  const std::string host = HostOf(*url);
+  if (avoid &&
+      std::find(opts.avoid_nodes.begin(), opts.avoid_nodes.end(), host) != opts.avoid_nodes.end()) {
+    return std::nullopt;  // a hedge away from that DataNode
   }
   HttpRequest req;
-  req.url = Url(abs, "OPEN", extra);
+  req.url = WebHdfsRedirects::WithRange(*url, offset, length);
   req.size_hint = size_t(std::min<uint64_t>(length, 64u << 20));
-  std::string what = fmt::format("OPEN {} @{}", abs, offset);
-  STRATA_ASSIGN_OR_RETURN(HttpResponse data,
-                          SendRedirected(call, std::move(req), 200, what, opts.on_source));
-  if (length != kToEnd && data.body.size() > length) {
-    return MakeError(Errc::kCorrupt,
-                     fmt::format("{}: got {} bytes, asked for {}", what, data.body.size(), length));
+  if (opts.on_source) opts.on_source(host);
+  auto resp = Send(call, std::move(req), 200, what);
+  if (resp.ok()) {
+    redirects_.CountReuse();
+  } else {
+    redirects_.Forget(abs, *url);  // moved, gone or refusing: ask the NameNode again
   }
-  return std::move(data.body);
+  return resp;
+}
+
+Result<Bytes> WebHdfsStorage::Open(const Call& call, const std::string& abs, uint64_t offset,
+                                   uint64_t length, const CallOptions& opts, bool avoid) {
+  const std::string what = fmt::format("OPEN {} @{}", abs, offset);
+  std::optional<Result<HttpResponse>> data =
+      OpenAtRememberedDataNode(call, abs, offset, length, opts, avoid, what);
+  if (!data || !data->ok()) {
+    std::string extra = fmt::format("&offset={}", offset);
+    if (length != kToEnd) extra += fmt::format("&length={}", length);
+    if (avoid && !opts.avoid_nodes.empty()) {
+      std::string hosts;
+      for (const auto& n : opts.avoid_nodes) hosts += (hosts.empty() ? "" : ",") + n;
+      extra += "&excludedatanodes=" + UrlEncode(hosts, false);
+    }
+    HttpRequest req;
+    req.url = Url(abs, "OPEN", extra);
+    req.size_hint = size_t(std::min<uint64_t>(length, 64u << 20));
+    std::string datanode;
+    data = SendRedirected(call, std::move(req), 200, what, opts.on_source, &datanode);
+    if (data->ok()) redirects_.Remember(abs, datanode);
+  }
+  if (!data->ok()) return data->take_error();
+  Bytes body = std::move((*data)->body);
+  if (length != kToEnd && body.size() > length) {
+    return MakeError(Errc::kCorrupt,
+                     fmt::format("{}: got {} bytes, asked for {}", what, body.size(), length));
+  }
+  return body;
 }
 
 Result<Bytes> WebHdfsStorage::Get(std::string_view path, uint64_t offset, uint64_t length,

@@ -13,6 +13,7 @@
 
 #include "tiered/http_client.h"
 #include "tiered/remote_storage.h"
+#include "tiered/webhdfs_redirects.h"
 
 namespace strata::tiered {
 
@@ -53,6 +54,8 @@ class WebHdfsStorage final : public RemoteStorage {
   Status Rename(std::string_view src, std::string_view dst, const CallOptions& opts) override;
 
   const std::string& user() const { return opts_.user; }
+  // Reads sent straight to the DataNode a file was read from before.
+  uint64_t redirects_reused() const { return redirects_.reused(); }
 
  private:
   using Call = CallDeadline;
@@ -63,13 +66,22 @@ class WebHdfsStorage final : public RemoteStorage {
   // One request; a reply other than `expect` becomes an Error (RemoteException mapped).
   Result<HttpResponse> Send(const Call& call, HttpRequest req, long expect, std::string_view what);
   // Sends to the NameNode (without a body), expects a 307, tells on_datanode where it points,
-  // then sends the request (with its body) to that DataNode.
+  // then sends the request (with its body) to that DataNode (its URL in *datanode_url if given).
   Result<HttpResponse> SendRedirected(const Call& call, HttpRequest req, long expect,
                                       std::string_view what,
-                                      const std::function<void(const std::string&)>& on_datanode);
-  // OPEN + redirect; `avoid` passes opts.avoid_nodes as excludedatanodes.
+                                      const std::function<void(const std::string&)>& on_datanode,
+                                      std::string* datanode_url = nullptr);
+  // OPEN: straight to the DataNode the file was last read from, else (or when that fails)
+  // through the NameNode's redirect; `avoid` passes opts.avoid_nodes as excludedatanodes and
+  // skips a remembered DataNode among them.
   Result<Bytes> Open(const Call& call, const std::string& abs, uint64_t offset, uint64_t length,
                      const CallOptions& opts, bool avoid);
+  // The OPEN of a remembered DataNode URL; nullopt when there is none to use.
+  std::optional<Result<HttpResponse>> OpenAtRememberedDataNode(const Call& call,
+                                                               const std::string& abs,
+                                                               uint64_t offset, uint64_t length,
+                                                               const CallOptions& opts, bool avoid,
+                                                               std::string_view what);
   Status Upload(const Call& call, const std::string& abs, const PutSource& src, int fd,
                 uint64_t size);
   Result<ObjectInfo> StatAbs(const Call& call, const std::string& abs, std::string name);
@@ -80,6 +92,7 @@ class WebHdfsStorage final : public RemoteStorage {
   WebHdfsOptions opts_;
   std::string base_url_;  // http://host:port/webhdfs/v1
   HttpClient http_;
+  WebHdfsRedirects redirects_;
 };
 
 }  // namespace strata::tiered

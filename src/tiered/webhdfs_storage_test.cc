@@ -220,6 +220,49 @@ TEST_F(WebHdfsTest, ReadReportsItsDataNodeAndAvoidIsAHint) {
   EXPECT_EQ(hedged.counters().failures, 0u);
 }
 
+// A file's later reads go straight to the DataNode its first read was
+// redirected to; the bytes are the file's as it is now (a rewrite is read
+// new, a deleted file is not found), and ranges are the ones asked for.
+TEST_F(WebHdfsTest, ReadsOfAFileReuseItsDataNodeRedirect) {
+  Bytes data = RandomBytes(3 << 20, 21);
+  ASSERT_TRUE(storage_->Put("r/seg.log", PutSource::Memory(data)).ok());
+  const uint64_t before = storage_->redirects_reused();
+  for (uint64_t off : {0u, 1000u, 2u << 20, 3u << 20}) {
+    auto got = storage_->Get("r/seg.log", off, 700'000);
+    ASSERT_TRUE(got.ok()) << off << ": " << got.error().message;
+    const uint64_t end = std::min<uint64_t>(data.size(), off + 700'000);
+    EXPECT_EQ(*got, Bytes(data.begin() + off, data.begin() + end)) << off;
+  }
+  EXPECT_EQ(*storage_->Get("r/seg.log", 5), Bytes(data.begin() + 5, data.end()));
+  EXPECT_EQ(storage_->redirects_reused() - before, 4u);  // all but the first
+  Bytes rewritten = RandomBytes(1000, 22);
+  ASSERT_TRUE(storage_->Put("r/seg.log", PutSource::Memory(rewritten)).ok());
+  EXPECT_EQ(*storage_->Get("r/seg.log", 10, 20),
+            Bytes(rewritten.begin() + 10, rewritten.begin() + 30));
+  ASSERT_TRUE(storage_->Delete("r/seg.log", false).ok());
+  EXPECT_EQ(storage_->Get("r/seg.log", 0, 10).error().code, Errc::kNotFound);
+}
+
+TEST(WebHdfsRedirectsTest, RangesReplaceTheRedirectsOwn) {
+  const std::string url =
+      "http://127.0.0.1:9864/webhdfs/v1/a/b.log?op=OPEN&namenoderpcaddress=localhost:8020&"
+      "offset=4194304&length=4194304&user.name=s";
+  EXPECT_EQ(WebHdfsRedirects::WithRange(url, 7, 9),
+            "http://127.0.0.1:9864/webhdfs/v1/a/b.log?op=OPEN&namenoderpcaddress=localhost:8020&"
+            "user.name=s&offset=7&length=9");
+  EXPECT_EQ(WebHdfsRedirects::WithRange("http://h:1/p", 0, kToEnd), "http://h:1/p?offset=0");
+  WebHdfsRedirects r(2);
+  r.Remember("a", "u1");
+  r.Remember("b", "u2");
+  r.Forget("a", "other");  // a newer URL than the failed one stays
+  EXPECT_EQ(r.Find("a"), "u1");
+  r.Remember("c", "u3");  // over the bound: the oldest goes
+  EXPECT_FALSE(r.Find("a"));
+  EXPECT_EQ(r.Find("c"), "u3");
+  r.Forget("c", "u3");
+  EXPECT_FALSE(r.Find("c"));
+}
+
 TEST_F(WebHdfsTest, ConcurrentCallsShareTheConnectionPool) {
   constexpr int kThreads = 8;
   std::vector<std::thread> threads;

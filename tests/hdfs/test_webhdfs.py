@@ -55,9 +55,10 @@ def run_gtests(gtest_filter: str, env_extra: dict, expect: int) -> str:
 
 
 def test_webhdfs_operations(hdfs):
-    """put/get/stat/list/delete/rename, 64 MiB upload + ranged reads, error mapping, hedging."""
+    """put/get/stat/list/delete/rename, 64 MiB upload + ranged reads, error mapping, hedging,
+    reads of a file reusing its DataNode redirect."""
     out = run_gtests("WebHdfsTest.*-WebHdfsTest.OutageOpensBreakerAndRestartClosesIt",
-                     {"STRATA_TEST_WEBHDFS_URI": hdfs.webhdfs_uri("/strata-test")}, expect=5)
+                     {"STRATA_TEST_WEBHDFS_URI": hdfs.webhdfs_uri("/strata-test")}, expect=6)
     assert "[webhdfs] 64 MiB put" in out
 
 
