@@ -29,7 +29,7 @@ void FollowerTracker::UpdateReplicas(const std::vector<NodeId>& replicas) {
 void FollowerTracker::OnFetch(NodeId follower, Offset fetch_offset, Offset leader_end,
                               int64_t now_ms, Offset log_start, int64_t broker_epoch) {
   auto it = followers_.find(follower);
-  if (it == followers_.end()) return;
+  if (it == followers_.end() || fetch_offset > leader_end) return;
   FollowerState& s = it->second;
   if (s.broker_epoch >= 0 && s.broker_epoch != broker_epoch) {
     // Another incarnation: nothing it said before holds.

@@ -47,8 +47,12 @@ class FollowerTracker {
 
   // A fetch by `follower` at `fetch_offset` while the leader's log ended at
   // `leader_end`; `log_start` is the follower's local log start (kNoOffset
-  // when the fetch did not say). Ignored for brokers that are not replicas.
-  // `broker_epoch`: the follower's registration at the fetch (0: none).
+  // when the fetch did not say). Ignored for brokers that are not replicas,
+  // and when `fetch_offset` is past `leader_end`: the leader answers that
+  // fetch OFFSET_OUT_OF_RANGE, and a follower recorded as holding records
+  // the leader has not written yet would stop holding the high watermark
+  // back (the next appends would commit without it). `broker_epoch`: the follower's registration at
+  // the fetch (0: none).
   void OnFetch(NodeId follower, Offset fetch_offset, Offset leader_end, int64_t now_ms,
                Offset log_start = kNoOffset, int64_t broker_epoch = 0);
 

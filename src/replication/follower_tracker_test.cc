@@ -29,6 +29,20 @@ TEST(FollowerTrackerTest, HighWatermarkIsTheSmallestLogEndOverTheIsr) {
   EXPECT_EQ(t.HighWatermark(kReplicas, 100_o, 1, 0_o), 60_o);
 }
 
+// A fetch past the leader's log end (answered OFFSET_OUT_OF_RANGE) says
+// nothing of what the follower holds: it keeps holding the mark back.
+TEST(FollowerTrackerTest, AFetchPastTheLeadersEndDoesNotReleaseTheHighWatermark) {
+  FollowerTracker t;
+  t.Reset(kLeader, kReplicas, kReplicas, 0);
+  t.OnFetch(kF2, 100_o, 100_o, 10);
+  t.OnFetch(kF3, 90_o, 100_o, 10);
+  t.OnFetch(kF3, 150_o, 100_o, 20);
+  EXPECT_EQ(t.Get(kF3)->log_end_offset, 90_o);
+  EXPECT_EQ(t.Get(kF3)->last_fetch_ms, 10);
+  // The leader appends up to 120: F3 still holds the mark at 90.
+  EXPECT_EQ(t.HighWatermark(kReplicas, 120_o, 1, 0_o), 90_o);
+}
+
 TEST(FollowerTrackerTest, AFollowerThatKeepsUpWithABusyLeaderIsNeverLagging) {
   FollowerTracker t;
   t.Reset(kLeader, kReplicas, kReplicas, 0);

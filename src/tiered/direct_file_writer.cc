@@ -12,7 +12,7 @@ namespace strata::tiered {
 
 Status DirectFileWriter::Write(const std::string& path, ByteView data) {
   constexpr int kFlags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
-  if (direct_) {
+  if (direct_ && data.size() >= min_direct_bytes_) {
     UniqueFd fd(::open(path.c_str(), kFlags | O_DIRECT, 0644));
     if (fd.valid()) return WriteDirect(fd.get(), path, data);
     if (errno != EINVAL) return ErrnoError(errno, "create", path);

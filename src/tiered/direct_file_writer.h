@@ -1,8 +1,10 @@
 #pragma once
 // DirectFileWriter: writes whole files with O_DIRECT, so data that is only
 // kept for later (a remote chunk cached on its first read) goes to disk
-// without being copied into the page cache by the CPU. Where the filesystem
-// refuses O_DIRECT (tmpfs) it writes through the page cache instead.
+// without being copied into the page cache by the CPU. Files under
+// `min_direct_bytes` go through the page cache (for them the wait for the
+// disk costs more than the copy saves), as do all files where the filesystem
+// refuses O_DIRECT (tmpfs).
 //
 // O_DIRECT needs aligned memory, lengths and offsets: each file's bytes are
 // copied into an aligned scratch buffer (reused, so it stays warm) and
@@ -22,6 +24,8 @@ namespace strata::tiered {
 class DirectFileWriter {
  public:
   static constexpr size_t kAlignment = 4096;
+  explicit DirectFileWriter(size_t min_direct_bytes = 1 << 20)
+      : min_direct_bytes_(min_direct_bytes) {}
 
   // Creates or truncates `path` and writes `data` to it.
   Status Write(const std::string& path, ByteView data);
@@ -34,6 +38,7 @@ class DirectFileWriter {
   };
   Status WriteDirect(int fd, const std::string& path, ByteView data);
 
+  const size_t min_direct_bytes_;
   bool direct_ = true;
   std::unique_ptr<uint8_t, Free> scratch_;
   size_t scratch_bytes_ = 0;

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,10 +34,9 @@ struct RemoteChunkCache::Flight {
   ChunkData data;          // set when the fetch succeeded; guarded by mu
   Error error;             // set when it failed; guarded by mu
   bool readahead = false;  // immutable: started by read-ahead
-  // A finished read-ahead left in flights_, uncached, for the read it was
-  // fetched for; guarded by the cache's mu_.
+  // A finished fetch left in flights_, uncached, for the reads that want
+  // it; guarded by the cache's mu_.
   bool held = false;
-  bool claimed = false;  // a read took its bytes; guarded by the cache's mu_
 };
 
 RemoteChunkCache::RemoteChunkCache(RemoteChunkCacheOptions options)
@@ -58,17 +56,20 @@ RemoteChunkCache::~RemoteChunkCache() {
 }
 
 void RemoteChunkCache::WriterLoop() {
-  // Idle priority: the writer runs only on a CPU nothing else wants, so
-  // caching yields to serving (per thread on Linux). Where SCHED_IDLE is not
-  // allowed, the lowest nice value.
-  const sched_param idle{};
-  if (::sched_setscheduler(0, SCHED_IDLE, &idle) != 0) {
-    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
-  }
+  // Lowest priority: caching yields to serving (per thread on Linux). Not
+  // SCHED_IDLE: on a busy broker that would never cache anything.
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
   std::unique_lock lock(mu_);
   for (;;) {
-    write_cv_.wait(lock, [this] { return stopping_ || !writes_.empty(); });
-    if (writes_.empty()) return;  // stopping, nothing left
+    write_cv_.wait(lock, [this] { return stopping_ || !writes_.empty() || HeldToWriteLocked(); });
+    if (stopping_ && writes_.empty()) return;  // nothing left (held chunks are not written)
+    if (writes_.empty()) {
+      // Caught up: the chunks held for want of room are written now, oldest first.
+      auto [key, flight] = std::move(held_.front());
+      held_.pop_front();
+      flight->held = false;  // stays in flights_ until written
+      writes_.push_back(PendingWrite{std::move(key), flight->data});
+    }
     PendingWrite w = std::move(writes_.front());
     writes_.pop_front();
     writing_ = true;
@@ -76,19 +77,34 @@ void RemoteChunkCache::WriterLoop() {
     Admit(w.key, w.data);
     lock.lock();
     writing_ = false;
-    if (writes_.empty()) readahead_idle_.notify_all();
+    if (writes_.empty() && !HeldToWriteLocked()) readahead_idle_.notify_all();
   }
 }
 
 void RemoteChunkCache::HoldLocked(const Key& key, const std::shared_ptr<Flight>& flight) {
   flight->held = true;
   held_.emplace_back(key, flight);
-  // Bounded: the oldest held chunk nobody read goes (a later read fetches it).
+  write_cv_.notify_one();  // written once the writer has caught up
+  // Bounded: the oldest held chunk goes (a later read fetches it again).
   while (held_.size() > size_t(std::max(options_.max_readahead_inflight, 1))) {
     auto& [old_key, old_flight] = held_.front();
     ReleaseHeldLocked(old_key, old_flight);
     held_.pop_front();
   }
+}
+
+void RemoteChunkCache::QueueHeldForWriting(const Key& key, const std::shared_ptr<Flight>& flight) {
+  {
+    std::lock_guard lock(mu_);
+    if (!flight->held || stopping_ ||
+        writes_.size() >= size_t(std::max(options_.max_pending_writes, 0))) {
+      return;
+    }
+    flight->held = false;  // stays in flights_ until the writer has it on disk
+    std::erase_if(held_, [&](const auto& h) { return h.second == flight; });
+    writes_.push_back(PendingWrite{key, flight->data});
+  }
+  write_cv_.notify_one();
 }
 
 void RemoteChunkCache::ReleaseHeldLocked(const Key& key, const std::shared_ptr<Flight>& flight) {
@@ -220,9 +236,7 @@ Result<FileRegion> RemoteChunkCache::ReadChunk(RemoteStorage& store, const Key& 
       bytes_from_cache_.fetch_add(to - from);
       ChunkData data = flight->data;
       lock.unlock();
-      std::lock_guard cache_lock(mu_);
-      flight->claimed = true;
-      ReleaseHeldLocked(key, flight);  // read: an uncached chunk is not kept longer
+      QueueHeldForWriting(key, flight);
       return FileRegion::Memory(data->data() + from, to - from, data);
     }
     // A failed read-ahead (perhaps cancelled) must not fail a consumer that
@@ -266,8 +280,11 @@ Result<RemoteChunkCache::ChunkData> RemoteChunkCache::FetchAndStore(
     if (data && !stopping_ && writes_.size() < size_t(std::max(options_.max_pending_writes, 0))) {
       writes_.push_back(PendingWrite{key, data});
       queued = true;
-    } else if (data && flight->readahead && !flight->claimed && !stopping_) {
-      HoldLocked(key, flight);  // not cached: kept for the read that will want it
+    } else if (data && !stopping_) {
+      // Not cached: kept a while for the reads that want it (a sequential
+      // reader reads a chunk in several fetches, and a read-ahead chunk has
+      // not been read at all yet).
+      HoldLocked(key, flight);
     } else {
       flights_.erase(key);
     }
@@ -375,8 +392,9 @@ void RemoteChunkCache::ScheduleReadAhead(RemoteStorage& store, const std::string
 
 void RemoteChunkCache::WaitForReadAhead() {
   std::unique_lock lock(mu_);
-  readahead_idle_.wait(lock,
-                       [this] { return readahead_inflight_ == 0 && writes_.empty() && !writing_; });
+  readahead_idle_.wait(lock, [this] {
+    return readahead_inflight_ == 0 && writes_.empty() && !HeldToWriteLocked() && !writing_;
+  });
 }
 
 ChunkCacheCounters RemoteChunkCache::counters() const {

@@ -16,7 +16,10 @@
 //    by one writer thread at the lowest CPU priority (with O_DIRECT, not
 //    through the page cache) from a queue of at most
 //    max_pending_writes chunks; a chunk that finds the queue full is served
-//    but not cached. While the broker has CPU to spare everything is cached;
+//    but not cached yet: it is kept in memory for the next reads of it (at
+//    most max_readahead_inflight such chunks, the oldest dropped first), and
+//    written once the writer has caught up (or queued by a read of it that
+//    finds room). While the broker has CPU to spare everything is cached;
 //    a cold scan on a busy broker is not slowed by caching what it reads once.
 //  - A Read touching chunks [a, b] of an object fetches chunks a+1..b+N that
 //    are neither cached nor in flight in the background (N =
@@ -146,10 +149,15 @@ class RemoteChunkCache {
   void WriterLoop();
   // Writes and indexes one fetched chunk, then ends its flight.
   void Admit(const Key& key, const ChunkData& data);
-  // Keeps a finished read-ahead that could not be cached in flights_ for the
-  // read it was fetched for (at most max_readahead_inflight such chunks).
+  // Keeps a finished fetch that could not be cached in flights_ for the reads
+  // that want it (at most max_readahead_inflight such chunks, oldest out).
   void HoldLocked(const Key& key, const std::shared_ptr<Flight>& flight);
   void ReleaseHeldLocked(const Key& key, const std::shared_ptr<Flight>& flight);
+  // Held chunks the writer takes once it has caught up (none when the
+  // queue has no room at all).
+  bool HeldToWriteLocked() const { return !held_.empty() && options_.max_pending_writes > 0; }
+  // A held chunk read again goes to the writer if it has room now.
+  void QueueHeldForWriting(const Key& key, const std::shared_ptr<Flight>& flight);
   // Indexes a written chunk file, evicting LRU chunks to stay within the
   // capacity; files to unlink (evicted, or this one if it cannot be kept) are
   // added to *unlink.

@@ -109,7 +109,8 @@ TEST_F(RemoteChunkCacheTest, BytesMatchDirectGetForRandomRanges) {
             Bytes(obj.end() - 337, obj.end()));
   EXPECT_TRUE(cache->Read(*store_, "t/a.log", size, size, 10)->empty());
   EXPECT_EQ(cache->Read(*store_, "t/a.log", size, size + 1, 10).error().code, Errc::kOutOfRange);
-  // Everything is cached now: a full read is all hits and costs no Get.
+  // Everything is cached or held now: a full read is all hits and costs no
+  // Get, and once the writer has caught up every chunk is on disk.
   cache->WaitForReadAhead();
   const int gets = store_->gets.load();
   const auto before = cache->counters();
@@ -117,6 +118,14 @@ TEST_F(RemoteChunkCacheTest, BytesMatchDirectGetForRandomRanges) {
   EXPECT_EQ(store_->gets.load(), gets);
   EXPECT_EQ(cache->counters().hits - before.hits, 11u);
   EXPECT_EQ(cache->counters().misses, before.misses);
+  // (Held chunks go to the writer as they are read again, as many at a time
+  // as its queue takes.)
+  for (int pass = 0; pass < 2; ++pass) {
+    cache->WaitForReadAhead();
+    EXPECT_EQ(*cache->Read(*store_, "t/a.log", size, 0, kToEnd), obj);
+  }
+  cache->WaitForReadAhead();
+  EXPECT_EQ(store_->gets.load(), gets);
   EXPECT_EQ(cache->counters().current_bytes, size);
   EXPECT_EQ(ChunkFileBytes(cache->options().dir), size);
 }
@@ -163,6 +172,9 @@ TEST_F(RemoteChunkCacheTest, LruEvictionKeepsTheBound) {
 
 // A writer that is behind (here: a queue of one) does not hold reads up:
 // the chunks are served and only what fits in the queue is cached.
+// With no room in the write queue nothing is cached: fetched chunks are
+// served, and the last max_readahead_inflight of them are kept in memory for
+// the reads that follow.
 TEST_F(RemoteChunkCacheTest, ChunksTheWriterCannotTakeAreServedUncached) {
   const uint64_t size = 6000;
   Bytes obj = PutObject("w.log", size, 9);
@@ -171,15 +183,28 @@ TEST_F(RemoteChunkCacheTest, ChunksTheWriterCannotTakeAreServedUncached) {
   o.capacity_bytes = 1 << 20;
   o.chunk_bytes = 1000;
   o.readahead_chunks = 0;
+  o.max_readahead_inflight = 4;
   o.max_pending_writes = 0;  // never any room: nothing is cached
   RemoteChunkCache cache(o);
   ASSERT_TRUE(cache.Open().ok());
-  ASSERT_EQ(*cache.Read(*store_, "w.log", size, 0, kToEnd), obj);
+  for (uint64_t k = 0; k < 6; ++k) {  // one chunk at a time: held in this order
+    ASSERT_EQ(*cache.Read(*store_, "w.log", size, k * 1000, 1000),
+              Bytes(obj.begin() + int64_t(k * 1000), obj.begin() + int64_t(k * 1000 + 1000)));
+  }
   cache.WaitForReadAhead();
   EXPECT_EQ(cache.counters().writes_skipped, 6u);
   EXPECT_EQ(cache.counters().current_bytes, 0u);
-  ASSERT_EQ(*cache.Read(*store_, "w.log", size, 0, kToEnd), obj);  // fetched again, whole
-  EXPECT_EQ(store_->gets.load(), 12);
+  EXPECT_EQ(store_->gets.load(), 6);
+  // Chunks 2-5 are held: read again without a Get, twice.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(*cache.Read(*store_, "w.log", size, 2500, 3000),
+              Bytes(obj.begin() + 2500, obj.begin() + 5500));
+  }
+  EXPECT_EQ(store_->gets.load(), 6);
+  // Chunk 0 was pushed out: fetched again.
+  ASSERT_EQ(*cache.Read(*store_, "w.log", size, 0, 10), Bytes(obj.begin(), obj.begin() + 10));
+  EXPECT_EQ(store_->gets.load(), 7);
+  EXPECT_EQ(cache.counters().current_bytes, 0u);
 }
 
 TEST_F(RemoteChunkCacheTest, ConcurrentMissesShareOneGet) {
@@ -494,7 +519,10 @@ TEST_F(RemoteReadCacheTest, SequentialConsumerRereadingOldDataHitsTheCache) {
   const ChunkCacheCounters first = m->cache_counters();
   // Only the first chunk waits on the store: read-ahead covers each segment,
   // and the next segment is prefetched before the consumer crosses into it.
-  EXPECT_LE(first.misses, 1u) << first.hits << " hits";
+  EXPECT_LE(first.misses, 1u) << first.hits << " hits, " << first.readahead_dropped
+                              << " read-aheads dropped, " << first.readahead_failures << " failed, "
+                              << first.write_failures << " writes failed, " << first.writes_skipped
+                              << " skipped";
   m->cache().WaitForReadAhead();
   const int gets_before = store_->gets.load();
   const ChunkCacheCounters before = m->cache_counters();

@@ -300,7 +300,12 @@ Result<RemoteRange> RemoteLogManager::ReadFromView(TieredPartition& p, Offset of
     return MakeError(Errc::kNotFound, fmt::format("{}: no remote segment holds {}", name, offset));
   }
   const RemoteSegment seg = *found;
-  std::shared_ptr<const Bytes> index = p.CachedIndex(seg.uuid);
+  // A read from the segment's first offset starts at its first byte and
+  // needs no index: a sequential consumer's reads mostly start there, and
+  // would otherwise wait a round trip for each segment's .index.
+  static const auto kNoIndex = std::make_shared<const Bytes>();
+  std::shared_ptr<const Bytes> index =
+      offset <= seg.base_offset ? kNoIndex : p.CachedIndex(seg.uuid);
   counters_.reads.fetch_add(1);
   const auto started = std::chrono::steady_clock::now();
   if (!index) {

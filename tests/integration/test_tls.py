@@ -8,7 +8,8 @@ works). Three brokers replicating, forwarding and writing transaction markers ov
 inter-broker listener with mutual TLS. Kafka's own tools (kafka-topics, kafka-get-offsets: the Java client) over SSL with a
 --command-config file, verifying the broker's hostname as Java does by default. A keystore that
 cannot be opened stops start-up with a message naming the setting. A listener's keystore
-replaced with kafka-configs, or rewritten in place, without a restart."""
+replaced with kafka-configs, or rewritten in place, without a restart. Tiered data read back
+over SSL, from the fetched chunks' buffers and from the chunk cache's files."""
 from __future__ import annotations
 
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from confluent_kafka import Producer
 
 import conftest
+
 import kit
 import rawkafka as raw
 from certs import CA
@@ -105,6 +107,53 @@ def test_clients_produce_and_consume_over_ssl(broker_factory, ca):
         [("localhost", int(b.ssl_bootstrap.split(":")[1]))]
     plain_md = kit.admin(b.bootstrap).list_topics(timeout=10)
     assert [(x.host, x.port) for x in plain_md.brokers.values()] == [("127.0.0.1", b.port)]
+
+
+def test_tiered_data_is_read_back_over_ssl(broker_factory, ca, tmp_path):
+    """Records only in remote storage reach an SSL client as they were produced: on the first
+    read from the buffers the chunks were fetched into, on the second from the chunk cache's
+    files (both copied through TLS rather than sent with sendfile), with batches crossing
+    chunk boundaries (64 KiB chunks)."""
+    broker_cert = ca.issue("broker-tiered", "localhost")
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    admin = f"127.0.0.1:{free_port()}"
+    b = tls_broker(broker_factory, ca, ssl_keystore_location=broker_cert.keystore, **{
+        "strata_admin_listener": admin,
+        "remote_log_storage_system_enable": "true",
+        "strata_remote_storage_uri": f"file://{remote}",
+        "strata_remote_cache_chunk_bytes": 64 * 1024,
+        "remote_log_manager_task_interval_ms": 300,
+        "log_retention_check_interval_ms": 300})
+    client = ssl_client(ca.cert)
+    topic = kit.unique_topic("tls-tiered")
+    kit.create_topic(b.bootstrap, topic, 2, config={
+        "remote.storage.enable": "true", "segment.bytes": str(256 * 1024),
+        "local.retention.bytes": "1", "retention.ms": "-1"})
+    recs = kit.make_records(1200, 2, seed=17, tag="tls-tiered", value_size=4000)
+    # (Batches well under segment.bytes, which a batch may not exceed.)
+    kit.produce_confluent(b.ssl_bootstrap, topic, recs, extra={**client, "batch.size": 65536})
+
+    def oldest_local() -> dict:
+        return {p: min(int(f.stem) for f in b.partition_dir(topic, p).glob("*.log"))
+                for p in range(2)}
+    # Only the active segment is left locally: everything before it is read remotely.
+    kit.wait_until(lambda: all(o > 0 for o in oldest_local().values()), 60,
+               "every partition's rolled segments uploaded and deleted locally", oldest_local)
+    want = sorted((r.partition, r.offset, r.key, r.value) for r in recs)
+
+    def metric(name: str) -> float:
+        import urllib.request
+        text = urllib.request.urlopen(f"http://{admin}/metrics", timeout=10).read().decode()
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith(name + " ") or line.startswith(name + "{"))
+    for attempt in ("fetched chunks", "cached chunks"):
+        reads = metric("strata_remote_reads_total")
+        got = kit.consume_confluent(b.ssl_bootstrap, topic, 2, extra=client)
+        assert sorted((p, m.offset(), m.key(), m.value()) for p, ms in got.items()
+                      for m in ms) == want, attempt
+        assert metric("strata_remote_reads_total") > reads, f"{attempt}: no remote read"
+    assert metric("strata_remote_cache_hits_total") > 0
 
 
 def test_untrusted_and_plaintext_clients_are_refused_and_others_served(broker_factory, ca,
