@@ -317,6 +317,11 @@ Result<RemoteRange> RemoteLogManager::ReadFromView(TieredPartition& p, Offset of
     index = std::make_shared<const Bytes>(std::move(fetched).value());
     p.CacheIndex(seg.uuid, index);
   }
+  // The next segment's start is fetched while this read is: a consumer's
+  // next fetch, right after this one, finds it under way or done.
+  PrefetchNextSegment(
+      p, *view, seg,
+      IndexPositionFor(*index, seg.base_offset, offset) + uint64_t(std::max(max_bytes, 0)));
   auto data =
       ReadRemoteBatches(store(), cache_.get(), p.dir, seg, *index, offset, max_bytes, below);
   if (!data.ok()) {
@@ -325,7 +330,6 @@ Result<RemoteRange> RemoteLogManager::ReadFromView(TieredPartition& p, Offset of
   }
   counters_.read_bytes.fetch_add(data->size());
   counters_.read_rate.Record(data->size(), RealMs());
-  PrefetchNextSegment(p, *view, seg, data->end());
   read_seconds_.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return data;

@@ -193,9 +193,10 @@ class RemoteLogManager {
   // Read's work against the partition's read view.
   Result<RemoteRange> ReadFromView(TieredPartition& p, Offset offset, int32_t max_bytes,
                                    Offset below);
-  // A read that ended within the read-ahead of `seg`'s end (read_end: the
-  // .log position it reached) fetches the next segment's index and first
-  // chunks in the background: a consumer crossing segments does not wait.
+  // A read that may reach within the read-ahead of `seg`'s end (read_end:
+  // the .log position it can reach) fetches the next segment's index and
+  // first chunks in the background, while it runs: a consumer crossing
+  // segments does not wait.
   void PrefetchNextSegment(TieredPartition& p, const RemoteManifest& view, const RemoteSegment& seg,
                            uint64_t read_end);
   void RegisterMetrics();
