@@ -401,7 +401,9 @@ TEST_F(RemoteChunkCacheTest, RangesServeCachedChunksFromTheirFiles) {
   auto cold = cache->ReadRange(*store_, "r.log", size, 500, 1000);
   ASSERT_TRUE(cold.ok());
   ASSERT_EQ(cold->regions().size(), 2u);  // chunks 0 and 1
-  for (const FileRegion& r : cold->regions()) EXPECT_TRUE(r.in_memory());
+  // Chunk 0 was fetched by this read; chunk 1 by its read-ahead, which may
+  // be on disk already.
+  EXPECT_TRUE(cold->regions()[0].in_memory());
   EXPECT_EQ(*cold->Gather(), Bytes(obj.begin() + 500, obj.begin() + 1500));
   cache->WaitForReadAhead();
   auto warm = cache->ReadRange(*store_, "r.log", size, 500, 1000);
