@@ -18,7 +18,7 @@ import pytest
 
 import kit
 from kit import wait_until
-from test_cluster import cluster, leaders, metadata  # noqa: F401 (the 3-broker fixture)
+from test_cluster import cluster, leaders, metadata, start_cluster  # noqa: F401 (3 brokers)
 from test_replication import JOIN_WITHIN, isr
 
 pytestmark = pytest.mark.skipif(kit.against_kafka(), reason="Strata's cluster mode")
@@ -91,7 +91,23 @@ def test_kafka_reassign_partitions_moves_replicas_and_keeps_every_record(cluster
         reassign_tool(b1, "--list")
 
 
-def test_a_reassignment_that_cannot_finish_is_listed_and_cancelled(cluster, tmp_path):
+# Long enough for a SIGSTOPped broker to stay registered through three runs of the Java tool
+# (its DescribeCluster must still list it); a lapsed registration is "Unknown broker id".
+STOPPED_LEASE_MS = 90_000
+
+
+@pytest.fixture
+def long_lease_cluster(tmp_path, broker_factory):
+    etcd, brokers = start_cluster(tmp_path, broker_factory,
+                                  extra={"strata.etcd.lease.ttl.ms": str(STOPPED_LEASE_MS)})
+    yield brokers
+    for b in brokers:
+        b.stop()
+    etcd.stop_all()
+
+
+def test_a_reassignment_that_cannot_finish_is_listed_and_cancelled(long_lease_cluster, tmp_path):
+    cluster = long_lease_cluster
     by_node = {int(b.config["node.id"]): b for b in cluster}
     controller = metadata(cluster[0]).controller_id
     keep, new = [n for n in (1, 2, 3) if n != controller]
