@@ -7,6 +7,8 @@ is down (kill -9) produce goes on, nothing un-uploaded leaves local disk, and on
 uploads resume in order. 64 MiB of segments (1 GiB in scripts/soak.sh, STRATA_TIERED_BIG_MIB) are
 compared byte for byte (SHA-256) with what a client independent of Strata reads back: Hadoop's
 Java client over native RPC (HdfsDigest.java) for HDFS, a plain signed HTTP client for S3.
+1 GiB produced with local retention at its minimum is read back cold from the store by a consumer
+from offset 0 and compared record by record with what was produced.
 A broker restarted while the store is down starts, serves produce and local reads, answers
 remote-only fetches with a retriable error, and resumes uploading once the store is back.
 """
@@ -302,6 +304,120 @@ def test_big_log_identical_read_directly_then_remote_only(broker_factory, store)
           f"{t_produced - t_start:.1f}s, upload wait {t_uploaded - t_produced:.1f}s, "
           f"direct digest {t_hashed - t_uploaded:.1f}s (reads {read_secs:.1f}s), "
           f"remote consume {t_consumed - t_hashed:.1f}s, total {time.monotonic() - t_start:.1f}s")
+
+
+# ---- 1 GiB read back cold, compared with what was produced ----------------------------------
+
+GIB_PARTITIONS = 2
+GIB_VALUE = 128 * 1024  # large values: the client's per-record cost stays out of the way
+GIB_RECORDS = (1 << 30) // GIB_VALUE
+GIB_SEGMENT = 32 * SEGMENT
+GIB_WAIT = 300  # seconds for each of produce, upload and consume (about 30 s each here)
+
+
+class PartitionValues:
+    """The value of each partition's n-th record, regenerated in order from a seed, so that
+    neither the producer nor the checking consumer holds a GiB."""
+
+    def __init__(self, seed: int):
+        import random
+        self.rnd = {p: random.Random(seed * 1000 + p) for p in range(GIB_PARTITIONS)}
+
+    def next(self, p: int) -> bytes:
+        return self.rnd[p].randbytes(GIB_VALUE)
+
+
+def produce_gib(bootstrap: str, topic: str, seed: int) -> None:
+    from confluent_kafka import Producer
+    # Idempotent: a retried batch cannot reorder a partition, whose n-th offset must be its
+    # n-th value.
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+                  "linger.ms": 20, "batch.size": 1_000_000, "message.timeout.ms": GIB_WAIT * 1000,
+                  "queue.buffering.max.kbytes": 256 * 1024})
+    values, errors, acked = PartitionValues(seed), [], [0]
+
+    def delivered(err, msg):
+        if err is not None:
+            errors.append(err)
+        else:
+            acked[0] += 1
+    for i in range(GIB_RECORDS):
+        part = i % GIB_PARTITIONS
+        value = values.next(part)
+        while True:
+            try:
+                p.produce(topic, value=value, key=str(i).encode(), partition=part,
+                          on_delivery=delivered)
+                break
+            except BufferError:
+                p.poll(0.1)
+        p.poll(0)
+    assert p.flush(GIB_WAIT) == 0, "records still undelivered after flush"
+    assert not errors and acked[0] == GIB_RECORDS, f"{acked[0]} acked, errors {errors[:3]}"
+
+
+def consume_and_compare_gib(bootstrap: str, topic: str, seed: int) -> int:
+    """Reads every partition from offset 0 and compares each record with the one produced
+    there -> bytes compared."""
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+    c = kit.consumer_confluent(bootstrap, {"fetch.max.bytes": 64 << 20,
+                                           "max.partition.fetch.bytes": 16 << 20})
+    values, compared = PartitionValues(seed), 0
+    nxt = {p: 0 for p in range(GIB_PARTITIONS)}
+    per_partition = GIB_RECORDS // GIB_PARTITIONS
+    try:
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(GIB_PARTITIONS)])
+        deadline = time.monotonic() + GIB_WAIT
+        while any(n < per_partition for n in nxt.values()):
+            assert time.monotonic() < deadline, f"timed out consuming at {nxt}"
+            for m in c.consume(num_messages=64, timeout=0.5):
+                assert m.error() is None, f"consume error: {m.error()}"
+                part, off = m.partition(), m.offset()
+                assert off == nxt[part], f"partition {part}: offset {off}, expected {nxt[part]}"
+                want_key = str(off * GIB_PARTITIONS + part).encode()
+                assert m.key() == want_key, f"partition {part} offset {off}: key {m.key()!r}"
+                assert m.value() == values.next(part), f"partition {part} offset {off}: value differs"
+                compared += len(m.value())
+                nxt[part] = off + 1
+    finally:
+        c.close()
+    return compared
+
+
+def test_a_gib_read_cold_from_the_store_is_what_was_produced(broker_factory, store):
+    """1 GiB produced with local retention at its minimum: every rolled segment leaves local
+    disk once uploaded, and a consumer from offset 0 reads it all back from the store, compared
+    record by record with what was produced."""
+    t_start = time.monotonic()
+    admin_port = free_port()
+    b = tiered_broker(broker_factory, store, admin_port,
+                      {"remote.log.manager.copier.thread.pool.size": "4"})
+    topic = kit.unique_topic("remote-gib")
+    kit.create_topic(b.bootstrap, topic, GIB_PARTITIONS, config={
+        "remote.storage.enable": "true", "segment.bytes": str(GIB_SEGMENT),
+        "retention.ms": "-1", "local.retention.bytes": "1"})
+    produce_gib(b.bootstrap, topic, seed=4096)
+    t_produced = time.monotonic()
+
+    def tail_only():
+        tiered = all_rolled_tiered(b, topic, GIB_PARTITIONS)
+        return tiered and all(local_logs(b, topic, p) == [tiered[p] + 1]
+                              for p in range(GIB_PARTITIONS))
+    wait_until(tail_only, GIB_WAIT, "every rolled segment uploaded and deleted locally",
+               lambda: {p: local_logs(b, topic, p) for p in range(GIB_PARTITIONS)})
+    starts = list_offsets(b.bootstrap, topic, -4, GIB_PARTITIONS)  # local log start
+    ends = list_offsets(b.bootstrap, topic, -1, GIB_PARTITIONS)
+    assert all(ends[p] - starts[p] < 0.1 * ends[p] for p in range(GIB_PARTITIONS)), (starts, ends)
+    t_uploaded = time.monotonic()
+    reads_before = metric_sum(admin_port, "strata_remote_reads_total")
+
+    compared = consume_and_compare_gib(b.bootstrap, topic, seed=4096)
+    t_consumed = time.monotonic()
+    assert compared == GIB_RECORDS * GIB_VALUE
+    assert metric_sum(admin_port, "strata_remote_reads_total") > reads_before
+    print(f"\n{store.name} 1 GiB cold read: produce {t_produced - t_start:.1f}s, upload wait "
+          f"{t_uploaded - t_produced:.1f}s, consume and compare {t_consumed - t_uploaded:.1f}s "
+          f"({compared / 2**20 / (t_consumed - t_uploaded):.0f} MiB/s)")
 
 
 # ---- broker restart while the store is down -----------------------------------------------
