@@ -54,7 +54,7 @@ class S3Server:
 
     def __init__(self, workdir: Path, access_key: str = "strata-test-ak",
                  secret_key: str = "strata-test-sk", region: str = "us-east-1",
-                 port: int | None = None):
+                 port: int | None = None, virtual_host: str | None = None):
         self.workdir = Path(workdir)
         self.data_dir = self.workdir / "data"
         self.log_path = self.workdir / "s3proxy.log"
@@ -63,6 +63,9 @@ class S3Server:
         self.pid_path = self.workdir / "s3proxy.pid"
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
+        # With virtual_host ("localhost"), requests to BUCKET.localhost:PORT name the bucket by
+        # their host (virtual-hosted style); path-style requests are still served.
+        self.virtual_host = virtual_host
 
     def start(self, timeout: float = 30.0) -> "S3Server":
         """Start the server (same port and data on every call) and wait until it answers HTTP."""
@@ -77,7 +80,9 @@ class S3Server:
                          f"s3proxy.identity={self.access_key}\n"
                          f"s3proxy.credential={self.secret_key}\n"
                          "jclouds.provider=filesystem-nio2\n"
-                         f"jclouds.filesystem.basedir={self.data_dir}\n")
+                         f"jclouds.filesystem.basedir={self.data_dir}\n"
+                         + (f"s3proxy.virtual-host={self.virtual_host}\n"
+                            if self.virtual_host else ""))
         java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") \
             if os.environ.get("JAVA_HOME") else "java"
         cmd = [java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
@@ -160,7 +165,8 @@ class S3Server:
         query_str = "&".join(f"{q(k)}={q(str(v))}" for k, v in sorted((query or {}).items()))
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         hdrs = {k.lower(): str(v).strip() for k, v in (headers or {}).items()}
-        hdrs.update({"host": f"127.0.0.1:{self.port}", "x-amz-date": now,
+        # (With a virtual host, any other Host names a bucket: the path-style host is it.)
+        hdrs.update({"host": f"{self.virtual_host or '127.0.0.1'}:{self.port}", "x-amz-date": now,
                      "x-amz-content-sha256": hashlib.sha256(body).hexdigest()})
         names = sorted(hdrs)
         canonical = "\n".join([method, path, query_str, "".join(f"{n}:{hdrs[n]}\n" for n in names),
