@@ -38,6 +38,10 @@ struct FileSplice {
 
 using FileSplices = std::vector<FileSplice>;
 
+// Reads exactly `n` bytes of `fd` at `pos` into `out` (pread, resumed after
+// short reads and EINTR): 0, or the errno (EIO when the file ends first).
+int PreadAll(int fd, uint64_t pos, uint8_t* out, uint64_t n);
+
 // Copies the region's bytes [from, from + n) to `out`; false on a short or
 // failed read (a file that shrank).
 bool CopyRegionBytes(const FileRegion& region, uint64_t from, uint64_t n, uint8_t* out);

@@ -358,19 +358,16 @@ asio::awaitable<void> CopyRegion(Stream& stream, const FileRegion& region) {
   constexpr uint64_t kChunk = 1u << 20;
   std::unique_ptr<uint8_t[]> buf = std::make_unique_for_overwrite<uint8_t[]>(
       static_cast<size_t>(std::min(region.length, kChunk)));
-  uint64_t done = 0;
-  while (done < region.length) {
+  for (uint64_t done = 0; done < region.length;) {
     const size_t want = static_cast<size_t>(std::min(region.length - done, kChunk));
-    ssize_t n = ::pread(region.fd, buf.get(), want, static_cast<off_t>(region.offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      asio::error_code ec(n == 0 ? EIO : errno, asio::system_category());
+    if (const int error = PreadAll(region.fd, region.offset + done, buf.get(), want)) {
+      asio::error_code ec(error, asio::system_category());
       Log()->warn("reading {} bytes at {} for a TLS response failed: {}", want,
                   region.offset + done, ec.message());
       throw asio::system_error(ec);
     }
-    co_await asio::async_write(stream, asio::buffer(buf.get(), size_t(n)), asio::use_awaitable);
-    done += uint64_t(n);
+    co_await asio::async_write(stream, asio::buffer(buf.get(), want), asio::use_awaitable);
+    done += want;
   }
 }
 

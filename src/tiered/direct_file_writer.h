@@ -4,7 +4,7 @@
 // without being copied into the page cache by the CPU. Files under
 // `min_direct_bytes` go through the page cache (for them the wait for the
 // disk costs more than the copy saves), as do all files where the filesystem
-// refuses O_DIRECT (tmpfs).
+// refuses O_DIRECT, at open (tmpfs) or at the first write.
 //
 // O_DIRECT needs aligned memory, lengths and offsets: each file's bytes are
 // copied into an aligned scratch buffer (reused, so it stays warm) and
@@ -36,7 +36,9 @@ class DirectFileWriter {
   struct Free {
     void operator()(uint8_t* p) const { std::free(p); }
   };
-  Status WriteDirect(int fd, const std::string& path, ByteView data);
+  // Writes `data` padded to the alignment, then cuts the file to its
+  // length: 0 or the errno.
+  int WriteDirect(int fd, ByteView data);
 
   const size_t min_direct_bytes_;
   bool direct_ = true;

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/file_region.h"
+
 namespace strata::tiered {
 
 UniqueFd::~UniqueFd() {
@@ -77,18 +79,9 @@ Status WriteAll(int fd, ByteView data, std::string_view path) {
 }
 
 Status PreadExact(int fd, uint64_t pos, MutableByteView out, std::string_view path) {
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = ::pread(fd, out.data() + done, out.size() - done, off_t(pos + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError(errno, "read", path);
-    }
-    if (n == 0) {
-      return MakeError(Errc::kIoError, fmt::format("read {}: file shrank at {}", path, pos + done));
-    }
-    done += size_t(n);
-  }
+  const int error = PreadAll(fd, pos, out.data(), out.size());
+  if (error == EIO) return MakeError(Errc::kIoError, fmt::format("read {}: file shrank at {}", path, pos));
+  if (error != 0) return ErrnoError(error, "read", path);
   return Status::Ok();
 }
 

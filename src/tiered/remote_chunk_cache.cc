@@ -24,6 +24,17 @@ constexpr std::string_view kTempSuffix = ".chunk.tmp";
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
+
+// Bytes [from, to) of a fetched chunk as a region of the response. A region
+// keeps its whole buffer alive until the response is written: a slice of
+// less than half the chunk is copied, so a slow consumer pins at most twice
+// what it is sent.
+FileRegion SliceOf(const std::shared_ptr<const Bytes>& chunk, uint64_t from, uint64_t to) {
+  if (2 * (to - from) >= chunk->size()) return FileRegion::Memory(chunk->data() + from, to - from, chunk);
+  auto copy = std::make_shared<const Bytes>(chunk->begin() + ptrdiff_t(from),
+                                            chunk->begin() + ptrdiff_t(to));
+  return FileRegion::Memory(copy->data(), copy->size(), copy);
+}
 }  // namespace
 
 // One fetch of a chunk that callers missing the same chunk wait for.
@@ -67,8 +78,7 @@ void RemoteChunkCache::WriterLoop() {
       // Caught up: the chunks held for want of room are written now, oldest first.
       auto [key, flight] = std::move(held_.front());
       held_.pop_front();
-      flight->held = false;  // stays in flights_ until written
-      writes_.push_back(PendingWrite{std::move(key), flight->data});
+      MoveHeldToWritesLocked(key, flight);
     }
     PendingWrite w = std::move(writes_.front());
     writes_.pop_front();
@@ -96,15 +106,17 @@ void RemoteChunkCache::HoldLocked(const Key& key, const std::shared_ptr<Flight>&
 void RemoteChunkCache::QueueHeldForWriting(const Key& key, const std::shared_ptr<Flight>& flight) {
   {
     std::lock_guard lock(mu_);
-    if (!flight->held || stopping_ ||
-        writes_.size() >= size_t(std::max(options_.max_pending_writes, 0))) {
-      return;
-    }
-    flight->held = false;  // stays in flights_ until the writer has it on disk
+    if (!flight->held || stopping_ || !HasWriteRoomLocked()) return;
     std::erase_if(held_, [&](const auto& h) { return h.second == flight; });
-    writes_.push_back(PendingWrite{key, flight->data});
+    MoveHeldToWritesLocked(key, flight);
   }
   write_cv_.notify_one();
+}
+
+void RemoteChunkCache::MoveHeldToWritesLocked(const Key& key,
+                                              const std::shared_ptr<Flight>& flight) {
+  flight->held = false;  // stays in flights_ until the writer has it on disk
+  writes_.push_back(PendingWrite{key, flight->data});
 }
 
 void RemoteChunkCache::ReleaseHeldLocked(const Key& key, const std::shared_ptr<Flight>& flight) {
@@ -214,7 +226,8 @@ Result<FileRegion> RemoteChunkCache::ReadChunk(RemoteStorage& store, const Key& 
       }
     }
     if (file_id) {
-      if (std::optional<FileRegion> region = OpenFile(*file_id, from, to)) {
+      STRATA_ASSIGN_OR_RETURN(std::optional<FileRegion> region, OpenFile(*file_id, from, to));
+      if (region) {
         hits_.fetch_add(1);
         bytes_from_cache_.fetch_add(to - from);
         return std::move(*region);
@@ -226,7 +239,7 @@ Result<FileRegion> RemoteChunkCache::ReadChunk(RemoteStorage& store, const Key& 
     if (leader) {
       misses_.fetch_add(1);
       STRATA_ASSIGN_OR_RETURN(ChunkData data, FetchAndStore(store, key, chunk_size, flight, opts));
-      return FileRegion::Memory(data->data() + from, to - from, data);
+      return SliceOf(data, from, to);
     }
     std::unique_lock lock(flight->mu);
     flight->cv.wait(lock, [&] { return flight->done; });
@@ -237,7 +250,7 @@ Result<FileRegion> RemoteChunkCache::ReadChunk(RemoteStorage& store, const Key& 
       ChunkData data = flight->data;
       lock.unlock();
       QueueHeldForWriting(key, flight);
-      return FileRegion::Memory(data->data() + from, to - from, data);
+      return SliceOf(data, from, to);
     }
     // A failed read-ahead (perhaps cancelled) must not fail a consumer that
     // never asked for it: fetch once ourselves.
@@ -277,7 +290,7 @@ Result<RemoteChunkCache::ChunkData> RemoteChunkCache::FetchAndStore(
   bool queued = false;
   {
     std::lock_guard lock(mu_);
-    if (data && !stopping_ && writes_.size() < size_t(std::max(options_.max_pending_writes, 0))) {
+    if (data && !stopping_ && HasWriteRoomLocked()) {
       writes_.push_back(PendingWrite{key, data});
       queued = true;
     } else if (data && !stopping_) {
@@ -301,8 +314,8 @@ Result<RemoteChunkCache::ChunkData> RemoteChunkCache::FetchAndStore(
 bool RemoteChunkCache::WriteFile(uint64_t file_id, const Bytes& data) {
   const std::string final_name = FileName(file_id);
   const std::string tmp = final_name + ".tmp";
-  // Direct I/O: writing every chunk of a cold scan through the page cache
-  // cost the broker more CPU than serving the scan.
+  // Large chunks go to disk with O_DIRECT, without a copy into the page
+  // cache (DirectFileWriter).
   Status st = file_writer_.Write(tmp, data);
   if (st.ok() && ::rename(tmp.c_str(), final_name.c_str()) != 0)
     st = ErrnoError(errno, "rename", tmp);
@@ -315,14 +328,22 @@ bool RemoteChunkCache::WriteFile(uint64_t file_id, const Bytes& data) {
   return false;
 }
 
-std::optional<FileRegion> RemoteChunkCache::OpenFile(uint64_t file_id, uint64_t from,
-                                                     uint64_t to) const {
-  auto fd = std::make_shared<UniqueFd>(::open(FileName(file_id).c_str(), O_RDONLY | O_CLOEXEC));
-  struct stat st {};
-  if (!fd->valid() || ::fstat(fd->get(), &st) != 0 || uint64_t(st.st_size) < to) {
-    return std::nullopt;
+Result<std::optional<FileRegion>> RemoteChunkCache::OpenFile(uint64_t file_id, uint64_t from,
+                                                             uint64_t to) const {
+  const std::string name = FileName(file_id);
+  auto fd = std::make_shared<UniqueFd>(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd->valid()) {
+    if (errno == ENOENT) return std::optional<FileRegion>();
+    // Out of descriptors, say: the chunk is fine, this read fails (retriably).
+    return MakeError(Errc::kUnavailable, ErrnoError(errno, "open", name).message);
   }
-  return FileRegion{fd->get(), from, to - from, fd};
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) return ErrnoError(errno, "stat", name);
+  if (uint64_t(st.st_size) < to) return std::optional<FileRegion>();
+  // Written with O_DIRECT, so not in the page cache: read into it here, on
+  // the reader pool, not in sendfile(2) on a network thread.
+  (void)::readahead(fd->get(), off_t(from), size_t(to - from));
+  return std::optional<FileRegion>(FileRegion{fd->get(), from, to - from, fd});
 }
 
 void RemoteChunkCache::IndexLocked(const Key& key, uint64_t file_id, uint64_t size,

@@ -36,6 +36,7 @@
 //
 // Thread-safety: every method is safe from any thread. Stores passed to Read
 // must outlive the cache (read-ahead keeps using them until the destructor).
+#include <algorithm>
 #include <asio/thread_pool.hpp>
 #include <atomic>
 #include <condition_variable>
@@ -64,7 +65,9 @@ struct RemoteChunkCacheOptions {
   uint64_t chunk_bytes = 4 << 20;   // fixed chunk size
   int readahead_chunks = 2;         // chunks fetched ahead of each read
   int readahead_threads = 8;        // background fetch threads
-  int max_readahead_inflight = 16;  // read-ahead fetches queued or running at once
+  // Read-ahead fetches queued or running at once; also the number of fetched
+  // chunks held in memory for want of room in the write queue.
+  int max_readahead_inflight = 16;
   int max_pending_writes = 8;       // fetched chunks waiting for the writer
 };
 
@@ -79,7 +82,8 @@ struct ChunkCacheCounters {
   uint64_t readahead_failures = 0;  // of those, failed (ignored)
   uint64_t readahead_dropped = 0;   // read-ahead requests over max_readahead_inflight
   uint64_t write_failures = 0;      // chunks fetched but not written to disk
-  uint64_t writes_skipped = 0;      // chunks served uncached: the writer was behind
+  uint64_t writes_skipped = 0;      // fetched chunks not queued for writing (the writer was
+                                    // behind): held in memory, written later if it catches up
   uint64_t current_bytes = 0;       // bytes of cached chunks
   uint64_t current_chunks = 0;
 };
@@ -138,8 +142,10 @@ class RemoteChunkCache {
   // Bytes [from, to) of chunk `key` (of `chunk_size` bytes).
   Result<FileRegion> ReadChunk(RemoteStorage& store, const Key& key, uint64_t chunk_size,
                                uint64_t from, uint64_t to, const CallOptions& opts);
-  // [from, to) of a cached chunk file, held open; nullopt when it is gone or short.
-  std::optional<FileRegion> OpenFile(uint64_t file_id, uint64_t from, uint64_t to) const;
+  // [from, to) of a cached chunk file, held open (and read ahead into the
+  // page cache); nullopt when it is gone or short, an error when it cannot be
+  // opened now (out of descriptors: the entry stays).
+  Result<std::optional<FileRegion>> OpenFile(uint64_t file_id, uint64_t from, uint64_t to) const;
   // Fetches the chunk as the flight's leader, stores it and completes the flight.
   Result<ChunkData> FetchAndStore(RemoteStorage& store, const Key& key, uint64_t chunk_size,
                                   const std::shared_ptr<Flight>& flight, const CallOptions& opts);
@@ -156,6 +162,11 @@ class RemoteChunkCache {
   // Held chunks the writer takes once it has caught up (none when the
   // queue has no room at all).
   bool HeldToWriteLocked() const { return !held_.empty() && options_.max_pending_writes > 0; }
+  bool HasWriteRoomLocked() const {
+    return writes_.size() < size_t(std::max(options_.max_pending_writes, 0));
+  }
+  // Takes a held chunk (already out of held_) to the write queue.
+  void MoveHeldToWritesLocked(const Key& key, const std::shared_ptr<Flight>& flight);
   // A held chunk read again goes to the writer if it has room now.
   void QueueHeldForWriting(const Key& key, const std::shared_ptr<Flight>& flight);
   // Indexes a written chunk file, evicting LRU chunks to stay within the

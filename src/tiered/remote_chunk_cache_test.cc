@@ -170,8 +170,6 @@ TEST_F(RemoteChunkCacheTest, LruEvictionKeepsTheBound) {
   EXPECT_GT(ra->counters().evictions, 50u);
 }
 
-// A writer that is behind (here: a queue of one) does not hold reads up:
-// the chunks are served and only what fits in the queue is cached.
 // With no room in the write queue nothing is cached: fetched chunks are
 // served, and the last max_readahead_inflight of them are kept in memory for
 // the reads that follow.
@@ -575,6 +573,45 @@ TEST_F(RemoteReadCacheTest, RangesEqualReadsAndStopBelowTheBound) {
   }
   EXPECT_GT(bounded_reads, 20);
   EXPECT_GT(m->cache_counters().hits, 0u);
+}
+
+// Batches larger than a read's max_bytes plus its 64 KiB of slack: each read
+// still returns its first batch whole (KIP-74), cold, cached and uncached.
+class LargeBatchReadTest : public testing::TieredLogTest {
+ protected:
+  void SetUp() override {
+    config_.segment_bytes = 1 << 20;
+    OpenLog();
+    Produce(12, /*records=*/1, /*value_bytes=*/100 * 1024);
+  }
+};
+
+TEST_F(LargeBatchReadTest, AnOversizedFirstBatchComesBackWhole) {
+  for (const bool cached : {true, false}) {
+    TempDir cache;
+    RemoteLogManagerOptions o = FastOptions();
+    if (cached) {
+      o.cache_dir = cache.path();
+      o.cache_bytes = 8 << 20;
+      o.cache_chunk_bytes = 16 * 1024;  // a batch spans several chunks
+    }
+    auto m = Manage(MakeStore(remote_), o);
+    m->Start();
+    ASSERT_TRUE(m->WaitForUploads(30000));
+    const Offset end = log_->RolledSegments().back().end_offset;
+    ASSERT_GE(end, 4_o);
+    for (Offset next = 0_o; next <= end; next = next + 1) {
+      auto range = m->ReadRange(id_.tp(), next, 1000, kNoOffset);
+      ASSERT_TRUE(range.ok()) << next << (range.ok() ? "" : range.error().message);
+      auto bytes = range->Gather();
+      ASSERT_TRUE(bytes.ok());
+      auto hs = storage::testing::Headers(*bytes);
+      ASSERT_EQ(hs.size(), 1u) << "cached=" << cached << " offset " << next;
+      EXPECT_EQ(hs[0].base_offset, next);
+      EXPECT_GT(hs[0].size_in_bytes(), 100 * 1024);
+      EXPECT_EQ(bytes->size(), size_t(hs[0].size_in_bytes()));
+    }
+  }
 }
 
 }  // namespace

@@ -343,18 +343,10 @@ void RemoteLogManager::PrefetchNextSegment(TieredPartition& p, const RemoteManif
   if (uint64_t(seg.size) > read_end + chunks * options_.cache_chunk_bytes) return;
   const RemoteSegment* next = view.FindReadable(seg.end_offset + 1);
   if (next == nullptr || next->uuid == seg.uuid) return;
+  // Only its .log: the next read starts at its first offset, which needs no
+  // index.
   cache_->Prefetch(store(), RemoteObjectPath(p.dir, *next, kRemoteLogExt), uint64_t(next->size), 0,
                    chunks);
-  if (p.CachedIndex(next->uuid)) return;
-  std::shared_ptr<TieredPartition> partition = FindPartition(p.id.tp());
-  if (!partition) return;
-  asio::post(reader_pool_, [this, partition, next = *next] {
-    if (partition->CachedIndex(next.uuid)) return;
-    auto index = store().Get(RemoteObjectPath(partition->dir, next, kRemoteIndexExt));
-    if (index.ok()) {
-      partition->CacheIndex(next.uuid, std::make_shared<const Bytes>(std::move(index).value()));
-    }
-  });
 }
 
 Result<std::vector<storage::AbortedTxn>> RemoteLogManager::AbortedTransactions(

@@ -194,7 +194,7 @@ class RemoteLogManager {
   Result<RemoteRange> ReadFromView(TieredPartition& p, Offset offset, int32_t max_bytes,
                                    Offset below);
   // A read that may reach within the read-ahead of `seg`'s end (read_end:
-  // the .log position it can reach) fetches the next segment's index and
+  // the .log position it can reach) fetches the next segment's
   // first chunks in the background, while it runs: a consumer crossing
   // segments does not wait.
   void PrefetchNextSegment(TieredPartition& p, const RemoteManifest& view, const RemoteSegment& seg,

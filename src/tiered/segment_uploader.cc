@@ -149,6 +149,64 @@ Result<Bytes> ReadRemoteSegmentWithIndex(RemoteStorage& store, RemoteChunkCache*
   return range.Gather();
 }
 
+namespace {
+
+// Reads a remote segment's .log for ReadRemoteBatches: a window of it (from
+// the chunk cache or a plain Get), and batch headers out of the window
+// through a staging buffer (one copy, a pread for a cached chunk, per 64
+// KiB rather than per batch).
+class LogWindow {
+ public:
+  LogWindow(RemoteStorage& store, RemoteChunkCache* cache, std::string path, uint64_t size,
+            uint64_t at, const CallOptions& opts)
+      : store_(store), cache_(cache), path_(std::move(path)), size_(size), opts_(opts), window_(at) {}
+
+  const RemoteRange& range() const { return window_; }
+  uint64_t size() const { return size_; }
+
+  // Makes [at, at + len) part of the window, reading at least `read` bytes
+  // from `at` (up to the object's end) when it is not.
+  Status Ensure(uint64_t at, uint64_t len, uint64_t read) {
+    if (at >= window_.begin() && at + len <= window_.end()) return Status::Ok();
+    const uint64_t n = std::min(size_ - at, std::max(len, read));
+    if (cache_ != nullptr) {
+      STRATA_ASSIGN_OR_RETURN(window_, cache_->ReadRange(store_, path_, size_, at, n, opts_));
+    } else {
+      STRATA_ASSIGN_OR_RETURN(Bytes got, store_.Get(path_, at, n, opts_));
+      window_ = RemoteRange::OfBytes(at, std::move(got));
+    }
+    stage_.clear();
+    if (window_.size() < len) return MakeError(Errc::kCorrupt, "remote segment shorter than manifest");
+    return Status::Ok();
+  }
+
+  // The header of the batch at `pos` (in the window).
+  Result<protocol::BatchHeader> HeaderAt(uint64_t pos) {
+    const uint64_t end = std::min(window_.end(), pos + protocol::kBatchHeaderSize);
+    if (pos < stage_at_ || end > stage_at_ + stage_.size()) {
+      stage_.resize(size_t(std::min<uint64_t>(kStageBytes, window_.end() - pos)));
+      stage_at_ = pos;
+      if (!window_.Copy(pos, MutableByteView(stage_.data(), stage_.size()))) {
+        return MakeError(Errc::kIoError, path_ + ": a cached chunk was shorter than indexed");
+      }
+    }
+    return protocol::ParseBatchHeader(ByteView(stage_.data() + (pos - stage_at_), end - pos));
+  }
+
+ private:
+  static constexpr uint64_t kStageBytes = 64 * 1024;
+  RemoteStorage& store_;
+  RemoteChunkCache* cache_;
+  const std::string path_;
+  const uint64_t size_;
+  const CallOptions& opts_;
+  RemoteRange window_;
+  Bytes stage_;
+  uint64_t stage_at_ = 0;
+};
+
+}  // namespace
+
 Result<RemoteRange> ReadRemoteBatches(RemoteStorage& store, RemoteChunkCache* cache,
                                       const std::string& dir, const RemoteSegment& seg,
                                       ByteView index, Offset offset, int32_t max_bytes,
@@ -159,57 +217,38 @@ Result<RemoteRange> ReadRemoteBatches(RemoteStorage& store, RemoteChunkCache* ca
   }
   const std::string log_path = RemoteObjectPath(dir, seg, kRemoteLogExt);
   const uint64_t size = uint64_t(seg.size);
+  const uint64_t limit = uint64_t(std::max(max_bytes, 0));
+  const uint64_t want = limit + 64 * 1024;  // bytes read at once
   uint64_t pos = IndexPositionFor(index, seg.base_offset, offset);
-  // A window of the .log; read again from a header or the first wanted batch
-  // that does not fit in it.
-  const uint64_t want = uint64_t(std::max(max_bytes, 0)) + 64 * 1024;
-  RemoteRange window(pos);
-  auto ensure = [&](uint64_t at, uint64_t len) -> Status {
-    if (at >= window.begin() && at + len <= window.end()) return Status::Ok();
-    const uint64_t n = std::min(size - at, std::max(len, want));
-    if (cache != nullptr) {
-      STRATA_ASSIGN_OR_RETURN(window, cache->ReadRange(store, log_path, size, at, n, opts));
-    } else {
-      STRATA_ASSIGN_OR_RETURN(Bytes got, store.Get(log_path, at, n, opts));
-      window = RemoteRange::OfBytes(at, std::move(got));
+  LogWindow log(store, cache, log_path, size, pos, opts);
+  // The first batch holding `offset`: the index points at or before it.
+  uint64_t len = 0;
+  for (;; pos += len) {
+    if (pos >= size) {
+      return MakeError(Errc::kCorrupt, fmt::format("offset {} not found in {}", offset, log_path));
     }
-    if (window.size() < len)
-      return MakeError(Errc::kCorrupt, "remote segment shorter than manifest");
-    return Status::Ok();
-  };
-  uint8_t header[protocol::kBatchHeaderSize];
-  uint64_t start = 0, end = 0;
-  bool found = false;
-  while (pos < size) {
-    STRATA_RETURN_IF_ERROR(ensure(pos, std::min<uint64_t>(size - pos, sizeof(header))));
-    const size_t have = size_t(std::min<uint64_t>(window.end() - pos, sizeof(header)));
-    if (!window.Copy(pos, MutableByteView(header, have))) {
-      return MakeError(Errc::kIoError, log_path + ": a cached chunk was shorter than indexed");
-    }
-    STRATA_ASSIGN_OR_RETURN(protocol::BatchHeader h,
-                            protocol::ParseBatchHeader(ByteView(header, have)));
-    const uint64_t len = uint64_t(h.size_in_bytes());
-    if (!found) {
-      if (h.last_offset() < offset) {
-        pos += len;
-        continue;
-      }
-      found = true;
-      start = pos;
-      // Keep the whole answer in one window from the first batch on.
-      STRATA_RETURN_IF_ERROR(ensure(pos, std::min(size - pos, std::max<uint64_t>(len, want))));
-    } else if (pos + len - start > uint64_t(std::max(max_bytes, 0)) || pos + len > window.end()) {
-      break;
-    }
-    // A bound on what may be read (a follower's high watermark): whole
-    // batches below it; the first batch too, as an empty answer.
+    STRATA_RETURN_IF_ERROR(log.Ensure(pos, std::min<uint64_t>(size - pos, protocol::kBatchHeaderSize), want));
+    STRATA_ASSIGN_OR_RETURN(protocol::BatchHeader h, log.HeaderAt(pos));
+    len = uint64_t(h.size_in_bytes());
+    if (h.last_offset() >= offset) break;
+  }
+  // The answer, in one window from its first batch (whole, even past
+  // max_bytes, KIP-74): the batches that fit, and only whole ones below
+  // `below` (a follower's high watermark; none, as an empty answer).
+  const uint64_t start = pos;
+  STRATA_RETURN_IF_ERROR(log.Ensure(start, std::min(size - start, len), want));
+  const RemoteRange& window = log.range();
+  uint64_t end = start;
+  while (pos < size && pos + protocol::kBatchHeaderSize <= window.end()) {
+    STRATA_ASSIGN_OR_RETURN(protocol::BatchHeader h, log.HeaderAt(pos));
+    len = uint64_t(h.size_in_bytes());
+    if (pos > start && pos + len - start > limit) break;
+    if (pos + len > window.end()) break;
     if (below >= 0_o && h.last_offset() >= below) break;
     pos += len;
     end = pos;
   }
-  if (!found)
-    return MakeError(Errc::kCorrupt, fmt::format("offset {} not found in {}", offset, log_path));
-  return window.Slice(start, std::max(start, end));
+  return window.Slice(start, end);
 }
 
 }  // namespace strata::tiered

@@ -11,33 +11,39 @@ std::optional<std::string> WebHdfsRedirects::Find(const std::string& file) const
   std::lock_guard lock(mu_);
   auto it = urls_.find(file);
   if (it == urls_.end()) return std::nullopt;
-  return it->second;
+  return it->second.url;
 }
 
 void WebHdfsRedirects::Remember(const std::string& file, const std::string& datanode_url) {
   std::lock_guard lock(mu_);
-  auto [it, added] = urls_.insert_or_assign(file, datanode_url);
-  if (!added) return;
-  order_.push_back(file);
+  auto it = urls_.find(file);
+  if (it != urls_.end()) {
+    it->second.url = datanode_url;  // keeps its place
+    return;
+  }
+  const uint64_t added = next_added_++;
+  urls_.emplace(file, Entry{datanode_url, added});
+  order_.emplace_back(file, added);
   while (urls_.size() > max_files_ && !order_.empty()) {
-    urls_.erase(order_.front());
+    const auto& [old, when] = order_.front();
+    auto e = urls_.find(old);
+    if (e != urls_.end() && e->second.added == when) urls_.erase(e);
     order_.pop_front();
   }
-  // Forgotten entries leave names behind in order_; keep it from growing past
-  // twice the bound.
+  // Forgotten entries leave their places behind in order_; keep it from
+  // growing past twice the bound.
   if (order_.size() > 2 * max_files_) {
-    std::deque<std::string> live;
-    for (const std::string& f : order_) {
-      if (urls_.count(f) != 0) live.push_back(f);
-    }
-    order_ = std::move(live);
+    std::erase_if(order_, [&](const auto& place) {
+      auto e = urls_.find(place.first);
+      return e == urls_.end() || e->second.added != place.second;
+    });
   }
 }
 
 void WebHdfsRedirects::Forget(const std::string& file, const std::string& datanode_url) {
   std::lock_guard lock(mu_);
   auto it = urls_.find(file);
-  if (it != urls_.end() && it->second == datanode_url) urls_.erase(it);
+  if (it != urls_.end() && it->second.url == datanode_url) urls_.erase(it);
 }
 
 std::string WebHdfsRedirects::WithRange(const std::string& url, uint64_t offset, uint64_t length) {

@@ -37,8 +37,15 @@ class WebHdfsRedirects {
  private:
   const size_t max_files_;
   mutable std::mutex mu_;
-  std::map<std::string, std::string> urls_;  // guarded by mu_
-  std::deque<std::string> order_;            // insertion order, for the bound; guarded by mu_
+  struct Entry {
+    std::string url;
+    uint64_t added = 0;  // when it was remembered: its place in order_
+  };
+  std::map<std::string, Entry> urls_;  // guarded by mu_
+  // (file, added) in the order remembered, for the bound: a file forgotten
+  // and remembered again is there twice, and only its newer place counts.
+  std::deque<std::pair<std::string, uint64_t>> order_;  // guarded by mu_
+  uint64_t next_added_ = 0;                              // guarded by mu_
   std::atomic<uint64_t> reused_{0};
 };
 

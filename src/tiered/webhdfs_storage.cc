@@ -22,6 +22,10 @@ namespace {
 
 constexpr milliseconds kCleanupTimeout{2000};
 
+// HDFS's refusal of a read at or past a file's end ("Offset=5 out of the
+// range [0, 5)").
+bool IsOutOfRange(const Error& e) { return e.message.find("out of the range") != std::string::npos; }
+
 std::string ProcessUser() {
   struct passwd pw;
   struct passwd* found = nullptr;
@@ -184,8 +188,10 @@ std::optional<Result<HttpResponse>> WebHdfsStorage::OpenAtRememberedDataNode(
   auto resp = Send(call, std::move(req), 200, what);
   if (resp.ok()) {
     redirects_.CountReuse();
-  } else {
-    redirects_.Forget(abs, *url);  // moved, gone or refusing: ask the NameNode again
+  } else if (!IsOutOfRange(resp.error())) {
+    // Moved, gone or refusing: ask the NameNode again. (A read at the end of
+    // the file is refused as out of range by any DataNode: that one stays.)
+    redirects_.Forget(abs, *url);
   }
   return resp;
 }
@@ -195,7 +201,8 @@ Result<Bytes> WebHdfsStorage::Open(const Call& call, const std::string& abs, uin
   const std::string what = fmt::format("OPEN {} @{}", abs, offset);
   std::optional<Result<HttpResponse>> data =
       OpenAtRememberedDataNode(call, abs, offset, length, opts, avoid, what);
-  if (!data || !data->ok()) {
+  // (Out of range at the DataNode is the answer: the NameNode would say the same.)
+  if (!data || (!data->ok() && !IsOutOfRange(data->error()))) {
     std::string extra = fmt::format("&offset={}", offset);
     if (length != kToEnd) extra += fmt::format("&length={}", length);
     if (avoid && !opts.avoid_nodes.empty()) {
@@ -230,7 +237,7 @@ Result<Bytes> WebHdfsStorage::Get(std::string_view path, uint64_t offset, uint64
     // Every replica is on an avoided node; the hint cannot be honoured, so read from any.
     data = Open(call, abs, offset, length, opts, /*avoid=*/false);
   }
-  if (!data.ok() && data.error().message.find("out of the range") != std::string::npos) {
+  if (!data.ok() && IsOutOfRange(data.error())) {
     // HDFS refuses offset == length ("Offset=5 out of the range [0, 5)"); our contract reads
     // nothing there and reports kOutOfRange only past the end.
     STRATA_ASSIGN_OR_RETURN(ObjectInfo info, StatAbs(call, abs, ""));

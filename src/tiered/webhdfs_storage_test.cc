@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -261,6 +263,24 @@ TEST(WebHdfsRedirectsTest, RangesReplaceTheRedirectsOwn) {
   EXPECT_EQ(r.Find("c"), "u3");
   r.Forget("c", "u3");
   EXPECT_FALSE(r.Find("c"));
+}
+
+TEST(WebHdfsRedirectsTest, AFileRememberedAgainIsEvictedByItsNewPlace) {
+  WebHdfsRedirects r(2);
+  r.Remember("a", "u1");
+  r.Remember("b", "u2");
+  r.Forget("a", "u1");
+  r.Remember("a", "u3");  // now newer than b
+  r.Remember("c", "u4");  // over the bound: b is the oldest
+  EXPECT_FALSE(r.Find("b"));
+  EXPECT_EQ(r.Find("a"), "u3");
+  EXPECT_EQ(r.Find("c"), "u4");
+  for (int i = 0; i < 10; ++i) {  // forgotten places do not pile up or evict live entries
+    r.Forget("a", r.Find("a").value_or(""));
+    r.Remember("a", fmt::format("v{}", i));
+  }
+  EXPECT_EQ(r.Find("a"), "v9");
+  EXPECT_EQ(r.Find("c"), "u4");
 }
 
 TEST_F(WebHdfsTest, ConcurrentCallsShareTheConnectionPool) {
