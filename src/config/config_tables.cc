@@ -255,6 +255,9 @@ const std::vector<ConfigDef>& BrokerConfigDefs() {
       {"unclean.leader.election.enable", T::kBoolean, "false", "default unclean election"},
       // Replication (Kafka's names and defaults).
       {"num.replica.fetchers", T::kInt, "1", "fetcher threads per source broker", AtLeast(1)},
+      {"max.incremental.fetch.session.cache.slots", T::kInt, "1000",
+       "fetch sessions (KIP-227) the broker keeps open at once (0: none; fetches are then full)",
+       AtLeast(0)},
       {"replica.fetch.max.bytes", T::kInt, "1048576", "bytes per partition per follower fetch",
        AtLeast(0)},
       {"replica.fetch.response.max.bytes", T::kInt, "10485760", "bytes per follower fetch response",

@@ -32,6 +32,7 @@ class Metadata;
 namespace strata::kafka {
 
 class ControllerForwarder;
+class FetchSessionCache;
 class TxnMarkerChannel;
 class TxnPartitionVerifier;
 
@@ -70,6 +71,8 @@ struct BrokerContext {
   broker::AclAuthorizer* authorizer = nullptr;
   // The client quota managers (throttling); set at start-up.
   broker::ClientQuotas* quotas = nullptr;
+  // Open fetch sessions (KIP-227); null: every fetch is answered without one.
+  FetchSessionCache* fetch_sessions = nullptr;
   // replica.selector.class (KIP-392); set at start-up.
   broker::ReplicaSelectorKind replica_selector = broker::ReplicaSelectorKind::kLeaderOnly;
 };

@@ -10,6 +10,7 @@
 #include "broker/listener_sasl.h"
 #include "broker/listener_tls.h"
 #include "broker/local_replicas.h"
+#include "kafka/fetch_session.h"
 #include "security/ssl_principal.h"
 #include "server/capacity.h"
 #include "server/logger.h"
@@ -225,6 +226,10 @@ Status Broker::Start() {
   context_->listener_certificates = certificates_.get();
   STRATA_ASSIGN_OR_RETURN(authorizer_, broker::AclAuthorizer::Create(config_, *metadata_));
   context_->authorizer = authorizer_.get();
+  fetch_sessions_ = std::make_shared<kafka::FetchSessionCache>(
+      int(config_.GetLong("max.incremental.fetch.session.cache.slots")));
+  context_->fetch_sessions = fetch_sessions_.get();
+  kafka::RegisterFetchSessionMetrics(fetch_sessions_);
   quotas_ = std::make_unique<broker::ClientQuotas>(config_, *metadata_);
   context_->quotas = quotas_.get();
   STRATA_RETURN_IF_ERROR(StartGroupCoordinator());

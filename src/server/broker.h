@@ -138,6 +138,8 @@ class Broker {
   std::unique_ptr<broker::SaslMechanisms> sasl_;
   std::unique_ptr<broker::AclAuthorizer> authorizer_;
   std::unique_ptr<broker::ClientQuotas> quotas_;
+  // Shared with the metrics registry's gauges, which may outlive the broker.
+  std::shared_ptr<kafka::FetchSessionCache> fetch_sessions_;
   std::unique_ptr<admin::HttpServer> admin_;
   std::vector<std::thread> threads_;
   std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> work_;

@@ -25,12 +25,12 @@ def java_program_built():
 
 
 def run_java(bootstrap: str, topic: str, codec: str, idempotence: bool = True,
-             records: int = N, partitions: int = PARTITIONS) -> str:
+             records: int = N, partitions: int = PARTITIONS, extra: list[str] = ()) -> str:
     cmd = ["java", "-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
            "-cp", kit.JAVA_CLASSPATH, "io.strata.it.ProduceConsume",
            "--bootstrap", bootstrap, "--topic", topic, "--partitions", str(partitions),
            "--records", str(records), "--codec", codec,
-           "--idempotence", str(idempotence).lower(), "--acks", "all"]
+           "--idempotence", str(idempotence).lower(), "--acks", "all", *extra]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     out = r.stdout + r.stderr
     assert r.returncode == 0, f"ProduceConsume failed ({r.returncode}):\n{out[-8000:]}"

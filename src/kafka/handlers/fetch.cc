@@ -2,8 +2,9 @@
 // one containing the fetch offset; at least one batch even past max_bytes,
 // KIP-74) and long-polls up to max_wait_ms for min_bytes, woken early by
 // produce. Local records are not copied: the response carries them as file
-// regions the server sends with sendfile(2). Fetch sessions (KIP-227) are declined with session id
-// 0, which every client handles by sending full fetches.
+// regions the server sends with sendfile(2). Fetch sessions (KIP-227,
+// fetch_session.h): an incremental fetch reads every partition of its
+// session and is answered about those with news.
 //
 // KIP-392: a consumer's fetch (v11+) may be served by a follower, up to the
 // follower's high watermark; the leader, with replica.selector.class set,
@@ -25,6 +26,7 @@
 #include "cluster/metadata.h"
 #include "kafka/authorization.h"
 #include "kafka/error_mapping.h"
+#include "kafka/fetch_session.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/quota_charge.h"
 #include "protocol/error_code.h"
@@ -525,23 +527,34 @@ void CapToFetchQuota(BrokerContext& ctx, const net::Request& request, FetchReque
 // partitions, so no records or file regions), and the bytes it does not
 // carry are taken back from the fetch quota. Followers are not charged
 // (replication has its own quotas).
-void ThrottleConsumer(BrokerContext& ctx, net::Request& request, FetchResponse& resp,
+bool ThrottleConsumer(BrokerContext& ctx, net::Request& request, FetchResponse& resp,
                       ReadTally& tally) {
   const int32_t request_throttle = net::ChargeRequestTime(request);
   const auto bytes = static_cast<size_t>(tally.bytes);
   const int32_t bandwidth_throttle = ChargeFetch(ctx, request, bytes);
   const int32_t throttle = std::max(request_throttle, bandwidth_throttle);
-  if (throttle == 0) return;
+  if (throttle == 0) return false;
   UnchargeFetch(ctx, request, bytes);
   resp = FetchResponse{};
   resp.throttle_time_ms = throttle;
   tally = ReadTally{};
+  return true;
 }
 
+// The fetch's session, if it has one (Fetch v7+ on a broker that keeps them).
+struct SessionOfFetch {
+  FetchSessionCache* cache = nullptr;
+  FetchSessionContext context;
+};
+
 // The response to send (empty when the consumer is throttled), counted.
-std::optional<Bytes> Respond(BrokerContext& ctx, net::Request& request, FetchResponse& resp,
-                             const Fetcher& fetcher, ReadTally tally) {
-  if (!fetcher.replica) ThrottleConsumer(ctx, request, resp, tally);
+std::optional<Bytes> Respond(BrokerContext& ctx, net::Request& request, const FetchRequest& req,
+                             FetchResponse& resp, const Fetcher& fetcher, ReadTally tally,
+                             const SessionOfFetch& session) {
+  const bool throttled = !fetcher.replica && ThrottleConsumer(ctx, request, resp, tally);
+  if (session.cache != nullptr) {
+    session.cache->Finish(session.context, req, resp, throttled, ctx.clock->MonotonicMs());
+  }
   CountSent(ctx, resp, fetcher);
   FetchProbe& probe = Probe();
   if (fetcher.replica && tally.bytes > 0) {
@@ -571,6 +584,17 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
   FetchRequest& req = decoded.value();
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(req.max_wait_ms, 0));
+  SessionOfFetch session;
+  if (ctx.fetch_sessions != nullptr && request.header.api_version >= 7) {
+    session.cache = ctx.fetch_sessions;
+    // An incremental fetch's partitions become all of its session's.
+    session.context = session.cache->Begin(req, req.replica_id >= 0, ctx.clock->MonotonicMs());
+    if (session.context.error != ErrorCode::kNone) {
+      FetchResponse resp;
+      session.cache->Finish(session.context, req, resp, false, ctx.clock->MonotonicMs());
+      co_return EncodeResponse(request, resp, &request.response_splices);
+    }
+  }
   std::vector<TopicPartition> partitions;
   for (const auto& t : req.topics) {
     for (const auto& p : t.partitions) partitions.push_back({t.topic, p.partition});
@@ -611,7 +635,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     auto now = std::chrono::steady_clock::now();
     if (tally.bytes >= req.min_bytes || tally.answer_now || fetcher.all_denied || now >= deadline ||
         partitions.empty()) {
-      co_return Respond(ctx, request, resp, fetcher, tally);
+      co_return Respond(ctx, request, req, resp, fetcher, tally, session);
     }
     auto waiter = ctx.notifier.Register(co_await asio::this_coro::executor, partitions);
     if (!HasNewData(ctx, req, fetcher, end_offsets)) {
@@ -623,7 +647,7 @@ asio::awaitable<HandlerResult> HandleFetch(BrokerContext& ctx, net::Request& req
     ctx.notifier.Unregister(waiter);
     if (std::chrono::steady_clock::now() >= deadline &&
         !HasNewData(ctx, req, fetcher, end_offsets)) {
-      co_return Respond(ctx, request, resp, fetcher, tally);
+      co_return Respond(ctx, request, req, resp, fetcher, tally, session);
     }
   }
 }
