@@ -76,6 +76,8 @@ storage::LogConfig ResolveLogConfig(const config::BrokerConfig& broker,
   c.flush_ms = num("flush.ms");
   c.max_message_bytes = static_cast<int32_t>(num("max.message.bytes"));
   c.message_timestamp_log_append = get("message.timestamp.type") == "LogAppendTime";
+  c.message_timestamp_before_max_ms = num("message.timestamp.before.max.ms");
+  c.message_timestamp_after_max_ms = num("message.timestamp.after.max.ms");
   c.cleanup_delete = get("cleanup.policy").find("delete") != std::string::npos;
   c.compacted = get("cleanup.policy").find("compact") != std::string::npos;
   c.delete_retention_ms = num("delete.retention.ms");

@@ -23,6 +23,17 @@ using Clock = std::chrono::steady_clock;
 // first with DivergingEpoch.
 constexpr int16_t kFetchVersion = 12;
 
+// Follower fetch requests by session kind (KIP-227).
+metrics::Counter& FetchRequests(bool incremental) {
+  static metrics::Counter& full = metrics::Global().GetCounter(
+      "strata_replica_fetch_requests_total", "Fetch requests this broker sent to its leaders",
+      {{"kind", "full"}});
+  static metrics::Counter& incr = metrics::Global().GetCounter(
+      "strata_replica_fetch_requests_total", "Fetch requests this broker sent to its leaders",
+      {{"kind", "incremental"}});
+  return incremental ? incr : full;
+}
+
 metrics::Counter& FetchedBytes() {
   static metrics::Counter& c = metrics::Global().GetCounter(
       "strata_replica_fetched_bytes_total", "Bytes this broker appended from its leaders");
@@ -162,18 +173,31 @@ asio::awaitable<bool> ReplicaFetcher::FetchOnce() {
     }
     co_return true;
   }
+  // Only what changed since the last round, once the leader keeps a session.
+  const std::vector<FetchRequest::Topic> wanted = std::move(req.topics);
+  session_.Build(wanted, req);
+  FetchRequests(session_.last_was_incremental()).Add(1);
   Bytes body;
   protocol::Encode(req, kFetchVersion, /*flexible=*/true, body);
   auto deadline = Clock::now() + options_.timeout + std::chrono::milliseconds(req.max_wait_ms);
   auto response =
       co_await CallLeader(FetchRequest::kApiKey, kFetchVersion, std::move(body), deadline, "fetch");
-  if (!response) co_return false;
+  if (!response) {
+    session_.OnFailure();
+    co_return false;
+  }
   // The records point into the response frame, which lives until the end.
   auto decoded = protocol::Decode<FetchResponse>(response->body(), kFetchVersion, true);
   if (!decoded.ok()) {
+    session_.OnFailure();
     Log()->warn("{}: unreadable fetch response from {}:{}: {}", name_, host_, port_,
                 decoded.error().message);
     co_return false;
+  }
+  session_.OnResponse(*decoded);
+  if (decoded->error_code == Code(protocol::ErrorCode::kFetchSessionIdNotFound) ||
+      decoded->error_code == Code(protocol::ErrorCode::kInvalidFetchSessionEpoch)) {
+    co_return true;  // the session is gone (a restarted leader): a full fetch at once
   }
   if (decoded->error_code != 0) {
     Log()->warn("{}: fetch from {}:{} answered error {}", name_, host_, port_, decoded->error_code);

@@ -35,6 +35,7 @@
 #include "base/offset.h"
 #include "net/client.h"
 #include "protocol/messages/fetch.h"
+#include "replication/fetch_session_client.h"
 #include "replication/follower_replica.h"
 #include "replication/replication_throttle.h"
 #include "storage/log.h"
@@ -160,6 +161,7 @@ class ReplicaFetcher {
   std::unique_ptr<net::Client> client_;
   mutable std::mutex mu_;
   std::map<Key, Entry> partitions_;
+  FetchSessionClient session_;  // used by the fetch loop only
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> bytes_fetched_{0};
   std::atomic<int64_t> truncations_{0};

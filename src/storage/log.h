@@ -40,6 +40,10 @@ struct LogConfig {
   int64_t flush_ms = INT64_MAX;               // flush.ms
   int32_t max_message_bytes = 1048588;        // max.message.bytes
   bool message_timestamp_log_append = false;  // message.timestamp.type=LogAppendTime
+  // How far a CreateTime record's timestamp may lie before or after the
+  // broker's clock (message.timestamp.before/after.max.ms).
+  int64_t message_timestamp_before_max_ms = INT64_MAX;
+  int64_t message_timestamp_after_max_ms = 3600000;
   bool cleanup_delete = true;                 // cleanup.policy contains "delete"
   // Compaction (cleanup.policy contains "compact"); see cleaner.h. The
   // produce path must reject records without a key when `compacted`

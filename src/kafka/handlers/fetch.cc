@@ -16,7 +16,6 @@
 #include "protocol/messages/fetch.h"
 
 #include <algorithm>
-#include <asio/experimental/as_tuple.hpp>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -27,6 +26,7 @@
 #include "kafka/authorization.h"
 #include "kafka/error_mapping.h"
 #include "kafka/fetch_session.h"
+#include "kafka/handlers/fetch_remote.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/quota_charge.h"
 #include "protocol/error_code.h"
@@ -39,21 +39,6 @@ namespace {
 using protocol::ErrorCode;
 using protocol::FetchRequest;
 using protocol::FetchResponse;
-
-// A partition whose fetch offset is only in remote storage; answered after
-// the local reads (indexes into FetchResponse::responses / partitions).
-struct RemoteRead {
-  size_t topic_index = 0;
-  size_t partition_index = 0;
-  std::optional<TopicPartition> tp;  // set when the read goes to remote storage
-  Offset offset;
-  int32_t max_bytes = 0;
-  Offset readable_end;       // the read stops below it (a follower's high watermark)
-  bool as_follower = false;  // for a consumer, from a partition this broker follows
-  bool read_committed = false;
-  Result<tiered::RemoteRange> result = tiered::RemoteRange{};
-  std::vector<storage::AbortedTxn> aborted;  // read_committed: the remote segments' aborts
-};
 
 // Whether the fetch is a follower's (Fetch's replica id), and which; for a
 // consumer, whether a follower may serve it and the client's rack.
@@ -76,14 +61,6 @@ struct Fetcher {
   // Every topic denied: nothing to wait for, the answer goes at once (as
   // Kafka's, which sends only the errors when no partition is left to read).
   bool all_denied = false;
-};
-
-// What a read of the partitions came to.
-struct ReadTally {
-  int64_t bytes = 0;           // record bytes in the response
-  int64_t follower_bytes = 0;  // ... from partitions this broker follows
-  bool as_follower = false;    // a partition was read as a follower
-  bool answer_now = false;     // an error, a divergence or a preferred read replica
 };
 
 // How much of a partition one fetch reads, and up to where.
@@ -381,114 +358,6 @@ bool HasNewData(BrokerContext& ctx, const FetchRequest& req, const Fetcher& fetc
     }
   }
   return false;
-}
-
-// Reserves what the remote reads may return within
-// strata.remote.fetch.max.bytes, waiting (suspended, in short steps) while
-// other fetches' reads hold it. Returns the bytes reserved.
-asio::awaitable<uint64_t> ReserveRemoteReadBytes(tiered::RemoteLogManager* rlm,
-                                                 const std::vector<RemoteRead>& reads) {
-  uint64_t want = 0;
-  for (const RemoteRead& r : reads) want += uint64_t(std::max(r.max_bytes, 0));
-  tiered::ReadBudget& budget = rlm->read_budget();
-  const uint64_t grant = budget.Grant(want);
-  if (budget.TryAcquire(grant)) co_return grant;
-  budget.CountWait();
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  do {
-    timer.expires_after(std::chrono::milliseconds(5));
-    co_await timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
-  } while (!budget.TryAcquire(grant));
-  co_return grant;
-}
-
-// Runs the remote reads on the reader pool, all partitions at once, and
-// resumes when every one has answered. Completions are posted back to this
-// coroutine's strand, so `left` needs no lock; the timer is only a wake-up.
-asio::awaitable<void> RunRemoteReads(tiered::RemoteLogManager* rlm,
-                                     std::vector<RemoteRead>& reads) {
-  const uint64_t reserved = co_await ReserveRemoteReadBytes(rlm, reads);
-  struct Pending {
-    explicit Pending(asio::any_io_executor e, size_t n) : timer(e), left(n) {}
-    asio::steady_timer timer;
-    size_t left;
-    std::vector<Result<tiered::RemoteRange>> results;
-    std::vector<std::vector<storage::AbortedTxn>> aborted;
-  };
-  auto executor = co_await asio::this_coro::executor;
-  auto pending = std::make_shared<Pending>(executor, reads.size());
-  pending->results.resize(reads.size(), tiered::RemoteRange{});
-  pending->aborted.resize(reads.size());
-  pending->timer.expires_at(asio::steady_timer::time_point::max());
-  for (size_t i = 0; i < reads.size(); ++i) {
-    asio::post(rlm->reader_pool(),
-               [rlm, pending, executor, i, tp = *reads[i].tp, offset = reads[i].offset,
-                max = reads[i].max_bytes, committed = reads[i].read_committed,
-                end = reads[i].readable_end] {
-                 pending->results[i] = rlm->ReadRange(tp, offset, max, end);
-                 if (pending->results[i].ok() && committed) {
-                   // Records without the aborted transactions they hold would show a
-                   // read_committed consumer aborted data: then none.
-                   auto aborted = rlm->AbortedTransactions(tp, offset, end);
-                   if (aborted.ok()) {
-                     pending->aborted[i] = std::move(aborted).value();
-                   } else {
-                     pending->results[i] = aborted.take_error();
-                   }
-                 }
-                 asio::post(executor, [pending] {
-                   if (--pending->left == 0) pending->timer.cancel();
-                 });
-               });
-  }
-  while (pending->left > 0) {
-    co_await pending->timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
-  }
-  rlm->read_budget().Release(reserved);
-  for (size_t i = 0; i < reads.size(); ++i) {
-    reads[i].result = std::move(pending->results[i]);
-    reads[i].aborted = std::move(pending->aborted[i]);
-  }
-}
-
-// Adds `aborted` to a response's list, once each: a segment held both
-// remote and local (not yet deleted locally) is reported by both.
-void AddAborted(const std::vector<storage::AbortedTxn>& aborted,
-                std::vector<FetchResponse::AbortedTransaction>& out) {
-  for (const storage::AbortedTxn& txn : aborted) {
-    const FetchResponse::AbortedTransaction entry{txn.producer_id, txn.first_offset.value()};
-    if (std::find(out.begin(), out.end(), entry) == out.end()) out.push_back(entry);
-  }
-}
-
-// Puts the remote reads' batches (or a retriable KAFKA_STORAGE_ERROR) into
-// `resp`, and tallies them. The budget reserved for them is counted in
-// tally.bytes already: what they did not fill is given back.
-asio::awaitable<void> ReadRemote(BrokerContext& ctx, std::vector<RemoteRead>& reads,
-                                 FetchResponse& resp, ReadTally& tally) {
-  co_await RunRemoteReads(ctx.topics.remote(), reads);
-  for (RemoteRead& r : reads) {
-    tally.bytes -= r.max_bytes;
-    auto& out = resp.responses[r.topic_index].partitions[r.partition_index];
-    if (!r.result.ok()) {
-      // Retention removed it meanwhile: out of range (a consumer of a
-      // follower goes back to the leader); a store outage (or an open
-      // breaker): KAFKA_STORAGE_ERROR, which clients retry.
-      out.error_code =
-          Code(r.result.error().code == Errc::kNotFound ? ErrorCode::kOffsetOutOfRange
-                                                        : ErrorCode::kKafkaStorageError);
-      tally.answer_now = true;
-      continue;
-    }
-    if (r.read_committed && out.aborted_transactions)
-      AddAborted(r.aborted, *out.aborted_transactions);
-    const auto n = static_cast<int64_t>(r.result->size());
-    tally.bytes += n;
-    if (r.as_follower) tally.follower_bytes += n;
-    for (FileRegion& region : std::move(r.result).value().TakeRegions()) {
-      out.records.Send(std::move(region));
-    }
-  }
 }
 
 // Fetch metrics (Kafka's names where it has them).

@@ -17,6 +17,7 @@
 #include "kafka/error_mapping.h"
 #include "kafka/handlers/handlers.h"
 #include "kafka/quota_charge.h"
+#include "kafka/record_checks.h"
 #include "kafka/txn_verification.h"
 #include "protocol/error_code.h"
 #include "protocol/records.h"
@@ -139,22 +140,18 @@ void ProducePartition(BrokerContext& ctx, const std::string& topic, const broker
     SetError(out, ProduceErrorCode(batches.error().code), batches.error().message);
     return;
   }
-  if (info->log_config.compacted) {
-    // Kafka rejects keyless records on compacted topics: they could never be
-    // compacted. Only compacted topics pay for this second pass.
-    for (const auto& b : *batches) {
-      Status st = protocol::ForEachRecord(
-          b.header, ByteView(in.records.view).subspan(b.position, b.size),
-          limits.max_decompressed_bytes, [](const protocol::Record& r) -> Status {
-            if (!r.key)
-              return MakeError(Errc::kInvalidArgument,
-                               "Compacted topic cannot accept message without key");
-            return Status::Ok();
-          });
-      if (!st.ok()) {
-        SetError(out, ErrorCode::kInvalidRecord, st.error().message);
-        return;
-      }
+  for (const auto& b : *batches) {
+    auto rejected =
+        CheckRecords(b.header, ByteView(in.records.view).subspan(b.position, b.size),
+                     info->log_config, tp, ctx.clock->NowMs(), limits.max_decompressed_bytes);
+    if (!rejected.ok()) {
+      SetError(out, ProduceErrorCode(rejected.error().code), rejected.error().message);
+      return;
+    }
+    if (rejected->code != ErrorCode::kNone) {  // KIP-467: the records at fault are named
+      SetError(out, rejected->code, std::move(rejected->message));
+      out.record_errors = std::move(rejected->errors);
+      return;
     }
   }
   if (batches->size() != 1) {
