@@ -47,6 +47,7 @@
 #include "protocol/messages/sasl_handshake.h"
 #include "protocol/messages/sync_group.h"
 #include "protocol/messages/txn_offset_commit.h"
+#include "protocol/messages/telemetry.h"
 #include "protocol/messages/unregister_broker.h"
 #include "protocol/messages/user_scram_credentials.h"
 #include "protocol/messages/write_txn_markers.h"
@@ -70,6 +71,7 @@ using AllRequests = RequestList<
     AddOffsetsToTxnRequest, EndTxnRequest, TxnOffsetCommitRequest, DescribeTransactionsRequest,
     ListTransactionsRequest, SaslHandshakeRequest, SaslAuthenticateRequest,
     DescribeUserScramCredentialsRequest, AlterUserScramCredentialsRequest, DescribeAclsRequest,
-    CreateAclsRequest, DeleteAclsRequest, DescribeClientQuotasRequest, AlterClientQuotasRequest>;
+    CreateAclsRequest, DeleteAclsRequest, DescribeClientQuotasRequest, AlterClientQuotasRequest,
+    GetTelemetrySubscriptionsRequest, PushTelemetryRequest>;
 
 }  // namespace strata::protocol

@@ -516,6 +516,16 @@ void Fill(DescribeClusterResponse& m, int16_t v, bool nulls) {
 }
 
 void Fill(UnregisterBrokerRequest& m, int16_t, bool) { m.broker_id = 7; }
+void Fill(GetTelemetrySubscriptionsRequest& m, int16_t, bool nulls) {
+  if (!nulls) m.client_instance_id[3] = 9;  // zero (first request) with "nulls"
+}
+void Fill(PushTelemetryRequest& m, int16_t, bool nulls) {
+  m.client_instance_id[0] = 1;
+  m.subscription_id = 42;
+  m.terminating = nulls;
+  m.compression_type = 4;
+  m.metrics = nulls ? Bytes{} : Bytes{1, 2, 3};
+}
 void Fill(UnregisterBrokerResponse& m, int16_t, bool nulls) {
   m.throttle_time_ms = 5;
   m.error_code = 102;
@@ -1312,7 +1322,7 @@ TEST(MessagesGolden, FetchResponseV12) {
 
 TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   const auto& apis = SupportedApis();
-  ASSERT_EQ(apis.size(), 51u);
+  ASSERT_EQ(apis.size(), 53u);
   for (size_t i = 1; i < apis.size(); ++i) EXPECT_LT(apis[i - 1].key, apis[i].key);
   const ApiRange* md = FindApi(3);
   ASSERT_NE(md, nullptr);
@@ -1333,6 +1343,10 @@ TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   EXPECT_EQ(sasl->max, 2);
   EXPECT_EQ(sasl->first_flexible, 2);
   EXPECT_FALSE(RequestIsFlexible(17, 1));  // SaslHandshake is never flexible
+  const ApiRange* telemetry = FindApi(71);  // KIP-714
+  ASSERT_NE(telemetry, nullptr);
+  EXPECT_EQ(telemetry->max, 0);
+  EXPECT_EQ(telemetry->first_flexible, 0);
   EXPECT_EQ(FindApi(4), nullptr);          // LeaderAndIsr: not a client API
   EXPECT_EQ(FindApi(-1), nullptr);
   EXPECT_EQ(FindApi(1000), nullptr);

@@ -191,3 +191,38 @@ def test_followers_fetch_incrementally_and_replicate_every_record(tmp_path, brok
         for b in brokers:
             b.stop()
         etcd.stop_all()
+
+
+def test_client_telemetry_is_answered_with_an_empty_subscription(broker_factory):
+    """KIP-714: Java clients ask GetTelemetrySubscriptions (and would otherwise log that the
+    broker lacks it); Strata gives an instance id and a subscription of no metrics."""
+    b, admin = session_broker(broker_factory)
+    w = rawkafka.Writer(flexible=True)
+    w.raw(bytes(16)).tags()  # a zero client instance id: the first request
+    with rawkafka.Conn(b.bootstrap) as c:
+        c.send(rawkafka.request(71, 0, 41, bytes(w.buf), flexible_header=True))
+        cid, body = c.recv_frame()
+        r = rawkafka.Reader(body, flexible=True)
+        r.skip_tags()  # response header
+        r.i32()
+        error, instance = r.i16(), r._take(16)
+        r.i32()  # subscription id
+        compressions = r.array_len()
+        push_ms, max_bytes, _delta = r.i32(), r.i32(), r.i8()
+        metrics = r.array_len()
+        assert (cid, error, compressions, metrics) == (41, 0, 0, 0)
+        assert instance != bytes(16) and push_ms > 0 and max_bytes > 0
+        p = rawkafka.Writer(flexible=True)
+        p.raw(instance).i32(0).i8(1).i8(0).uvarint(1).tags()  # terminating, no metrics bytes
+        c.send(rawkafka.request(72, 0, 42, bytes(p.buf), flexible_header=True))
+        cid, body = c.recv_frame()
+        r = rawkafka.Reader(body, flexible=True)
+        r.skip_tags()
+        r.i32()
+        assert (cid, r.i16()) == (42, 0)
+    topic = kit.unique_topic("telemetry")
+    kit.create_topic(b.bootstrap, topic, 1)
+    out = run_java(b.bootstrap, topic, "none", records=10, partitions=1)
+    assert "consumed=10 mismatches=0" in out, out
+    assert "telemetry" not in out.lower(), out[-3000:]
+    assert counter(admin, 'strata_requests_total{api="GetTelemetrySubscriptions"}') >= 3

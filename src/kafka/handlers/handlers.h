@@ -32,6 +32,8 @@ HandlerResult HandleIncrementalAlterConfigs(BrokerContext& ctx, net::Request& re
 HandlerResult HandleDescribeCluster(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeQuorum(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleUnregisterBroker(BrokerContext& ctx, net::Request& request);
+HandlerResult HandleGetTelemetrySubscriptions(BrokerContext& ctx, net::Request& request);
+HandlerResult HandlePushTelemetry(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleAlterPartitionReassignments(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleListPartitionReassignments(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleDescribeLogDirs(BrokerContext& ctx, net::Request& request);
