@@ -154,8 +154,11 @@ def test_sessions_on_the_wire(broker_factory):
     assert counter(admin, "strata_fetch_session_errors_total") == 3
 
 
+PARTITIONS_FOLLOWED = 1000
+
+
 def test_followers_fetch_incrementally_and_replicate_every_record(tmp_path, broker_factory):
-    """Three brokers, 30 partitions of three replicas: followers keep a session with each leader
+    """Three brokers, 1,000 partitions of three replicas: followers keep a session with each leader
     and send incremental fetches; with one slot per broker some fetchers get no session and
     fetch in full. Either way every acknowledged record is on every replica."""
     from test_cluster import metadata, start_cluster
@@ -166,10 +169,11 @@ def test_followers_fetch_incrementally_and_replicate_every_record(tmp_path, brok
         topic = kit.unique_topic("sessions-followers")
         from confluent_kafka.admin import NewTopic
         a = kit.admin(brokers[0].bootstrap)
-        a.create_topics([NewTopic(topic, 30, 3)])[topic].result(timeout=30)
-        wait_until(lambda: all(len(r) == 3 for r in isr(brokers[0], topic).values()), 60,
+        a.create_topics([NewTopic(topic, PARTITIONS_FOLLOWED, 3)])[topic].result(timeout=60)
+        wait_until(lambda: all(len(r) == 3 for r in isr(brokers[0], topic).values()), 120,
                    "full ISRs", lambda: isr(brokers[0], topic))
-        recs = kit.make_records(3000, 30, seed=71, tag="followers")
+        recs = kit.make_records(3 * PARTITIONS_FOLLOWED, PARTITIONS_FOLLOWED, seed=71,
+                                tag="followers")
         kit.produce_confluent(brokers[0].bootstrap, topic, recs, extra={"acks": "all"})
         admins = [int(b.config["strata.admin.listener"].rsplit(":", 1)[1]) for b in brokers]
 
@@ -178,11 +182,12 @@ def test_followers_fetch_incrementally_and_replicate_every_record(tmp_path, brok
         wait_until(lambda: all(incremental(p) > 10 for p in admins[:2]), 60,
                    "followers' incremental fetches", lambda: [incremental(p) for p in admins])
         assert counter(admins[2], "strata_fetch_sessions") <= 1
-        kit.assert_same_records(recs, kit.consume_confluent(brokers[1].bootstrap, topic, 30))
+        kit.assert_same_records(recs, kit.consume_confluent(brokers[1].bootstrap, topic,
+                                                            PARTITIONS_FOLLOWED))
 
         def log_bytes(b, p: int) -> bytes:
             return b"".join(f.read_bytes() for f in sorted(b.partition_dir(topic, p).glob("*.log")))
-        for p in range(30):  # every replica holds the leader's bytes
+        for p in range(PARTITIONS_FOLLOWED):  # every replica holds the leader's bytes
             wait_until(lambda: len({log_bytes(b, p) for b in brokers}) == 1, 30,
                        f"partition {p} identical on all replicas",
                        lambda: [len(log_bytes(b, p)) for b in brokers])
