@@ -47,6 +47,20 @@ def main() -> None:
         "describe_log_dirs_v4_all": frame(35, 4, bytes(rk.Writer(True).uvarint(0).tags().buf),
                                           True),
     }
+    # Fetch v7, incremental (session 7, epoch 3): t-0 changed, u-1 forgotten.
+    seeds["fetch_v7_incremental"] = frame(1, 7, bytes(
+        rk.Writer().i32(-1).i32(500).i32(1).i32(1 << 20).i8(0).i32(7).i32(3)
+        .array([0], lambda w, _: w.string("t").array(
+            [0], lambda w2, p: w2.i32(p).i64(42).i64(-1).i32(1 << 20)))
+        .array([0], lambda w, _: w.string("u").array([1], lambda w2, p: w2.i32(p))).buf))
+    # Produce v8 of a keyless record (refused with record errors on a compacted topic).
+    keyless = rk.record_batch([(None, b"no key", [])], 1_700_000_000_000)
+    seeds["produce_v8_keyless"] = frame(0, 8, rk.produce_body(8, "t", 0, keyless, acks=1))
+    # GetTelemetrySubscriptions v0 (first request: zero instance id) and PushTelemetry v0.
+    seeds["get_telemetry_subscriptions_v0"] = frame(71, 0, bytes(16) + b"\x00", True)
+    seeds["push_telemetry_v0"] = frame(72, 0, bytes(
+        rk.Writer(True).raw(bytes(range(16))).i32(9).boolean(False).i8(0)
+        .bytes_(b"metrics").tags().buf), True)
     # WriteTxnMarkers v1: one COMMIT marker for t-0 and t-1 (flexible from v1).
     seeds["write_txn_markers_v1"] = frame(27, 1, bytes(
         rk.Writer(True).array([0], lambda w, _: w.i64(4242).i16(3).boolean(True)
