@@ -19,6 +19,15 @@ std::vector<NodeId> Touched(const Move& m, ReassignmentPort& port) {
   return ids;
 }
 
+// The first broker the move puts a replica on that is not registered now:
+// such a move cannot finish (its new replica never joins the ISR).
+std::optional<NodeId> GoneTarget(const Move& m, ReassignmentPort& port) {
+  for (NodeId id : m.replicas_after) {
+    if (!port.Live(id)) return id;
+  }
+  return std::nullopt;
+}
+
 bool SameSet(std::vector<NodeId> a, std::vector<NodeId> b) {
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
@@ -97,6 +106,11 @@ std::vector<MoveOutcome> Executor::Execute(
         return busy[id] < options_.per_broker_concurrency;
       });
       if (!room) break;
+      if (auto gone = GoneTarget(moves[next], port)) {
+        finish(next, MoveOutcome::Result::kSkipped,
+               fmt::format("broker {} is not registered", gone->value()), port.NowMs());
+        continue;
+      }
       for (NodeId id : ids) busy[id]++;
       counted[next] = std::move(ids);
       const int64_t now = port.NowMs();
@@ -114,8 +128,16 @@ std::vector<MoveOutcome> Executor::Execute(
     port.Sleep(options_.poll_interval);
     for (auto it = running.begin(); it != running.end();) {
       std::string detail;
+      std::optional<NodeId> gone;
       if (Finished(moves[it->index], port, &detail)) {
         finish(it->index, MoveOutcome::Result::kDone, detail, it->started_ms);
+        it = running.erase(it);
+      } else if ((gone = GoneTarget(moves[it->index], port))) {
+        Status st = port.Cancel(moves[it->index].topic, moves[it->index].partition);
+        finish(it->index, MoveOutcome::Result::kCancelled,
+               fmt::format("broker {} left the cluster{}", gone->value(),
+                           st.ok() ? ", cancelled" : ": cancelling: " + st.error().message),
+               it->started_ms);
         it = running.erase(it);
       } else if (port.NowMs() - it->started_ms > options_.move_timeout_ms) {
         Status st = port.Cancel(moves[it->index].topic, moves[it->index].partition);

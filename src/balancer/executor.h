@@ -16,10 +16,14 @@
 //
 // Moves run in waves: at most `per_broker_concurrency` at once touching any
 // one live broker (a dead broker's replicas, re-placed by self-healing, are
-// all moved off it at the pace of the brokers that take them). Each must finish within
-// `move_timeout_ms`, or it is cancelled (the original replicas come back) and counted as failed; a
-// failed start is skipped. Between waves `should_stop` is asked (pause, lost controllership): moves
-// already started finish, nothing new starts.
+// all moved off it at the pace of the brokers that take them). Each must
+// finish within `move_timeout_ms`, or it is cancelled (the original
+// replicas come back) and counted as failed; a failed start is skipped. A
+// move onto a broker that is not registered is skipped, and one running
+// when a broker it moves onto leaves is cancelled: it could only time out.
+// Between waves `should_stop` is asked (pause, lost controllership, a
+// broker gone since the plan was made): moves already started finish,
+// nothing new starts.
 //
 // Thread-safety: one Execute at a time, on the caller's thread, which it
 // blocks until done.

@@ -140,6 +140,33 @@ TEST(ExecutorTest, AMoveThatDoesNotFinishIsCancelled) {
   EXPECT_EQ(c.log.back(), "cancel t");
 }
 
+TEST(ExecutorTest, AMoveOntoABrokerThatLeavesIsCancelledAndOneOntoAGoneBrokerSkipped) {
+  FakeCluster c;
+  c.polls_to_finish = 0;  // nothing finishes on its own
+  c.parts[{"a", 0}] = {{NodeId(1), NodeId(2)}, NodeId(1), {}, -1};
+  c.parts[{"b", 0}] = {{NodeId(1), NodeId(2)}, NodeId(1), {}, -1};
+  Executor e({.per_broker_concurrency = 1, .move_timeout_ms = 300'000});
+  // "a" starts onto broker 4, which then dies; "b" (waiting for room on
+  // broker 1) would go onto broker 4 too.
+  int polls = 0;
+  auto outcomes = e.Execute(
+      {ReplicaMove("a", {1, 2}, {4, 2}), ReplicaMove("b", {1, 2}, {2, 4})}, c,
+      [&] {
+        if (++polls == 2) c.dead.insert(NodeId(4));
+        return false;
+      },
+      [] { return false; }, nullptr);
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_EQ(outcomes[0].move.topic, "a");
+  EXPECT_EQ(outcomes[0].result, MoveOutcome::Result::kCancelled) << outcomes[0].detail;
+  EXPECT_NE(outcomes[0].detail.find("broker 4 left"), std::string::npos) << outcomes[0].detail;
+  EXPECT_EQ(outcomes[1].move.topic, "b");
+  EXPECT_EQ(outcomes[1].result, MoveOutcome::Result::kSkipped) << outcomes[1].detail;
+  // Long before the move timeout: the executor did not wait on it.
+  EXPECT_LT(c.now, 10'000);
+  EXPECT_EQ(c.log, (std::vector<std::string>{"reassign a", "cancel a"}));
+}
+
 TEST(ExecutorTest, StoppingStartsNothingNewAndFinishesWhatRuns) {
   FakeCluster c;
   std::vector<Move> moves;

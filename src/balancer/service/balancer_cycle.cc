@@ -253,8 +253,11 @@ void BalancerService::Cycle(bool balance) {
   }
   Port port(metadata_, controller_);
   moves_in_flight_ = static_cast<int64_t>(plan.moves.size());
+  std::set<NodeId> live_at_plan;
+  for (const auto& b : metadata_.view().Brokers()) live_at_plan.insert(b.registration.node_id);
+  bool left_logged = false;
   executor_.Execute(
-      plan.moves, port, [this] { return ShouldStop(); },
+      plan.moves, port, [&] { return ShouldStop() || BrokerLeftSince(live_at_plan, left_logged); },
       [this] {
         std::lock_guard lock(wake_mu_);
         return stopping_;

@@ -157,6 +157,19 @@ bool BalancerService::ShouldStop() {
   return stopping_ || paused() || !controller_.active();
 }
 
+bool BalancerService::BrokerLeftSince(const std::set<cluster::NodeId>& live_at_plan, bool& logged) {
+  for (cluster::NodeId id : live_at_plan) {
+    if (metadata_.view().Broker(id)) continue;
+    if (!logged) {
+      Log()->info("balancer: broker {} left since the plan was made: nothing more of it starts",
+                  id.value());
+      logged = true;
+    }
+    return true;
+  }
+  return false;
+}
+
 bool BalancerService::TrackGoneBrokers(int64_t now_ms) {
   std::set<cluster::NodeId> live;
   for (const auto& b : metadata_.view().Brokers()) live.insert(b.registration.node_id);

@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -139,6 +140,9 @@ class BalancerService {
   // partition); a failure is logged, at most once a minute.
   void Audit(const std::string& key, nlohmann::json record);
   bool ShouldStop();
+  // Whether a broker of `live_at_plan` is no longer registered: the plan
+  // was made for a cluster that is gone (logged once per plan).
+  bool BrokerLeftSince(const std::set<cluster::NodeId>& live_at_plan, bool& logged);
 
   cluster::Metadata& metadata_;
   cluster::Controller& controller_;
