@@ -61,6 +61,19 @@ def main() -> None:
     seeds["push_telemetry_v0"] = frame(72, 0, bytes(
         rk.Writer(True).raw(bytes(range(16))).i32(9).boolean(False).i8(0)
         .bytes_(b"metrics").tags().buf), True)
+    # ConsumerGroupHeartbeat v1: a join (epoch 0, topics, empty owned partitions) and a
+    # heartbeat owning t's partitions 0 and 2; ConsumerGroupDescribe v1 of one group.
+    seeds["consumer_group_heartbeat_v1_join"] = frame(68, 1, bytes(
+        rk.Writer(True).string("g").string("m-1").i32(0).string(None).string("r1").i32(300000)
+        .array(["t"], lambda w, t: w.string(t)).string(None).string("uniform")
+        .array([], lambda w, _: w).tags().buf), True)
+    seeds["consumer_group_heartbeat_v1_owned"] = frame(68, 1, bytes(
+        rk.Writer(True).string("g").string("m-1").i32(3).string(None).string(None).i32(-1)
+        .uvarint(0).string(None).string(None)
+        .array([0], lambda w, _: w.raw(bytes(range(16))).array([0, 2], lambda w2, p: w2.i32(p))
+               .tags()).tags().buf), True)
+    seeds["consumer_group_describe_v1"] = frame(69, 1, bytes(
+        rk.Writer(True).array(["g"], lambda w, g: w.string(g)).boolean(True).tags().buf), True)
     # WriteTxnMarkers v1: one COMMIT marker for t-0 and t-1 (flexible from v1).
     seeds["write_txn_markers_v1"] = frame(27, 1, bytes(
         rk.Writer(True).array([0], lambda w, _: w.i64(4242).i16(3).boolean(True)

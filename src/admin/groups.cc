@@ -12,6 +12,9 @@ json GroupsJson(kafka::BrokerContext& ctx) {
   coordinator::GroupCoordinator* gc = ctx.group_coordinator;
   if (gc == nullptr) return out;
   for (const auto& listed : gc->ListGroups({})) {
+    // A KIP-848 group describes itself through ConsumerGroupDescribe.
+    const auto modern = gc->DescribeConsumerGroup(listed.group_id);
+    const bool consumer_group = modern.error_code == 0;
     const auto described = gc->DescribeGroup(listed.group_id);
     const auto offsets = gc->FetchOffsets(listed.group_id, std::nullopt);
     json partitions = json::array();
@@ -35,10 +38,11 @@ json GroupsJson(kafka::BrokerContext& ctx) {
       }
     }
     out.push_back({{"group", listed.group_id},
-                   {"state", described.group_state},
-                   {"protocol_type", described.protocol_type},
-                   {"protocol", described.protocol_data},
-                   {"members", described.members.size()},
+                   {"state", listed.group_state},
+                   {"protocol_type", listed.protocol_type},
+                   {"group_protocol", consumer_group ? "consumer" : "classic"},
+                   {"protocol", consumer_group ? modern.assignor_name : described.protocol_data},
+                   {"members", consumer_group ? modern.members.size() : described.members.size()},
                    {"total_lag", total_lag},
                    {"partitions", std::move(partitions)}});
   }

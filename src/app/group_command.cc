@@ -6,6 +6,7 @@
 #include <set>
 
 #include "app/cli.h"
+#include "protocol/messages/consumer_group_describe.h"
 #include "protocol/messages/describe_groups.h"
 #include "protocol/messages/list_groups.h"
 #include "protocol/messages/list_offsets.h"
@@ -23,6 +24,8 @@ constexpr int16_t kDescribeGroupsVersion = 5;
 constexpr int16_t kOffsetFetchVersion = 7;
 constexpr int16_t kListOffsetsVersion = 7;
 constexpr int16_t kOffsetCommitVersion = 8;
+constexpr int16_t kConsumerGroupDescribeVersion = 1;
+constexpr int16_t kGroupIdNotFound = 69;
 constexpr int64_t kLatest = -1;
 constexpr int64_t kEarliest = -2;
 
@@ -135,25 +138,64 @@ Result<protocol::OffsetFetchResponse> Committed(KafkaAdmin& admin, int32_t coord
       req, kOffsetFetchVersion, coordinator);
 }
 
+// A group as the describe and reset commands need it, whichever protocol it
+// speaks: KIP-848 groups answer ConsumerGroupDescribe, classic ones (and
+// brokers without it) DescribeGroups, as Kafka's admin client asks them.
+struct GroupView {
+  std::string state;
+  std::string protocol;  // the assignor
+  size_t members = 0;
+  std::map<TopicPartition, std::string> owner;
+};
+
+Result<GroupView> ViewGroup(KafkaAdmin& admin, int32_t coordinator, const std::string& group) {
+  protocol::ConsumerGroupDescribeRequest creq;
+  creq.group_ids = {group};
+  auto c =
+      admin.Call<protocol::ConsumerGroupDescribeRequest, protocol::ConsumerGroupDescribeResponse>(
+          creq, kConsumerGroupDescribeVersion, coordinator);
+  if (c.ok() && !c->groups.empty() && c->groups.front().error_code == 0) {
+    const auto& cg = c->groups.front();
+    GroupView v{cg.group_state, cg.assignor_name, cg.members.size(), {}};
+    for (const auto& m : cg.members) {
+      for (const auto& t : m.assignment.topic_partitions) {
+        for (int32_t p : t.partitions) v.owner[{t.topic_name, p}] = m.member_id;
+      }
+    }
+    return v;
+  }
+  if (c.ok() && !c->groups.empty() && c->groups.front().error_code != kGroupIdNotFound &&
+      c->groups.front().error_code != 35 /* UNSUPPORTED_VERSION */) {
+    return MakeError(Errc::kUnavailable, DescribeError(c->groups.front().error_code, {}));
+  }
+  protocol::DescribeGroupsRequest dreq;
+  dreq.groups = {group};
+  auto d = admin.Call<protocol::DescribeGroupsRequest, protocol::DescribeGroupsResponse>(
+      dreq, kDescribeGroupsVersion, coordinator);
+  if (!d.ok()) return d.take_error();
+  if (d->groups.empty() || d->groups.front().error_code != 0) {
+    return MakeError(Errc::kInvalidArgument,
+                     DescribeError(d->groups.empty() ? -1 : d->groups.front().error_code, {}));
+  }
+  const auto& cg = d->groups.front();
+  GroupView v{cg.group_state, cg.protocol_data, cg.members.size(), {}};
+  for (const auto& m : cg.members) {
+    for (const auto& tp : DecodeAssignment(m.member_assignment)) v.owner[tp] = m.member_id;
+  }
+  return v;
+}
+
 int Describe(KafkaAdmin& admin, const CommonFlags& f, const GroupFlags& g) {
   auto coordinator = admin.GroupCoordinator(g.group);
   if (!coordinator.ok()) return Fail("group describe: " + coordinator.error().message, 1);
-  protocol::DescribeGroupsRequest dreq;
-  dreq.groups = {g.group};
-  auto d = admin.Call<protocol::DescribeGroupsRequest, protocol::DescribeGroupsResponse>(
-      dreq, kDescribeGroupsVersion, *coordinator);
-  if (!d.ok()) return Fail("group describe: " + d.error().message, kExitUnreachable);
-  if (d->groups.empty() || d->groups.front().error_code != 0) {
-    return Fail("group describe " + g.group + ": " +
-                    DescribeError(d->groups.empty() ? -1 : d->groups.front().error_code, {}),
-                kExitRefused);
+  auto view = ViewGroup(admin, *coordinator, g.group);
+  if (!view.ok()) {
+    return Fail("group describe " + g.group + ": " + view.error().message,
+                view.error().code == Errc::kInvalidArgument ? kExitRefused : kExitUnreachable);
   }
-  const auto& group = d->groups.front();
-  if (group.group_state == "Dead") return Fail("group " + g.group + " does not exist", 1);
-  std::map<TopicPartition, std::string> owner;
-  for (const auto& m : group.members) {
-    for (const auto& tp : DecodeAssignment(m.member_assignment)) owner[tp] = m.member_id;
-  }
+  const GroupView& group = *view;
+  if (group.state == "Dead") return Fail("group " + g.group + " does not exist", 1);
+  const std::map<TopicPartition, std::string>& owner = group.owner;
   auto committed = Committed(admin, *coordinator, g.group);
   if (!committed.ok()) return Fail("group describe: " + committed.error().message, 2);
   std::map<TopicPartition, int64_t> current;
@@ -180,7 +222,8 @@ int Describe(KafkaAdmin& admin, const CommonFlags& f, const GroupFlags& g) {
     const int64_t end = e == ends->end() ? -1 : e->second;
     const int64_t lag = c != current.end() && end >= 0 ? std::max<int64_t>(0, end - c->second) : -1;
     if (lag > 0) total_lag += lag;
-    const std::string member = owner.count(tp) ? owner[tp] : "";
+    auto owned_by = owner.find(tp);
+    const std::string member = owned_by == owner.end() ? "" : owned_by->second;
     parts.push_back({{"topic", tp.first},
                      {"partition", tp.second},
                      {"current_offset", c == current.end() ? json(nullptr) : json(c->second)},
@@ -192,20 +235,17 @@ int Describe(KafkaAdmin& admin, const CommonFlags& f, const GroupFlags& g) {
                lag < 0 ? "-" : std::to_string(lag), member.empty() ? "-" : member});
   }
   if (f.json()) {
-    std::cout << json{{"group", g.group},
-                      {"state", group.group_state},
-                      {"protocol", group.protocol_data},
-                      {"coordinator", *coordinator},
-                      {"members", group.members.size()},
-                      {"total_lag", total_lag},
+    std::cout << json{{"group", g.group},           {"state", group.state},
+                      {"protocol", group.protocol}, {"coordinator", *coordinator},
+                      {"members", group.members},   {"total_lag", total_lag},
                       {"partitions", parts}}
                      .dump(2)
               << "\n";
     return kExitOk;
   }
-  std::cout << "GROUP        " << g.group << "\nSTATE        " << group.group_state
-            << "\nCOORDINATOR  " << *coordinator << "\nMEMBERS      " << group.members.size()
-            << "\nTOTAL-LAG    " << total_lag << "\n\n";
+  std::cout << "GROUP        " << g.group << "\nSTATE        " << group.state << "\nCOORDINATOR  "
+            << *coordinator << "\nMEMBERS      " << group.members << "\nTOTAL-LAG    " << total_lag
+            << "\n\n";
   table.Print(std::cout);
   return kExitOk;
 }
@@ -218,12 +258,9 @@ int Reset(KafkaAdmin& admin, const CommonFlags& f, const GroupFlags& g) {
     return Fail("group reset: give one of --to-earliest, --to-latest, --to-offset", 2);
   auto coordinator = admin.GroupCoordinator(g.group);
   if (!coordinator.ok()) return Fail("group reset: " + coordinator.error().message, 1);
-  protocol::DescribeGroupsRequest dreq;
-  dreq.groups = {g.group};
-  auto d = admin.Call<protocol::DescribeGroupsRequest, protocol::DescribeGroupsResponse>(
-      dreq, kDescribeGroupsVersion, *coordinator);
-  if (!d.ok() || d->groups.empty()) return Fail("group reset: cannot describe the group", 2);
-  const std::string state = d->groups.front().group_state;
+  auto view = ViewGroup(admin, *coordinator, g.group);
+  if (!view.ok()) return Fail("group reset: cannot describe the group: " + view.error().message, 2);
+  const std::string state = view->state;
   if (g.execute && state != "Empty" && state != "Dead") {
     return Fail("group reset: group " + g.group + " is " + state +
                     ": stop its consumers first (offsets can be reset only while it is Empty)",

@@ -308,6 +308,13 @@ void ClassicGroup::RecomputeSubscribedTopics() {
 }
 
 bool ClassicGroup::IsSubscribedToTopic(const std::string& topic) const {
+  if (consumer) {
+    for (const auto& [id, m] : consumer->members()) {
+      const auto& names = m.metadata.subscribed_topic_names;
+      if (std::binary_search(names.begin(), names.end(), topic)) return true;
+    }
+    return false;
+  }
   if (subscribed_topics_) return subscribed_topics_->count(topic) > 0;
   return UsesConsumerProtocol();
 }
@@ -316,6 +323,7 @@ void ClassicGroup::RefreshNextDeadline() {
   int64_t next = std::min(timers.join_deadline_ms, timers.sync_deadline_ms);
   for (const auto& [id, m] : members_) next = std::min(next, m.heartbeat_deadline_ms);
   for (const auto& [id, deadline] : pending_members_) next = std::min(next, deadline);
+  if (consumer) next = std::min(next, consumer->NextDeadline());
   next_deadline_ms.store(next, std::memory_order_relaxed);
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -23,6 +24,7 @@
 
 #include "base/bytes.h"
 #include "base/offset.h"
+#include "coordinator/consumer_group.h"
 #include "protocol/error_code.h"
 #include "protocol/messages/join_group.h"
 #include "protocol/messages/sync_group.h"
@@ -197,6 +199,12 @@ class ClassicGroup {
   void RecomputeSubscribedTopics();
   bool IsSubscribedToTopic(const std::string& topic) const;
   bool UsesConsumerProtocol() const { return protocol_type_ == std::string("consumer"); }
+
+  // The group's KIP-848 side: set while it is a consumer group (members
+  // speak ConsumerGroupHeartbeat); its classic side then stays Empty, and
+  // only the offsets below are shared.
+  std::unique_ptr<ConsumerGroup> consumer;
+  bool IsConsumerGroup() const { return consumer != nullptr; }
 
   OffsetMap offsets;
   // Offsets committed in open transactions, by producer id (TxnOffsetCommit):

@@ -35,9 +35,11 @@ std::vector<protocol::ListGroupsResponse::Group> GroupCoordinator::ListGroups(
   for (auto& shared : Snapshot()) {
     LockedGroup g(shared);
     if (g->Is(GroupState::kDead)) continue;
-    std::string state = GroupStateName(g->state());
+    const bool consumer = g->IsConsumerGroup();
+    std::string state =
+        consumer ? ConsumerGroupStateName(g->consumer->state()) : GroupStateName(g->state());
     if (!filter.empty() && !filter.count(Lower(state))) continue;
-    out.push_back({g->group_id(), g->protocol_type().value_or(""), state});
+    out.push_back({g->group_id(), consumer ? "consumer" : g->protocol_type().value_or(""), state});
   }
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.group_id < b.group_id; });
@@ -49,7 +51,9 @@ protocol::DescribeGroupsResponse::Group GroupCoordinator::DescribeGroup(
   protocol::DescribeGroupsResponse::Group out;
   out.group_id = group_id;
   LockedGroup g = Acquire(group_id, false);
-  if (!g) {
+  if (!g || g->IsConsumerGroup()) {
+    // DescribeGroups is for classic groups; consumer groups answer
+    // ConsumerGroupDescribe (the handler adds the error from v6).
     out.group_state = GroupStateName(GroupState::kDead);
     return out;
   }
@@ -79,14 +83,20 @@ protocol::DeleteGroupsResponse::GroupResult GroupCoordinator::DeleteGroup(
     out.error_code = Code(ErrorCode::kGroupIdNotFound);
     return out;
   }
-  if (!g->Is(GroupState::kEmpty)) {
+  if (!g->Is(GroupState::kEmpty) || (g->IsConsumerGroup() && !g->consumer->members().empty())) {
     out.error_code = Code(ErrorCode::kNonEmptyGroup);
     return out;
   }
   std::vector<CoordinatorRecord> records;
+  if (g->IsConsumerGroup()) {
+    for (const auto& r : g->consumer->DeleteRecords())
+      records.push_back(EncodeConsumerGroupRecord(r));
+  }
+  size_t offsets = 0;
   for (const auto& [topic, parts] : g->offsets) {
     for (const auto& [partition, c] : parts) {
       records.push_back({EncodeOffsetCommitKey({group_id, topic, partition}), std::nullopt});
+      ++offsets;
     }
   }
   records.push_back({EncodeGroupMetadataKey(group_id), std::nullopt});
@@ -97,9 +107,10 @@ protocol::DeleteGroupsResponse::GroupResult GroupCoordinator::DeleteGroup(
     return out;
   }
   g->offsets.clear();
+  g->consumer.reset();
   g->TransitionTo(GroupState::kDead, WallNow());
   Unlink(g.shared());
-  Log()->info("group {} deleted ({} offsets)", group_id, records.size() - 1);
+  Log()->info("group {} deleted ({} offsets)", group_id, offsets);
   return out;
 }
 

@@ -2,8 +2,18 @@
 // What the group coordinator is configured with and told of each request.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata::coordinator {
+
+// Broker settings of KIP-848 consumer groups (Kafka's names).
+struct ConsumerGroupConfig {
+  bool enabled = true;                   // group.coordinator.rebalance.protocols lists "consumer"
+  int32_t session_timeout_ms = 45000;    // group.consumer.session.timeout.ms
+  int32_t heartbeat_interval_ms = 5000;  // group.consumer.heartbeat.interval.ms
+  int32_t max_size = INT32_MAX;          // group.consumer.max.size
+  std::vector<std::string> assignors{"uniform", "range"};  // group.consumer.assignors
+};
 
 // Broker settings the coordinator obeys (Kafka config names in comments).
 struct CoordinatorConfig {
@@ -15,6 +25,7 @@ struct CoordinatorConfig {
   int64_t retention_check_interval_ms = 600000;   // offsets.retention.check.interval.ms
   int32_t new_member_join_timeout_ms = 300000;    // Kafka's fixed 5 minutes
   int32_t max_metadata_bytes = 4096;              // offset.metadata.max.bytes
+  ConsumerGroupConfig consumer;
 };
 
 // Who sent a request.

@@ -17,7 +17,23 @@ ErrorCode AppendErrorCode(const Error& e) {
                                    : ErrorCode::kCoordinatorNotAvailable;
 }
 
-ErrorCode ValidateOffsetCommit(ClassicGroup& g, const protocol::OffsetCommitRequest& req) {
+// A consumer group's commit: from a member at its current epoch (KIP-848
+// allows no other), or from an admin tool while the group is empty.
+ErrorCode ValidateConsumerGroupCommit(const ConsumerGroup& c,
+                                      const protocol::OffsetCommitRequest& req,
+                                      int16_t api_version) {
+  if (req.generation_id < 0 && c.members().empty()) return ErrorCode::kNone;
+  const ConsumerGroupMember* m = c.member(req.member_id);
+  if (m == nullptr) return ErrorCode::kUnknownMemberId;
+  if (req.generation_id != m->current.member_epoch) {
+    return api_version >= 9 ? ErrorCode::kStaleMemberEpoch : ErrorCode::kIllegalGeneration;
+  }
+  return ErrorCode::kNone;
+}
+
+ErrorCode ValidateOffsetCommit(ClassicGroup& g, const protocol::OffsetCommitRequest& req,
+                               int16_t api_version) {
+  if (g.IsConsumerGroup()) return ValidateConsumerGroupCommit(*g.consumer, req, api_version);
   if (req.generation_id < 0 && g.Is(GroupState::kEmpty))
     return ErrorCode::kNone;  // admin / simple consumer
   if (req.generation_id >= 0 || !req.member_id.empty() || req.group_instance_id) {
@@ -55,7 +71,7 @@ protocol::OffsetCommitResponse GroupCoordinator::CommitOffsets(
     }
     g = Acquire(req.group_id, true);  // a "simple" group that only stores offsets
   }
-  ErrorCode err = ValidateOffsetCommit(*g, req);
+  ErrorCode err = ValidateOffsetCommit(*g, req, api_version);
   if (err != ErrorCode::kNone) return CommitError(req, err);
   // In the classic protocol a commit also keeps the member's session alive.
   if (g->Is(GroupState::kStable) || g->Is(GroupState::kPreparingRebalance)) {
@@ -178,7 +194,7 @@ protocol::OffsetDeleteResponse GroupCoordinator::DeleteOffsets(
     return resp;
   }
   bool active = !g->Is(GroupState::kEmpty);
-  if (active && !g->UsesConsumerProtocol()) {
+  if (active && !g->UsesConsumerProtocol() && !g->IsConsumerGroup()) {
     resp.error_code = Code(ErrorCode::kNonEmptyGroup);
     return resp;
   }
@@ -225,8 +241,15 @@ void GroupCoordinator::ExpireOffsets() {
     LockedGroup g(shared);
     if (g->Is(GroupState::kDead)) continue;
     if (!ExpireGroupOffsets(*g, now) || !g->Is(GroupState::kEmpty)) continue;
+    if (g->IsConsumerGroup() && !g->consumer->members().empty()) continue;
     // Empty and without offsets: the group itself goes (Kafka's cleanup).
-    Status st = Persist(*g, {{EncodeGroupMetadataKey(g->group_id()), std::nullopt}});
+    std::vector<CoordinatorRecord> records;
+    if (g->IsConsumerGroup()) {
+      for (const auto& r : g->consumer->DeleteRecords())
+        records.push_back(EncodeConsumerGroupRecord(r));
+    }
+    records.push_back({EncodeGroupMetadataKey(g->group_id()), std::nullopt});
+    Status st = Persist(*g, records);
     if (!st.ok()) continue;
     g->TransitionTo(GroupState::kDead, now);
     Unlink(g.shared());
@@ -240,7 +263,10 @@ bool GroupCoordinator::ExpireGroupOffsets(ClassicGroup& g, int64_t now_ms) {
   // Which timestamp an offset's retention counts from (Kafka's
   // offsetExpirationCondition); nullopt = offsets of this group do not expire now.
   std::optional<bool> from_state_time;
-  if (!g.protocol_type()) {
+  if (g.IsConsumerGroup()) {
+    // Kept while the group has members; counted from each commit after.
+    if (g.consumer->members().empty()) from_state_time = false;
+  } else if (!g.protocol_type()) {
     from_state_time = false;  // simple group: from each commit
   } else if (g.Is(GroupState::kEmpty)) {
     from_state_time = g.state_timestamp_ms() >= 0;

@@ -21,10 +21,19 @@ using protocol::TxnOffsetCommitResponse;
 // is taken whatever the group's state.
 ErrorCode ValidateTxnOffsetCommit(ClassicGroup& g, const TxnOffsetCommitRequest& req) {
   if (g.Is(GroupState::kDead)) return ErrorCode::kCoordinatorNotAvailable;
-  if (req.generation_id < 0 && g.Is(GroupState::kEmpty)) return ErrorCode::kNone;
   if (req.generation_id < 0 && req.member_id.empty() && !req.group_instance_id) {
     return ErrorCode::kNone;
   }
+  if (g.IsConsumerGroup()) {
+    // A KIP-848 member commits at its current epoch (Kafka answers a stale
+    // one ILLEGAL_GENERATION here).
+    if (req.generation_id < 0 && g.consumer->members().empty()) return ErrorCode::kNone;
+    const ConsumerGroupMember* m = g.consumer->member(req.member_id);
+    if (m == nullptr) return ErrorCode::kUnknownMemberId;
+    return req.generation_id == m->current.member_epoch ? ErrorCode::kNone
+                                                        : ErrorCode::kIllegalGeneration;
+  }
+  if (req.generation_id < 0 && g.Is(GroupState::kEmpty)) return ErrorCode::kNone;
   ErrorCode err = g.ValidateMember(req.member_id, req.group_instance_id);
   if (err != ErrorCode::kNone) return err;
   if (req.generation_id != g.generation()) return ErrorCode::kIllegalGeneration;

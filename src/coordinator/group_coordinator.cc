@@ -31,6 +31,7 @@ protocol::SyncGroupResponse SyncRefused(ErrorCode code) {
 // What replay accumulates for one group.
 struct LoadedGroup {
   std::optional<GroupMetadataValue> metadata;
+  std::vector<ConsumerGroupRecord> consumer;  // KIP-848 records, in log order
   OffsetMap offsets;
   std::map<int64_t, OffsetMap> pending_txn_offsets;  // by producer id, until its marker
 };
@@ -42,6 +43,15 @@ void ApplyRecord(std::unordered_map<std::string, LoadedGroup>& groups, ByteView 
   auto k = DecodeRecordKey(key);
   if (!k.ok()) {
     ++skipped;
+    return;
+  }
+  if (k->kind == RecordKey::Kind::kOther) {
+    auto c = DecodeConsumerGroupRecord(key, value);
+    if (!c.ok()) {
+      ++skipped;
+    } else if (c->has_value()) {
+      groups[(*c)->group_id].consumer.push_back(std::move(**c));
+    }
     return;
   }
   if (k->kind == RecordKey::Kind::kOffsetCommit) {
@@ -94,8 +104,19 @@ void EndLoadedTransaction(std::unordered_map<std::string, LoadedGroup>& groups, 
 // Builds the in-memory group from its last metadata record and offsets, as
 // Kafka's loader does: members -> Stable, no members -> Empty.
 std::shared_ptr<ClassicGroup> BuildGroup(const std::string& id, LoadedGroup& loaded,
-                                         int64_t now_mono, int64_t now_wall) {
+                                         int64_t now_mono, int64_t now_wall,
+                                         const ConsumerGroupConfig& consumer) {
   auto g = std::make_shared<ClassicGroup>(id, now_wall);
+  if (!loaded.consumer.empty()) {
+    auto c = std::make_unique<ConsumerGroup>(id);
+    for (const auto& r : loaded.consumer) {
+      Status st = c->Replay(r);
+      if (!st.ok()) Log()->warn("group {}: replay: {}", id, st.error().message);
+    }
+    // Every member gets a full session to come back to the new coordinator.
+    for (const auto& [member_id, m] : c->members()) c->ArmTimers(member_id, now_mono, consumer);
+    if (!c->IsGone()) g->consumer = std::move(c);
+  }
   if (loaded.metadata) {
     GroupMetadataValue& v = *loaded.metadata;
     auto opt = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); };
@@ -190,8 +211,11 @@ Status GroupCoordinator::LoadPartition(int32_t p) {
     for (auto& [id, l] : loaded) {
       bool has_offsets = false;
       for (const auto& [t, parts] : l.offsets) has_offsets |= !parts.empty();
-      if (!l.metadata && !has_offsets && l.pending_txn_offsets.empty()) continue;
-      groups_[id] = BuildGroup(id, l, Now(), WallNow());
+      const bool classic_state = l.metadata || has_offsets || !l.pending_txn_offsets.empty();
+      if (!classic_state && l.consumer.empty()) continue;
+      auto g = BuildGroup(id, l, Now(), WallNow(), config_.consumer);
+      if (!classic_state && !g->IsConsumerGroup()) continue;  // a consumer group deleted in the log
+      groups_[id] = std::move(g);
       ++groups;
     }
   }
@@ -270,7 +294,12 @@ void GroupCoordinator::Tick() {
   }
   for (auto& g : due) {
     LockedGroup locked(g);
-    if (!locked->Is(GroupState::kDead)) rebalance_.RunTimers(*locked, now);
+    if (locked->Is(GroupState::kDead)) continue;
+    if (locked->IsConsumerGroup()) {
+      RunConsumerTimers(*locked, now);
+    } else {
+      rebalance_.RunTimers(*locked, now);
+    }
   }
   bool expire = false;
   {
@@ -294,6 +323,16 @@ void GroupCoordinator::JoinGroup(const RequestContext& ctx, const protocol::Join
   bool created = false;
   LockedGroup g = Acquire(req.group_id, /*create=*/unknown_member, &created);
   if (!g) return done(JoinRefused(ErrorCode::kUnknownMemberId, req.member_id));
+  if (g->IsConsumerGroup()) {
+    // The group speaks KIP-848's protocol: a classic member may only take
+    // it over once it is empty (its consumer-group records are deleted).
+    if (!g->consumer->members().empty()) {
+      return done(JoinRefused(ErrorCode::kInconsistentGroupProtocol, req.member_id));
+    }
+    Status st = PersistConsumer(*g, g->consumer->DeleteRecords());
+    if (!st.ok()) return done(JoinRefused(ErrorCode::kCoordinatorNotAvailable, req.member_id));
+    g->consumer.reset();
+  }
   if (created) {
     // As Kafka: a new group is committed to the log as an empty group first.
     Status st = Persist(*g, {ClassicRebalance::EmptyGroupRecord(*g)});

@@ -32,8 +32,11 @@
 #include "base/result.h"
 #include "coordinator/classic_group.h"
 #include "coordinator/classic_rebalance.h"
+#include "coordinator/consumer_group.h"
 #include "coordinator/coordinator_config.h"
 #include "coordinator/coordinator_log.h"
+#include "protocol/messages/consumer_group_describe.h"
+#include "protocol/messages/consumer_group_heartbeat.h"
 #include "protocol/messages/delete_groups.h"
 #include "protocol/messages/describe_groups.h"
 #include "protocol/messages/heartbeat.h"
@@ -87,6 +90,16 @@ class GroupCoordinator {
   // Answers in the v3+ shape (one entry per member); the caller converts for v0-2.
   protocol::LeaveGroupResponse LeaveGroup(
       const std::string& group_id, const std::vector<protocol::LeaveGroupRequest::Member>& members);
+
+  // --- KIP-848 consumer groups (coordinator_consumer.cc). The catalog is
+  // set once, before requests are served.
+  void SetTopicCatalog(TopicCatalog catalog) { catalog_ = std::move(catalog); }
+  bool ConsumerProtocolEnabled() const { return config_.consumer.enabled; }
+  // A validated-or-not heartbeat: the answer once its records are written
+  // (the caller still waits for them to be replicated).
+  protocol::ConsumerGroupHeartbeatResponse ConsumerGroupHeartbeat(
+      const RequestContext& ctx, const protocol::ConsumerGroupHeartbeatRequest& req);
+  protocol::ConsumerGroupDescribeResponse::Group DescribeConsumerGroup(const std::string& group_id);
 
   // --- offsets. The caller has already answered partitions of unknown topics.
   protocol::OffsetCommitResponse CommitOffsets(const protocol::OffsetCommitRequest& req,
@@ -150,6 +163,14 @@ class GroupCoordinator {
   // offsets left and may be removed if Empty.
   bool ExpireGroupOffsets(ClassicGroup& g, int64_t now_ms);
 
+  // Writes a consumer group's records (after `extra`, already encoded) and
+  // replays them into it; nothing changes when the write fails.
+  Status PersistConsumer(ClassicGroup& g, const std::vector<ConsumerGroupRecord>& records,
+                         std::vector<CoordinatorRecord> extra = {});
+  // Fences the members of a consumer group whose session or rebalance
+  // timeout has passed.
+  void RunConsumerTimers(ClassicGroup& g, int64_t now_ms);
+
   int64_t Now() const { return clock_->MonotonicMs(); }
   int64_t WallNow() const { return clock_->NowMs(); }
 
@@ -178,6 +199,7 @@ class GroupCoordinator {
   std::mutex expiry_mu_;
   int64_t next_expiry_ms_ = 0;
   ClassicRebalance rebalance_;  // what join, sync, heartbeat and leave do to a group
+  TopicCatalog catalog_;
 };
 
 // A group with its mutex held. On release it republishes the group's next

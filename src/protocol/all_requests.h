@@ -10,6 +10,8 @@
 #include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/client_quotas.h"
+#include "protocol/messages/consumer_group_describe.h"
+#include "protocol/messages/consumer_group_heartbeat.h"
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_groups.h"
@@ -46,8 +48,8 @@
 #include "protocol/messages/sasl_authenticate.h"
 #include "protocol/messages/sasl_handshake.h"
 #include "protocol/messages/sync_group.h"
-#include "protocol/messages/txn_offset_commit.h"
 #include "protocol/messages/telemetry.h"
+#include "protocol/messages/txn_offset_commit.h"
 #include "protocol/messages/unregister_broker.h"
 #include "protocol/messages/user_scram_credentials.h"
 #include "protocol/messages/write_txn_markers.h"
@@ -72,6 +74,7 @@ using AllRequests = RequestList<
     ListTransactionsRequest, SaslHandshakeRequest, SaslAuthenticateRequest,
     DescribeUserScramCredentialsRequest, AlterUserScramCredentialsRequest, DescribeAclsRequest,
     CreateAclsRequest, DeleteAclsRequest, DescribeClientQuotasRequest, AlterClientQuotasRequest,
-    GetTelemetrySubscriptionsRequest, PushTelemetryRequest>;
+    GetTelemetrySubscriptionsRequest, PushTelemetryRequest, ConsumerGroupHeartbeatRequest,
+    ConsumerGroupDescribeRequest>;
 
 }  // namespace strata::protocol

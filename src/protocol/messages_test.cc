@@ -17,6 +17,8 @@
 #include "protocol/messages/alter_configs.h"
 #include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/api_versions.h"
+#include "protocol/messages/consumer_group_describe.h"
+#include "protocol/messages/consumer_group_heartbeat.h"
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_groups.h"
@@ -526,6 +528,50 @@ void Fill(PushTelemetryRequest& m, int16_t, bool nulls) {
   m.compression_type = 4;
   m.metrics = nulls ? Bytes{} : Bytes{1, 2, 3};
 }
+void Fill(ConsumerGroupHeartbeatRequest& m, int16_t v, bool nulls) {
+  m.group_id = "g";
+  m.member_id = "m-1";
+  m.member_epoch = nulls ? -2 : 4;
+  m.instance_id = Opt(nulls, "i-1");
+  m.rack_id = Opt(nulls, "r1");
+  m.rebalance_timeout_ms = nulls ? -1 : 300000;
+  if (!nulls) m.subscribed_topic_names = std::vector<std::string>{"a", "b"};
+  if (v >= 1) m.subscribed_topic_regex = Opt(nulls, "a.*");
+  m.server_assignor = Opt(nulls, "uniform");
+  if (!nulls) m.topic_partitions = std::vector<ConsumerGroupTopicPartitions>{{Id(1), {0, 2}}};
+}
+void Fill(ConsumerGroupHeartbeatResponse& m, int16_t, bool nulls) {
+  m.throttle_time_ms = 3;
+  m.error_code = nulls ? 0 : 110;
+  m.error_message = Opt(nulls, "fenced");
+  m.member_id = Opt(nulls, "m-1");
+  m.member_epoch = 5;
+  m.heartbeat_interval_ms = 5000;
+  if (!nulls) {
+    m.assignment = std::vector<ConsumerGroupTopicPartitions>{{Id(1), {1}}, {Id(7), {}}};
+  }
+}
+void Fill(ConsumerGroupDescribeRequest& m, int16_t, bool nulls) {
+  m.group_ids = {"g1", "g2"};
+  m.include_authorized_operations = !nulls;
+}
+void Fill(ConsumerGroupDescribeResponse& m, int16_t v, bool nulls) {
+  m.throttle_time_ms = 2;
+  ConsumerGroupDescribeResponse::Member member;
+  member.member_id = "m-1";
+  member.instance_id = Opt(nulls, "i-1");
+  member.rack_id = Opt(nulls, "r1");
+  member.member_epoch = 7;
+  member.client_id = "c";
+  member.client_host = "/127.0.0.1";
+  member.subscribed_topic_names = {"a"};
+  member.subscribed_topic_regex = Opt(nulls, "a.*");
+  member.assignment.topic_partitions = {{Id(1), "a", {0, 1}}};
+  member.target_assignment.topic_partitions = {{Id(1), "a", {0}}};
+  if (v >= 1) member.member_type = ConsumerGroupDescribeResponse::kConsumerMember;
+  m.groups = {{0, std::nullopt, "g1", "Stable", 7, 7, "uniform", {member}, 0x100},
+              {69, Opt(nulls, "no group g2"), "g2", "Dead", -1, -1, "", {}, INT32_MIN}};
+}
 void Fill(UnregisterBrokerResponse& m, int16_t, bool nulls) {
   m.throttle_time_ms = 5;
   m.error_code = 102;
@@ -935,6 +981,20 @@ void RoundTripAllVersions() {
   }
 }
 
+TEST(MessagesRoundTrip, ConsumerGroupHeartbeat) {
+  RoundTripAllVersions<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse>();
+}
+TEST(MessagesRoundTrip, ConsumerGroupDescribe) {
+  RoundTripAllVersions<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse>();
+}
+// A null assignment is Kafka's nullable struct: one byte -1, nothing after.
+TEST(MessagesWire, ConsumerGroupHeartbeatResponseWithoutAnAssignment) {
+  ConsumerGroupHeartbeatResponse r;
+  r.member_epoch = 2;
+  r.heartbeat_interval_ms = 5000;
+  EXPECT_EQ(EncodeAt(r, 1, true), Hex("00000000 0000 00 00 00000002 00001388 ff 00"));
+}
+
 TEST(MessagesRoundTrip, ApiVersions) {
   RoundTripAllVersions<ApiVersionsRequest, ApiVersionsResponse>();
 }
@@ -1322,7 +1382,7 @@ TEST(MessagesGolden, FetchResponseV12) {
 
 TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   const auto& apis = SupportedApis();
-  ASSERT_EQ(apis.size(), 53u);
+  ASSERT_EQ(apis.size(), 55u);
   for (size_t i = 1; i < apis.size(); ++i) EXPECT_LT(apis[i - 1].key, apis[i].key);
   const ApiRange* md = FindApi(3);
   ASSERT_NE(md, nullptr);
@@ -1342,12 +1402,12 @@ TEST(RequestRegistry, ListsEveryApiWithStructRanges) {
   ASSERT_NE(sasl, nullptr);
   EXPECT_EQ(sasl->max, 2);
   EXPECT_EQ(sasl->first_flexible, 2);
-  EXPECT_FALSE(RequestIsFlexible(17, 1));  // SaslHandshake is never flexible
+  EXPECT_FALSE(RequestIsFlexible(17, 1));   // SaslHandshake is never flexible
   const ApiRange* telemetry = FindApi(71);  // KIP-714
   ASSERT_NE(telemetry, nullptr);
   EXPECT_EQ(telemetry->max, 0);
   EXPECT_EQ(telemetry->first_flexible, 0);
-  EXPECT_EQ(FindApi(4), nullptr);          // LeaderAndIsr: not a client API
+  EXPECT_EQ(FindApi(4), nullptr);  // LeaderAndIsr: not a client API
   EXPECT_EQ(FindApi(-1), nullptr);
   EXPECT_EQ(FindApi(1000), nullptr);
 }

@@ -3,6 +3,8 @@
 // its topic and serves the keys of the partitions this broker leads.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "coordinator/txn_log.h"
 #include "kafka/coordinator_topic.h"
 #include "kafka/txn_routing.h"
@@ -10,6 +12,61 @@
 #include "server/logger.h"
 
 namespace strata::server {
+
+namespace {
+
+std::vector<std::string> SplitList(const std::string& value) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t comma = value.find(',', start);
+    if (comma == std::string::npos) comma = value.size();
+    std::string item = value.substr(start, comma - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (!item.empty()) out.push_back(item);
+    start = comma + 1;
+  }
+  return out;
+}
+
+// KIP-848's settings, checked against their bounds as Kafka checks them at
+// start-up.
+Result<coordinator::ConsumerGroupConfig> ConsumerGroupSettings(const config::BrokerConfig& c) {
+  coordinator::ConsumerGroupConfig out;
+  auto get = [&](const char* key) { return static_cast<int32_t>(c.GetLong(key)); };
+  const auto protocols = SplitList(c.Get("group.coordinator.rebalance.protocols"));
+  out.enabled = std::find(protocols.begin(), protocols.end(), "consumer") != protocols.end();
+  out.session_timeout_ms = get("group.consumer.session.timeout.ms");
+  out.heartbeat_interval_ms = get("group.consumer.heartbeat.interval.ms");
+  out.max_size = get("group.consumer.max.size");
+  out.assignors = SplitList(c.Get("group.consumer.assignors"));
+  if (out.session_timeout_ms < get("group.consumer.min.session.timeout.ms") ||
+      out.session_timeout_ms > get("group.consumer.max.session.timeout.ms")) {
+    return MakeError(Errc::kInvalidArgument,
+                     "group.consumer.session.timeout.ms must be within "
+                     "group.consumer.min.session.timeout.ms and "
+                     "group.consumer.max.session.timeout.ms");
+  }
+  if (out.heartbeat_interval_ms < get("group.consumer.min.heartbeat.interval.ms") ||
+      out.heartbeat_interval_ms > get("group.consumer.max.heartbeat.interval.ms")) {
+    return MakeError(Errc::kInvalidArgument,
+                     "group.consumer.heartbeat.interval.ms must be within "
+                     "group.consumer.min.heartbeat.interval.ms and "
+                     "group.consumer.max.heartbeat.interval.ms");
+  }
+  if (out.heartbeat_interval_ms >= out.session_timeout_ms) {
+    return MakeError(Errc::kInvalidArgument,
+                     "group.consumer.heartbeat.interval.ms must be less than "
+                     "group.consumer.session.timeout.ms");
+  }
+  if (out.assignors.empty()) {
+    return MakeError(Errc::kInvalidArgument, "group.consumer.assignors is empty");
+  }
+  return out;
+}
+
+}  // namespace
 
 std::unique_ptr<coordinator::CoordinatorLog> Broker::MakeCoordinatorLog(
     const std::string& topic, const char* partitions_key) {
@@ -30,8 +87,25 @@ Status Broker::StartGroupCoordinator() {
   cc.max_session_timeout_ms = static_cast<int32_t>(config_.GetLong("group.max.session.timeout.ms"));
   cc.offsets_retention_ms = config_.GetLong("offsets.retention.minutes") * 60000;
   cc.retention_check_interval_ms = config_.GetLong("offsets.retention.check.interval.ms");
+  auto consumer = ConsumerGroupSettings(config_);
+  if (!consumer.ok()) return consumer.take_error();
+  cc.consumer = std::move(*consumer);
   group_coordinator_ = std::make_unique<coordinator::GroupCoordinator>(
       cc, MakeCoordinatorLog(coordinator::kOffsetsTopic, "offsets.topic.num.partitions"), clock_);
+  broker::TopicManager* topics = topics_.get();
+  group_coordinator_->SetTopicCatalog(
+      {[topics](
+           const std::string& name) -> std::optional<std::pair<coordinator::TopicId, int32_t>> {
+         auto info = topics->GetTopicInfo(name);
+         if (!info) return std::nullopt;
+         return std::make_pair(info->record.id, info->record.partitions);
+       },
+       [topics](const coordinator::TopicId& id) -> std::optional<std::string> {
+         for (const auto& t : topics->ListTopics()) {
+           if (t.id == id) return t.name;
+         }
+         return std::nullopt;
+       }});
   context_->group_coordinator = group_coordinator_.get();
   return Status::Ok();
 }

@@ -51,10 +51,12 @@ class JavaMember(Member):
     """A GroupConsume process; same bookkeeping as the Python Member."""
 
     def __init__(self, classpath: str, bootstrap: str, group: str, topic: str, assignors: str,
-                 session_ms: int = 6000):
+                 session_ms: int = 6000, **extra):
         cmd = ["java", "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", classpath,
                "io.strata.it.GroupConsume", "--bootstrap", bootstrap, "--group", group,
                "--topic", topic, "--assignors", assignors, "--session-ms", str(session_ms)]
+        for k, v in extra.items():  # e.g. protocol="consumer"
+            cmd += [f"--{k.replace('_', '-')}", str(v)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.lock = threading.Lock()

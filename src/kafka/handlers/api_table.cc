@@ -70,6 +70,8 @@ constexpr std::array kApis{
     ApiHandler{K(ApiKey::kUnregisterBroker), HandleUnregisterBroker},
     ApiHandler{K(ApiKey::kDescribeTransactions), HandleDescribeTransactions},
     ApiHandler{K(ApiKey::kListTransactions), HandleListTransactions},
+    ApiHandler{K(ApiKey::kConsumerGroupHeartbeat), nullptr, HandleConsumerGroupHeartbeat},
+    ApiHandler{K(ApiKey::kConsumerGroupDescribe), HandleConsumerGroupDescribe},
     ApiHandler{K(ApiKey::kGetTelemetrySubscriptions), HandleGetTelemetrySubscriptions},
     ApiHandler{K(ApiKey::kPushTelemetry), HandlePushTelemetry},
     ApiHandler{K(ApiKey::kDescribeTopicPartitions), HandleDescribeTopicPartitions},

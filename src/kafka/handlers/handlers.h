@@ -93,6 +93,10 @@ HandlerResult HandleFindCoordinator(BrokerContext& ctx, net::Request& request);
 asio::awaitable<HandlerResult> HandleJoinGroup(BrokerContext& ctx, net::Request& request);
 asio::awaitable<HandlerResult> HandleSyncGroup(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleHeartbeat(BrokerContext& ctx, net::Request& request);
+// KIP-848 consumer groups (handlers/consumer_group_*.cc).
+asio::awaitable<HandlerResult> HandleConsumerGroupHeartbeat(BrokerContext& ctx,
+                                                            net::Request& request);
+HandlerResult HandleConsumerGroupDescribe(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleLeaveGroup(BrokerContext& ctx, net::Request& request);
 asio::awaitable<HandlerResult> HandleOffsetCommit(BrokerContext& ctx, net::Request& request);
 HandlerResult HandleOffsetFetch(BrokerContext& ctx, net::Request& request);

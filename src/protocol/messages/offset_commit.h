@@ -1,5 +1,6 @@
 #pragma once
-// OffsetCommit (key 8), versions 0-8, flexible from v8. v1 carries a commit
+// OffsetCommit (key 8), versions 0-9, flexible from v8 (v9 is v8's layout:
+// its generation is a KIP-848 member epoch, answered STALE_MEMBER_EPOCH). v1 carries a commit
 // timestamp per partition, v2-4 a group-wide retention time; both are gone
 // from v5 on.
 #include <cstdint>
@@ -14,7 +15,7 @@ namespace strata::protocol {
 struct OffsetCommitRequest {
   static constexpr int16_t kApiKey = 8;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 8;
+  static constexpr int16_t kMaxVersion = 9;
   static constexpr int16_t kFirstFlexible = 8;
 
   struct Partition {

@@ -1,6 +1,7 @@
 #pragma once
-// OffsetFetch (key 9), versions 0-8, flexible from v6. v0-7 ask for one group
-// (topics null = all, v2+); v8 batches several groups (KIP-709).
+// OffsetFetch (key 9), versions 0-9, flexible from v6. v0-7 ask for one group
+// (topics null = all, v2+); v8 batches several groups (KIP-709); v9 names the
+// KIP-848 member asking, with its epoch.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,7 +15,7 @@ namespace strata::protocol {
 struct OffsetFetchRequest {
   static constexpr int16_t kApiKey = 9;
   static constexpr int16_t kMinVersion = 0;
-  static constexpr int16_t kMaxVersion = 8;
+  static constexpr int16_t kMaxVersion = 9;
   static constexpr int16_t kFirstFlexible = 6;
 
   struct Topic {
@@ -30,10 +31,16 @@ struct OffsetFetchRequest {
   };
   struct Group {
     std::string group_id;
+    std::optional<std::string> member_id;      // v9+: a KIP-848 member's own fetch
+    int32_t member_epoch = -1;                 // v9+
     std::optional<std::vector<Topic>> topics;  // null = all
     template <class IO>
     void Serde(IO& io, int16_t v) {
       io.str(group_id);
+      if (v >= 9) {
+        io.nullable_str(member_id);
+        io.i32(member_epoch);
+      }
       io.nullable_array(topics, [&](Topic& t) { t.Serde(io, v); });
       io.tagged_fields();
     }

@@ -36,8 +36,11 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * </pre>
  *
  * <p>Usage: GroupConsume --bootstrap HOST:PORT --group G --topic T [--assignors
- * range|cooperative-sticky|range,cooperative-sticky] [--session-ms 6000]. It runs until a
- * line "stop" (or EOF) arrives on stdin.
+ * range|cooperative-sticky|range,cooperative-sticky] [--session-ms 6000] [--protocol
+ * classic|consumer] [--remote-assignor uniform|range] [--instance-id ID]. With
+ * --protocol consumer (KIP-848) the broker assigns and times sessions out, so the assignors
+ * and the session timeout are not the client's to set. It runs until a line "stop" (or EOF)
+ * arrives on stdin.
  */
 public final class GroupConsume {
   private static final Map<String, String> ASSIGNORS = Map.of(
@@ -49,6 +52,7 @@ public final class GroupConsume {
     Map<String, String> opts = new HashMap<>();
     opts.put("assignors", "range");
     opts.put("session-ms", "6000");
+    opts.put("protocol", "classic");
     for (int i = 0; i + 1 < args.length; i += 2) opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
 
     List<String> classes = new ArrayList<>();
@@ -56,10 +60,17 @@ public final class GroupConsume {
     Properties props = new Properties();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, opts.get("bootstrap"));
     props.put(ConsumerConfig.GROUP_ID_CONFIG, opts.get("group"));
-    props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
-    props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, String.join(",", classes));
-    props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, opts.get("session-ms"));
-    props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "300");
+    props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, opts.get("protocol"));
+    if (opts.get("protocol").equals("classic")) {
+      props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, String.join(",", classes));
+      props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, opts.get("session-ms"));
+      props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "300");
+    } else if (opts.containsKey("remote-assignor")) {
+      props.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, opts.get("remote-assignor"));
+    }
+    if (opts.containsKey("instance-id")) {
+      props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, opts.get("instance-id"));
+    }
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
