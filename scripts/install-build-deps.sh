@@ -7,7 +7,7 @@ packages=(
   libasio-dev libspdlog-dev libfmt-dev zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev
   libisal-dev
   libcurl4-openssl-dev libssl-dev libexpat1-dev nlohmann-json3-dev libcli11-dev libgtest-dev
-  libbenchmark-dev
+  libbenchmark-dev libre2-dev
   librdkafka-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc golang-etcd-server-dev
 )

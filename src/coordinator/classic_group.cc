@@ -308,13 +308,7 @@ void ClassicGroup::RecomputeSubscribedTopics() {
 }
 
 bool ClassicGroup::IsSubscribedToTopic(const std::string& topic) const {
-  if (consumer) {
-    for (const auto& [id, m] : consumer->members()) {
-      const auto& names = m.metadata.subscribed_topic_names;
-      if (std::binary_search(names.begin(), names.end(), topic)) return true;
-    }
-    return false;
-  }
+  if (consumer) return consumer->IsSubscribed(topic);
   if (subscribed_topics_) return subscribed_topics_->count(topic) > 0;
   return UsesConsumerProtocol();
 }

@@ -1,6 +1,7 @@
 #include "coordinator/consumer_group.h"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include <algorithm>
 
@@ -88,8 +89,13 @@ ErrorCode ValidateHeartbeat(const protocol::ConsumerGroupHeartbeatRequest& req, 
     return ErrorCode::kUnsupportedAssignor;
   }
   if (req.subscribed_topic_regex && !req.subscribed_topic_regex->empty()) {
-    *message = "Regular expression subscriptions are not supported by this broker yet.";
-    return ErrorCode::kInvalidRegularExpression;
+    // RE2's syntax, which Kafka's RE2J shares.
+    RE2 re(*req.subscribed_topic_regex, RE2::Quiet);
+    if (!re.ok()) {
+      *message = fmt::format("SubscribedTopicRegex `{}` is not a valid regular expression: {}.",
+                             *req.subscribed_topic_regex, re.error());
+      return ErrorCode::kInvalidRegularExpression;
+    }
   }
   return ErrorCode::kNone;
 }
@@ -129,12 +135,54 @@ std::map<std::string, const ConsumerMemberMetadata*> ConsumerGroup::Subscription
   return out;
 }
 
+void ConsumerGroup::ExpireRegexMatches(int64_t now_ms) {
+  now_ms_ = now_ms;
+  std::erase_if(regexes_,
+                [&](const auto& e) { return now_ms - e.second.matched_at_ms >= kRegexRefreshMs; });
+}
+
+const std::vector<std::string>& ConsumerGroup::Matches(const std::string& regex,
+                                                       const TopicCatalog& topics) const {
+  auto it = regexes_.find(regex);
+  if (it != regexes_.end()) return it->second.topics;
+  RegexMatches m;
+  m.matched_at_ms = now_ms_;
+  RE2 re(regex, RE2::Quiet);
+  if (re.ok() && topics.names) {
+    for (const std::string& name : topics.names()) {
+      if (RE2::FullMatch(name, re)) m.topics.push_back(name);
+    }
+  }
+  return regexes_.emplace(regex, std::move(m)).first->second.topics;
+}
+
+std::set<std::string> ConsumerGroup::SubscribedNames(const ConsumerMemberMetadata& m,
+                                                     const TopicCatalog& topics) const {
+  std::set<std::string> out(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
+  if (m.subscribed_topic_regex && !m.subscribed_topic_regex->empty()) {
+    const auto& matched = Matches(*m.subscribed_topic_regex, topics);
+    out.insert(matched.begin(), matched.end());
+  }
+  return out;
+}
+
+bool ConsumerGroup::IsSubscribed(const std::string& topic) const {
+  for (const auto& [id, m] : members_) {
+    const auto& names = m.metadata.subscribed_topic_names;
+    if (std::binary_search(names.begin(), names.end(), topic)) return true;
+    const auto& regex = m.metadata.subscribed_topic_regex;
+    if (regex && !regex->empty() && RE2::FullMatch(topic, RE2(*regex, RE2::Quiet))) return true;
+  }
+  return false;
+}
+
 int64_t ConsumerGroup::SubscriptionHash(
     const std::map<std::string, const ConsumerMemberMetadata*>& subs,
     const TopicCatalog& topics) const {
   std::set<std::string> names;
   for (const auto& [id, m] : subs) {
-    names.insert(m->subscribed_topic_names.begin(), m->subscribed_topic_names.end());
+    std::set<std::string> mine = SubscribedNames(*m, topics);
+    names.insert(mine.begin(), mine.end());
   }
   uint64_t h = 14695981039346656037ULL;
   bool any = false;
@@ -335,6 +383,13 @@ ConsumerGroupChange ConsumerGroup::Heartbeat(const protocol::ConsumerGroupHeartb
     if (names != md.subscribed_topic_names) bump = true;
     md.subscribed_topic_names = std::move(names);
   }
+  if (req.subscribed_topic_regex) {
+    // "" takes the expression away.
+    std::optional<std::string> regex;
+    if (!req.subscribed_topic_regex->empty()) regex = req.subscribed_topic_regex;
+    if (regex != md.subscribed_topic_regex) bump = true;
+    md.subscribed_topic_regex = std::move(regex);
+  }
   md.client_id = ctx.client_id;
   md.client_host = ctx.client_host;
 
@@ -364,7 +419,7 @@ ConsumerGroupChange ConsumerGroup::Heartbeat(const protocol::ConsumerGroupHeartb
     for (const auto& [mid, m] : subs) {
       AssignmentSpec::Member& sm = spec.members[mid];
       sm.rack = m->rack_id;
-      for (const std::string& name : m->subscribed_topic_names) {
+      for (const std::string& name : SubscribedNames(*m, topics)) {
         auto topic = topics.by_name(name);
         if (!topic) continue;
         sm.subscribed.insert(topic->first);

@@ -43,7 +43,14 @@ namespace strata::coordinator {
 struct TopicCatalog {
   std::function<std::optional<std::pair<TopicId, int32_t>>(const std::string& name)> by_name;
   std::function<std::optional<std::string>(const TopicId& id)> name_of;
+  // Every topic a regular expression may match (internal topics left out).
+  std::function<std::vector<std::string>()> names;
 };
+
+// How long a regular expression's matches are reused before the topics are
+// matched again (Kafka refreshes them at most every 10 s, so a topic created
+// later joins the subscription within that).
+inline constexpr int64_t kRegexRefreshMs = 10000;
 
 struct ConsumerGroupMember {
   std::string member_id;
@@ -92,6 +99,12 @@ class ConsumerGroup {
   // A leave (epoch -1) or a static member's temporary leave (-2).
   ConsumerGroupChange Leave(const protocol::ConsumerGroupHeartbeatRequest& req,
                             const TopicCatalog& topics) const;
+  // Forgets regular-expression matches older than kRegexRefreshMs, so the
+  // next heartbeat matches the topics again; call before Heartbeat.
+  void ExpireRegexMatches(int64_t now_ms);
+  // Whether any member subscribes to `topic` (by name or expression).
+  bool IsSubscribed(const std::string& topic) const;
+
   // Removes members (timed out): their tombstones and the group epoch bump.
   std::vector<ConsumerGroupRecord> Fence(const std::vector<std::string>& member_ids,
                                          const TopicCatalog& topics) const;
@@ -124,6 +137,12 @@ class ConsumerGroup {
   int64_t SubscriptionHash(const std::map<std::string, const ConsumerMemberMetadata*>& subs,
                            const TopicCatalog& topics) const;
   std::map<std::string, const ConsumerMemberMetadata*> Subscriptions() const;
+  // The topic names a member subscribes to: its names and what its
+  // expression matches now.
+  std::set<std::string> SubscribedNames(const ConsumerMemberMetadata& m,
+                                        const TopicCatalog& topics) const;
+  const std::vector<std::string>& Matches(const std::string& regex,
+                                          const TopicCatalog& topics) const;
   // The epoch of the member that holds a partition (assigned or revoking).
   int32_t OwnerEpoch(const TopicId& t, int32_t p) const;
   void Own(const MemberAssignment& a, bool add);
@@ -139,6 +158,14 @@ class ConsumerGroup {
   std::map<std::string, std::string> static_members_;      // instance id -> member id
   std::map<std::pair<TopicId, int32_t>, int32_t> owners_;  // partition -> owner's epoch
   std::map<std::string, Timer> timers_;
+  // Derived, not replayed: each expression's matching topics and when they
+  // were matched (monotonic ms; 0 until ExpireRegexMatches first runs).
+  struct RegexMatches {
+    std::vector<std::string> topics;
+    int64_t matched_at_ms = 0;
+  };
+  mutable std::map<std::string, RegexMatches> regexes_;
+  int64_t now_ms_ = 0;
 };
 
 }  // namespace strata::coordinator

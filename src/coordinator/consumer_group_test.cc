@@ -32,6 +32,11 @@ class Harness {
                 if (t.first == id) return name;
               }
               return std::nullopt;
+            },
+            [this] {
+              std::vector<std::string> names;
+              for (const auto& [name, t] : topics_) names.push_back(name);
+              return names;
             }};
   }
 
@@ -59,6 +64,7 @@ class Harness {
       r.error_message = message;
       return r;
     }
+    group.ExpireRegexMatches(now);
     ConsumerGroupChange change = req.member_epoch < 0
                                      ? group.Leave(req, Catalog())
                                      : group.Heartbeat(req, ctx, Catalog(), config);
@@ -281,6 +287,37 @@ TEST(ConsumerGroupTest, RequestsAreCheckedAsKafkaChecksThem) {
   h.Beat(Harness::Join("a"));
   EXPECT_EQ(h.Beat(Harness::Join("b")).error_code,
             static_cast<int16_t>(ErrorCode::kGroupMaxSizeReached));
+}
+
+TEST(ConsumerGroupTest, ARegularExpressionSubscribesToTopicsMadeLaterToo) {
+  Harness h;
+  h.topics_["orders-eu"] = {Tid(2), 2};
+  h.topics_["payments"] = {Tid(3), 2};
+  auto join = Harness::Join("a", {});
+  join.subscribed_topic_regex = "orders.*";
+  auto r = h.Beat(join);
+  ASSERT_EQ(r.error_code, 0) << r.error_message.value_or("");
+  std::set<TopicId> topics;
+  for (const auto& t : *r.assignment) topics.insert(t.topic_id);
+  EXPECT_EQ(topics, (std::set<TopicId>{Tid(1), Tid(2)}));  // not payments
+  EXPECT_TRUE(h.group.IsSubscribed("orders-eu"));
+  EXPECT_FALSE(h.group.IsSubscribed("payments"));
+
+  // A matching topic made later is matched again once the last match is
+  // kRegexRefreshMs old.
+  h.topics_["orders-us"] = {Tid(4), 1};
+  EXPECT_FALSE(h.Beat(Harness::Poll("a", r.member_epoch, std::nullopt)).assignment.has_value());
+  h.now += kRegexRefreshMs;
+  auto later = h.Beat(Harness::Poll("a", r.member_epoch, std::nullopt));
+  EXPECT_EQ(later.member_epoch, r.member_epoch + 1);
+  ASSERT_TRUE(later.assignment.has_value());
+  topics.clear();
+  for (const auto& t : *later.assignment) topics.insert(t.topic_id);
+  EXPECT_EQ(topics, (std::set<TopicId>{Tid(1), Tid(2), Tid(4)}));
+
+  auto bad = Harness::Join("b", {});
+  bad.subscribed_topic_regex = "orders(";
+  EXPECT_EQ(h.Beat(bad).error_code, static_cast<int16_t>(ErrorCode::kInvalidRegularExpression));
 }
 
 TEST(ConsumerGroupTest, NewPartitionsOfASubscribedTopicStartARebalance) {

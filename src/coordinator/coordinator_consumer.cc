@@ -81,6 +81,8 @@ protocol::ConsumerGroupHeartbeatResponse GroupCoordinator::ConsumerGroupHeartbea
     if (g->protocol_type())
       classic_tombstone.push_back({EncodeGroupMetadataKey(g->group_id()), {}});
   }
+  g->consumer->ExpireRegexMatches(Now());
+  const int32_t epoch_before = g->consumer->group_epoch();
   ConsumerGroupChange change =
       request.member_epoch < 0 ? g->consumer->Leave(request, catalog_)
                                : g->consumer->Heartbeat(request, ctx, catalog_, config_.consumer);
@@ -90,9 +92,16 @@ protocol::ConsumerGroupHeartbeatResponse GroupCoordinator::ConsumerGroupHeartbea
       Log()->warn("group {}: heartbeat of {} not stored: {}", request.group_id, request.member_id,
                   st.error().message);
       change.response = HeartbeatError(ErrorCode::kCoordinatorNotAvailable, "");
-    } else if (request.member_epoch >= 0) {
-      g->consumer->ArmTimers(request.member_id, Now(), config_.consumer);
-      g->RefreshNextDeadline();
+    } else {
+      if (request.member_epoch >= 0) {
+        g->consumer->ArmTimers(request.member_id, Now(), config_.consumer);
+        g->RefreshNextDeadline();
+      }
+      if (g->consumer->group_epoch() != epoch_before) {
+        Log()->info("group {}: epoch {} -> {} on a heartbeat of {} (epoch {}), {} members",
+                    request.group_id, epoch_before, g->consumer->group_epoch(), request.member_id,
+                    request.member_epoch, g->consumer->members().size());
+      }
     }
   }
   if (g->consumer->group_epoch() == 0 && g->consumer->members().empty()) {
@@ -110,6 +119,7 @@ protocol::ConsumerGroupHeartbeatResponse GroupCoordinator::ConsumerGroupHeartbea
 void GroupCoordinator::RunConsumerTimers(ClassicGroup& g, int64_t now_ms) {
   std::vector<std::string> expired = g.consumer->Expired(now_ms);
   if (expired.empty()) return;
+  g.consumer->ExpireRegexMatches(now_ms);
   Status st = PersistConsumer(g, g.consumer->Fence(expired, catalog_));
   if (!st.ok()) {
     Log()->warn("group {}: fencing {} timed-out members not stored: {}", g.group_id(),

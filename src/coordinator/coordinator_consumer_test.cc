@@ -38,7 +38,8 @@ class ConsumerCoordinatorTest : public CoordinatorTest {
          [](const TopicId& id) -> std::optional<std::string> {
            if (id == kOrders) return "orders";
            return std::nullopt;
-         }});
+         },
+         [] { return std::vector<std::string>{"orders"}; }});
   }
 
   ConsumerGroupHeartbeatResponse Beat(const std::string& member, int32_t epoch,

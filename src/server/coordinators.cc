@@ -105,6 +105,13 @@ Status Broker::StartGroupCoordinator() {
            if (t.id == id) return t.name;
          }
          return std::nullopt;
+       },
+       [topics] {
+         std::vector<std::string> names;
+         for (const auto& t : topics->ListTopics()) {
+           if (!t.internal) names.push_back(t.name);
+         }
+         return names;
        }});
   context_->group_coordinator = group_coordinator_.get();
   return Status::Ok();

@@ -159,6 +159,7 @@ class Member:
                                      text=True, cwd=THIS_FILE.parent)
         self.lock = threading.Lock()
         self.consumed: set[tuple[int, int]] = set()
+        self.consumed_by_topic: set[tuple[str, int, int]] = set()
         self.owned: set[int] = set()
         self.owned_history: list[tuple[float, frozenset]] = []
         self.errors: list[str] = []
@@ -177,6 +178,8 @@ class Member:
             with self.lock:
                 if parts[0] == "M":
                     self.consumed.add((int(parts[1]), int(parts[2])))
+                elif parts[0] == "MT":  # a pattern subscription's record: topic, partition, offset
+                    self.consumed_by_topic.add((parts[1], int(parts[2]), int(parts[3])))
                 elif parts[0] == "OWNED":
                     self.owned = {int(p) for p in parts[1].split(",")} if len(parts) > 1 else set()
                     self.owned_history.append((time.time(), frozenset(self.owned)))

@@ -61,6 +61,7 @@ class JavaMember(Member):
                                      stderr=subprocess.PIPE, text=True)
         self.lock = threading.Lock()
         self.consumed = set()
+        self.consumed_by_topic = set()
         self.owned = set()
         self.owned_history = []
         self.errors = []

@@ -208,6 +208,34 @@ def test_a_static_member_restarted_within_its_session_gets_its_partitions_back(
     assert admin_committed(bs, group, topic) == end_offsets(bs, topic)
 
 
+def test_a_regex_subscription_picks_up_a_topic_created_later(kbroker, members, java_classes):
+    """SubscriptionPattern (RE2, matched by the broker): the member reads every matching topic,
+    one made after it joined within the broker's 10 s refresh of its matches, and nothing of a
+    topic that does not match."""
+    bs = kbroker.bootstrap
+    tag = kit.unique_topic("k848re")
+    group = kit.unique_topic("grp-k848-re")
+    kit.create_topic(bs, f"{tag}-a", 3)
+    kit.create_topic(bs, f"other-{tag}", 3)
+    for t in (f"{tag}-a", f"other-{tag}"):
+        kit.produce_confluent(bs, t, kit.make_records(30, 3, seed=3, tag="re"))
+    m = ConsumerMember.java(members, java_classes, bs, group, f"{tag}-a", pattern=f"{tag}-.*")
+
+    def read(topic: str) -> int:
+        with m.lock:
+            return len({(p, o) for (t, p, o) in m.consumed_by_topic if t == topic})
+    wait_until(lambda: read(f"{tag}-a") == 30, 60, "the matching topic read",
+               lambda: (read(f"{tag}-a"), m.errors[:3], m.stderr[-3000:]))
+    kit.create_topic(bs, f"{tag}-b", 2)
+    kit.produce_confluent(bs, f"{tag}-b", kit.make_records(20, 2, seed=4, tag="re-b"))
+    wait_until(lambda: read(f"{tag}-b") == 20, 10 + 60, "the topic made later read too",
+               lambda: (read(f"{tag}-b"), m.snapshot()[0], m.errors[:3], m.stderr[-3000:],
+                        kbroker.log_tail()))
+    assert read(f"other-{tag}") == 0
+    m.stop()
+    assert_spoke_the_consumer_protocol(kbroker)
+
+
 def test_the_group_converges_on_the_next_coordinator_after_a_sigkill(tmp_path, broker_factory, members,
                                                                      java_classes):
     """Three brokers, __consumer_offsets with three replicas: the group's coordinator is

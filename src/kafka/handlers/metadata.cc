@@ -136,11 +136,13 @@ HandlerResult HandleMetadata(BrokerContext& ctx, net::Request& request) {
     bool auto_create = ctx.config.GetBool("auto.create.topics.enable") &&
                        (version < 4 || req.allow_auto_topic_creation);
     for (const auto& topic : *req.topics) {
-      if (topic.name.has_value()) {
+      // v10+: a topic with an id is looked up by it, whatever its name says (the Java
+      // client sends "" with the ids of topics it knows only by id, as in a KIP-848
+      // assignment); without one, by name.
+      if (topic.name.has_value() && topic.topic_id == protocol::Uuid{}) {
         resp.topics.push_back(LookupOrCreate(ctx, request, *topic.name, auto_create));
         continue;
       }
-      // v10+: lookup by topic id.
       MetadataResponse::Topic t;
       t.topic_id = topic.topic_id;
       t.error_code = Code(ErrorCode::kUnknownTopicId);

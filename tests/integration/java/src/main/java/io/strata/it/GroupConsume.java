@@ -17,6 +17,7 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
@@ -37,10 +38,11 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  *
  * <p>Usage: GroupConsume --bootstrap HOST:PORT --group G --topic T [--assignors
  * range|cooperative-sticky|range,cooperative-sticky] [--session-ms 6000] [--protocol
- * classic|consumer] [--remote-assignor uniform|range] [--instance-id ID]. With
+ * classic|consumer] [--remote-assignor uniform|range] [--instance-id ID] [--pattern RE2]. With
  * --protocol consumer (KIP-848) the broker assigns and times sessions out, so the assignors
- * and the session timeout are not the client's to set. It runs until a line "stop" (or EOF)
- * arrives on stdin.
+ * and the session timeout are not the client's to set; --pattern subscribes by a regular
+ * expression the broker matches (KIP-848), and each record is then reported as "MT topic p
+ * offset". It runs until a line "stop" (or EOF) arrives on stdin.
  */
 public final class GroupConsume {
   private static final Map<String, String> ASSIGNORS = Map.of(
@@ -94,7 +96,7 @@ public final class GroupConsume {
       stdin.start();
 
       TreeSet<Integer> owned = new TreeSet<>();
-      consumer.subscribe(List.of(opts.get("topic")), new ConsumerRebalanceListener() {
+      ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
           if (!partitions.isEmpty()) tryCommit(consumer);
@@ -113,13 +115,21 @@ public final class GroupConsume {
           for (TopicPartition tp : partitions) owned.remove(tp.partition());
           report(owned);
         }
-      });
+      };
+      final boolean byPattern = opts.containsKey("pattern");
+      if (byPattern) {
+        consumer.subscribe(new SubscriptionPattern(opts.get("pattern")), listener);
+      } else {
+        consumer.subscribe(List.of(opts.get("topic")), listener);
+      }
       while (!stop.get()) {
         try {
           ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
           StringBuilder out = new StringBuilder();
           for (ConsumerRecord<byte[], byte[]> r : records) {
-            out.append("M ").append(r.partition()).append(' ').append(r.offset()).append('\n');
+            if (byPattern) out.append("MT ").append(r.topic()).append(' ');
+            else out.append("M ");
+            out.append(r.partition()).append(' ').append(r.offset()).append('\n');
           }
           if (out.length() > 0) {
             System.out.print(out);
