@@ -31,16 +31,25 @@ class ConsumerCoordinatorTest : public CoordinatorTest {
   void Rebuild() {
     Restart();
     coord_->SetTopicCatalog(
-        {[](const std::string& name) -> std::optional<std::pair<TopicId, int32_t>> {
-           if (name != "orders") return std::nullopt;
-           return std::make_pair(kOrders, 4);
+        {[this](const std::string& name) -> std::optional<std::pair<TopicId, int32_t>> {
+           auto it = topics_.find(name);
+           if (it == topics_.end()) return std::nullopt;
+           return it->second;
          },
-         [](const TopicId& id) -> std::optional<std::string> {
-           if (id == kOrders) return "orders";
+         [this](const TopicId& id) -> std::optional<std::string> {
+           for (const auto& [name, t] : topics_) {
+             if (t.first == id) return name;
+           }
            return std::nullopt;
          },
-         [] { return std::vector<std::string>{"orders"}; }});
+         [this] {
+           std::vector<std::string> names;
+           for (const auto& [name, t] : topics_) names.push_back(name);
+           return names;
+         }});
   }
+
+  std::map<std::string, std::pair<TopicId, int32_t>> topics_{{"orders", {kOrders, 4}}};
 
   ConsumerGroupHeartbeatResponse Beat(const std::string& member, int32_t epoch,
                                       std::optional<std::set<int32_t>> owned) {
@@ -151,6 +160,31 @@ TEST_F(ConsumerCoordinatorTest, AnEmptyGroupIsDeletedForGoodAndABusyOneIsNot) {
   EXPECT_TRUE(coord_->ListGroups({}).empty());
   EXPECT_EQ(coord_->DescribeConsumerGroup("g").error_code, Code(ErrorCode::kGroupIdNotFound));
   EXPECT_EQ(Committed("g", "orders", 1), -1);
+}
+
+// The coordinator matches a pattern again once its matches are
+// kRegexRefreshMs old: a topic made later joins the subscription.
+TEST_F(ConsumerCoordinatorTest, APatternPicksUpATopicMadeLater) {
+  ConsumerGroupHeartbeatRequest join;
+  join.group_id = "g";
+  join.member_id = "a";
+  join.rebalance_timeout_ms = 30000;
+  join.subscribed_topic_names = std::vector<std::string>{};
+  join.subscribed_topic_regex = "ord.*";
+  join.topic_partitions.emplace();
+  auto a = coord_->ConsumerGroupHeartbeat({"client", "/127.0.0.1", 1}, join);
+  ASSERT_EQ(a.error_code, 0) << a.error_message.value_or("");
+  EXPECT_EQ(Assigned(a).size(), 4u);
+  TopicId later{};
+  later[0] = 0x43;
+  topics_["orders-late"] = {later, 2};
+  clock_.Advance(kRegexRefreshMs - 1);
+  EXPECT_EQ(Beat("a", a.member_epoch, std::nullopt).member_epoch, a.member_epoch);
+  clock_.Advance(1);
+  auto b = Beat("a", a.member_epoch, std::nullopt);
+  EXPECT_EQ(b.member_epoch, a.member_epoch + 1);
+  ASSERT_TRUE(b.assignment.has_value());
+  EXPECT_EQ(b.assignment->size(), 2u);  // both topics
 }
 
 }  // namespace
