@@ -140,7 +140,11 @@ def markdown(run: dict) -> str:
             notes.append(f"{protocol}: Strata's rebalance time "
                          f"{s['rebalance_ms'] / max(k['rebalance_ms'], 1e-9):.2f}x Kafka's, worst stall "
                          f"{s['max_stall_ms'] / max(k['max_stall_ms'], 1e-9):.2f}x")
-    lines += ["", "; ".join(notes) + ".", "", f"Raw data: `bench/results/{run['file']}`.", ""]
+    lines += ["", "; ".join(notes) + ". (A rebalance's time is mostly the members' heartbeat "
+              "interval, 3 s in the classic client and 5 s from a KIP-848 broker, before they "
+              "learn of the change; the stall is what they feel: a poll-sized gap when members "
+              "keep consuming through it, the revoke-to-assign time of an eager rebalance "
+              "otherwise.)", "", f"Raw data: `bench/results/{run['file']}`.", ""]
     return "\n".join(lines)
 
 
