@@ -199,17 +199,18 @@ int64_t ConsumerGroup::SubscriptionHash(
 
 int32_t ConsumerGroup::OwnerEpoch(const TopicId& t, int32_t p) const {
   auto it = owners_.find({t, p});
-  return it == owners_.end() ? -1 : it->second;
+  return it == owners_.end() ? -1 : it->second.second;
 }
 
-void ConsumerGroup::Own(const MemberAssignment& a, bool add) {
+void ConsumerGroup::Own(const std::string& member_id, const MemberAssignment& a, bool add) {
   for (const TopicAssignment* set : {&a.assigned, &a.pending_revocation}) {
     for (const auto& [t, ps] : *set) {
       for (int32_t p : ps) {
+        auto it = owners_.find({t, p});
         if (add) {
-          owners_[{t, p}] = a.member_epoch;
-        } else {
-          owners_.erase({t, p});
+          owners_[{t, p}] = {member_id, a.member_epoch};
+        } else if (it != owners_.end() && it->second.first == member_id) {
+          owners_.erase(it);  // only what this member held: never another's
         }
       }
     }
@@ -356,9 +357,11 @@ ConsumerGroupChange ConsumerGroup::Heartbeat(const protocol::ConsumerGroupHeartb
       return fail(ErrorCode::kUnknownMemberId,
                   fmt::format("Member {} is not a member of group {}.", id, group_id_));
     }
-  } else if (req.member_epoch == 0) {
+  } else if (req.member_epoch == 0 && fenced(*existing)) {
     // A member that lost everything (fenced, restarted) joins again under
-    // its id: it starts over, what it held goes back to the group.
+    // its id: it starts over, what it held goes back to the group. (A join
+    // repeated because its answer was lost passes the fence: it is simply
+    // answered again.)
     reset = true;
   } else {
     if (fenced(*existing)) {
@@ -498,7 +501,7 @@ Status ConsumerGroup::Replay(const ConsumerGroupRecord& r) {
       auto it = members_.find(r.member_id);
       if (r.tombstone) {
         if (it == members_.end()) return Status::Ok();
-        Own(it->second.current, false);
+        Own(r.member_id, it->second.current, false);
         if (const auto& inst = it->second.metadata.instance_id) {
           auto s = static_members_.find(*inst);
           if (s != static_members_.end() && s->second == r.member_id) static_members_.erase(s);
@@ -527,16 +530,17 @@ Status ConsumerGroup::Replay(const ConsumerGroupRecord& r) {
       auto it = members_.find(r.member_id);
       if (it == members_.end()) {
         if (r.tombstone) return Status::Ok();
-        return MakeError(
-            Errc::kCorrupt,
-            fmt::format("group {}: an assignment for unknown member {}", group_id_, r.member_id));
+        // Compaction may leave a member's latest assignment before its
+        // latest metadata record: the member is made here, as Kafka does,
+        // and its metadata arrives later in the log.
+        it = members_.emplace(r.member_id, ConsumerGroupMember{r.member_id, {}, {}}).first;
       }
-      Own(it->second.current, false);
+      Own(r.member_id, it->second.current, false);
       if (r.tombstone) {
         it->second.current = MemberAssignment{-1, -1, MemberState::kStable, {}, {}};
       } else {
         it->second.current = r.current;
-        Own(it->second.current, true);
+        Own(r.member_id, it->second.current, true);
       }
       return Status::Ok();
     }
@@ -575,7 +579,14 @@ std::vector<std::string> ConsumerGroup::Expired(int64_t now_ms) const {
 int64_t ConsumerGroup::NextDeadline() const {
   int64_t next = INT64_MAX;
   for (const auto& [id, t] : timers_) {
-    next = std::min({next, t.session_deadline_ms, t.rebalance_deadline_ms});
+    next = std::min(next, t.session_deadline_ms);
+    // A rebalance timeout counts only while its revocation is still under
+    // way (else a passed one would make the group due on every tick).
+    const ConsumerGroupMember* m = member(id);
+    if (m != nullptr && m->current.state == MemberState::kUnrevokedPartitions &&
+        m->current.member_epoch == t.revoking_epoch) {
+      next = std::min(next, t.rebalance_deadline_ms);
+    }
   }
   return next;
 }

@@ -145,7 +145,7 @@ class ConsumerGroup {
                                           const TopicCatalog& topics) const;
   // The epoch of the member that holds a partition (assigned or revoking).
   int32_t OwnerEpoch(const TopicId& t, int32_t p) const;
-  void Own(const MemberAssignment& a, bool add);
+  void Own(const std::string& member_id, const MemberAssignment& a, bool add);
   void FenceRecords(const std::string& member_id, std::vector<ConsumerGroupRecord>& out) const;
 
   std::string group_id_;
@@ -155,8 +155,9 @@ class ConsumerGroup {
   int32_t assignment_epoch_ = 0;
   std::map<std::string, ConsumerGroupMember> members_;
   std::map<std::string, TopicAssignment> targets_;
-  std::map<std::string, std::string> static_members_;      // instance id -> member id
-  std::map<std::pair<TopicId, int32_t>, int32_t> owners_;  // partition -> owner's epoch
+  std::map<std::string, std::string> static_members_;  // instance id -> member id
+  // partition -> (the member holding or revoking it, that member's epoch)
+  std::map<std::pair<TopicId, int32_t>, std::pair<std::string, int32_t>> owners_;
   std::map<std::string, Timer> timers_;
   // Derived, not replayed: each expression's matching topics and when they
   // were matched (monotonic ms; 0 until ExpireRegexMatches first runs).

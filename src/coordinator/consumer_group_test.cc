@@ -320,6 +320,37 @@ TEST(ConsumerGroupTest, ARegularExpressionSubscribesToTopicsMadeLaterToo) {
   EXPECT_EQ(h.Beat(bad).error_code, static_cast<int16_t>(ErrorCode::kInvalidRegularExpression));
 }
 
+TEST(ConsumerGroupTest, AJoinRepeatedBecauseItsAnswerWasLostIsAnsweredAgain) {
+  Harness h;
+  auto first = h.Beat(Harness::Join("a"));
+  auto b = h.Beat(Harness::Join("b"));
+  const int32_t epoch = h.group.group_epoch();
+  // b's answer was lost: it joins again, owning nothing.
+  auto again = h.Beat(Harness::Join("b"));
+  EXPECT_EQ(again.error_code, 0);
+  EXPECT_EQ(again.member_epoch, b.member_epoch);
+  EXPECT_EQ(h.group.group_epoch(), epoch);  // no second rebalance
+  EXPECT_TRUE(again.assignment.has_value());
+  (void)first;
+}
+
+// __consumer_offsets is compacted: a member's latest assignment record may
+// come before its latest metadata record in the log.
+TEST(ConsumerGroupTest, AnAssignmentReplayedBeforeItsMembersMetadataIsKept) {
+  ConsumerGroup g("g");
+  MemberAssignment current{3, 2, MemberState::kStable, {{Tid(1), {0, 1}}}, {}};
+  ASSERT_TRUE(g.Replay(GroupEpochRecord("g", 3, 0)).ok());
+  ASSERT_TRUE(g.Replay(CurrentAssignmentRecord("g", "a", current)).ok());
+  ConsumerMemberMetadata md;
+  md.client_id = "c";
+  md.subscribed_topic_names = {"orders"};
+  ASSERT_TRUE(g.Replay(MemberMetadataRecord("g", "a", md)).ok());
+  const ConsumerGroupMember* a = g.member("a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->current, current);
+  EXPECT_EQ(a->metadata, md);
+}
+
 TEST(ConsumerGroupTest, NewPartitionsOfASubscribedTopicStartARebalance) {
   Harness h;
   h.Beat(Harness::Join("a"));

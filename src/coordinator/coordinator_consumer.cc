@@ -118,7 +118,10 @@ protocol::ConsumerGroupHeartbeatResponse GroupCoordinator::ConsumerGroupHeartbea
 
 void GroupCoordinator::RunConsumerTimers(ClassicGroup& g, int64_t now_ms) {
   std::vector<std::string> expired = g.consumer->Expired(now_ms);
-  if (expired.empty()) return;
+  if (expired.empty()) {
+    g.RefreshNextDeadline();
+    return;
+  }
   g.consumer->ExpireRegexMatches(now_ms);
   Status st = PersistConsumer(g, g.consumer->Fence(expired, catalog_));
   if (!st.ok()) {

@@ -45,6 +45,7 @@ class UniformAssignor : public ServerAssignor {
     GroupAssignment out = EmptyFor(spec);
     const auto subscribers = Subscribers(spec, topics);
     std::map<std::string, size_t> count;
+    for (const auto& [id, member] : spec.members) count[id] = 0;
     std::set<std::pair<TopicId, int32_t>> taken;
     for (const auto& [id, member] : spec.members) {
       for (const auto& [t, partitions] : member.current) {
@@ -82,10 +83,15 @@ class UniformAssignor : public ServerAssignor {
     std::vector<std::string> order;
     for (const auto& [id, a] : out) order.push_back(id);
     std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
-      return count[a] > count[b];
+      return count.at(a) > count.at(b);
     });
+    if (order.empty()) return false;
+    const size_t least = count.at(order.back());
     for (const std::string& from : order) {
-      if (count[from] < 2) break;
+      // A chain must end at a member at least two below `from`: none left
+      // once `from` is within one of the least loaded (so a balanced group
+      // costs no search at all).
+      if (count[from] < least + 2) break;
       // Breadth first: member -> (the member before it, the topic handed on).
       std::map<std::string, std::pair<std::string, TopicId>> via;
       std::deque<std::string> queue{from};
