@@ -287,6 +287,11 @@ def test_a_broker_back_with_an_empty_disk_copies_only_active_segments(
         wait_until(lambda: leaders(b1, topic)[2][0] == 3, JOIN_WITHIN,
                    "broker 3 leading partition 2 (preferred-leader election)",
                    lambda: leaders(b1, topic))
+        # A new leader's high watermark reaches its log end once its ISR has fetched there
+        # (it read 0 for a moment under ASan, and the consumer below reads up to it).
+        wait_until(lambda: watermarks(b3, topic, 2) == (0, ends[2]), JOIN_WITHIN,
+                   "broker 3's partition 2 from offset 0 (remote) to its log end",
+                   lambda: watermarks(b3, topic, 2))
         got = kit.consume_confluent(b3.bootstrap, topic, 3, timeout=120)
         kit.assert_same_records(recs, got)
     finally:
