@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "coordinator/topic_catalog_test_util.h"
+
 namespace strata::coordinator {
 namespace {
 
@@ -21,24 +23,7 @@ class Harness {
  public:
   Harness() { topics_["orders"] = {Tid(1), 4}; }
 
-  TopicCatalog Catalog() {
-    return {[this](const std::string& name) -> std::optional<std::pair<TopicId, int32_t>> {
-              auto it = topics_.find(name);
-              if (it == topics_.end()) return std::nullopt;
-              return it->second;
-            },
-            [this](const TopicId& id) -> std::optional<std::string> {
-              for (const auto& [name, t] : topics_) {
-                if (t.first == id) return name;
-              }
-              return std::nullopt;
-            },
-            [this] {
-              std::vector<std::string> names;
-              for (const auto& [name, t] : topics_) names.push_back(name);
-              return names;
-            }};
-  }
+  TopicCatalog Catalog() { return testing::MapCatalog(topics_); }
 
   void Apply(const std::vector<ConsumerGroupRecord>& records) {
     for (const auto& r : records) {
@@ -118,7 +103,7 @@ class Harness {
   ConsumerGroup group{"g"};
   ConsumerGroupConfig config;
   RequestContext ctx{"client", "/127.0.0.1", 1};
-  std::map<std::string, std::pair<TopicId, int32_t>> topics_;
+  testing::TopicMap topics_;
   std::vector<CoordinatorRecord> log;
   int64_t now = 1000;
 };

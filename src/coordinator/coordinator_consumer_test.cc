@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "coordinator/coordinator_test_util.h"
+#include "coordinator/topic_catalog_test_util.h"
 
 namespace strata::coordinator {
 namespace {
@@ -30,26 +31,10 @@ class ConsumerCoordinatorTest : public CoordinatorTest {
   // A coordinator on the same logs (a restart), with the topic catalog.
   void Rebuild() {
     Restart();
-    coord_->SetTopicCatalog(
-        {[this](const std::string& name) -> std::optional<std::pair<TopicId, int32_t>> {
-           auto it = topics_.find(name);
-           if (it == topics_.end()) return std::nullopt;
-           return it->second;
-         },
-         [this](const TopicId& id) -> std::optional<std::string> {
-           for (const auto& [name, t] : topics_) {
-             if (t.first == id) return name;
-           }
-           return std::nullopt;
-         },
-         [this] {
-           std::vector<std::string> names;
-           for (const auto& [name, t] : topics_) names.push_back(name);
-           return names;
-         }});
+    coord_->SetTopicCatalog(testing::MapCatalog(topics_));
   }
 
-  std::map<std::string, std::pair<TopicId, int32_t>> topics_{{"orders", {kOrders, 4}}};
+  testing::TopicMap topics_{{"orders", {kOrders, 4}}};
 
   ConsumerGroupHeartbeatResponse Beat(const std::string& member, int32_t epoch,
                                       std::optional<std::set<int32_t>> owned) {
